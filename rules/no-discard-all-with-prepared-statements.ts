@@ -1,0 +1,42 @@
+import { defineRule, statementsOf } from '../src/model/index.ts';
+
+export default defineRule({
+  id: 'no-discard-all-with-prepared-statements',
+  description: 'Disallow DISCARD ALL and DEALLOCATE ALL where they fail or break cached prepared statements',
+  messages: {
+    inTransaction:
+      'DISCARD ALL cannot run inside a transaction block: it fails here and the cleanup it stands for never happens. Run it in autocommit, or reset only what the job set (RESET app.tenant).',
+    inRoutine:
+      'DISCARD ALL cannot run inside a function or procedure: every call fails. Reset only what the job set (RESET app.tenant).',
+    preparedStatements:
+      '{{statement}} drops the prepared statements that {{driver}} keeps for this connection ({{reason}}): its next prepared query fails with prepared statement "..." does not exist. Reset only what the job set (RESET app.tenant), or turn prepared statements off for this connection.',
+  },
+  defaultSeverity: 'error',
+  recommended: true,
+  languages: ['sql', 'typescript', 'python'],
+  schema: { type: 'object', properties: {}, additionalProperties: false },
+  defaultOptions: {},
+  triggers: ['discard', 'deallocate'],
+  check({ file, report }) {
+    for (const { site, statement } of statementsOf(file)) {
+      const discardAll = statement.discard === 'all';
+      if (!discardAll && !statement.deallocateAll) continue;
+      if (discardAll && statement.routine) {
+        report({ messageId: 'inRoutine', span: statement.span });
+        continue;
+      }
+      if (discardAll && site.scope.kind === 'transaction') {
+        report({ messageId: 'inTransaction', span: statement.span });
+        continue;
+      }
+      const config = file.connections.find((c) => c.id === site.connection.configId);
+      if (config?.preparedStatements === 'yes') {
+        report({
+          messageId: 'preparedStatements',
+          data: { statement: discardAll ? 'DISCARD ALL' : 'DEALLOCATE ALL', driver: config.driver, reason: config.preparedReason ?? 'prepared statements are on' },
+          span: statement.span,
+        });
+      }
+    }
+  },
+});

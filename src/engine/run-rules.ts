@@ -1,0 +1,64 @@
+// Runs the active rules on one file's model and turns reports into findings.
+import { formatMessage, type FileModel } from '../model/index.ts';
+import type { Finding } from './findings.ts';
+import { LineIndex } from './lines.ts';
+import type { ActiveRule } from './rule-config.ts';
+
+export function runRules(model: FileModel, active: readonly ActiveRule[]): Finding[] {
+  const lines = new LineIndex(model.text);
+  const locate = (span: { start: number; end: number }) => {
+    const start = lines.position(span.start);
+    const end = lines.position(Math.max(span.end, span.start));
+    return { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
+  };
+  if (model.fatal) {
+    return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];
+  }
+  const findings: Finding[] = [];
+  if (model.sqlErrors.length > 0) {
+    // One diagnostic per file for the statements that did not parse; the rest were analysed.
+    const [first] = model.sqlErrors;
+    const more = model.sqlErrors.length - 1;
+    findings.push({
+      ruleId: null,
+      severity: 2,
+      fatal: true,
+      message: `Parsing error: ${first.message}${more > 0 ? ` (and ${more} more statement${more > 1 ? 's' : ''} that did not parse)` : ''}`,
+      span: first.span,
+      ...locate(first.span),
+    });
+  }
+  for (const { rule, severity, options } of active) {
+    if (!rule.languages.includes(model.language)) continue;
+    rule.check({
+      file: model,
+      options,
+      report(report) {
+        findings.push({
+          ruleId: rule.id,
+          severity,
+          message: formatMessage(rule.messages[report.messageId] ?? report.messageId, report.data),
+          messageId: report.messageId,
+          span: report.span,
+          suggestions: report.suggestions,
+          ...locate(report.span),
+        });
+      },
+    });
+  }
+  return sortFindings(dedupe(findings));
+}
+
+function dedupe(findings: Finding[]): Finding[] {
+  const seen = new Set<string>();
+  return findings.filter((f) => {
+    const key = `${f.ruleId}:${f.span.start}:${f.span.end}:${f.messageId}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+export function sortFindings(findings: Finding[]): Finding[] {
+  return findings.sort((a, b) => a.line - b.line || a.column - b.column || String(a.ruleId).localeCompare(String(b.ruleId)));
+}

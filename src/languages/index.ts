@@ -1,0 +1,15 @@
+// Front ends by file extension. TS/JS and Python plug in here.
+import type { FrontEnd } from './types.ts';
+import { sqlFrontEnd } from './sql/index.ts';
+
+export const frontEnds: FrontEnd[] = [sqlFrontEnd];
+
+export function frontEndFor(file: string): FrontEnd | undefined {
+  const dot = file.lastIndexOf('.');
+  if (dot < 0) return undefined;
+  const extension = file.slice(dot).toLowerCase();
+  return frontEnds.find((f) => f.extensions.includes(extension));
+}
+
+export const supportedExtensions = (): string[] => frontEnds.flatMap((f) => [...f.extensions]);
+export type { FrontEnd, FrontEndOptions } from './types.ts';

@@ -1,0 +1,15 @@
+// A front end turns the text of one source file into the shared model.
+import type { FileModel, Language } from '../model/index.ts';
+
+export interface FrontEnd {
+  language: Language;
+  /** File name extensions this front end reads, with the dot. */
+  extensions: readonly string[];
+  /** Never throws for bad input: a file that cannot be parsed gets `fatal` set. */
+  parse(text: string, file: string, options: FrontEndOptions): FileModel;
+}
+
+export interface FrontEndOptions {
+  /** Extra call names (in-house wrappers) that take SQL as their first argument. */
+  queryFunctions?: readonly string[];
+}

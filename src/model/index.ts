@@ -1,0 +1,3 @@
+export * from './types.ts';
+export * from './rule.ts';
+export * from './settings.ts';

@@ -1,0 +1,66 @@
+// What a rule is: metadata, options and a check over the model. Rules are
+// plain objects so the CLI and the ESLint adapter can both run them.
+import type { FileModel, Language, Span } from './types.ts';
+
+export type Severity = 'off' | 'warn' | 'error';
+
+export interface JsonSchema {
+  type?: string | string[];
+  description?: string;
+  properties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  enum?: readonly unknown[];
+  additionalProperties?: boolean;
+  default?: unknown;
+  minimum?: number;
+  maximum?: number;
+}
+
+export interface Suggestion {
+  /** What the suggestion does, as a sentence. */
+  description: string;
+  span: Span;
+  replacement: string;
+}
+
+export interface Report {
+  messageId: string;
+  data?: Record<string, string | number>;
+  span: Span;
+  suggestions?: Suggestion[];
+}
+
+export interface RuleContext<Options> {
+  file: FileModel;
+  options: Options;
+  report(report: Report): void;
+}
+
+export interface Rule<Options extends object = Record<string, unknown>> {
+  id: string;
+  /** Imperative: "Disallow ..." / "Require ...". */
+  description: string;
+  messages: Record<string, string>;
+  defaultSeverity: Exclude<Severity, 'off'>;
+  /** Part of the recommended configuration. */
+  recommended: boolean;
+  languages: readonly Language[];
+  /** JSON schema of the options object (additionalProperties: false). */
+  schema: JsonSchema;
+  defaultOptions: Options;
+  /**
+   * Cheap text triggers: a file containing none of them (case-insensitive) cannot
+   * produce a finding of this rule, so it need not be parsed for it.
+   */
+  triggers: readonly string[];
+  check(context: RuleContext<Options>): void;
+}
+
+export function defineRule<Options extends object>(rule: Rule<Options>): Rule<Options> {
+  return rule;
+}
+
+/** Fills `{{name}}` placeholders of a message, like ESLint does. */
+export function formatMessage(template: string, data: Record<string, string | number> = {}): string {
+  return template.replace(/\{\{\s*(\w+)\s*\}\}/g, (whole, key: string) => (key in data ? String(data[key]) : whole));
+}

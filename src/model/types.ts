@@ -1,0 +1,144 @@
+// The language-neutral worker model. Front ends (src/languages/*) turn a
+// source file into a FileModel; rules read it and never see syntax trees.
+import type { Span, SqlAnalysis, StatementFacts } from '../sql/index.ts';
+
+export type { Span };
+export type Language = 'sql' | 'typescript' | 'python';
+
+/** Which transaction a SQL site runs in. */
+export type Scope =
+  | {
+      kind: 'transaction';
+      /** Identifies one transaction: sites with the same id run in the same one. */
+      id: string;
+      /** How the transaction is opened, e.g. `BEGIN`, `sql.begin`, psycopg's implicit transaction. */
+      form: string;
+      /** True where the transaction rolls back when the job fails (the job's work is inside it). */
+      rollsBackOnError: boolean;
+    }
+  | { kind: 'autocommit' }
+  /** Top level of a .sql file: the tool that runs it decides. */
+  | { kind: 'script' }
+  | { kind: 'unknown' };
+
+/** Which connection a SQL site runs on. */
+export type ConnectionUse =
+  /** A call on a pool: each call may take any connection of the pool. */
+  | { kind: 'pool'; configId?: string }
+  /** A connection checked out of a pool (pool.connect(), psycopg `with pool.connection()`). */
+  | { kind: 'pooled-client'; configId?: string }
+  /** A connection the code opened itself. */
+  | { kind: 'dedicated'; configId?: string }
+  | { kind: 'unknown'; configId?: string };
+
+export type Driver =
+  | 'pg'
+  | 'postgres.js'
+  | 'kysely'
+  | 'knex'
+  | 'drizzle'
+  | 'slonik'
+  | 'pg-promise'
+  | 'typeorm'
+  | 'prisma'
+  | 'psycopg'
+  | 'psycopg2'
+  | 'sql'
+  | 'unknown';
+
+export interface SqlSite {
+  /** Host span of the SQL text (the string or template) or of the call. */
+  span: Span;
+  /** Facts of every statement, with spans in the host file. */
+  analysis: SqlAnalysis;
+  scope: Scope;
+  connection: ConnectionUse;
+  driver: Driver;
+  /** Set when the site runs inside a pool callback (psycopg_pool reset=, configure=, check=). */
+  callback?: { configId: string; role: 'reset' | 'configure' | 'check' };
+  /** Name of the enclosing function in the host code, for messages. */
+  functionName?: string;
+  /** The site is a named (server-side prepared) statement, e.g. node-postgres { name, text }. */
+  preparedName?: string;
+}
+
+export interface ResetCallback {
+  role: 'reset' | 'configure' | 'check';
+  name: string;
+  span: Span;
+  /** The callback switches the connection to autocommit (or commits) before it returns. */
+  endsOutsideTransaction: boolean | 'unknown';
+  /** The callback was followed to its definition in this file. */
+  resolved: boolean;
+}
+
+export interface ConnectionConfig {
+  id: string;
+  driver: Driver;
+  kind: 'pool' | 'client';
+  span: Span;
+  /**
+   * Whether the driver caches server-side prepared statements on this
+   * connection: psycopg's prepare_threshold (default 5), node-postgres
+   * named queries, postgres.js `prepare`.
+   */
+  preparedStatements: 'yes' | 'no' | 'unknown';
+  /** Why preparedStatements has that value, for messages. */
+  preparedReason?: string;
+  autocommit: boolean | 'unknown';
+  callbacks: ResetCallback[];
+}
+
+/** node-postgres `client.release()` reached with a transaction possibly open. */
+export interface ReleaseSite {
+  span: Span;
+  /** The BEGIN this release can be reached from without COMMIT or ROLLBACK, if any. */
+  openTransaction?: { beginSpan: Span; reason: 'error-path' | 'no-end' };
+}
+
+/** A one-transaction job handler: what the rules of queue design look at. */
+export interface JobTransaction {
+  scopeId: string;
+  span: Span;
+  /** The transaction has a handler that records the failure in a separate transaction. */
+  failureCountedOutside: boolean;
+}
+
+/** An outside-world call (HTTP, mail, broker, sleep) and the transaction it happens in. */
+export interface SideEffectCall {
+  span: Span;
+  callee: string;
+  scope: Scope;
+}
+
+export interface FileModel {
+  file: string;
+  language: Language;
+  text: string;
+  sites: SqlSite[];
+  connections: ConnectionConfig[];
+  releases: ReleaseSite[];
+  jobTransactions: JobTransaction[];
+  sideEffects: SideEffectCall[];
+  /** Inline suppression comments (pgq-audit-ignore-next-line), collected by the front end. */
+  comments: CommentDirective[];
+  /** Set when the file could not be parsed at all: one fatal diagnostic, no rules run. */
+  fatal?: { message: string; span: Span };
+  /** Statements of the file's own SQL that did not parse (the others are still analysed). */
+  sqlErrors: { message: string; span: Span }[];
+}
+
+export interface CommentDirective {
+  /** Host span of the comment. */
+  span: Span;
+  text: string;
+}
+
+export function emptyFileModel(file: string, language: Language, text: string): FileModel {
+  return { file, language, text, sites: [], connections: [], releases: [], jobTransactions: [], sideEffects: [], comments: [], sqlErrors: [] };
+}
+
+/** Every statement of every site, with the site it belongs to. */
+export function* statementsOf(model: FileModel): Generator<{ site: SqlSite; statement: StatementFacts }> {
+  for (const site of model.sites) for (const statement of site.analysis.statements) yield { site, statement };
+}

@@ -1,0 +1,45 @@
+// Grouped by file, one line per finding, a code frame under each when a person
+// is reading (stdout is a TTY), and a summary line.
+import { relative } from 'node:path';
+import { styleText } from 'node:util';
+import { codeFrameColumns } from '@babel/code-frame';
+import type { FileResult } from '../engine/findings.ts';
+
+export interface StylishOptions {
+  color: boolean;
+  codeFrames: boolean;
+  cwd: string;
+}
+
+export function formatStylish(results: readonly FileResult[], options: StylishOptions): string {
+  const paint = (style: Parameters<typeof styleText>[0], text: string) => (options.color ? styleText(style, text) : text);
+  const out: string[] = [];
+  let errors = 0;
+  let warnings = 0;
+  for (const result of results) {
+    if (result.messages.length === 0) continue;
+    out.push('', paint('underline', relative(options.cwd, result.filePath) || result.filePath));
+    const width = Math.max(...result.messages.map((m) => `${m.line}:${m.column}`.length));
+    for (const m of result.messages) {
+      if (m.severity === 2) errors++;
+      else warnings++;
+      const where = `${m.line}:${m.column}`.padEnd(width);
+      const severity = m.severity === 2 ? paint('red', 'error') : paint('yellow', 'warning');
+      const rule = m.ruleId ? paint('dim', `pgq/${m.ruleId}`) : '';
+      out.push(`  ${paint('dim', where)}  ${severity.padEnd(options.color ? 0 : 7)}  ${m.message}  ${rule}`.trimEnd());
+      if (options.codeFrames && result.source !== undefined && !m.fatal) {
+        const frame = codeFrameColumns(
+          result.source,
+          { start: { line: m.line, column: m.column }, end: { line: m.endLine, column: m.endColumn } },
+          { highlightCode: options.color, linesAbove: 1, linesBelow: 1 },
+        );
+        out.push(frame.replace(/^/gm, '    '), '');
+      }
+    }
+  }
+  const total = errors + warnings;
+  if (total === 0) return '';
+  const summary = `✖ ${total} problem${total === 1 ? '' : 's'} (${errors} error${errors === 1 ? '' : 's'}, ${warnings} warning${warnings === 1 ? '' : 's'})`;
+  out.push('', paint(errors > 0 ? 'red' : 'yellow', paint('bold', summary)), '');
+  return out.join('\n');
+}

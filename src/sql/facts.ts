@@ -1,0 +1,139 @@
+// Statement facts: what the SQL analyzer tells the model about one statement.
+// Offsets are UTF-16 offsets into the text given to analyzeSql().
+
+export interface Span {
+  start: number;
+  end: number;
+}
+
+/** Whether a setting write lasts for the transaction or the session. */
+export type SettingLevel = 'local' | 'session' | 'unknown';
+
+export interface SettingWrite {
+  /** Setting name, lower-cased; undefined when it is computed at run time. */
+  name: string | undefined;
+  level: SettingLevel;
+  via: 'set' | 'set_config' | 'reset' | 'reset_all';
+  span: Span;
+}
+
+export interface SettingCast {
+  setting: string | undefined;
+  /** current_setting(s, true): true; current_setting(s): false; unknown when computed. */
+  missingOk: boolean | 'unknown';
+  /** The value passes through nullif(..., '') before the cast. */
+  nullif: boolean;
+  type: string;
+  span: Span;
+}
+
+export interface SettingRead {
+  setting: string | undefined;
+  missingOk: boolean | 'unknown';
+  span: Span;
+}
+
+export type TransactionControl =
+  | 'begin'
+  | 'commit'
+  | 'rollback'
+  | 'savepoint'
+  | 'release'
+  | 'rollback_to'
+  | 'prepare'
+  | 'commit_prepared'
+  | 'rollback_prepared';
+
+export interface LockingRead {
+  tables: string[];
+  strength: 'update' | 'no_key_update' | 'share' | 'key_share';
+  skipLocked: boolean;
+  nowait: boolean;
+  span: Span;
+}
+
+/** How a column is given its new value in UPDATE ... SET. */
+export type AssignedValue =
+  | { kind: 'increment'; by: number | undefined }
+  | { kind: 'literal'; value: string | number | boolean | null }
+  | { kind: 'param' }
+  | { kind: 'expression'; columns: string[]; functions: string[] };
+
+export interface ColumnAssignment {
+  column: string;
+  value: AssignedValue;
+  span: Span;
+}
+
+export type ComparedValue =
+  | { kind: 'literal'; value: string | number | boolean | null }
+  | { kind: 'param' }
+  | { kind: 'column'; column: string }
+  | { kind: 'subquery' }
+  | { kind: 'expression'; functions: string[] };
+
+export interface Comparison {
+  column: string;
+  /** Operator with the column on the left: `locked_until < now()` and `now() > locked_until` both read '<'. */
+  op: string;
+  value: ComparedValue;
+  /** The comparison sits under an OR (it does not restrict every row the statement touches). */
+  underOr: boolean;
+  span: Span;
+}
+
+export interface RowWrite {
+  op: 'update' | 'delete' | 'insert';
+  table: string;
+  assignments: ColumnAssignment[];
+  where: Comparison[];
+  returning: boolean;
+  span: Span;
+}
+
+export interface PolicyFact {
+  name: string;
+  table: string;
+  settingsRead: SettingRead[];
+  span: Span;
+}
+
+export interface RowSecurityFact {
+  table: string;
+  action: 'enable' | 'force' | 'disable' | 'no_force';
+  span: Span;
+}
+
+export interface StatementFacts {
+  /** libpg-query node type of the statement, e.g. 'UpdateStmt'. */
+  kind: string;
+  span: Span;
+  settingWrites: SettingWrite[];
+  settingReads: SettingRead[];
+  settingCasts: SettingCast[];
+  discard?: 'all' | 'plans' | 'sequences' | 'temp';
+  deallocateAll: boolean;
+  transaction?: TransactionControl;
+  lockingReads: LockingRead[];
+  rowWrites: RowWrite[];
+  policies: PolicyFact[];
+  rowSecurity: RowSecurityFact[];
+  /** Set when the statement was found inside a function, procedure or DO body. */
+  routine?: RoutineInfo;
+}
+
+export interface RoutineInfo {
+  name: string;
+  kind: 'function' | 'procedure' | 'do';
+  language: string;
+}
+
+export interface SqlSyntaxError {
+  message: string;
+  span: Span;
+}
+
+export interface SqlAnalysis {
+  statements: StatementFacts[];
+  errors: SqlSyntaxError[];
+}
