@@ -146,8 +146,8 @@ function analyzeRoutine(stmt: Node, sql: string, startByte: number, endByte: num
     if (found < 0) found = stmtText.indexOf(needle, bodyOffset);
     const index = found < 0 ? bodyOffset : found;
     if (found >= 0) cursor = found + needle.length;
-    const sqlText = query.expression ? `SELECT ${needle}` : needle;
-    const prefix = query.expression ? 'SELECT '.length : 0;
+    const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
+    const prefix = sqlText.length - needle.length;
     const mapNeedle = place(index, needle.length);
     addNested(sqlText, (byte) => mapNeedle(Math.max(0, byte - prefix)), routine.info, out);
   }
@@ -188,6 +188,10 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
         if (parentType === 'PLpgSQL_stmt_dynexecute') {
           const literal = /^'((?:[^']|'')*)'$/s.exec(text.trim());
           if (literal) queries.push({ text: literal[1].replace(/''/g, "'"), perform: false, expression: false });
+        } else if (parentType === 'PLpgSQL_stmt_assign') {
+          // Since PostgreSQL 14 an assignment keeps its target: "t := expr".
+          const value = /^[\s\S]*?:?=\s*/.exec(text);
+          queries.push({ text: value ? text.slice(value[0].length) : text, perform: false, expression: true });
         } else {
           queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform });
         }
