@@ -1,0 +1,54 @@
+// The docs cannot drift from the rules: every rule has a page whose
+// description matches meta, every option has a heading, code blocks parse,
+// and the proofs a page names exist.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { parse as parseTypeScript } from '@typescript-eslint/typescript-estree';
+import { rules } from '../../rules/index.ts';
+import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
+import { repoRoot } from '../helpers/cli.ts';
+
+await loadSqlParser();
+
+for (const rule of rules) {
+  describe(`docs/rules/${rule.id}.md`, () => {
+    const path = join(repoRoot, 'docs/rules', `${rule.id}.md`);
+    const page = existsSync(path) ? readFileSync(path, 'utf8') : '';
+
+    test('exists, is titled with the rule id and quotes its description', () => {
+      assert.ok(page, `${path} is missing`);
+      assert.match(page, new RegExp(`^# pgq/${rule.id}$`, 'm'));
+      assert.ok(page.includes(`> ${rule.description}\n`), 'the description line matches meta');
+      assert.match(rule.description, /^(Enforce|Require|Disallow) .+[^. ]$/);
+    });
+
+    test('has the sections of the template', () => {
+      for (const heading of ['## What goes wrong', '## Evidence', '## How to fix', '## Options', '## When Not To Use It']) {
+        assert.ok(page.includes(`${heading}\n`), `missing "${heading}"`);
+      }
+    });
+
+    test('documents every option under Options', () => {
+      const options = Object.keys(rule.schema.properties ?? {});
+      const optionsSection = page.slice(page.indexOf('## Options'));
+      for (const option of options) assert.match(optionsSection, new RegExp(`^### ${option}$`, 'm'));
+      if (options.length === 0) assert.match(optionsSection, /no options/);
+    });
+
+    test('SQL, TypeScript and JSON examples parse', () => {
+      for (const [, lang, code] of page.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
+        if (lang === 'sql') assert.deepEqual(analyzeSql(code).errors, [], code);
+        if (lang === 'json') JSON.parse(code);
+        if (lang === 'ts' || lang === 'js') parseTypeScript(code, { jsx: false });
+      }
+    });
+
+    test('the proofs it names exist', () => {
+      for (const [proof] of page.matchAll(/test\/proofs\/[\w\-/.]+\.test\.ts/g)) {
+        assert.ok(existsSync(join(repoRoot, proof)), `${proof} does not exist`);
+      }
+    });
+  });
+}

@@ -1,0 +1,51 @@
+// Proof for no-tenant-policy-on-queue: with the bad fixture's tenant policy on
+// the queue table, the worker's claim (the fixture's own statement) finds no
+// job although jobs are queued; with the good fixture it claims one.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import pg from 'pg';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { readFixture, statementOf } from '../helpers/fixture-sql.ts';
+
+let db: TestDatabase;
+before(async () => {
+  db = await startTestDatabase();
+});
+after(async () => {
+  await db?.stop();
+});
+
+async function claimAfterSetup(fixture: string): Promise<{ queued: number; claimed: unknown[] }> {
+  const text = readFixture(fixture);
+  const claim = statementOf(text, (s) => s.lockingReads.some((l) => l.skipLocked));
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  await owner.query('drop table if exists tenant_jobs, tenant_notes cascade');
+  await owner.query(text);
+  await owner.query('insert into tenant_jobs (tenant_id) select g from generate_series(1, 5) g');
+  const queued = (await owner.query("select count(*)::int as n from tenant_jobs where status = 'queued'")).rows[0].n;
+  await owner.end();
+
+  const worker = new pg.Client(db.workerUrl);
+  await worker.connect();
+  try {
+    // The worker does not know the tenant before it has claimed a job.
+    const { rows } = await worker.query(claim);
+    return { queued, claimed: rows };
+  } finally {
+    await worker.end();
+  }
+}
+
+test('bad fixture: 5 jobs queued, the claim returns none', async () => {
+  const { queued, claimed } = await claimAfterSetup('sql/no-tenant-policy-on-queue/bad.sql');
+  assert.equal(queued, 5);
+  assert.deepEqual(claimed, []);
+});
+
+test('good fixture: the same claim returns the oldest job', async () => {
+  const { queued, claimed } = await claimAfterSetup('sql/no-tenant-policy-on-queue/good.sql');
+  assert.equal(queued, 5);
+  assert.equal(claimed.length, 1);
+  assert.equal((claimed[0] as { tenant_id: number }).tenant_id, 1);
+});
