@@ -52,3 +52,9 @@ for (const rule of rules) {
     });
   });
 }
+
+test('the README rule table is up to date (npm run readme)', async () => {
+  const { readmeWithTable } = await import('../../src/docs/rule-table.ts');
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  assert.equal(readme, readmeWithTable(readme));
+});
