@@ -36,7 +36,37 @@ export interface RuleContext<Options> {
   report(report: Report): void;
 }
 
-export interface Rule<Options extends object = Record<string, unknown>> {
+/** 1-based positions, as findings carry them. */
+export interface Location {
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+}
+
+export interface CollectContext<Options> {
+  file: FileModel;
+  options: Options;
+  /** Turns a span of this file into a location, for facts that outlive the file's text. */
+  locate(span: Span): Location;
+}
+
+export interface ProjectReport {
+  /** Absolute path of the file the finding belongs to. */
+  file: string;
+  messageId: string;
+  data?: Record<string, string | number>;
+  location: Location;
+}
+
+export interface ProjectContext<Options, Facts> {
+  /** The facts `collect` returned for every scanned file (files it returned undefined for are left out). */
+  files: readonly { file: string; facts: Facts }[];
+  options: Options;
+  report(report: ProjectReport): void;
+}
+
+export interface Rule<Options extends object = Record<string, unknown>, Facts = unknown> {
   id: string;
   /** Imperative: "Disallow ..." / "Require ...". */
   description: string;
@@ -54,9 +84,16 @@ export interface Rule<Options extends object = Record<string, unknown>> {
    */
   triggers: readonly string[];
   check(context: RuleContext<Options>): void;
+  /**
+   * Cross-file rules: the facts this rule needs from one file. They must be
+   * JSON-serializable (they cross worker threads and live in the cache).
+   */
+  collect?(context: CollectContext<Options>): Facts | undefined;
+  /** Decides from the facts of every file of the scan; runs once, after all files. */
+  checkProject?(context: ProjectContext<Options, Facts>): void;
 }
 
-export function defineRule<Options extends object>(rule: Rule<Options>): Rule<Options> {
+export function defineRule<Options extends object, Facts = unknown>(rule: Rule<Options, Facts>): Rule<Options, Facts> {
   return rule;
 }
 
