@@ -1,8 +1,9 @@
 // Front ends by file extension. TS/JS and Python plug in here.
 import type { FrontEnd } from './types.ts';
+import { pythonFrontEnd } from './python/index.ts';
 import { sqlFrontEnd } from './sql/index.ts';
 
-export const frontEnds: FrontEnd[] = [sqlFrontEnd];
+export const frontEnds: FrontEnd[] = [sqlFrontEnd, pythonFrontEnd];
 
 export function frontEndFor(file: string): FrontEnd | undefined {
   const dot = file.lastIndexOf('.');

@@ -70,6 +70,8 @@ export interface ResetCallback {
   endsOutsideTransaction: boolean | 'unknown';
   /** The callback was followed to its definition in this file. */
   resolved: boolean;
+  /** Where the callback opens the transaction it can return with (the first statement since the last commit). */
+  leavesTransactionAt?: Span;
 }
 
 export interface ConnectionConfig {
@@ -87,6 +89,12 @@ export interface ConnectionConfig {
   preparedReason?: string;
   autocommit: boolean | 'unknown';
   callbacks: ResetCallback[];
+  /**
+   * Statements after which the driver drops its own prepared-statement cache
+   * in time, so they do not break it (psycopg >= 3.3.5 with prepare_threshold=0
+   * and DISCARD ALL).
+   */
+  driverClearsCache?: ('DISCARD ALL' | 'DEALLOCATE ALL')[];
 }
 
 /** node-postgres `client.release()` reached with a transaction possibly open. */

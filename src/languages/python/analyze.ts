@@ -1,0 +1,1089 @@
+// The walk over one Python file: which names hold pools, connections and
+// cursors, where SQL is sent on them, and in which transaction. Module code,
+// every function, pool callbacks (with the pool's connection), and functions
+// called in the file with a known connection (walked at the call, once per
+// call site, instead of on their own).
+import type { Tree } from '@lezer/common';
+import type { ConnectionUse, Driver, FileModel, ResetCallback, Scope, SqlSite } from '../../model/index.ts';
+import type { FrontEndOptions } from '../types.ts';
+import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
+import { finishConfig, makerOf, readConfig, thresholdOf, type ConfigEntry, type ReadContext } from './pool-config.ts';
+import {
+  beganBySql,
+  copyFlow,
+  ended,
+  endedBySql,
+  enterTransaction,
+  executed,
+  initialFlow,
+  leaveTransaction,
+  mergeFlows,
+  resetNumbering,
+  scopeOf,
+  type Conn,
+  type Flow,
+  type Origin,
+} from './scopes.ts';
+import { analyzeHostText, EXECUTE_METHODS, EXTRAS_FUNCTIONS, OPAQUE_METHODS } from './sql-sites.ts';
+import { resolveText, type ResolveContext } from './strings.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
+import { psycopgPin } from './versions.ts';
+
+type Binding =
+  | { kind: 'pool'; entry?: ConfigEntry; driver: Driver }
+  | { kind: 'conn'; conn: Conn }
+  | { kind: 'cursor'; conn: Conn };
+
+/** A module-level or class-level name bound to a pool or a connection made by a call. */
+type StaticBinding = { kind: 'pool'; entry: ConfigEntry } | { kind: 'connect'; entry: ConfigEntry };
+
+interface SiteMeta {
+  site: SqlSite;
+  /** Try statements (by offset) whose body the site is in. */
+  inTry: number[];
+  /** The try statement whose except handler the site is in. */
+  inHandler?: number;
+  writesRows: boolean;
+}
+
+const SIDE_EFFECT_FUNCTIONS = new Set([
+  'requests.get', 'requests.post', 'requests.put', 'requests.patch', 'requests.delete', 'requests.request',
+  'httpx.get', 'httpx.post', 'httpx.put', 'httpx.patch', 'httpx.delete', 'httpx.request',
+  'urllib.request.urlopen', 'time.sleep', 'asyncio.sleep', 'smtplib.SMTP', 'smtplib.SMTP_SSL',
+  'subprocess.run', 'subprocess.call', 'subprocess.check_call', 'subprocess.check_output', 'os.system',
+]);
+const SIDE_EFFECT_METHODS = new Set(['sendmail', 'send_message', 'basic_publish', 'publish', 'delay', 'apply_async', 'send_task']);
+
+export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
+  resetNumbering();
+  new PythonFile(model, tree, text, options).run();
+}
+
+class PythonFile {
+  readonly imports: Imports;
+  readonly constants: Map<string, Node>;
+  readonly entries = new Map<number, ConfigEntry>();
+  readonly moduleDefs = new Map<string, Node>();
+  readonly classMethods = new Map<string, Map<string, Node>>();
+  readonly classOfDef = new Map<number, string>();
+  readonly globals = new Map<string, StaticBinding>();
+  readonly classAttrs = new Map<string, Map<string, StaticBinding>>();
+  /** Defs walked at a call or as a callback: not walked again on their own. */
+  readonly walkedAtCall = new Set<number>();
+  readonly metas: SiteMeta[] = [];
+  readonly driverOfFile: Driver;
+  readonly importsDriver: boolean;
+  readonly importsPool: boolean;
+  private connCount = 0;
+  private readonly localsCache = new Map<number, Map<string, Node>>();
+
+  constructor(
+    readonly model: FileModel,
+    readonly tree: Tree,
+    readonly text: string,
+    readonly options: FrontEndOptions,
+  ) {
+    this.imports = readImports(tree, text);
+    this.constants = moduleConstants(tree, text);
+    const psycopg = this.imports.modules.has('psycopg') || this.imports.modules.has('psycopg_pool');
+    const psycopg2 = this.imports.modules.has('psycopg2');
+    this.driverOfFile = psycopg && !psycopg2 ? 'psycopg' : psycopg2 && !psycopg ? 'psycopg2' : 'unknown';
+    this.importsDriver = psycopg || psycopg2;
+    this.importsPool = this.imports.modules.has('psycopg_pool');
+  }
+
+  qualify = (node: Node) => qualifiedName(node, this.text, this.imports);
+
+  nextConnId(): string {
+    return `c${++this.connCount}`;
+  }
+
+  run(): void {
+    this.indexDefs();
+    this.readConfigs();
+    this.readStaticBindings();
+    // Callbacks first: they are walked with the pool's connection and never on their own.
+    for (const entry of this.entries.values()) this.walkCallbacks(entry);
+    const moduleWalk = new Walk(this, { name: undefined });
+    moduleWalk.walkBlock(children(this.tree.topNode));
+    moduleWalk.finish();
+    // Functions nobody in this file calls with a connection: those never called here first, so that
+    // their callees are walked at the call.
+    const called = this.calledDefs();
+    const defs = this.allDefs();
+    for (const def of [...defs.filter((d) => !called.has(d.from)), ...defs.filter((d) => called.has(d.from))]) {
+      if (this.walkedAtCall.has(def.from)) continue;
+      const className = this.classOfDef.get(def.from);
+      const walk = new Walk(this, { name: defName(def, this.text), className, def });
+      walk.bindParameters(def, [], false);
+      walk.walkBlock(bodyStatements(def));
+      walk.finish();
+    }
+    const pin = this.entries.size > 0 ? psycopgPin(this.model.file) : undefined;
+    for (const entry of this.entries.values()) finishConfig(entry, pin);
+    this.collectJobTransactions();
+  }
+
+  /** Defs that some call in this file passes arguments to. */
+  private calledDefs(): Set<number> {
+    const called = new Set<number>();
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name !== 'CallExpression') return;
+        const call = callParts(ref.node, this.text);
+        if (!call || call.args.length === 0) return;
+        const def = this.resolveDef(call.callee, ref.node);
+        if (def?.name === 'FunctionDefinition') called.add(def.from);
+      },
+    });
+    return called;
+  }
+
+  private allDefs(): Node[] {
+    const defs: Node[] = [];
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name === 'FunctionDefinition') defs.push(ref.node);
+      },
+    });
+    return defs;
+  }
+
+  private indexDefs(): void {
+    for (const statement of children(this.tree.topNode)) {
+      const def = unwrapDecorated(statement);
+      if (def?.name === 'FunctionDefinition') this.moduleDefs.set(defName(def, this.text), def);
+      if (def?.name === 'ClassDefinition') {
+        const className = this.text.slice(def.getChild('VariableName')!.from, def.getChild('VariableName')!.to);
+        const methods = new Map<string, Node>();
+        for (const member of bodyStatements(def)) {
+          const method = unwrapDecorated(member);
+          if (method?.name !== 'FunctionDefinition') continue;
+          methods.set(defName(method, this.text), method);
+          this.classOfDef.set(method.from, className);
+        }
+        this.classMethods.set(className, methods);
+      }
+    }
+  }
+
+  readonly readContext: ReadContext = {
+    text: '',
+    valueOf: (node) => this.localValue(node) ?? this.constants.get(this.text.slice(node.from, node.to)),
+    qualify: (node) => this.qualify(node),
+    classSetsThreshold: (node) => {
+      const name = dottedName(node, this.text);
+      if (!name) return false;
+      let found = false;
+      this.tree.iterate({
+        enter: (ref) => {
+          if (found || ref.name !== 'ClassDefinition') return;
+          const id = ref.node.getChild('VariableName');
+          if (id && this.text.slice(id.from, id.to) === name && this.text.slice(ref.from, ref.to).includes('prepare_threshold')) found = true;
+        },
+      });
+      return found;
+    },
+  };
+
+  private readConfigs(): void {
+    (this.readContext as { text: string }).text = this.text;
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name !== 'CallExpression') return;
+        const callee = ref.node.firstChild;
+        const maker = callee ? makerOf(this.qualify(callee)) : undefined;
+        if (!maker) return;
+        const entry = readConfig(ref.node, maker, this.readContext);
+        this.entries.set(ref.from, entry);
+        this.model.connections.push(entry.config);
+      },
+    });
+  }
+
+  /** `pool = ConnectionPool(...)` at module level, `self.pool = ...` in methods, class attributes. */
+  private readStaticBindings(): void {
+    const bindFrom = (target: Node | undefined, value: Node | undefined): [string, StaticBinding] | undefined => {
+      const name = dottedName(target, this.text);
+      const call = unwrap(value);
+      if (!name || call?.name !== 'CallExpression') return undefined;
+      const entry = this.entries.get(call.from);
+      if (!entry) return undefined;
+      return [name, entry.maker.kind === 'pool' ? { kind: 'pool', entry } : { kind: 'connect', entry }];
+    };
+    const visitModule = (statements: Node[]) => {
+      for (const statement of statements) {
+        if (statement.name === 'AssignStatement') {
+          const parts = children(statement);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found) this.globals.set(found[0], found[1]);
+        } else if (statement.name === 'WithStatement') {
+          const items = withItems(statement);
+          for (const item of items) {
+            const found = item.target ? bindFrom(item.target, item.expr) : undefined;
+            if (found) this.globals.set(found[0], found[1]);
+          }
+          visitModule(bodyStatements(statement));
+        } else if (statement.name === 'IfStatement' || statement.name === 'TryStatement') {
+          for (const body of statement.getChildren('Body')) visitModule(bodyStatements(body));
+        }
+      }
+    };
+    visitModule(children(this.tree.topNode));
+    for (const [className, methods] of this.classMethods) {
+      const attrs = new Map<string, StaticBinding>();
+      for (const method of methods.values()) {
+        this.iterateOwn(method, (node) => {
+          if (node.name !== 'AssignStatement') return;
+          const parts = children(node);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found && found[0].startsWith('self.')) attrs.set(found[0], found[1]);
+        });
+      }
+      // Class-level `pool = ConnectionPool(...)` is `self.pool` in the methods.
+      const classNode = [...this.tree.topNode.getChildren('ClassDefinition'), ...this.tree.topNode.getChildren('DecoratedStatement')]
+        .map(unwrapDecorated)
+        .find((c) => c?.name === 'ClassDefinition' && this.text.slice(c.getChild('VariableName')!.from, c.getChild('VariableName')!.to) === className);
+      if (classNode) {
+        for (const statement of bodyStatements(classNode)) {
+          if (statement.name !== 'AssignStatement') continue;
+          const parts = children(statement);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found) attrs.set(`self.${found[0]}`, found[1]);
+        }
+      }
+      if (attrs.size > 0) this.classAttrs.set(className, attrs);
+    }
+  }
+
+  /** Visits the nodes of a def, not those of the defs and classes inside it. */
+  iterateOwn(def: Node, visit: (node: Node) => void): void {
+    const body = def.getChild('Body');
+    if (!body) return;
+    const walk = (node: Node) => {
+      for (const child of children(node)) {
+        if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
+        visit(child);
+        walk(child);
+      }
+    };
+    walk(body);
+  }
+
+  /** Names a def binds exactly once with a plain assignment, and the value. */
+  localsOf(def: Node | undefined): Map<string, Node> {
+    if (!def) return new Map();
+    const cached = this.localsCache.get(def.from);
+    if (cached) return cached;
+    const counts = new Map<string, number>();
+    const values = new Map<string, Node>();
+    const params = new Set(parameters(def, this.text).map((p) => p.name));
+    this.iterateOwn(def, (node) => {
+      if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
+        const parts = children(node);
+        const target = parts[0];
+        if (target?.name !== 'VariableName') return;
+        const name = this.text.slice(target.from, target.to);
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        if (node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3) values.set(name, parts[2]);
+      } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
+        for (const c of children(node)) if (c.name === 'VariableName') counts.set(this.text.slice(c.from, c.to), 2);
+      }
+    });
+    for (const name of [...values.keys()]) if (counts.get(name) !== 1 || params.has(name)) values.delete(name);
+    this.localsCache.set(def.from, values);
+    return values;
+  }
+
+  /** The value of a name assigned once in the def that contains `node`. */
+  localValue(node: Node): Node | undefined {
+    let def: Node | null = node.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return undefined;
+    const value = this.localsOf(def).get(this.text.slice(node.from, node.to));
+    // Only a value assigned before the use.
+    return value && value.to <= node.from ? value : undefined;
+  }
+
+  resolveContext(): ResolveContext {
+    return {
+      text: this.text,
+      qualify: (node) => this.qualify(node),
+      constant: (name, at) => {
+        const local = this.localValue(at);
+        if (local) return local;
+        // A function's own binding of the name shadows the module's.
+        let def: Node | null = at.parent;
+        while (def && def.name !== 'FunctionDefinition') def = def.parent;
+        if (def && parameters(def, this.text).some((p) => p.name === name)) return undefined;
+        return this.constants.get(name);
+      },
+    };
+  }
+
+  private walkCallbacks(entry: ConfigEntry): void {
+    for (const { role, node } of entry.callbackArgs) {
+      const expr = unwrap(node);
+      const name = expr ? this.text.slice(expr.from, expr.to) : role;
+      const callback: ResetCallback = { role, name, span: span(node), endsOutsideTransaction: 'unknown', resolved: false };
+      entry.config.callbacks.push(callback);
+      const target = expr ? this.resolveDef(expr, node) : undefined;
+      if (!target) continue;
+      callback.resolved = true;
+      const conn: Conn = {
+        id: this.nextConnId(),
+        driver: entry.config.driver,
+        use: { kind: 'pooled-client', configId: entry.config.id },
+        entry,
+        origin: 'callback',
+        callback: { configId: entry.config.id, role },
+        flow: initialFlow(entry.config.autocommit),
+      };
+      const walk = new Walk(this, {
+        name: target.name === 'LambdaExpression' ? undefined : defName(target, this.text),
+        className: this.classOfDef.get(target.from),
+        def: target,
+        callbackConn: conn,
+      });
+      if (target.name === 'LambdaExpression') {
+        const param = target.getChild('ParamList')?.getChild('VariableName');
+        if (param) walk.env.set(this.text.slice(param.from, param.to), { kind: 'conn', conn });
+        walk.conns.add(conn);
+        const body = target.lastChild;
+        if (body) walk.walkExpression(body);
+        walk.exits.push(copyFlow(conn.flow));
+      } else {
+        this.walkedAtCall.add(target.from);
+        walk.bindParameters(target, [], false, conn);
+        walk.walkBlock(bodyStatements(target));
+        walk.finish();
+      }
+      const exits = walk.exits;
+      if (exits.some((f) => f.dirty === true)) {
+        callback.endsOutsideTransaction = false;
+        callback.leavesTransactionAt = exits.find((f) => f.dirty === true)?.dirtyAt;
+      } else if (exits.length > 0 && exits.every((f) => f.dirty === false)) {
+        callback.endsOutsideTransaction = true;
+      }
+      if (walk.thresholdOff && role !== 'check') entry.thresholdOff = `prepare_threshold = None in the ${role} callback ${name}`;
+    }
+  }
+
+  /** The def (or lambda) a callback or callee expression names: a function of the module, a method of the class, a def in the same function. */
+  resolveDef(expr: Node, at: Node): Node | undefined {
+    if (expr.name === 'LambdaExpression') return expr;
+    const name = dottedName(expr, this.text);
+    if (!name) return undefined;
+    const [first, ...rest] = name.split('.');
+    if (rest.length === 0) {
+      // A def in an enclosing function shadows the module's.
+      for (let p: Node | null = at.parent; p; p = p.parent) {
+        if (p.name !== 'FunctionDefinition') continue;
+        for (const statement of bodyStatements(p)) {
+          const def = unwrapDecorated(statement);
+          if (def?.name === 'FunctionDefinition' && defName(def, this.text) === first && def.from < at.from) return def;
+        }
+      }
+      return this.moduleDefs.get(first);
+    }
+    if ((first === 'self' || first === 'cls') && rest.length === 1) {
+      const className = this.enclosingClass(at);
+      return className ? this.classMethods.get(className)?.get(rest[0]) : undefined;
+    }
+    if (rest.length === 1 && this.classMethods.has(first)) return this.classMethods.get(first)?.get(rest[0]);
+    return undefined;
+  }
+
+  enclosingClass(at: Node): string | undefined {
+    for (let p: Node | null = at.parent; p; p = p.parent) {
+      if (p.name === 'FunctionDefinition') {
+        const className = this.classOfDef.get(p.from);
+        if (className) return className;
+      }
+    }
+    return undefined;
+  }
+
+  addSite(meta: SiteMeta): void {
+    this.model.sites.push(meta.site);
+    this.metas.push(meta);
+  }
+
+  /**
+   * A one-transaction job: a transaction that rolls back with the job and
+   * claims rows with FOR UPDATE SKIP LOCKED. Its failure is counted outside
+   * when an except handler around it writes rows in another transaction.
+   */
+  private collectJobTransactions(): void {
+    const byScope = new Map<string, SiteMeta[]>();
+    for (const meta of this.metas) {
+      const scope = meta.site.scope;
+      if (scope.kind !== 'transaction' || !scope.rollsBackOnError) continue;
+      const list = byScope.get(scope.id) ?? [];
+      list.push(meta);
+      byScope.set(scope.id, list);
+    }
+    for (const [scopeId, metas] of byScope) {
+      const claim = metas.find((m) => m.site.analysis.statements.some((s) => s.lockingReads.some((r) => r.skipLocked)));
+      if (!claim) continue;
+      const tries = new Set(metas.flatMap((m) => m.inTry));
+      const failureCountedOutside = this.metas.some(
+        (m) => m.inHandler !== undefined && tries.has(m.inHandler) && m.writesRows && !(m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) && m.site.scope.kind !== 'unknown',
+      );
+      this.model.jobTransactions.push({ scopeId, span: claim.site.span, failureCountedOutside });
+    }
+  }
+}
+
+// ---- one walk over a body ------------------------------------------------------------
+
+interface WalkInfo {
+  name: string | undefined;
+  className?: string;
+  def?: Node;
+  callbackConn?: Conn;
+  parent?: Walk;
+}
+
+class Walk {
+  readonly env = new Map<string, Binding>();
+  readonly conns = new Set<Conn>();
+  readonly exits: Flow[] = [];
+  dead = false;
+  thresholdOff = false;
+  private readonly params = new Set<string>();
+  private readonly contexts: Conn[] = [];
+  private readonly tries: number[];
+  private handler: number | undefined;
+  private readonly stack: number[];
+
+  constructor(
+    readonly file: PythonFile,
+    readonly info: WalkInfo,
+  ) {
+    this.tries = info.parent ? [...info.parent.tries] : [];
+    this.handler = info.parent?.handler;
+    this.stack = [...(info.parent?.stack ?? []), ...(info.def ? [info.def.from] : [])];
+    if (info.callbackConn) this.conns.add(info.callbackConn);
+  }
+
+  get text(): string {
+    return this.file.text;
+  }
+
+  /** Binds the def's parameters: from the call's arguments, the callback connection, or annotations. */
+  bindParameters(def: Node, args: Arg[], isMethodCall: boolean, callbackConn?: Conn, callerBindings?: (node: Node) => Binding | undefined): void {
+    const params = parameters(def, this.text);
+    for (const p of params) this.params.add(p.name);
+    const isMethod = this.file.classOfDef.has(def.from);
+    let positionalParams = params.filter((p) => p.kind === 'normal');
+    if (isMethod && (isMethodCall || callbackConn) && positionalParams[0] && (positionalParams[0].name === 'self' || positionalParams[0].name === 'cls')) {
+      positionalParams = positionalParams.slice(1);
+    }
+    if (callbackConn && positionalParams[0]) {
+      this.env.set(positionalParams[0].name, { kind: 'conn', conn: callbackConn });
+    }
+    if (callerBindings) {
+      const positionalArgs = args.filter((a) => !a.name && !a.star);
+      positionalArgs.forEach((a, i) => {
+        const param = positionalParams[i];
+        const binding = param ? callerBindings(a.value) : undefined;
+        if (param && binding) this.env.set(param.name, binding);
+      });
+      for (const a of args) {
+        if (!a.name) continue;
+        const binding = callerBindings(a.value);
+        if (binding && params.some((p) => p.name === a.name)) this.env.set(a.name, binding);
+      }
+      for (const binding of this.env.values()) if (binding.kind === 'conn' || binding.kind === 'cursor') this.conns.add(binding.conn);
+    }
+    // Annotated pools: `pool: ConnectionPool` (its configuration is elsewhere).
+    for (const p of params) {
+      if (this.env.has(p.name) || !p.annotation) continue;
+      const maker = makerOf(this.file.qualify(p.annotation));
+      if (maker?.kind === 'pool') this.env.set(p.name, { kind: 'pool', driver: maker.driver });
+    }
+  }
+
+  finish(): void {
+    if (!this.dead && this.info.callbackConn) this.exits.push(copyFlow(this.info.callbackConn.flow));
+  }
+
+  // ---- bindings ----------------------------------------------------------------------
+
+  lookup(name: string): Binding | undefined {
+    const own = this.env.get(name);
+    if (own) return own;
+    const className = this.info.className;
+    const staticBinding = (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ?? (name.includes('.') ? undefined : this.file.globals.get(name));
+    if (staticBinding && !this.params.has(name)) {
+      const binding = this.instantiate(staticBinding);
+      this.env.set(name, binding);
+      return binding;
+    }
+    return undefined;
+  }
+
+  private instantiate(binding: StaticBinding): Binding {
+    if (binding.kind === 'pool') return { kind: 'pool', entry: binding.entry, driver: binding.entry.config.driver };
+    const conn = this.newConn(binding.entry.config.driver, { kind: 'dedicated', configId: binding.entry.config.id }, 'connect', binding.entry);
+    return { kind: 'conn', conn };
+  }
+
+  newConn(driver: Driver, use: ConnectionUse, origin: Origin, entry?: ConfigEntry, autocommit?: boolean | 'unknown'): Conn {
+    const conn: Conn = {
+      id: this.file.nextConnId(),
+      driver,
+      use,
+      entry,
+      origin,
+      flow: initialFlow(autocommit ?? entry?.config.autocommit ?? 'unknown'),
+    };
+    this.conns.add(conn);
+    return conn;
+  }
+
+  /** The binding of a receiver expression; with `create`, an unknown parameter or attribute becomes a connection of unknown origin. */
+  receiver(node: Node, create: boolean): Binding | undefined {
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    if (expr.name === 'CallExpression') return this.valueBinding(expr, false);
+    const name = dottedName(expr, this.text);
+    if (!name) return undefined;
+    const found = this.lookup(name);
+    if (found) return found;
+    if (!create || !this.file.importsDriver) return undefined;
+    const root = name.split('.')[0];
+    if (!this.params.has(root) && !name.startsWith('self.')) return undefined;
+    const conn = this.newConn(this.file.driverOfFile, { kind: 'unknown' }, 'parameter', undefined, 'unknown');
+    const binding: Binding = { kind: 'conn', conn };
+    this.env.set(name, binding);
+    return binding;
+  }
+
+  /** What an expression evaluates to, when it is a pool, connection or cursor. `entering`: as a `with` item. */
+  valueBinding(node: Node, entering: boolean): Binding | undefined {
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    if (expr.name !== 'CallExpression') {
+      const name = dottedName(expr, this.text);
+      return name ? this.lookup(name) : undefined;
+    }
+    const entry = this.file.entries.get(expr.from);
+    if (entry) {
+      if (entry.maker.kind === 'pool') return { kind: 'pool', entry, driver: entry.config.driver };
+      const conn = this.newConn(entry.config.driver, { kind: 'dedicated', configId: entry.config.id }, 'connect', entry);
+      return { kind: 'conn', conn };
+    }
+    const method = methodCall(expr, this.text);
+    if (!method) return undefined;
+    const object = this.receiver(method.object, method.method === 'cursor' || method.method === 'execute');
+    if (!object) {
+      // `with pool.connection() as conn` on a pool we cannot see: psycopg_pool's idiom.
+      if (method.method === 'connection' && this.file.importsPool && entering) {
+        return { kind: 'conn', conn: this.newConn('psycopg', { kind: 'pooled-client' }, 'pool.connection', undefined, 'unknown') };
+      }
+      return undefined;
+    }
+    if (object.kind === 'pool') {
+      const use: ConnectionUse = { kind: 'pooled-client', configId: object.entry?.config.id };
+      if (method.method === 'connection') return { kind: 'conn', conn: this.newConn(object.driver, use, 'pool.connection', object.entry) };
+      if (method.method === 'getconn') return { kind: 'conn', conn: this.newConn(object.driver, use, 'getconn', object.entry) };
+      return undefined;
+    }
+    if (object.kind === 'conn' || object.kind === 'cursor') {
+      if (method.method === 'cursor' || method.method === 'execute' || method.method === 'executemany') return { kind: 'cursor', conn: object.conn };
+    }
+    return undefined;
+  }
+
+  // ---- statements --------------------------------------------------------------------
+
+  walkBlock(statements: Node[]): void {
+    for (const statement of statements) {
+      if (this.dead) return;
+      this.walkStatement(statement);
+    }
+  }
+
+  private walkStatement(node: Node): void {
+    switch (node.name) {
+      case 'FunctionDefinition':
+      case 'ClassDefinition':
+      case 'DecoratedStatement':
+        return;
+      case 'StatementGroup':
+        return this.walkBlock(children(node));
+      case 'IfStatement':
+        return this.walkIf(node);
+      case 'WhileStatement':
+      case 'ForStatement':
+        return this.walkLoop(node);
+      case 'TryStatement':
+        return this.walkTry(node);
+      case 'WithStatement':
+        return this.walkWith(node);
+      case 'MatchStatement':
+        return this.walkMatch(node);
+      case 'ReturnStatement':
+        this.walkExpression(node);
+        if (this.info.callbackConn) this.exits.push(copyFlow(this.info.callbackConn.flow));
+        this.dead = true;
+        return;
+      case 'RaiseStatement':
+        this.walkExpression(node);
+        this.dead = true;
+        return;
+      case 'BreakStatement':
+      case 'ContinueStatement':
+        this.dead = true;
+        return;
+      case 'AssignStatement':
+        return this.walkAssign(node);
+      default:
+        this.walkExpression(node);
+    }
+  }
+
+  private snapshot(): Map<Conn, Flow> {
+    const snap = new Map<Conn, Flow>();
+    for (const conn of this.conns) snap.set(conn, copyFlow(conn.flow));
+    return snap;
+  }
+
+  private restore(snap: Map<Conn, Flow>): void {
+    for (const [conn, flow] of snap) conn.flow = copyFlow(flow);
+  }
+
+  private merge(a: Map<Conn, Flow>, b: Map<Conn, Flow>): Map<Conn, Flow> {
+    const out = new Map<Conn, Flow>();
+    for (const [conn, flow] of a) {
+      const other = b.get(conn);
+      out.set(conn, other ? mergeFlows(flow, other) : flow);
+    }
+    for (const [conn, flow] of b) if (!out.has(conn)) out.set(conn, flow);
+    return out;
+  }
+
+  /** Runs alternative paths from the same state and continues with what they have in common. */
+  private branches(paths: (() => void)[], fallThrough: boolean): void {
+    const start = this.snapshot();
+    const outs: Map<Conn, Flow>[] = fallThrough ? [start] : [];
+    for (const path of paths) {
+      this.restore(start);
+      this.dead = false;
+      path();
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    if (outs.length === 0) {
+      this.restore(start);
+      this.dead = true;
+      return;
+    }
+    this.restore(outs.reduce((a, b) => this.merge(a, b)));
+    this.dead = false;
+  }
+
+  private walkIf(node: Node): void {
+    const parts = children(node);
+    const paths: (() => void)[] = [];
+    let hasElse = false;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
+      if (part.name === 'Body') {
+        paths.push(() => this.walkBlock(bodyStatements(part)));
+        if (parts[i - 1]?.name === 'else') hasElse = true;
+      } else if (part.name !== 'if' && part.name !== 'elif' && part.name !== 'else') {
+        this.walkExpression(part); // conditions, evaluated in order (approximately)
+      }
+    }
+    this.branches(paths, !hasElse);
+  }
+
+  private walkLoop(node: Node): void {
+    const parts = children(node);
+    const bodies = parts.filter((p) => p.name === 'Body');
+    for (const part of parts) if (part.name !== 'Body' && !['while', 'for', 'in', 'else', 'async'].includes(part.name)) this.walkExpression(part);
+    if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
+    if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
+  }
+
+  private walkMatch(node: Node): void {
+    const subject = children(node).filter((c) => c.name !== 'match' && c.name !== 'MatchBody');
+    for (const s of subject) this.walkExpression(s);
+    const clauses = node.getChild('MatchBody')?.getChildren('MatchClause') ?? [];
+    this.branches(
+      clauses.map((clause) => () => {
+        const body = clause.getChild('Body');
+        if (body) this.walkBlock(bodyStatements(body));
+      }),
+      true,
+    );
+  }
+
+  private walkTry(node: Node): void {
+    const parts = children(node);
+    const start = this.snapshot();
+    const bodyNode = parts[1]?.name === 'Body' ? parts[1] : undefined;
+    const handlers: Node[] = [];
+    let elseBody: Node | undefined;
+    let finallyBody: Node | undefined;
+    for (let i = 2; i < parts.length; i++) {
+      if (parts[i].name !== 'Body') continue;
+      const keywordBefore = parts.slice(0, i).reverse().find((p) => p.name === 'except' || p.name === 'else' || p.name === 'finally');
+      if (keywordBefore?.name === 'except') handlers.push(parts[i]);
+      else if (keywordBefore?.name === 'else') elseBody = parts[i];
+      else if (keywordBefore?.name === 'finally') finallyBody = parts[i];
+    }
+    this.tries.push(node.from);
+    if (bodyNode) this.walkBlock(bodyStatements(bodyNode));
+    this.tries.pop();
+    const bodyDead = this.dead;
+    const afterBody = this.snapshot();
+    const outs: Map<Conn, Flow>[] = [];
+    if (!bodyDead) {
+      if (elseBody) this.walkBlock(bodyStatements(elseBody));
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    // An exception can come from anywhere in the body: a handler starts from either end of it.
+    const handlerStart = this.merge(start, afterBody);
+    for (const handler of handlers) {
+      this.restore(handlerStart);
+      this.dead = false;
+      const outer = this.handler;
+      this.handler = node.from;
+      this.walkBlock(bodyStatements(handler));
+      this.handler = outer;
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    if (outs.length > 0) {
+      this.restore(outs.reduce((a, b) => this.merge(a, b)));
+      this.dead = false;
+    } else {
+      this.restore(handlerStart);
+      this.dead = true;
+    }
+    if (finallyBody) {
+      const deadBefore = this.dead;
+      this.dead = false;
+      this.walkBlock(bodyStatements(finallyBody));
+      this.dead = this.dead || deadBefore;
+    }
+  }
+
+  private walkWith(node: Node): void {
+    const exits: (() => void)[] = [];
+    for (const item of withItems(node)) {
+      this.walkExpressionCalls(item.expr, true);
+      const target = item.target ? dottedName(item.target, this.text) : undefined;
+      const expr = unwrap(item.expr);
+      const method = expr ? methodCall(expr, this.text) : undefined;
+      // with conn.transaction():
+      if (method?.method === 'transaction') {
+        const object = this.receiver(method.object, true);
+        if (object?.kind === 'conn') {
+          const { savepoint } = enterTransaction(object.conn, this.file.model.file);
+          this.contexts.push(object.conn);
+          exits.push(() => {
+            leaveTransaction(object.conn, savepoint);
+            this.contexts.pop();
+          });
+          continue;
+        }
+      }
+      const binding = this.valueBinding(item.expr, true);
+      if (binding?.kind === 'conn') {
+        const { conn } = binding;
+        if (target) this.env.set(target, binding);
+        this.contexts.push(conn);
+        // Leaving `with conn:` / `with pool.connection()` / `with connect()` commits (rolls back on error).
+        exits.push(() => {
+          ended(conn);
+          this.contexts.pop();
+        });
+      } else if (binding && target) {
+        this.env.set(target, binding);
+      } else if (target) {
+        this.env.delete(target);
+      }
+    }
+    const body = node.getChild('Body');
+    if (body) this.walkBlock(bodyStatements(body));
+    const dead = this.dead;
+    this.dead = false;
+    for (const exit of exits.reverse()) exit();
+    this.dead = dead;
+  }
+
+  private walkAssign(node: Node): void {
+    const parts = children(node);
+    const ops = parts.map((p, i) => (p.name === 'AssignOp' ? i : -1)).filter((i) => i >= 0);
+    if (ops.length === 0) return this.walkExpression(node);
+    const value = parts[parts.length - 1];
+    this.walkExpression(value);
+    const targets = parts.slice(0, ops[ops.length - 1]).filter((p) => p.name !== 'AssignOp' && p.name !== 'TypeDef');
+    for (const target of targets) {
+      const name = dottedName(target, this.text);
+      if (target.name === 'MemberExpression' && name) {
+        const property = name.slice(name.lastIndexOf('.') + 1);
+        if (property === 'autocommit' || property === 'prepare_threshold') {
+          const object = this.receiver(target.firstChild!, true);
+          if (object?.kind === 'conn') {
+            if (property === 'autocommit') object.conn.flow.autocommit = literalBool(value, this.text);
+            else this.preparedThreshold(object.conn, value);
+          }
+          continue;
+        }
+      }
+      if (!name) {
+        this.walkExpression(target);
+        continue;
+      }
+      const binding = this.valueBinding(value, false);
+      if (binding) this.env.set(name, binding);
+      else this.env.delete(name);
+    }
+  }
+
+  private preparedThreshold(conn: Conn, value: Node): void {
+    const threshold = thresholdOf(value, this.file.readContext);
+    if (threshold.kind !== 'value' || threshold.value !== null) return;
+    if (conn.origin === 'callback') this.thresholdOff = true;
+    else if (conn.entry) conn.entry.thresholdOff = 'prepare_threshold = None on the connection';
+  }
+
+  // ---- expressions -------------------------------------------------------------------
+
+  walkExpression(node: Node): void {
+    this.walkExpressionCalls(node, false);
+  }
+
+  /** Handles every call under `node`, arguments before the call that takes them. */
+  private walkExpressionCalls(node: Node, skipTop: boolean): void {
+    const visit = (n: Node, top: boolean) => {
+      if (n.name === 'LambdaExpression' || n.name === 'FunctionDefinition' || n.name === 'ClassDefinition') return;
+      for (const child of children(n)) visit(child, false);
+      if (n.name === 'CallExpression' && !(top && skipTop)) this.handleCall(n);
+    };
+    visit(node, true);
+  }
+
+  private handleCall(node: Node): void {
+    const call = callParts(node, this.text);
+    if (!call) return;
+    const method = methodCall(node, this.text);
+    const qualified = this.file.qualify(call.callee);
+    this.sideEffect(node, qualified, method?.method);
+    if (method) {
+      const object = this.receiver(method.object, EXECUTE_METHODS.has(method.method) || ['commit', 'rollback', 'cursor', 'set_autocommit', 'set_session'].includes(method.method));
+      if (object?.kind === 'conn' || object?.kind === 'cursor') {
+        this.connectionMethod(node, object.conn, method.method, call.args, object.kind);
+        return;
+      }
+      if (!object && EXECUTE_METHODS.has(method.method)) {
+        this.sqlSite(sqlArgument(call.args), undefined);
+        return;
+      }
+    }
+    if (qualified && EXTRAS_FUNCTIONS.has(qualified)) {
+      const cursor = positional(call.args, 0);
+      const binding = cursor ? this.receiver(cursor, true) : undefined;
+      const conn = binding?.kind === 'conn' || binding?.kind === 'cursor' ? binding.conn : undefined;
+      this.sqlSite(positional(call.args, 1) ?? keyword(call.args, 'sql'), conn);
+      if (conn) executed(conn, span(node));
+      return;
+    }
+    if (this.isQueryFunction(call.callee)) {
+      this.sqlSite(positional(call.args, 0), undefined);
+      return;
+    }
+    this.maybeInline(node, call.callee, call.args, !!method);
+  }
+
+  private connectionMethod(node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): void {
+    if (EXECUTE_METHODS.has(name) && !(via === 'conn' && conn.driver === 'psycopg2')) {
+      const statements = this.sqlSite(sqlArgument(args), conn);
+      this.afterStatements(conn, statements, span(node));
+      return;
+    }
+    if (OPAQUE_METHODS.has(name)) {
+      executed(conn, span(node));
+      return;
+    }
+    if (via !== 'conn') return;
+    if (name === 'commit' || name === 'rollback') ended(conn);
+    else if (name === 'set_autocommit') conn.flow.autocommit = literalBool(positional(args, 0), this.text);
+    else if (name === 'set_session') {
+      const value = keyword(args, 'autocommit');
+      if (value) conn.flow.autocommit = literalBool(value, this.text);
+    }
+  }
+
+  /** Transaction control sent as SQL, then the statement's own effect on the transaction. */
+  private afterStatements(conn: Conn, statements: { transaction?: string }[] | undefined, at: { start: number; end: number }): void {
+    if (!statements || statements.length === 0) {
+      executed(conn, at);
+      return;
+    }
+    for (const statement of statements) {
+      if (statement.transaction === 'begin') beganBySql(conn, this.file.model.file);
+      else if (statement.transaction === 'commit' || statement.transaction === 'rollback') endedBySql(conn);
+      else executed(conn, at);
+    }
+  }
+
+  /** Records a site for the SQL of `sqlNode` run on `conn`; returns its statements. */
+  private sqlSite(sqlNode: Node | undefined, conn: Conn | undefined) {
+    if (!sqlNode) return undefined;
+    const host = resolveText(sqlNode, this.file.resolveContext());
+    if (!host || host.text.trim() === '') return undefined;
+    const analysis = analyzeHostText(host);
+    const known = conn !== undefined && conn.origin !== 'parameter' && conn.driver !== 'unknown';
+    if (known && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
+    if (analysis.statements.length === 0) return [];
+    const scope: Scope = conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' };
+    const site: SqlSite = {
+      span: host.pinned ?? host.span,
+      analysis: { statements: analysis.statements, errors: [] },
+      scope,
+      connection: conn ? conn.use : { kind: 'unknown' },
+      driver: conn ? conn.driver : this.file.driverOfFile,
+    };
+    if (conn?.callback) site.callback = conn.callback;
+    if (this.info.name) site.functionName = this.info.name;
+    this.file.addSite({
+      site,
+      inTry: [...this.tries],
+      inHandler: this.handler,
+      writesRows: analysis.statements.some((s) => s.rowWrites.length > 0),
+    });
+    return analysis.statements;
+  }
+
+  private isQueryFunction(callee: Node): boolean {
+    const names = this.file.options.queryFunctions;
+    if (!names || names.length === 0) return false;
+    const name = dottedName(callee, this.text);
+    if (!name) return false;
+    const last = name.slice(name.lastIndexOf('.') + 1);
+    return names.includes(name) || names.includes(last);
+  }
+
+  /** A function of this file called with a pool, connection or cursor: walk it here, with them. */
+  private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): void {
+    if (args.length === 0 || this.stack.length > 4) return;
+    const def = this.file.resolveDef(callee, node);
+    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return;
+    // Names only: a call as an argument would be evaluated twice here.
+    const bindings = (value: Node): Binding | undefined => {
+      const name = dottedName(unwrap(value), this.text);
+      return name ? this.lookup(name) : undefined;
+    };
+    if (!args.some((a) => bindings(a.value))) return;
+    this.file.walkedAtCall.add(def.from);
+    const walk = new Walk(this.file, { name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
+    walk.bindParameters(def, args, isMethodCall, undefined, bindings);
+    for (const conn of walk.conns) this.conns.add(conn);
+    walk.walkBlock(bodyStatements(def));
+    for (const conn of walk.conns) this.conns.add(conn);
+  }
+
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
+    const isEffect = (qualified && SIDE_EFFECT_FUNCTIONS.has(qualified)) || (method && SIDE_EFFECT_METHODS.has(method));
+    if (!isEffect) return;
+    const conn = this.contexts[this.contexts.length - 1];
+    if (!conn) return;
+    let scope: Scope = { kind: 'unknown' };
+    if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
+    else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
+    const callee = qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to);
+    this.file.model.sideEffects.push({ span: span(node), callee, scope });
+  }
+}
+
+// ---- small syntax helpers ------------------------------------------------------------
+
+function sqlArgument(args: Arg[]): Node | undefined {
+  return positional(args, 0) ?? keyword(args, 'query') ?? keyword(args, 'sql') ?? keyword(args, 'statement');
+}
+
+function literalBool(node: Node | undefined, text: string): boolean | 'unknown' {
+  const expr = unwrap(node);
+  if (!expr) return 'unknown';
+  const value = text.slice(expr.from, expr.to);
+  return value === 'True' ? true : value === 'False' ? false : 'unknown';
+}
+
+function unwrapDecorated(node: Node): Node | undefined {
+  if (node.name === 'DecoratedStatement') return node.getChild('FunctionDefinition') ?? node.getChild('ClassDefinition') ?? undefined;
+  return node;
+}
+
+export function defName(def: Node, text: string): string {
+  const id = def.getChild('VariableName');
+  return id ? text.slice(id.from, id.to) : '<def>';
+}
+
+/** The statements of a def's, class's or compound statement's Body (or of a Body itself). */
+function bodyStatements(node: Node): Node[] {
+  const body = node.name === 'Body' ? node : node.getChild('Body');
+  if (!body) return [];
+  return children(body).filter((c) => c.name !== ':');
+}
+
+interface Parameter {
+  name: string;
+  kind: 'normal' | 'star' | 'kwargs';
+  annotation?: Node;
+}
+
+function parameters(def: Node, text: string): Parameter[] {
+  const list = def.getChild('ParamList');
+  if (!list) return [];
+  const params: Parameter[] = [];
+  let pending: 'star' | 'kwargs' | undefined;
+  let afterDefault = false;
+  for (const c of children(list)) {
+    if (c.name === '*') pending = 'star';
+    else if (c.name === '**') pending = 'kwargs';
+    else if (c.name === ',') afterDefault = false;
+    else if (c.name === 'AssignOp') afterDefault = true;
+    else if (c.name === 'VariableName' && !afterDefault) {
+      params.push({ name: text.slice(c.from, c.to), kind: pending ?? 'normal' });
+      pending = undefined;
+    } else if (c.name === 'TypeDef' && params.length > 0) {
+      params[params.length - 1].annotation = c.lastChild ?? undefined;
+    }
+  }
+  return params;
+}
+
+interface WithItem {
+  expr: Node;
+  target?: Node;
+}
+
+function withItems(node: Node): WithItem[] {
+  const items: WithItem[] = [];
+  let current: WithItem | undefined;
+  let expectTarget = false;
+  for (const c of children(node)) {
+    if (c.name === 'with' || c.name === 'async' || c.name === ',') {
+      expectTarget = false;
+      continue;
+    }
+    if (c.name === 'Body') break;
+    if (c.name === 'as') {
+      expectTarget = true;
+      continue;
+    }
+    if (expectTarget && current) {
+      current.target = c;
+      expectTarget = false;
+      continue;
+    }
+    current = { expr: c };
+    items.push(current);
+  }
+  return items;
+}

@@ -1,0 +1,146 @@
+// Connections and the transactions their statements run in, as the code
+// flows: psycopg 3 and psycopg2 are not autocommit by default, so a statement
+// opens an implicit transaction that lasts until commit()/rollback(), the end
+// of `with conn:` / `with pool.connection()` (commit on success, rollback on
+// error), or a COMMIT sent as SQL. `with conn.transaction():` is its own
+// transaction (a savepoint inside an open one); autocommit=True in connect()
+// or the pool's kwargs, and `conn.autocommit = True`, run each statement alone.
+import type { ConnectionUse, Driver, Scope, Span } from '../../model/index.ts';
+import type { ConfigEntry } from './pool-config.ts';
+
+export interface Flow {
+  autocommit: boolean | 'unknown';
+  /** Which implicit transaction: bumped at every commit or rollback. */
+  serial: number;
+  /** A statement ran since the last commit or rollback, so a transaction is open (autocommit off). */
+  dirty: boolean | 'unknown';
+  /** The statement that opened the open transaction. */
+  dirtyAt?: Span;
+  /** Open `with conn.transaction()` blocks (and BEGIN sent in autocommit), outermost first. */
+  explicit: { id: string; form: string }[];
+}
+
+export type Origin = 'pool.connection' | 'getconn' | 'connect' | 'parameter' | 'callback';
+
+export interface Conn {
+  /** Unique within the file. */
+  id: string;
+  driver: Driver;
+  use: ConnectionUse;
+  entry?: ConfigEntry;
+  origin: Origin;
+  callback?: { configId: string; role: 'reset' | 'configure' | 'check' };
+  flow: Flow;
+}
+
+export function initialFlow(autocommit: boolean | 'unknown'): Flow {
+  return { autocommit, serial: 0, dirty: false, explicit: [] };
+}
+
+export function copyFlow(flow: Flow): Flow {
+  return { ...flow, explicit: [...flow.explicit] };
+}
+
+let fresh = 1_000_000;
+let transactions = 0;
+
+/** Numbering starts over for every file, so ids do not depend on the order files are read in. */
+export function resetNumbering(): void {
+  fresh = 1_000_000;
+  transactions = 0;
+}
+
+/** The flow after either of two paths: what they disagree on becomes unknown (or a new transaction). */
+export function mergeFlows(a: Flow, b: Flow): Flow {
+  return {
+    autocommit: a.autocommit === b.autocommit ? a.autocommit : 'unknown',
+    serial: a.serial === b.serial ? a.serial : fresh++,
+    dirty: a.dirty === b.dirty ? a.dirty : 'unknown',
+    dirtyAt: a.dirtyAt ?? b.dirtyAt,
+    explicit: a.explicit.length <= b.explicit.length ? [...a.explicit] : [...b.explicit],
+  };
+}
+
+function implicitForm(conn: Conn): string {
+  const driver = conn.driver === 'psycopg2' ? 'psycopg2' : 'psycopg';
+  switch (conn.origin) {
+    case 'pool.connection':
+      return `${driver}'s implicit transaction, committed when \`with pool.connection()\` ends`;
+    case 'callback':
+      return `${driver}'s implicit transaction in the pool's ${conn.callback?.role} callback`;
+    default:
+      return `${driver}'s implicit transaction (autocommit off)`;
+  }
+}
+
+export function scopeOf(conn: Conn, file: string): Scope {
+  const { flow } = conn;
+  const rollsBackOnError = !conn.callback;
+  if (flow.explicit.length > 0) {
+    const outer = flow.explicit[0];
+    return { kind: 'transaction', id: outer.id, form: outer.form, rollsBackOnError };
+  }
+  if (flow.autocommit === true) return { kind: 'autocommit' };
+  if (flow.autocommit === false) return { kind: 'transaction', id: implicitId(conn, file), form: implicitForm(conn), rollsBackOnError };
+  return { kind: 'unknown' };
+}
+
+export function implicitId(conn: Conn, file: string): string {
+  return `${file}#${conn.id}.${conn.flow.serial}`;
+}
+
+/** A statement ran on the connection. */
+export function executed(conn: Conn, at: Span): void {
+  const { flow } = conn;
+  if (flow.explicit.length > 0) return;
+  if (flow.autocommit === false) {
+    if (flow.dirty !== true) flow.dirtyAt = at;
+    flow.dirty = true;
+  } else if (flow.autocommit === 'unknown' && flow.dirty !== true) {
+    flow.dirty = 'unknown';
+    flow.dirtyAt ??= at;
+  }
+}
+
+/** commit(), rollback(), COMMIT or ROLLBACK sent as SQL, the end of `with conn:`. */
+export function ended(conn: Conn): void {
+  const { flow } = conn;
+  flow.serial++;
+  flow.dirty = false;
+  flow.dirtyAt = undefined;
+}
+
+/** `with conn.transaction():` — a savepoint inside an open transaction, else its own transaction. */
+export function enterTransaction(conn: Conn, file: string): { savepoint: boolean } {
+  const { flow } = conn;
+  if (flow.explicit.length > 0) {
+    flow.explicit.push({ ...flow.explicit[0] });
+    return { savepoint: true };
+  }
+  if (flow.autocommit === false && flow.dirty === true) {
+    flow.explicit.push({ id: implicitId(conn, file), form: implicitForm(conn) });
+    return { savepoint: true };
+  }
+  flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form: '`with conn.transaction()`' });
+  return { savepoint: false };
+}
+
+export function leaveTransaction(conn: Conn, savepoint: boolean): void {
+  conn.flow.explicit.pop();
+  if (!savepoint && conn.flow.explicit.length === 0) ended(conn);
+}
+
+/** BEGIN sent as SQL on a connection in autocommit. */
+export function beganBySql(conn: Conn, file: string): void {
+  if (conn.flow.explicit.length > 0 || conn.flow.autocommit !== true) return;
+  conn.flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form: 'BEGIN' });
+}
+
+export function endedBySql(conn: Conn): void {
+  if (conn.flow.explicit.length > 0 && conn.flow.explicit[0].form === 'BEGIN') {
+    conn.flow.explicit = [];
+    ended(conn);
+    return;
+  }
+  if (conn.flow.explicit.length === 0) ended(conn);
+}

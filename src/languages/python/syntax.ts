@@ -1,0 +1,324 @@
+// Lezer's Python tree, and what "does not parse" means for pgq-audit.
+//
+// Lezer recovers from any error, so every text gets a tree. A file is fatal
+// when it is not text (NUL bytes, invalid UTF-8), when it is Python 2 (print
+// statement, `except E, e`, `raise E, msg`, `<>`, 0777), or when Lezer had to
+// recover from an error that is not one of its known gaps on valid Python 3
+// (bare `(yield)`, PEP 614 decorators, `a[*b]`, `with x as (a, b)`). The one
+// gap that matters to worker code, parenthesized context managers
+// (`with (pool.connection() as conn, conn.cursor() as cur):`), is repaired
+// before parsing by blanking the parentheses, which keeps every offset.
+import type { SyntaxNode, Tree } from '@lezer/common';
+import { parser } from '@lezer/python';
+import type { Span } from '../../model/index.ts';
+
+export type Node = SyntaxNode;
+
+export function children(node: Node): Node[] {
+  const out: Node[] = [];
+  for (let c = node.firstChild; c; c = c.nextSibling) out.push(c);
+  return out;
+}
+
+export interface Arg {
+  /** Keyword name for `name=value`. */
+  name?: string;
+  value: Node;
+  star?: '*' | '**';
+}
+
+/** The arguments of an ArgList, grouped at its top-level commas. */
+export function argsOf(argList: Node | null | undefined, text: string): Arg[] {
+  if (!argList || argList.name !== 'ArgList') return [];
+  const groups: Node[][] = [[]];
+  for (const c of children(argList)) {
+    if (c.name === '(' || c.name === ')') continue;
+    if (c.name === ',') {
+      groups.push([]);
+      continue;
+    }
+    groups[groups.length - 1].push(c);
+  }
+  const args: Arg[] = [];
+  for (const group of groups) {
+    if (group.length === 0) continue;
+    const [first, second, third] = group;
+    if ((first.name === '*' || first.name === '**') && second) args.push({ star: first.name, value: second });
+    else if (first.name === 'VariableName' && second?.name === 'AssignOp' && text.slice(second.from, second.to) === '=' && third) {
+      args.push({ name: text.slice(first.from, first.to), value: third });
+    } else args.push({ value: first });
+  }
+  return args;
+}
+
+export function positional(args: Arg[], index: number): Node | undefined {
+  return args.filter((a) => !a.name && !a.star)[index]?.value;
+}
+
+export function keyword(args: Arg[], name: string): Node | undefined {
+  return args.find((a) => a.name === name)?.value;
+}
+
+/** `a`, `a.b.c` for names and attribute chains; undefined for anything else. */
+export function dottedName(node: Node | null | undefined, text: string): string | undefined {
+  if (!node) return undefined;
+  if (node.name === 'VariableName') return text.slice(node.from, node.to);
+  if (node.name === 'MemberExpression') {
+    const object = node.firstChild;
+    const property = node.lastChild;
+    if (!object || property?.name !== 'PropertyName' || object.nextSibling?.name !== '.') return undefined;
+    const base = dottedName(object, text);
+    return base === undefined ? undefined : `${base}.${text.slice(property.from, property.to)}`;
+  }
+  if (node.name === 'ParenthesizedExpression') return dottedName(innerOfParens(node), text);
+  return undefined;
+}
+
+/** `await x` and `(x)` are x. */
+export function unwrap(node: Node | null | undefined): Node | undefined {
+  let current = node ?? undefined;
+  while (current) {
+    if (current.name === 'AwaitExpression') current = current.lastChild ?? undefined;
+    else if (current.name === 'ParenthesizedExpression') {
+      const inner = innerOfParens(current);
+      if (!inner) return current;
+      current = inner;
+    } else return current;
+  }
+  return current;
+}
+
+function innerOfParens(node: Node): Node | undefined {
+  const inner = children(node).filter((c) => c.name !== '(' && c.name !== ')');
+  return inner.length === 1 ? inner[0] : undefined;
+}
+
+export interface CallParts {
+  callee: Node;
+  args: Arg[];
+  argList: Node;
+}
+
+export function callParts(node: Node | null | undefined, text: string): CallParts | undefined {
+  const call = unwrap(node);
+  if (!call || call.name !== 'CallExpression') return undefined;
+  const callee = call.firstChild;
+  const argList = call.lastChild;
+  if (!callee || !argList || argList.name !== 'ArgList') return undefined;
+  return { callee, args: argsOf(argList, text), argList };
+}
+
+/** For `x.m(...)`: the object x and the method name m. */
+export function methodCall(node: Node | null | undefined, text: string): { object: Node; method: string; call: CallParts } | undefined {
+  const call = callParts(node, text);
+  if (!call || call.callee.name !== 'MemberExpression') return undefined;
+  const object = call.callee.firstChild;
+  const property = call.callee.lastChild;
+  if (!object || property?.name !== 'PropertyName' || object.nextSibling?.name !== '.') return undefined;
+  return { object, method: text.slice(property.from, property.to), call };
+}
+
+export function span(node: Node): Span {
+  return { start: node.from, end: node.to };
+}
+
+// ---- parsing -------------------------------------------------------------------------
+
+export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false; message: string; span: Span };
+
+export function parsePython(original: string): ParseOutcome {
+  const nul = original.indexOf('\u0000');
+  if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
+  const replacement = original.indexOf('\uFFFD');
+  if (replacement >= 0) {
+    return { ok: false, message: 'Not a Python source file: it is not valid UTF-8. It was not analysed.', span: { start: replacement, end: replacement + 1 } };
+  }
+  const text = repairParenthesizedWith(original);
+  const tree = parser.parse(text);
+  const python2 = python2Syntax(tree, text);
+  if (python2) return { ok: false, message: `Python 2 syntax (${python2.what}): pgq-audit reads Python 3. This file was not analysed.`, span: python2.span };
+  const error = firstRealError(tree, text);
+  if (error) {
+    return { ok: false, message: 'Python syntax error: this file does not parse as Python 3 and was not analysed.', span: error };
+  }
+  return { ok: true, tree, text };
+}
+
+function python2Syntax(tree: Tree, text: string): { what: string; span: Span } | undefined {
+  let found: { what: string; span: Span } | undefined;
+  tree.iterate({
+    enter(ref) {
+      if (found) return false;
+      const node = ref.node;
+      switch (node.name) {
+        case 'PrintStatement':
+          found = { what: 'print statement', span: span(node) };
+          return false;
+        case 'CompareOp':
+          if (text.slice(node.from, node.to) === '<>') found = { what: '<> operator', span: span(node) };
+          return;
+        case 'Number':
+          if (/^0+[1-9][0-9]*[lL]?$/.test(text.slice(node.from, node.to))) found = { what: 'octal literal without 0o', span: span(node) };
+          return;
+        case 'RaiseStatement':
+          if (children(node).some((c) => c.name === ',')) found = { what: 'raise E, message', span: span(node) };
+          return;
+        case 'TryStatement': {
+          const parts = children(node);
+          for (let i = 0; i < parts.length; i++) {
+            if (parts[i].name !== 'except') continue;
+            // except E, name:  ->  except, test, ",", VariableName
+            if (parts[i + 2]?.name === ',' && parts[i + 3]?.name === 'VariableName') {
+              found = { what: 'except E, name', span: { start: parts[i].from, end: parts[i + 3].to } };
+              return false;
+            }
+          }
+          return;
+        }
+      }
+      return;
+    },
+  });
+  if (found) return found;
+  // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
+  let legacy: { what: string; span: Span } | undefined;
+  tree.iterate({
+    enter(ref) {
+      if (legacy || !ref.type.isError) return;
+      const lineStart = text.lastIndexOf('\n', ref.from - 1) + 1;
+      const line = text.slice(lineStart, text.indexOf('\n', ref.from) < 0 ? text.length : text.indexOf('\n', ref.from));
+      if (/^\s*exec\s+["'\w]/.test(line)) legacy = { what: 'exec statement', span: { start: lineStart, end: lineStart + line.length } };
+      else if (text[ref.from] === '`') legacy = { what: 'backquotes', span: { start: ref.from, end: ref.from + 1 } };
+    },
+  });
+  return legacy;
+}
+
+/** The first error node that is not one of Lezer's known gaps on valid Python 3. */
+function firstRealError(tree: Tree, text: string): Span | undefined {
+  let found: Span | undefined;
+  tree.iterate({
+    enter(ref) {
+      if (found) return false;
+      if (!ref.type.isError) return;
+      if (knownGap(ref.node, text)) return false;
+      found = { start: ref.from, end: Math.max(ref.to, ref.from + 1) };
+      return false;
+    },
+  });
+  return found;
+}
+
+function knownGap(error: Node, text: string): boolean {
+  const parent = error.parent;
+  if (!parent) return false;
+  // `(yield)`: a yield with no value inside parentheses.
+  if (parent.name === 'YieldExpression' && error.from === error.to) return true;
+  // PEP 614 decorators: any expression after @.
+  for (let p: Node | null = parent; p; p = p.parent) if (p.name === 'Decorator' || p.name === 'DecoratedStatement') return true;
+  // a[*b]: starred subscript (3.11).
+  if (parent.name === 'MemberExpression' && text[error.from] === '*') return true;
+  // with x as (a, b):
+  if (parent.name === 'WithStatement' && error.prevSibling?.name === 'as') return true;
+  if (parent.name === 'AssignStatement' && parent.prevSibling?.name === 'WithStatement') return true;
+  if (parent.name === 'TypeDef' && parent.parent?.prevSibling?.name === 'WithStatement') return true;
+  return false;
+}
+
+/**
+ * `with (a as b, c as d):` (Python 3.10) is a syntax error to Lezer. Blanking the
+ * parentheses, the newlines and the comments between them gives the same
+ * statement on one logical line, at the same offsets.
+ */
+export function repairParenthesizedWith(text: string): string {
+  if (!/\bwith\s*\(/.test(text)) return text;
+  let out: string[] | undefined;
+  const pattern = /(^|[\n;:])([ \t]*)(?:async[ \t]+)?with[ \t]*\(/g;
+  for (const match of text.matchAll(pattern)) {
+    const open = (match.index ?? 0) + match[0].length - 1;
+    const close = matchingParen(text, open);
+    if (close < 0) continue;
+    const after = /^[ \t]*:/.exec(text.slice(close + 1));
+    if (!after) continue;
+    const inner = text.slice(open + 1, close);
+    if (!hasTopLevelAs(inner)) continue;
+    out ??= [...text];
+    out[open] = ' ';
+    out[close] = ' ';
+    blankLayout(text, open + 1, close, out);
+  }
+  return out ? out.join('') : text;
+}
+
+/** Offset of the parenthesis that closes the one at `open`, skipping strings and comments; -1 if none. */
+function matchingParen(text: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < text.length; i++) {
+    const c = text[i];
+    if (c === '#') {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0) return -1;
+      i = nl;
+    } else if (c === '"' || c === "'") {
+      i = skipPythonString(text, i) - 1;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      depth--;
+      if (depth === 0) return c === ')' ? i : -1;
+    }
+  }
+  return -1;
+}
+
+function hasTopLevelAs(inner: string): boolean {
+  let depth = 0;
+  for (let i = 0; i < inner.length; i++) {
+    const c = inner[i];
+    if (c === '"' || c === "'") {
+      i = skipPythonString(inner, i) - 1;
+      continue;
+    }
+    if (c === '#') {
+      const nl = inner.indexOf('\n', i);
+      i = nl < 0 ? inner.length : nl;
+      continue;
+    }
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (depth === 0 && inner.startsWith('as', i) && /\s/.test(inner[i - 1] ?? '') && /\s/.test(inner[i + 2] ?? '')) return true;
+  }
+  return false;
+}
+
+/** Newlines and comments between from and to (outside strings) become spaces. */
+function blankLayout(text: string, from: number, to: number, out: string[]): void {
+  for (let i = from; i < to; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      i = skipPythonString(text, i) - 1;
+    } else if (c === '#') {
+      while (i < to && text[i] !== '\n') out[i++] = ' ';
+      if (i < to) out[i] = ' ';
+    } else if (c === '\n' || c === '\r') out[i] = ' ';
+    else if (c === '\\' && (text[i + 1] === '\n' || text[i + 1] === '\r')) out[i] = ' ';
+  }
+}
+
+/** Index after the string literal whose quote is at `i`. */
+export function skipPythonString(text: string, i: number): number {
+  const quote = text[i];
+  const triple = text.startsWith(quote.repeat(3), i);
+  let j = i + (triple ? 3 : 1);
+  // A raw prefix right before the quote keeps backslashes, but \" still does not end the string.
+  while (j < text.length) {
+    const c = text[j];
+    if (c === '\\') {
+      j += 2;
+      continue;
+    }
+    if (triple ? text.startsWith(quote.repeat(3), j) : c === quote) return j + (triple ? 3 : 1);
+    if (!triple && c === '\n') return j;
+    j++;
+  }
+  return text.length;
+}
