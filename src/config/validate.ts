@@ -1,0 +1,149 @@
+// Validates a config object by hand, so the errors name the key and list the
+// valid ones ("unknown rule 'x'. Valid rules: ..."). Rule options are checked
+// against each rule's own JSON schema; the generated schema file says the
+// same (a test checks that ajv and this agree).
+import { rules as allRules } from '../../rules/index.ts';
+import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
+import type { JsonSchema, Severity } from '../model/index.ts';
+import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
+
+export interface RuleEntry {
+  severity?: Severity;
+  options?: Record<string, unknown>;
+}
+
+/** A config file's content after validation. */
+export interface Config {
+  rules: Record<string, RuleEntry>;
+  settings: { tenantSettings?: string[]; queueTables?: string[]; queryFunctions?: string[] };
+  ignores: string[];
+  reportUnusedSuppressions?: Severity;
+}
+
+/** `source` names the file in messages, e.g. "pgq-audit.config.json" or "package.json#pgqAudit". */
+export function validateConfig(raw: unknown, source: string): Config {
+  const fail = (where: string, message: string): never => {
+    throw new ConfigError(`${source}: ${where ? `${where}: ` : ''}${message}`);
+  };
+  if (!isObject(raw)) fail('', `expected an object, got ${kind(raw)}`);
+  const input = raw as Record<string, unknown>;
+  unknownKeys(input, CONFIG_KEYS, 'key', '', fail);
+  const config: Config = { rules: {}, settings: {}, ignores: [] };
+
+  if (input.rules !== undefined) {
+    if (!isObject(input.rules)) fail('rules', `expected an object of rule ids, got ${kind(input.rules)}`);
+    for (const [key, value] of Object.entries(input.rules as Record<string, unknown>)) {
+      const id = key;
+      const rule = allRules.find((r) => r.id === id);
+      if (!rule && allRules.some((r) => `pgq/${r.id}` === key)) fail('rules', `unknown rule '${key}': write rule ids without the pgq/ prefix ('${key.slice(4)}')`);
+      if (!rule) fail('rules', `unknown rule '${key}'. Valid rules: ${allRules.map((r) => r.id).join(', ')}`);
+      const where = `rules.${key}`;
+      if (typeof value === 'string') {
+        config.rules[id] = { severity: checkSeverity(value, where, fail) };
+        continue;
+      }
+      if (!isObject(value)) fail(where, `expected a severity (${SEVERITIES.join(', ')}) or { "severity": ..., "options": {...} }, got ${kind(value)}`);
+      const entry = value as Record<string, unknown>;
+      unknownKeys(entry, ['severity', 'options'], 'key', where, fail);
+      const result: RuleEntry = {};
+      if (entry.severity !== undefined) result.severity = checkSeverity(entry.severity, `${where}.severity`, fail);
+      if (entry.options !== undefined) {
+        checkValue(entry.options, rule!.schema, `${where}.options`, fail);
+        result.options = entry.options as Record<string, unknown>;
+      }
+      config.rules[id] = result;
+    }
+  }
+
+  if (input.settings !== undefined) {
+    if (!isObject(input.settings)) fail('settings', `expected an object, got ${kind(input.settings)}`);
+    const settings = input.settings as Record<string, unknown>;
+    unknownKeys(settings, sharedSettingKeys(), 'setting', 'settings', fail);
+    for (const [key, value] of Object.entries(settings)) {
+      const schema = key === 'queryFunctions' ? (QUERY_FUNCTIONS_SCHEMA as JsonSchema) : sharedSettingSchema(key)!;
+      checkValue(value, schema, `settings.${key}`, fail);
+      (config.settings as Record<string, unknown>)[key] = value;
+    }
+  }
+
+  if (input.ignores !== undefined) {
+    checkValue(input.ignores, { type: 'array', items: { type: 'string' } }, 'ignores', fail);
+    config.ignores = input.ignores as string[];
+  }
+  if (input.reportUnusedSuppressions !== undefined) {
+    config.reportUnusedSuppressions = checkSeverity(input.reportUnusedSuppressions, 'reportUnusedSuppressions', fail);
+  }
+  return config;
+}
+
+type Fail = (where: string, message: string) => never;
+
+function checkSeverity(value: unknown, where: string, fail: Fail): Severity {
+  if (typeof value !== 'string' || !SEVERITIES.includes(value as Severity)) {
+    fail(where, `${JSON.stringify(value)} is not a severity. Valid severities: ${SEVERITIES.join(', ')}`);
+  }
+  return value as Severity;
+}
+
+function unknownKeys(object: Record<string, unknown>, valid: readonly string[], noun: string, where: string, fail: Fail): void {
+  for (const key of Object.keys(object)) {
+    if (!valid.includes(key)) fail(where, `unknown ${noun} '${key}'. Valid ${noun}s: ${valid.join(', ')}`);
+  }
+}
+
+/** The subset of JSON schema the rules' option schemas use. */
+export function checkValue(value: unknown, schema: JsonSchema, where: string, fail: Fail): void {
+  if (schema.type !== undefined) {
+    const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+    if (!types.some((t) => hasType(value, t))) fail(where, `expected ${types.map(describeType(schema)).join(' or ')}, got ${kind(value)}`);
+  }
+  if (schema.enum && !schema.enum.some((v) => v === value)) {
+    fail(where, `${JSON.stringify(value)} is not allowed. Valid values: ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`);
+  }
+  if (typeof value === 'number') {
+    if (schema.minimum !== undefined && value < schema.minimum) fail(where, `must be at least ${schema.minimum}`);
+    if (schema.maximum !== undefined && value > schema.maximum) fail(where, `must be at most ${schema.maximum}`);
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((item, i) => checkValue(item, schema.items!, `${where}[${i}]`, fail));
+  if (isObject(value)) {
+    const properties = schema.properties ?? {};
+    for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+      if (properties[key]) {
+        checkValue(item, properties[key], `${where}.${key}`, fail);
+        continue;
+      }
+      if (schema.additionalProperties === false) {
+        const valid = Object.keys(properties);
+        fail(where, `unknown option '${key}'. ${valid.length ? `Valid options: ${valid.join(', ')}` : 'This rule has no options'}`);
+      }
+    }
+  }
+}
+
+function hasType(value: unknown, type: string): boolean {
+  switch (type) {
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isObject(value);
+    case 'integer':
+      return Number.isInteger(value);
+    case 'null':
+      return value === null;
+    default:
+      return typeof value === type;
+  }
+}
+
+const describeType = (schema: JsonSchema) => (type: string) =>
+  type === 'array' && schema.items?.type === 'string' ? 'an array of strings' : type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`;
+
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${JSON.stringify(value)}`;
+}
