@@ -6,8 +6,11 @@ import { activeRules, type RuleSettings } from '../engine/rule-config.ts';
 import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
 import { runRules } from '../engine/run-rules.ts';
 import { frontEndFor, supportedExtensions } from '../languages/index.ts';
+import type { Severity } from '../model/index.ts';
 import { loadSqlParser } from '../sql/index.ts';
+import { applySuppressions, readDirectives, type FileDirectives } from '../suppressions/index.ts';
 import { discoverFiles } from './discover.ts';
+import { selectFiles, type FileSelection } from './select-files.ts';
 
 export interface ScanOptions {
   paths: readonly string[];
@@ -15,6 +18,12 @@ export interface ScanOptions {
   rules?: RuleSettings;
   ignores?: readonly string[];
   queryFunctions?: readonly string[];
+  /** --changed-since, --shard and config ignores (src/scan/select-files.ts). */
+  selection?: FileSelection;
+  /** Severity of pgq/unused-suppression (default warn). */
+  reportUnusedSuppressions?: Severity;
+  /** Called after each file is analysed. */
+  onProgress?: (progress: { done: number; total: number; file: string }) => void;
 }
 
 export interface ScanResult {
@@ -26,15 +35,24 @@ export interface ScanResult {
 export async function scan(options: ScanOptions): Promise<ScanResult> {
   await loadSqlParser();
   const active = activeRules(options.rules);
-  const files = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd: options.cwd });
+  const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd: options.cwd });
+  const { files, all } = selectFiles(discovered, options.selection, options.cwd);
+  // Files outside the selection are read only when a cross-file rule needs their facts.
+  const reported = new Set(files);
+  const read = active.some((a) => a.rule.collect) ? all : files;
   const results: FileResult[] = [];
   const projectFacts = new Map<string, ProjectFacts>();
-  for (const file of files) {
-    const { result, facts } = await scanFile(file, active, options);
-    results.push(result);
-    if (facts) projectFacts.set(file, facts);
+  const directives = new Map<string, FileDirectives>();
+  for (const [index, file] of read.entries()) {
+    const outcome = await scanFile(file, active, options);
+    if (reported.has(file)) results.push(outcome.result);
+    if (outcome.facts) projectFacts.set(file, outcome.facts);
+    if (outcome.directives) directives.set(file, outcome.directives);
+    options.onProgress?.({ done: index + 1, total: read.length, file });
   }
   runProjectRules(active, projectFacts, results);
+  const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;
+  for (const result of results) applySuppressions(result, directives.get(result.filePath), active, { unused });
   return {
     results,
     errorCount: results.reduce((n, r) => n + r.errorCount, 0),
@@ -46,6 +64,8 @@ interface FileOutcome {
   result: FileResult;
   /** Facts of this file for the cross-file rules. */
   facts?: ProjectFacts;
+  /** Its pgq-audit-ignore-next-line comments, applied after the project pass. */
+  directives?: FileDirectives;
 }
 
 async function scanFile(file: string, active: ReturnType<typeof activeRules>, options: ScanOptions): Promise<FileOutcome> {
@@ -60,15 +80,17 @@ async function scanFile(file: string, active: ReturnType<typeof activeRules>, op
   if (!frontEnd) return { result: { filePath: file, messages: [], errorCount: 0, warningCount: 0, source: text } };
   let messages: Finding[];
   let facts: ProjectFacts | undefined;
+  let directives: FileDirectives | undefined;
   try {
     const model = frontEnd.parse(text, file, { queryFunctions: options.queryFunctions });
     messages = runRules(model, active);
     facts = collectProjectFacts(model, active);
+    directives = readDirectives(model);
   } catch (error) {
     // A bug of ours on one file must not cost the user the rest of the scan.
     messages = [fatalMessage(`pgq-audit failed on this file: ${(error as Error).stack ?? error}`)];
   }
-  return { result: countSeverities({ filePath: file, messages, errorCount: 0, warningCount: 0, source: text }), facts };
+  return { result: countSeverities({ filePath: file, messages, errorCount: 0, warningCount: 0, source: text }), facts, directives };
 }
 
 function fatalMessage(message: string): Finding {
