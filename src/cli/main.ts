@@ -1,67 +1,59 @@
 // `pgq-audit` command line. Exit codes follow ESLint: 0 clean, 1 findings at
-// error severity (or more warnings than --max-warnings), 2 usage or internal error.
-import { parseArgs } from 'node:util';
-import { ConfigError, parseRuleFlag, type RuleSettings } from '../engine/rule-config.ts';
-import { FORMAT_NAMES, formats } from '../report/index.ts';
+// error severity (or more warnings than --max-warnings), 2 usage, config or
+// internal error. One file per command.
+import { ConfigError } from '../engine/rule-config.ts';
 import { UsageError } from '../scan/discover.ts';
-import { scan } from '../scan/scan.ts';
 import { VERSION } from '../version.ts';
+import { explainCommand } from './explain-command.ts';
+import type { Io } from './io.ts';
+import { rulesCommand } from './rules-command.ts';
+import { scanCommand } from './scan-command.ts';
+
+export type { Io } from './io.ts';
 
 const HELP = `Usage: pgq-audit <command> [options]
 
 Commands:
-  scan [paths...]          Scan files and folders (default: .) for multi-tenant worker bugs
+  scan [paths...]      Scan files and folders (default: .) for multi-tenant worker bugs
+  rules                List the rules with their severity
+  explain <rule-id>    Print a rule's doc page
 
-Options for scan:
-  -f, --format <name>      Output format: ${FORMAT_NAMES.join(', ')} (default: stylish)
-  --rule <id>:<severity>   Set a rule's severity: off, warn or error (repeatable)
-  --max-warnings <n>       Exit 1 when there are more than n warnings
-  --quiet                  Report errors only
-  -h, --help               Show this help
-  -v, --version            Show the version
+Run pgq-audit <command> --help for a command's options.
 
-Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage or internal error.
+Options:
+  -h, --help           Show this help
+  -v, --version        Show the version
+
+Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config or internal error.
 `;
 
-export interface Io {
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  isTTY: boolean;
-  cwd: string;
-}
+const COMMANDS: Record<string, (argv: string[], io: Io) => number | Promise<number>> = {
+  scan: scanCommand,
+  rules: rulesCommand,
+  explain: explainCommand,
+};
 
 export async function main(argv: string[], io: Io): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        format: { type: 'string', short: 'f', default: 'stylish' },
-        rule: { type: 'string', multiple: true, default: [] },
-        'max-warnings': { type: 'string' },
-        quiet: { type: 'boolean', default: false },
-        help: { type: 'boolean', short: 'h', default: false },
-        version: { type: 'boolean', short: 'v', default: false },
-      },
-    });
-  } catch (error) {
-    io.stderr(`pgq-audit: ${(error as Error).message}\n\n${HELP}`);
-    return 2;
-  }
-  const { values, positionals } = parsed;
-  if (values.version) {
+  const [first, ...rest] = argv;
+  if (first === '-v' || first === '--version') {
     io.stdout(`${VERSION}\n`);
     return 0;
   }
-  const [command, ...paths] = positionals;
-  if (values.help || command === undefined) {
+  if (first === '-h' || first === '--help') {
     io.stdout(HELP);
-    return values.help ? 0 : 2;
+    return 0;
+  }
+  if (first === undefined) {
+    io.stdout(HELP);
+    return 2;
   }
   try {
-    if (command === 'scan') return await runScan(paths, values, io);
-    throw new UsageError(`Unknown command '${command}'. Valid commands: scan`);
+    const command = COMMANDS[first];
+    if (!command) {
+      const hint = first.startsWith('-') ? ' (options go after the command: pgq-audit scan --format json .)' : '';
+      throw new UsageError(`Unknown command '${first}'${hint}. Valid commands: ${Object.keys(COMMANDS).join(', ')}`);
+    }
+    return await command(rest, io);
   } catch (error) {
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr(`pgq-audit: ${error.message}\n`);
@@ -70,33 +62,4 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stderr(`pgq-audit: internal error: ${(error as Error).stack ?? error}\n`);
     return 2;
   }
-}
-
-async function runScan(paths: string[], values: Record<string, any>, io: Io): Promise<number> {
-  const format = formats[values.format];
-  if (!format) throw new UsageError(`--format ${values.format}: valid formats are ${FORMAT_NAMES.join(', ')}`);
-  let maxWarnings = -1;
-  if (values['max-warnings'] !== undefined) {
-    maxWarnings = Number(values['max-warnings']);
-    if (!Number.isInteger(maxWarnings) || maxWarnings < -1) throw new UsageError(`--max-warnings ${values['max-warnings']}: expected a whole number (-1 for no limit)`);
-  }
-  const rules: RuleSettings = {};
-  for (const flag of values.rule as string[]) {
-    const [id, severity] = parseRuleFlag(flag);
-    rules[id] = severity;
-  }
-  const result = await scan({ paths: paths.length ? paths : ['.'], cwd: io.cwd, rules });
-  let results = result.results;
-  if (values.quiet) {
-    results = results.map((r) => ({ ...r, messages: r.messages.filter((m) => m.severity === 2), warningCount: 0 }));
-  }
-  const output = format(results, { cwd: io.cwd, color: io.isTTY && !process.env.NO_COLOR, codeFrames: io.isTTY });
-  if (output) io.stdout(output.endsWith('\n') ? output : `${output}\n`);
-  const warnings = results.reduce((n, r) => n + r.warningCount, 0);
-  if (result.errorCount > 0) return 1;
-  if (maxWarnings >= 0 && warnings > maxWarnings) {
-    io.stderr(`pgq-audit found too many warnings (maximum: ${maxWarnings}).\n`);
-    return 1;
-  }
-  return 0;
 }

@@ -1,0 +1,133 @@
+// --format sarif, validated against the SARIF 2.1.0 JSON schema (a dev
+// fixture: test/fixtures/sarif/README.md says where it comes from) and
+// checked for what GitHub code scanning reads.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import ajvDraft04 from 'ajv-draft-04';
+import ajvFormats from 'ajv-formats';
+import { rules } from '../../rules/index.ts';
+import { repoRoot, runCli } from '../helpers/cli.ts';
+import { parseJson, project } from './project.ts';
+
+const schemaPath = join(repoRoot, 'test/fixtures/sarif/sarif-2.1.0-rtm.5.json');
+const schemaText = readFileSync(schemaPath, 'utf8');
+// Both are CommonJS modules whose function is also their `default` export.
+// unicodeRegExp: false, because one pattern of the schema (for language tags) is not valid with the u flag.
+const ajv = new ajvDraft04.default({ allErrors: true, strict: false, unicodeRegExp: false });
+ajvFormats.default(ajv);
+const validate = ajv.compile(JSON.parse(schemaText));
+
+function assertValid(log: unknown): void {
+  const ok = validate(log);
+  assert.ok(ok, `SARIF schema errors:\n${JSON.stringify(validate.errors, null, 2)}`);
+}
+
+test('the schema fixture is the file its README names', () => {
+  assert.equal(createHash('sha256').update(schemaText).digest('hex'), '2d99159ae54a3eea97f81781cff48780548657c35949f4b7f25e99a2ba4de4f8');
+  assert.match(JSON.parse(schemaText).title, /SARIF\) Version 2\.1\.0/);
+});
+
+test('the validator rejects what GitHub would reject: it can fail', () => {
+  const run = runCli(['scan', 'fixtures/sql', '--format', 'sarif']);
+  const log = JSON.parse(run.stdout);
+  assertValid(log);
+  const bad = structuredClone(log);
+  bad.runs[0].results[0].level = 'fatal';
+  assert.equal(validate(bad), false);
+  const noLine = structuredClone(log);
+  noLine.runs[0].results[0].locations[0].physicalLocation.region.startLine = 0;
+  assert.equal(validate(noLine), false);
+  const noDriver = structuredClone(log);
+  delete noDriver.runs[0].tool.driver.name;
+  assert.equal(validate(noDriver), false);
+});
+
+test('SARIF of the fixtures is valid SARIF 2.1.0 and says what GitHub code scanning needs', () => {
+  const run = runCli(['scan', 'fixtures/sql', '--format', 'sarif']);
+  assert.equal(run.code, 1, run.stderr);
+  const log = JSON.parse(run.stdout);
+  assertValid(log);
+  assert.equal(log.version, '2.1.0');
+  assert.equal(log.runs.length, 1);
+  const [sarifRun] = log.runs;
+
+  const { driver } = sarifRun.tool;
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8'));
+  assert.equal(driver.name, 'pgq-audit');
+  assert.equal(driver.version, pkg.version);
+  assert.match(driver.informationUri, /^https:\/\//);
+
+  // One entry per rule, pgq/<id>, descriptions, help page, default level.
+  const ids = driver.rules.map((r: { id: string }) => r.id);
+  for (const rule of rules) assert.ok(ids.includes(`pgq/${rule.id}`), `rules[] has pgq/${rule.id}`);
+  assert.ok(ids.includes('pgq/invalid-suppression') && ids.includes('pgq/unused-suppression'));
+  assert.equal(new Set(ids).size, ids.length, 'rule ids are unique');
+  for (const rule of rules) {
+    const entry = driver.rules.find((r: { id: string }) => r.id === `pgq/${rule.id}`);
+    assert.equal(entry.shortDescription.text, rule.description);
+    assert.ok(entry.fullDescription.text.length > rule.description.length, `${rule.id} has a full description from its doc page`);
+    assert.match(entry.helpUri, new RegExp(`^https://.+/docs/rules/${rule.id}\\.md$`));
+    assert.equal(entry.defaultConfiguration.level, rule.defaultSeverity === 'error' ? 'error' : 'warning');
+    assert.equal(entry.help.markdown, readFileSync(join(repoRoot, 'docs/rules', `${rule.id}.md`), 'utf8'));
+  }
+
+  // Results match the JSON output finding for finding.
+  const json = parseJson(runCli(['scan', 'fixtures/sql', '--format', 'json']).stdout);
+  const expected = json.flatMap((r) =>
+    r.messages.map((m) => ({
+      ruleId: m.ruleId,
+      level: m.severity === 2 ? 'error' : 'warning',
+      text: m.message,
+      uri: r.filePath.slice(repoRoot.length + 1),
+      region: { startLine: m.line, startColumn: m.column, endLine: m.endLine, endColumn: m.endColumn },
+    })),
+  );
+  assert.ok(expected.length > 5);
+  const actual = sarifRun.results.map((r: any) => ({
+    ruleId: r.ruleId,
+    level: r.level,
+    text: r.message.text,
+    uri: r.locations[0].physicalLocation.artifactLocation.uri,
+    region: r.locations[0].physicalLocation.region,
+  }));
+  assert.deepEqual(actual, expected);
+  for (const result of sarifRun.results) {
+    assert.equal(driver.rules[result.ruleIndex].id, result.ruleId);
+    const { artifactLocation } = result.locations[0].physicalLocation;
+    assert.equal(artifactLocation.uriBaseId, '%SRCROOT%');
+    assert.doesNotMatch(artifactLocation.uri, /^(\/|file:)/, 'repository-relative');
+    assert.ok(existsSync(join(repoRoot, decodeURIComponent(artifactLocation.uri))));
+    assert.match(Object.values(result.partialFingerprints)[0] as string, /^[0-9a-f]{16}:\d+$/);
+  }
+  assert.equal(sarifRun.originalUriBaseIds['%SRCROOT%'].uri, `file://${repoRoot}/`);
+});
+
+test('parse errors are tool notifications, and odd file names are encoded URIs', () => {
+  const dir = project({ 'odd name #1.sql': "SET app.tenant = '1';\n", 'broken.sql': "select 'never closed;\n" });
+  const run = runCli(['scan', '.', '--format', 'sarif'], { cwd: dir });
+  assert.equal(run.code, 1, run.stderr);
+  const log = JSON.parse(run.stdout);
+  assertValid(log);
+  const [sarifRun] = log.runs;
+  assert.deepEqual(
+    sarifRun.results.map((r: any) => r.locations[0].physicalLocation.artifactLocation.uri),
+    ['odd%20name%20%231.sql'],
+  );
+  const [notification] = sarifRun.invocations[0].toolExecutionNotifications;
+  assert.equal(notification.level, 'error');
+  assert.match(notification.message.text, /^Parsing error/);
+  assert.equal(notification.locations[0].physicalLocation.artifactLocation.uri, 'broken.sql');
+});
+
+test('a clean scan is a valid log with no results; --output-file writes it and leaves stdout empty', () => {
+  const dir = project({ 'ok.sql': "begin;\nselect set_config('app.tenant', $1, true);\ncommit;\n" });
+  const run = runCli(['scan', '.', '--format', 'sarif', '--output-file', 'out/pgq.sarif'], { cwd: dir });
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(run.stdout, '');
+  const log = JSON.parse(readFileSync(join(dir, 'out/pgq.sarif'), 'utf8'));
+  assertValid(log);
+  assert.deepEqual(log.runs[0].results, []);
+});
