@@ -4,12 +4,14 @@ import noDiscardAllWithPreparedStatements from './no-discard-all-with-prepared-s
 import noLocalSettingOutsideTransaction from './no-local-setting-outside-transaction.ts';
 import noSessionTenantSetting from './no-session-tenant-setting.ts';
 import noTenantPolicyOnQueue from './no-tenant-policy-on-queue.ts';
+import requireAutocommitInReset from './require-autocommit-in-reset.ts';
 import requireNullifOnSettingCast from './require-nullif-on-setting-cast.ts';
 
 export const rules: Rule<any>[] = [
   noSessionTenantSetting,
   noLocalSettingOutsideTransaction,
   noDiscardAllWithPreparedStatements,
+  requireAutocommitInReset,
   requireNullifOnSettingCast,
   noTenantPolicyOnQueue,
 ];

@@ -26,14 +26,17 @@ export default defineRule({
         continue;
       }
       if (discardAll && site.scope.kind === 'transaction') {
-        report({ messageId: 'inTransaction', span: statement.span });
+        // In a pool callback require-autocommit-in-reset reports it, with what the pool does then.
+        if (!site.callback) report({ messageId: 'inTransaction', span: statement.span });
         continue;
       }
       const config = file.connections.find((c) => c.id === site.connection.configId);
-      if (config?.preparedStatements === 'yes') {
+      const statementName = discardAll ? 'DISCARD ALL' : 'DEALLOCATE ALL';
+      // psycopg >= 3.3.5 with prepare_threshold=0 drops its own cache after DISCARD ALL in time.
+      if (config?.preparedStatements === 'yes' && !config.driverClearsCache?.includes(statementName)) {
         report({
           messageId: 'preparedStatements',
-          data: { statement: discardAll ? 'DISCARD ALL' : 'DEALLOCATE ALL', driver: config.driver, reason: config.preparedReason ?? 'prepared statements are on' },
+          data: { statement: statementName, driver: config.driver, reason: config.preparedReason ?? 'prepared statements are on' },
           span: statement.span,
         });
       }

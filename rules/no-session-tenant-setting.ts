@@ -30,6 +30,8 @@ export default defineRule<Options>({
       for (const write of statement.settingWrites) {
         if (write.via !== 'set' && write.via !== 'set_config') continue;
         if (!isTenant(write.name)) continue;
+        // Pool callbacks: configure= runs before any job (the same for every tenant), reset= clears.
+        if (site.callback) continue;
         const data = { setting: write.name ?? '', routine: statement.routine ? `${statement.routine.kind} ${statement.routine.name}` : '' };
         if (site.connection.kind === 'pool' && write.level !== 'unknown') {
           report({ messageId: 'onPool', data, span: write.span });

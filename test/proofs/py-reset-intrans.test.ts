@@ -15,7 +15,12 @@ interface Run {
 }
 
 let db: TestDatabase;
-let result: Record<'bad' | 'discard_bad' | 'good_autocommit' | 'good_commit', Run>;
+interface Opened {
+  opened: boolean;
+  warnings: string[];
+}
+
+let result: Record<'bad' | 'discard_bad' | 'good_autocommit' | 'good_commit', Run> & Record<'configure_bad' | 'configure_good', Opened>;
 before(async () => {
   db = await startTestDatabase();
   result = (await runProof<typeof result>('reset-intrans', db.workerUrl)).result;
@@ -45,4 +50,11 @@ test('reset callback in autocommit, or committing before it returns, keeps one c
     assert.equal(good.connections, 1);
     assert.deepEqual(good.warnings, []);
   }
+});
+
+test('configure callback without autocommit: the pool refuses every new connection and never opens', () => {
+  assert.equal(result.configure_bad.opened, false);
+  assert.ok(result.configure_bad.warnings.some((w) => /connection left in status INTRANS by configure function/.test(w)), result.configure_bad.warnings.join('\n'));
+  assert.equal(result.configure_good.opened, true);
+  assert.deepEqual(result.configure_good.warnings, []);
 });

@@ -125,12 +125,42 @@ def discard_in_transaction(conn):
     conn.execute("DISCARD ALL")
 
 
+def configure_in_transaction(conn):
+    conn.execute("SET search_path TO public")
+
+
+def configure_then_commit(conn):
+    conn.execute("SET search_path TO public")
+    conn.commit()
+
+
+def configure_pool(url, configure):
+    """Can a pool whose configure= leaves a transaction open get a connection at all?"""
+    handler = Collect()
+    logger = logging.getLogger("psycopg.pool")
+    logger.addHandler(handler)
+    pool = ConnectionPool(url, min_size=1, max_size=1, open=False, configure=configure)
+    opened = True
+    try:
+        # The wait only bounds how long the proof tries: a pool that refuses
+        # every new connection never gets one, however long it waits.
+        pool.open(wait=True, timeout=3)
+    except psycopg_pool.PoolTimeout:
+        opened = False
+    finally:
+        pool.close()
+        logger.removeHandler(handler)
+    return {"opened": opened, "warnings": handler.messages}
+
+
 def proof_reset_intrans(url):
     return {
         "bad": reset_jobs(url, reset_in_transaction),
         "discard_bad": reset_jobs(url, discard_in_transaction),
         "good_autocommit": reset_jobs(url, reset_in_autocommit),
         "good_commit": reset_jobs(url, reset_then_commit),
+        "configure_bad": configure_pool(url, configure_in_transaction),
+        "configure_good": configure_pool(url, configure_then_commit),
     }
 
 

@@ -1,0 +1,61 @@
+// Every Python fixture through scan(): bad files are flagged exactly on their
+// `# expect: rule-id@column` lines (rule, line and column), good files have no
+// finding at all, fatal files get one fatal message.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import { scan } from '../../src/scan/scan.ts';
+
+const root = join(import.meta.dirname, '../../fixtures/python');
+
+interface Expected {
+  line: number;
+  column?: number;
+  ruleId: string;
+}
+
+function pythonFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return pythonFiles(path);
+      return name.endsWith('.py') ? [path] : [];
+    });
+}
+
+export function expectationsOf(text: string): Expected[] {
+  const expected: Expected[] = [];
+  text.split('\n').forEach((line, index) => {
+    const match = /#\s*expect:\s*([\w\-@, ]+)$/.exec(line);
+    if (!match) return;
+    for (const item of match[1].split(',').map((s) => s.trim()).filter(Boolean)) {
+      const [ruleId, column] = item.split('@');
+      expected.push({ line: index + 1, ruleId, ...(column ? { column: Number(column) } : {}) });
+    }
+  });
+  return expected;
+}
+
+const key = (e: Expected) => `${e.line}:${e.column ?? '*'} ${e.ruleId}`;
+
+for (const file of pythonFiles(root)) {
+  const name = relative(root, file);
+  const base = file.slice(file.lastIndexOf('/') + 1);
+  const ruleDir = name.split('/')[0];
+  test(`fixtures/python/${name}`, async () => {
+    const expected = expectationsOf(readFileSync(file, 'utf8'));
+    if (base.startsWith('bad')) assert.ok(expected.some((e) => e.ruleId === ruleDir), `${name} must expect at least one ${ruleDir} finding`);
+    else if (ruleDir === 'fatal') assert.deepEqual(expected.map((e) => e.ruleId), ['fatal'], 'a fatal fixture expects exactly one fatal message');
+    else assert.deepEqual(expected, [], 'good fixtures expect nothing');
+    const { results } = await scan({ paths: [file] });
+    assert.equal(results.length, 1);
+    const actual = results[0].messages.map((m) => {
+      const wanted = expected.find((e) => e.line === m.line && e.ruleId === (m.ruleId ?? 'fatal'));
+      return { line: m.line, ...(wanted?.column !== undefined ? { column: m.column } : {}), ruleId: m.ruleId ?? 'fatal' };
+    });
+    assert.deepEqual(actual.map(key).sort(), expected.map(key).sort(), results[0].messages.map((m) => `${m.line}:${m.column} ${m.ruleId} ${m.message}`).join('\n'));
+    if (ruleDir === 'fatal') assert.equal(results[0].messages[0].fatal, true);
+  });
+}
