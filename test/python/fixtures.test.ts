@@ -40,7 +40,8 @@ export function expectationsOf(text: string): Expected[] {
 
 const key = (e: Expected) => `${e.line}:${e.column ?? '*'} ${e.ruleId}`;
 
-for (const file of pythonFiles(root)) {
+// fixtures/python/mixed is a folder of three languages: test/python/mixed-scan.test.ts.
+for (const file of pythonFiles(root).filter((f) => !relative(root, f).startsWith('mixed/'))) {
   const name = relative(root, file);
   const base = file.slice(file.lastIndexOf('/') + 1);
   const ruleDir = name.split('/')[0];

@@ -71,6 +71,8 @@ class PythonFile {
   /** Defs walked at a call or as a callback: not walked again on their own. */
   readonly walkedAtCall = new Set<number>();
   readonly metas: SiteMeta[] = [];
+  /** Transactions that were open while the code called something that is not SQL (the job's work). */
+  readonly workIn = new Set<string>();
   readonly driverOfFile: Driver;
   readonly importsDriver: boolean;
   readonly importsPool: boolean;
@@ -424,8 +426,12 @@ class PythonFile {
       byScope.set(scope.id, list);
     }
     for (const [scopeId, metas] of byScope) {
-      const claim = metas.find((m) => m.site.analysis.statements.some((s) => s.lockingReads.some((r) => r.skipLocked)));
-      if (!claim) continue;
+      const claimAt = metas.findIndex((m) => m.site.analysis.statements.some((s) => s.lockingReads.some((r) => r.skipLocked)));
+      if (claimAt < 0) continue;
+      const claim = metas[claimAt];
+      // A claim that commits right away is the lease design: the job runs in other transactions.
+      const holdsJob = claimAt < metas.length - 1 || claim.site.analysis.statements.length > 1 || this.workIn.has(scopeId);
+      if (!holdsJob) continue;
       const tries = new Set(metas.flatMap((m) => m.inTry));
       const failureCountedOutside = this.metas.some(
         (m) => m.inHandler !== undefined && tries.has(m.inHandler) && m.writesRows && !(m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) && m.site.scope.kind !== 'unknown',
@@ -897,7 +903,17 @@ class Walk {
       this.sqlSite(positional(call.args, 0), undefined);
       return;
     }
+    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
     this.maybeInline(node, call.callee, call.args, !!method);
+  }
+
+  /** The code does something other than SQL while these transactions are open. */
+  private noteWork(): void {
+    for (const conn of this.conns) {
+      if (conn.flow.explicit.length === 0 && conn.flow.dirty !== true) continue;
+      const scope = scopeOf(conn, this.file.model.file);
+      if (scope.kind === 'transaction') this.file.workIn.add(scope.id);
+    }
   }
 
   private connectionMethod(node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): void {
@@ -1002,6 +1018,26 @@ class Walk {
 }
 
 // ---- small syntax helpers ------------------------------------------------------------
+
+const NOT_WORK_FUNCTIONS = new Set([
+  'len', 'str', 'int', 'float', 'bool', 'dict', 'list', 'tuple', 'set', 'frozenset', 'print', 'isinstance', 'range',
+  'enumerate', 'zip', 'min', 'max', 'sum', 'sorted', 'repr', 'format', 'getattr', 'hasattr', 'setattr', 'iter', 'next',
+  'json.dumps', 'json.loads', 'datetime.now', 'datetime.datetime.now', 'time.time', 'time.monotonic', 'uuid.uuid4',
+]);
+const NOT_WORK_METHODS = new Set([
+  'fetchone', 'fetchall', 'fetchmany', 'scalar', 'format', 'join', 'encode', 'decode', 'get', 'keys', 'values', 'items',
+  'append', 'extend', 'pop', 'strip', 'split', 'lower', 'upper', 'startswith', 'endswith', 'replace', 'copy', 'update',
+  'debug', 'info', 'warning', 'warn', 'error', 'exception', 'critical', 'log', 'as_string', 'as_bytes',
+]);
+
+/** A call that stands for the job's work: anything but builtins, logging, result reading and SQL composition. */
+function isWork(callee: string | undefined, method: string | undefined): boolean {
+  if (method && NOT_WORK_METHODS.has(method)) return false;
+  if (!callee) return true;
+  if (NOT_WORK_FUNCTIONS.has(callee)) return false;
+  if (/^(psycopg2?\.sql|logging|log|logger|self\.log|self\.logger)\b/.test(callee)) return false;
+  return true;
+}
 
 function sqlArgument(args: Arg[]): Node | undefined {
   return positional(args, 0) ?? keyword(args, 'query') ?? keyword(args, 'sql') ?? keyword(args, 'statement');

@@ -79,17 +79,17 @@ export function lockedVersion(lock: string): string | undefined {
 export function requirementPin(text: string, toml: boolean): { version: string; exact: boolean } | undefined {
   const lines = text.split(/\r?\n/).map((line) => line.replace(/(^|\s)#.*$/, '').trim());
   for (const line of lines) {
-    let spec: string | undefined;
+    const specs: string[] = [];
+    // Poetry: psycopg = "^3.1.7" / psycopg = { version = "3.3.6", extras = [...] }
+    const poetry = toml ? /^psycopg(?:-binary)?\s*=\s*(?:"([^"]+)"|\{[^}]*version\s*=\s*"([^"]+)")/.exec(line) : null;
+    if (poetry) specs.push(poetry[1] ?? poetry[2]);
     // requirements / PEP 621: psycopg, psycopg-binary, psycopg-c, psycopg[...]; not psycopg2, psycopg-pool
     const pep = /(?:^|["'\s,[])psycopg(?:-binary|-c)?(?:\[[^\]]*\])?\s*((?:[=<>!~]=?|===)[^"';]+)/.exec(line);
-    if (pep) spec = pep[1];
-    if (!spec && toml) {
-      const poetry = /^psycopg\s*=\s*(?:"([^"]+)"|\{[^}]*version\s*=\s*"([^"]+)")/.exec(line);
-      if (poetry) spec = poetry[1] ?? poetry[2];
+    if (pep) specs.push(pep[1]);
+    for (const spec of specs) {
+      const pin = lowerBound(spec);
+      if (pin) return pin;
     }
-    if (!spec) continue;
-    const pin = lowerBound(spec);
-    if (pin) return pin;
   }
   return undefined;
 }
