@@ -70,6 +70,30 @@ def proof_session_leak(url):
     return {"session": tenant_jobs(url, False), "local": tenant_jobs(url, True)}
 
 
+# ---- F3 in psycopg: a local setting in autocommit ------------------------------------
+
+
+def local_in_autocommit(url, in_transaction):
+    """A pool in autocommit: set the tenant with set_config(..., true), then count."""
+    pool = make_pool(url, kwargs={"autocommit": True})
+    try:
+        with pool.connection() as conn:
+            if in_transaction:
+                with conn.transaction():
+                    conn.execute("select set_config('app.tenant', '1', true)")
+                    rows = conn.execute("select count(*) from invoices").fetchone()[0]
+            else:
+                conn.execute("select set_config('app.tenant', '1', true)")
+                rows = conn.execute("select count(*) from invoices").fetchone()[0]
+    finally:
+        pool.close()
+    return {"rows": rows}
+
+
+def proof_local_autocommit(url):
+    return {"autocommit": local_in_autocommit(url, False), "transaction": local_in_autocommit(url, True)}
+
+
 # ---- F7: reset= callback that runs SQL without autocommit ----------------------------
 
 
@@ -205,6 +229,7 @@ def proof_discard_prepared(url):
 
 PROOFS = {
     "session-leak": proof_session_leak,
+    "local-autocommit": proof_local_autocommit,
     "reset-intrans": proof_reset_intrans,
     "discard-prepared": proof_discard_prepared,
 }
