@@ -17,6 +17,7 @@ import type {
   StatementFacts,
   TransactionControl,
 } from './facts.ts';
+import { intervalsIn } from './interval.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
 export type Node = Record<string, any>;
@@ -306,21 +307,27 @@ function lockingRead(select: Node, fallback: Span, spanAt: (loc: number | undefi
   const lockedRels = clauses.flatMap((c: Node) => (c.lockedRels ?? []).map((r: Node) => relationName(r.RangeVar)));
   const fromTables: string[] = [];
   const fromLocations: number[] = [];
+  const aliases = new Map<string, string>();
   const collect = (item: Node) => {
     if (item.RangeVar) {
       fromTables.push(relationName(item.RangeVar));
       fromLocations.push(item.RangeVar.location);
+      const alias = item.RangeVar.alias?.aliasname;
+      if (alias) aliases.set(String(alias).toLowerCase(), relationName(item.RangeVar));
     } else if (item.JoinExpr) {
       collect(item.JoinExpr.larg);
       collect(item.JoinExpr.rarg);
     }
   };
   for (const item of select.fromClause ?? []) collect(item);
+  // FOR UPDATE OF names the alias of the FROM item (`from procrastinate_jobs as jobs ... for update of jobs`).
+  const locked = lockedRels.map((r: string) => aliases.get(r) ?? r);
   return {
-    tables: lockedRels.length ? lockedRels : fromTables,
+    tables: locked.length ? locked : fromTables,
     strength: LOCK_STRENGTH[strongest.strength] ?? 'update',
     skipLocked: clauses.some((c: Node) => c.waitPolicy === 'LockWaitSkip'),
     nowait: clauses.some((c: Node) => c.waitPolicy === 'LockWaitError'),
+    where: comparisons(select.whereClause, spanAt),
     span: fromLocations.length ? spanAt(fromLocations[0]) : fallback,
   };
 }
@@ -347,10 +354,47 @@ function collectNames(node: Node | undefined, columns: string[], functions: stri
   for (const key in node) if (node[key] && typeof node[key] === 'object') collectNames(node[key], columns, functions);
 }
 
+/** A placeholder, also with a cast: `$1`, `$1::bigint`. */
+function isParam(node: Node | undefined): boolean {
+  return Boolean(node?.ParamRef || node?.TypeCast?.arg?.ParamRef);
+}
+
+function hasParam(node: Node | undefined): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(hasParam);
+  if (node.ParamRef) return true;
+  for (const key in node) if (node[key] && typeof node[key] === 'object' && hasParam(node[key])) return true;
+  return false;
+}
+
+function stringsIn(node: Node | undefined, out: string[] = []): string[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) stringsIn(item, out);
+    return out;
+  }
+  if (node.A_Const?.sval) out.push(String(node.A_Const.sval.sval ?? ''));
+  for (const key in node) if (node[key] && typeof node[key] === 'object') stringsIn(node[key], out);
+  return out;
+}
+
+/** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
+function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean } {
+  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean } = {};
+  const intervals = intervalsIn(node);
+  if (intervals.length === 1) details.intervalSeconds = intervals[0];
+  if (withStrings) {
+    const strings = stringsIn(node);
+    if (strings.length) details.strings = strings;
+  }
+  if (hasParam(node)) details.params = true;
+  return details;
+}
+
 function assignedValue(column: string, value: Node | undefined): AssignedValue {
   const literal = constValue(value);
   if (literal !== undefined) return { kind: 'literal', value: literal };
-  if (value?.ParamRef) return { kind: 'param' };
+  if (isParam(value)) return { kind: 'param' };
   const expr = value?.A_Expr;
   if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '+') {
     const [self, other] = columnOf(expr.lexpr) === column ? [expr.lexpr, expr.rexpr] : [expr.rexpr, expr.lexpr];
@@ -362,20 +406,20 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(value, columns, functions);
-  return { kind: 'expression', columns, functions };
+  return { kind: 'expression', columns, functions, ...expressionDetails(value, true) };
 }
 
 function comparedValue(node: Node | undefined): ComparedValue {
   const literal = constValue(node);
   if (literal !== undefined) return { kind: 'literal', value: literal };
-  if (node?.ParamRef) return { kind: 'param' };
+  if (isParam(node)) return { kind: 'param' };
   if (node?.SubLink) return { kind: 'subquery' };
   const column = columnOf(node);
   if (column) return { kind: 'column', column };
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(node, columns, functions);
-  return { kind: 'expression', functions };
+  return { kind: 'expression', functions, ...expressionDetails(node, false) };
 }
 
 function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span): Comparison[] {
@@ -395,6 +439,13 @@ function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, 
       if (left) out.push({ column: left, op, value: comparedValue(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
       else if (right && MIRRORED_OPERATOR[op])
         out.push({ column: right, op: MIRRORED_OPERATOR[op], value: comparedValue(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
+      return;
+    }
+    // column IN (SELECT ...), column = ANY (SELECT ...)
+    const sublink = node.SubLink;
+    if (sublink?.subLinkType === 'ANY_SUBLINK') {
+      const column = columnOf(sublink.testexpr);
+      if (column) out.push({ column, op: 'in', value: { kind: 'subquery' }, underOr, span: spanAt(sublink.testexpr.ColumnRef.location, column.length) });
       return;
     }
     if (node.NullTest) {

@@ -49,6 +49,8 @@ export interface LockingRead {
   strength: 'update' | 'no_key_update' | 'share' | 'key_share';
   skipLocked: boolean;
   nowait: boolean;
+  /** Comparisons of the locking SELECT's own WHERE (a claim's predicate). */
+  where: Comparison[];
   span: Span;
 }
 
@@ -57,7 +59,17 @@ export type AssignedValue =
   | { kind: 'increment'; by: number | undefined }
   | { kind: 'literal'; value: string | number | boolean | null }
   | { kind: 'param' }
-  | { kind: 'expression'; columns: string[]; functions: string[] };
+  | {
+      kind: 'expression';
+      columns: string[];
+      functions: string[];
+      /** Seconds of the one constant interval in the expression (`now() + interval '30 seconds'`), if there is exactly one. */
+      intervalSeconds?: number;
+      /** String constants in the expression, e.g. the states of a CASE. */
+      strings?: string[];
+      /** The expression uses a placeholder (its value is set by the caller). */
+      params?: boolean;
+    };
 
 export interface ColumnAssignment {
   column: string;
@@ -70,7 +82,13 @@ export type ComparedValue =
   | { kind: 'param' }
   | { kind: 'column'; column: string }
   | { kind: 'subquery' }
-  | { kind: 'expression'; functions: string[] };
+  | {
+      kind: 'expression';
+      functions: string[];
+      /** Seconds of the one constant interval in the expression (`now() - interval '4 hours'`), if there is exactly one. */
+      intervalSeconds?: number;
+      params?: boolean;
+    };
 
 export interface Comparison {
   column: string;

@@ -1,0 +1,113 @@
+// Constant intervals in expressions: `now() + interval '30 seconds'`,
+// `'5 min'::interval`, `make_interval(secs => 30)`, `interval '1 second' * 30`.
+// Lease lengths are read from these; anything computed at run time is undefined.
+import type { Node } from './extract.ts';
+
+const UNIT_SECONDS: [RegExp, number][] = [
+  [/^(us|usecs?|microseconds?)$/, 1e-6],
+  [/^(ms|msecs?|milliseconds?)$/, 1e-3],
+  [/^(s|secs?|seconds?)$/, 1],
+  [/^(m|mins?|minutes?)$/, 60],
+  [/^(h|hrs?|hours?)$/, 3600],
+  [/^(d|days?)$/, 86400],
+  [/^(w|weeks?)$/, 7 * 86400],
+  [/^(mons?|months?)$/, 30 * 86400],
+  [/^(y|yrs?|years?)$/, 365 * 86400],
+];
+
+/** Seconds of a PostgreSQL interval literal ('30 seconds', '1 hour 30 min', '00:05:00', '45'); undefined when unsure. */
+export function parseIntervalText(text: string): number | undefined {
+  let rest = text.trim().toLowerCase().replace(/^@\s*/, '');
+  if (!rest) return undefined;
+  let total = 0;
+  const ago = /\s+ago$/.test(rest);
+  rest = rest.replace(/\s+ago$/, '');
+  const clock = /^(-?\d+):(\d{1,2})(?::(\d{1,2}(?:\.\d+)?))?$/;
+  for (const part of rest.match(/-?\d+:\d{1,2}(?::\d{1,2}(?:\.\d+)?)?|-?\d+(?:\.\d+)?\s*[a-z]*/g) ?? []) {
+    const hms = clock.exec(part.trim());
+    if (hms) {
+      total += Number(hms[1]) * 3600 + Number(hms[2]) * 60 + Number(hms[3] ?? 0);
+      continue;
+    }
+    const m = /^(-?\d+(?:\.\d+)?)\s*([a-z]*)$/.exec(part.trim());
+    if (!m) return undefined;
+    const unit = m[2] === '' ? 1 : UNIT_SECONDS.find(([re]) => re.test(m[2]))?.[1];
+    if (unit === undefined) return undefined;
+    total += Number(m[1]) * unit;
+  }
+  // Everything in the text must have been read.
+  const read = rest.replace(/-?\d+:\d{1,2}(?::\d{1,2}(?:\.\d+)?)?|-?\d+(?:\.\d+)?\s*[a-z]*/g, '').trim();
+  if (read !== '') return undefined;
+  return ago ? -total : total;
+}
+
+const MAKE_INTERVAL_ARGS = ['years', 'months', 'weeks', 'days', 'hours', 'mins', 'secs'];
+const MAKE_INTERVAL_SECONDS: Record<string, number> = {
+  years: 365 * 86400,
+  months: 30 * 86400,
+  weeks: 7 * 86400,
+  days: 86400,
+  hours: 3600,
+  mins: 60,
+  secs: 1,
+};
+
+function isIntervalType(typeCast: Node): boolean {
+  const names = (typeCast.typeName?.names ?? []).map((n: Node) => n.String?.sval);
+  return names[names.length - 1] === 'interval';
+}
+
+function numberOf(node: Node | undefined): number | undefined {
+  const c = node?.A_Const;
+  if (!c) return node?.TypeCast ? numberOf(node.TypeCast.arg) : undefined;
+  if (c.ival) return c.ival.ival ?? 0;
+  if (c.fval) return Number(c.fval.fval);
+  if (c.sval && /^-?\d+(\.\d+)?$/.test(c.sval.sval ?? '')) return Number(c.sval.sval);
+  return undefined;
+}
+
+/** Seconds of a node that is a constant interval, else undefined. */
+export function intervalOf(node: Node | undefined): number | undefined {
+  if (!node) return undefined;
+  if (node.TypeCast && isIntervalType(node.TypeCast)) {
+    const text = node.TypeCast.arg?.A_Const?.sval?.sval;
+    return typeof text === 'string' ? parseIntervalText(text) : undefined;
+  }
+  if (node.FuncCall) {
+    const parts = (node.FuncCall.funcname ?? []).map((p: Node) => p.String?.sval);
+    if (String(parts[parts.length - 1]).toLowerCase() !== 'make_interval') return undefined;
+    let total = 0;
+    for (const [index, arg] of (node.FuncCall.args ?? []).entries()) {
+      const named = arg.NamedArgExpr;
+      const name = named ? String(named.name) : MAKE_INTERVAL_ARGS[index];
+      const value = numberOf(named ? named.arg : arg);
+      if (value === undefined || !(name in MAKE_INTERVAL_SECONDS)) return undefined;
+      total += value * MAKE_INTERVAL_SECONDS[name];
+    }
+    return total;
+  }
+  const expr = node.A_Expr;
+  if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '*') {
+    const left = intervalOf(expr.lexpr);
+    const right = intervalOf(expr.rexpr);
+    if (left !== undefined && numberOf(expr.rexpr) !== undefined) return left * numberOf(expr.rexpr)!;
+    if (right !== undefined && numberOf(expr.lexpr) !== undefined) return right * numberOf(expr.lexpr)!;
+  }
+  return undefined;
+}
+
+/** The constant intervals in an expression tree (not inside other constant intervals). */
+export function intervalsIn(node: Node | undefined, out: number[] = []): number[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) intervalsIn(item, out);
+    return out;
+  }
+  const seconds = intervalOf(node);
+  if (seconds !== undefined) {
+    out.push(seconds);
+    return out;
+  }
+  for (const key in node) if (node[key] && typeof node[key] === 'object') intervalsIn(node[key], out);
+  return out;
+}
