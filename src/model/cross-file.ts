@@ -1,0 +1,84 @@
+// Rules whose findings may need facts of several files, written once as a
+// `decide` over the facts of some files:
+//
+// - `check` (the CLI's per-file pass and ESLint, which sees one file) decides
+//   over this file alone, in 'file' mode: it reports what one file proves.
+// - `checkProject` decides over every file, in 'project' mode, and leaves out
+//   what the per-file pass of the same file already reported — so the CLI
+//   reports each finding once, and the cross-file ones name the other file.
+//
+// A finding that rests on something missing from the project (no heartbeat,
+// no dead sweep) can only be decided in 'project' mode: `decide` must not
+// return it in 'file' mode.
+import { relative, isAbsolute } from 'node:path';
+import type { FileModel } from './types.ts';
+import type { CollectContext, ProjectContext, RuleContext } from './rule.ts';
+import type { Ref } from './queue.ts';
+
+export interface FileFacts<F> {
+  file: string;
+  facts: F;
+}
+
+export interface Decision {
+  file: string;
+  at: Ref;
+  messageId: string;
+  data?: Record<string, string | number>;
+}
+
+export interface DecideContext<Options> {
+  mode: 'file' | 'project';
+  options: Options;
+  /** How a message names a place: "line 12" in the finding's own file, else "path/to/file.ts:12". */
+  place(file: string, ref: Ref, from: string): string;
+}
+
+export type Decide<Options, F> = (files: readonly FileFacts<F>[], context: DecideContext<Options>) => Decision[];
+
+/** A path for messages: relative to the working directory when under it. */
+export function displayPath(file: string): string {
+  if (!isAbsolute(file)) return file;
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
+}
+
+function place(file: string, ref: Ref, from: string): string {
+  return file === from ? `line ${ref.loc.line}` : `${displayPath(file)}:${ref.loc.line}`;
+}
+
+// One finding per place: the per-file pass and the project pass may word the same finding differently.
+const key = (d: Decision) => `${d.at.span.start}:${d.at.span.end}`;
+
+/** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
+export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
+  return {
+    check({ file, options, report }: RuleContext<Options>): void {
+      const decisions = decide([{ file: file.file, facts: read(file, options) }], { mode: 'file', options, place });
+      for (const d of decisions) if (d.file === file.file) report({ messageId: d.messageId, data: d.data, span: d.at.span });
+    },
+    collect({ file, options }: CollectContext<Options>): F | undefined {
+      return read(file, options);
+    },
+    checkProject({ files, options, report }: ProjectContext<Options, F>): void {
+      const byFile = new Map(files.map((f) => [f.file, f]));
+      const alone = new Map<string, Set<string>>();
+      const reportedAlone = (d: Decision) => {
+        let keys = alone.get(d.file);
+        if (!keys) {
+          const own = byFile.get(d.file);
+          keys = new Set(own ? decide([own], { mode: 'file', options, place }).filter((x) => x.file === d.file).map(key) : []);
+          alone.set(d.file, keys);
+        }
+        return keys.has(key(d));
+      };
+      const seen = new Set<string>();
+      for (const d of decide(files, { mode: 'project', options, place })) {
+        const k = `${d.file}:${key(d)}`;
+        if (seen.has(k) || reportedAlone(d)) continue;
+        seen.add(k);
+        report({ file: d.file, messageId: d.messageId, data: d.data, location: d.at.loc });
+      }
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// What the queue rules stand on: the analyzer's claim predicates, lease
+// intervals and aliases, and the classification of queue statements.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
+import { queueFactsOf } from '../../src/model/queue.ts';
+import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
+import { parseIntervalText } from '../../src/sql/interval.ts';
+import { readFixture } from '../helpers/fixture-sql.ts';
+
+await loadSqlParser();
+
+const only = (sql: string) => {
+  const { statements, errors } = analyzeSql(sql);
+  assert.deepEqual(errors, []);
+  assert.equal(statements.length, 1);
+  return statements[0];
+};
+const facts = (sql: string) => queueFactsOf(sqlFrontEnd.parse(sql, 'q.sql', {}));
+
+test('interval texts in seconds', () => {
+  assert.equal(parseIntervalText('30 seconds'), 30);
+  assert.equal(parseIntervalText('2s'), 2);
+  assert.equal(parseIntervalText('5 min'), 300);
+  assert.equal(parseIntervalText('1 hour 30 minutes'), 5400);
+  assert.equal(parseIntervalText('4 hours'), 14400);
+  assert.equal(parseIntervalText('00:05:00'), 300);
+  assert.equal(parseIntervalText('45'), 45);
+  assert.equal(parseIntervalText('@ 1 day'), 86400);
+  assert.equal(parseIntervalText('1 fortnight'), undefined);
+  assert.equal(parseIntervalText(''), undefined);
+});
+
+test('lease intervals in assignments and comparisons, and placeholders', () => {
+  const claim = only("update jobs set locked_until = now() + interval '30 seconds', visible_at = now() + make_interval(secs => 5), lease_until = now() + $1::interval where locked_at < now() - '4 hours'::interval").rowWrites[0];
+  const [a, b, c] = claim.assignments.map((x) => x.value);
+  assert.equal(a.kind === 'expression' && a.intervalSeconds, 30);
+  assert.equal(b.kind === 'expression' && b.intervalSeconds, 5);
+  assert.equal(c.kind === 'expression' && c.intervalSeconds, undefined);
+  assert.equal(c.kind === 'expression' && c.params, true);
+  const where = claim.where[0].value;
+  assert.equal(where.kind === 'expression' && where.intervalSeconds, 14400);
+});
+
+test('the locking read carries its own WHERE: the claim predicate', () => {
+  const statement = only(
+    "update jobs set status = 'running' where id = (select id from jobs where (status = 'queued' or (status = 'running' and locked_until < now())) and attempts < max_attempts for update skip locked limit 1)",
+  );
+  assert.deepEqual(
+    statement.lockingReads[0].where.map((c) => [c.column, c.op, c.underOr]),
+    [['status', '=', true], ['status', '=', true], ['locked_until', '<', true], ['attempts', '<', false]],
+  );
+});
+
+test('column IN (subquery) and casts of placeholders are read', () => {
+  const write = only('update jobs set status = $2::text where id in (select unnest($1::bigint[])) and attempts = $3::int').rowWrites[0];
+  assert.deepEqual(write.where.map((c) => [c.column, c.op, c.value.kind]), [['id', 'in', 'subquery'], ['attempts', '=', 'param']]);
+  assert.equal(write.assignments[0].value.kind, 'param');
+});
+
+test('FOR UPDATE OF an alias locks the aliased table', () => {
+  const statement = only('select * from procrastinate_jobs as jobs where jobs.status = \'todo\' for update of jobs skip locked');
+  assert.deepEqual(statement.lockingReads[0].tables, ['procrastinate_jobs']);
+});
+
+test('the lease design of DESIGN.md: claim, heartbeat, fenced finish and fail, dead sweep', () => {
+  const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/good/lease-design.sql'), 'lease-design.sql', {}));
+  assert.equal(q.claims.length, 1);
+  const [claim] = q.claims;
+  assert.equal(claim.design, 'lease');
+  assert.equal(claim.leaseColumn, 'locked_until');
+  assert.equal(claim.leaseSeconds, 2);
+  assert.ok(claim.reclaimAt && claim.limitAt && claim.increments);
+  assert.deepEqual(q.heartbeats.map((h) => [h.column, h.fence]), [['locked_until', 'attempts']]);
+  assert.deepEqual(q.finishes.map((f) => [f.kind, f.fence, f.setsDead]), [['finish', 'attempts', false], ['fail', 'attempts', true]]);
+  assert.deepEqual(q.sweeps.map((s) => [s.dead, s.requeue, Boolean(s.limitAt), Boolean(s.reclaimAt)]), [[true, false, true, true]]);
+});
+
+test('the one-transaction dequeue has no lease claim and no finish of its own', () => {
+  const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/designs/one-transaction.sql'), 'one-transaction.sql', {}));
+  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [] });
+});
+
+test('a claim whose transaction also finishes the job is the one-transaction design', () => {
+  const q = facts(
+    "begin; update jobs set status = 'running', attempts = attempts + 1, locked_until = now() + interval '1 minute' where id = (select id from jobs where status = 'queued' for update skip locked limit 1) returning id; update jobs set status = 'done' where id = $1; commit;",
+  );
+  assert.deepEqual(q.claims.map((c) => c.design), ['one-transaction']);
+});
+
+test('a claim in two statements of a PL/pgSQL function: SELECT ... FOR UPDATE SKIP LOCKED INTO, then UPDATE by id', () => {
+  const q = facts(`create function claim(worker text) returns bigint language plpgsql as $$
+declare v_id bigint;
+begin
+  select id into v_id from jobs where status = 'queued' or (status = 'running' and locked_until < now()) order by id for update skip locked limit 1;
+  update jobs set status = 'running', locked_until = now() + interval '10 seconds', locked_by = worker where id = v_id;
+  return v_id;
+end $$;`);
+  assert.equal(q.claims.length, 1);
+  assert.equal(q.claims[0].leaseSeconds, 10);
+  assert.ok(q.claims[0].reclaimAt);
+  assert.equal(q.claims[0].increments, false);
+});
+
+test('graphile-worker: the lease length comes from the stale-lock sweep', () => {
+  const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/good/graphile-worker.sql'), 'g.sql', {}));
+  assert.equal(q.claims.length, 1);
+  assert.equal(q.claims[0].reclaimAt, undefined);
+  assert.deepEqual(q.sweeps.map((s) => [s.requeue, s.dead, s.leaseSeconds]), [[true, false, 14400]]);
+  assert.deepEqual(q.finishes.map((f) => [f.kind, f.fence ?? null]), [['finish', null], ['fail', 'locked_by']]);
+});
+
+test('River, Oban, pg-boss: claims without a lease to take back, finishes by state', () => {
+  for (const design of ['river', 'oban', 'pg-boss']) {
+    const q = queueFactsOf(sqlFrontEnd.parse(readFixture(`queue/good/${design}.sql`), `${design}.sql`, {}));
+    assert.equal(q.claims.length, 1, design);
+    assert.equal(q.claims[0].reclaimAt, undefined, design);
+    assert.equal(q.claims[0].increments, true, design);
+    assert.ok(q.finishes.some((f) => f.by === 'id and state'), design);
+  }
+});
