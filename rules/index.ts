@@ -3,8 +3,13 @@ import type { Rule } from '../src/model/index.ts';
 import noDiscardAllWithPreparedStatements from './no-discard-all-with-prepared-statements.ts';
 import noLocalSettingOutsideTransaction from './no-local-setting-outside-transaction.ts';
 import noSessionTenantSetting from './no-session-tenant-setting.ts';
+import noSideEffectsInLockingTransaction from './no-side-effects-in-locking-transaction.ts';
 import noTenantPolicyOnQueue from './no-tenant-policy-on-queue.ts';
 import requireAutocommitInReset from './require-autocommit-in-reset.ts';
+import requireClaimAttemptLimit from './require-claim-attempt-limit.ts';
+import requireDeadSweep from './require-dead-sweep.ts';
+import requireFencedFinish from './require-fenced-finish.ts';
+import requireLeaseHeartbeat from './require-lease-heartbeat.ts';
 import requireNullifOnSettingCast from './require-nullif-on-setting-cast.ts';
 
 export const rules: Rule<any>[] = [
@@ -14,6 +19,11 @@ export const rules: Rule<any>[] = [
   requireAutocommitInReset,
   requireNullifOnSettingCast,
   noTenantPolicyOnQueue,
+  requireClaimAttemptLimit,
+  requireDeadSweep,
+  requireFencedFinish,
+  requireLeaseHeartbeat,
+  noSideEffectsInLockingTransaction,
 ];
 
 export function ruleById(id: string): Rule<any> | undefined {

@@ -1,0 +1,44 @@
+import { defineRule } from '../src/model/index.ts';
+import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
+import { LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type TableFacts } from '../src/model/queue.ts';
+
+type Options = Record<string, never>;
+
+export default defineRule<Options, QueueFacts>({
+  id: 'require-dead-sweep',
+  description: 'Require a lease design to move exhausted jobs with an expired lease to a dead state',
+  messages: {
+    noDeadSweep:
+      "Jobs of '{{table}}' that crash on their last attempt are left running with an expired lease: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and attempts >= max_attempts`.",
+  },
+  defaultSeverity: 'error',
+  recommended: true,
+  languages: ['sql', 'typescript', 'python'],
+  schema: { type: 'object', properties: {}, additionalProperties: false },
+  defaultOptions: {},
+  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  // Only the whole project can show that no statement sweeps: nothing is decided per file.
+  ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
+    if (mode === 'file') return [];
+    const out: Decision[] = [];
+    for (const table of leaseTables(files)) {
+      if (table.sweeps.some((s) => s.fact.dead)) continue;
+      const fail = table.finishes.find((f) => f.fact.setsDead);
+      const leftBehind = [
+        ...table.claims.filter((c) => c.fact.reclaimAt && c.fact.limitAt).map((c) => ({ file: c.file, at: c.fact.limitAt!, what: 'claim' })),
+        ...table.sweeps.filter((s) => s.fact.requeue && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
+      ];
+      for (const { file, at, what } of leftBehind) {
+        const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, file)} marks a job dead only when its worker lives to report the failure)` : '';
+        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, expired: expiredTest(table) } });
+      }
+    }
+    return out;
+  }),
+});
+
+/** The expiry test of the table's lease, for the suggested sweep. */
+function expiredTest(table: TableFacts): string {
+  const column = table.claims.find((c) => c.fact.leaseColumn)?.fact.leaseColumn ?? 'locked_until';
+  return LEASE_END_COLUMN.test(column) ? `${column} < now()` : `${column} < now() - interval '...'`;
+}

@@ -1,0 +1,76 @@
+import { defineRule } from '../src/model/index.ts';
+import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
+import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+
+interface Options {
+  longLeaseSeconds?: number;
+  maxJobSeconds?: number;
+}
+
+export default defineRule<Options, QueueFacts>({
+  id: 'require-lease-heartbeat',
+  description: 'Require a fenced heartbeat for jobs that can outlive their fixed lease',
+  messages: {
+    noHeartbeat:
+      "This claim gives jobs of '{{table}}' a fixed {{lease}} lease and takes them back when it expires, and no statement in the project extends {{column}} for a running job{{worker}}: a job that runs longer than {{lease}} is claimed again and runs twice. Extend the lease from the running job every few seconds (`update {{table}} set {{extend}} where id = $1 and attempts = $2`), and give the job a maximum runtime next to the heartbeat, or a hung job keeps its lease forever.",
+    unfencedHeartbeat:
+      "This heartbeat extends the lease of a '{{table}}' job by {{by}} only: a run that has already lost its lease keeps extending the lease of the run that took the job over, so that run's crash is not noticed while the stale run lives. Compare the attempt number or lock token the claim returned (`and attempts = $2`) and stop the job when the heartbeat updates no row.",
+  },
+  defaultSeverity: 'error',
+  recommended: true,
+  languages: ['sql', 'typescript', 'python'],
+  schema: {
+    type: 'object',
+    properties: {
+      longLeaseSeconds: {
+        type: 'number',
+        minimum: 0,
+        description: 'A lease at least this long (seconds) is taken as longer than any job, and needs no heartbeat. Default 3600.',
+      },
+      maxJobSeconds: {
+        type: 'number',
+        minimum: 0,
+        description: 'The maximum runtime the workers enforce on a job (seconds). A lease longer than it needs no heartbeat.',
+      },
+    },
+    additionalProperties: false,
+  },
+  defaultOptions: { longLeaseSeconds: 3600 },
+  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, options, place }) => {
+    const out: Decision[] = [];
+    const long = options.longLeaseSeconds ?? 3600;
+    for (const table of leaseTables(files)) {
+      const reclaimed = table.claims.some((c) => reclaimerOf(table, c));
+      if (reclaimed) {
+        for (const { file, fact } of table.heartbeats) {
+          if (!fact.fence) out.push({ file, at: fact.at, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
+        }
+      }
+      // That no statement extends the lease is only known for the whole project.
+      if (mode === 'file' || table.heartbeats.length > 0) continue;
+      for (const claim of table.claims) {
+        const reclaimer = reclaimerOf(table, claim);
+        if (!reclaimer) continue;
+        const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
+        if (lease === undefined || lease >= long) continue;
+        if (options.maxJobSeconds !== undefined && options.maxJobSeconds < lease) continue;
+        const column = claim.fact.leaseColumn ?? 'locked_until';
+        const extend = LEASE_END_COLUMN.test(column) ? `${column} = now() + interval '${formatInterval(lease)}'` : `${column} = now()`;
+        const finish = table.finishes.find((f) => f.file !== claim.file) ?? table.finishes[0];
+        const worker = finish ? ` (the job is finished at ${place(finish.file, finish.fact.at, claim.file)})` : '';
+        out.push({
+          file: claim.file,
+          at: claim.fact.leaseAt ?? claim.fact.at,
+          messageId: 'noHeartbeat',
+          data: { table: table.table, lease: formatSeconds(lease), column, extend, worker },
+        });
+      }
+    }
+    return out;
+  }),
+});
+
+function formatInterval(seconds: number): string {
+  return `${Number(seconds.toFixed(3))} seconds`;
+}

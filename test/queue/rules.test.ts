@@ -1,0 +1,173 @@
+// The queue rules on small SQL snippets, one file or several: each finding at
+// its statement, the per-file pass (what ESLint sees) reporting only what one
+// file proves, and the project pass adding the cross-file findings once.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { brief, runFileOnly, runProject } from './support/run.ts';
+
+const CLAIM = (opts: { limit?: boolean; increment?: boolean; lease?: string; reclaim?: boolean } = {}) => {
+  const { limit = true, increment = true, lease = "interval '2 seconds'", reclaim = true } = opts;
+  const predicate = reclaim ? "((status = 'queued') or (status = 'running' and locked_until < now()))" : "status = 'queued'";
+  return (
+    `update jobs set status = 'running',${increment ? ' attempts = attempts + 1,' : ''} locked_until = now() + ${lease}\n` +
+    ` where id = (select id from jobs where ${predicate}${limit ? ' and attempts < max_attempts' : ''} order by id for update skip locked limit 1)\n` +
+    ' returning id, attempts;\n'
+  );
+};
+const HEARTBEAT = "update jobs set locked_until = now() + interval '2 seconds' where id = $1 and attempts = $2;\n";
+const FINISH = "update jobs set status = 'done', locked_until = null where id = $1 and attempts = $2;\n";
+const SWEEP = "update jobs set status = 'dead' where status = 'running' and locked_until < now() and attempts >= max_attempts;\n";
+const HEALTHY = HEARTBEAT + FINISH + SWEEP;
+
+describe('require-claim-attempt-limit', () => {
+  const rule = 'require-claim-attempt-limit';
+  test('valid: the lease design, a state-only claim, the one-transaction design', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ reclaim: false, increment: false, limit: false }) + FINISH })), []);
+    const oneTransaction =
+      "begin;\nselect id from jobs where status = 'queued' or (status = 'running' and locked_until < now()) for update skip locked limit 1;\n" +
+      "update jobs set status = 'running', locked_until = now() + interval '1 minute' where id = $1;\nupdate jobs set status = 'done' where id = $1;\ncommit;";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': oneTransaction })), []);
+  });
+  test('invalid: no limit, at the expired-lease comparison', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ limit: false }) + HEALTHY })), ['a.sql:2:88 noLimit']);
+  });
+  test('invalid: no increment, at the first SET column', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ increment: false }) + HEALTHY })), ['a.sql:1:17 noIncrement']);
+  });
+  test('the limit written limit-first counts: max_attempts > attempts', () => {
+    const claim = CLAIM({ limit: false }).replace('order by', 'and max_attempts > attempts order by');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + HEALTHY })), []);
+  });
+  test('cross-file: a claim without increment and a sweep elsewhere that re-queues expired jobs', () => {
+    const files = {
+      'claim.sql': CLAIM({ reclaim: false, increment: false }) + HEARTBEAT + FINISH,
+      'sweep.sql': "update jobs set status = 'queued', locked_until = null where status = 'running' and locked_until < now();\n",
+    };
+    const findings = runProject(rule, files);
+    assert.deepEqual(brief(findings), ['claim.sql:1:17 noIncrement']);
+    assert.match(findings[0].message, /the sweep at sweep\.sql:1 puts jobs whose lease expired back in the queue/);
+    assert.deepEqual(brief(runFileOnly(rule, 'claim.sql', files['claim.sql'])), [], 'one file alone proves nothing');
+  });
+});
+
+describe('require-dead-sweep', () => {
+  const rule = 'require-dead-sweep';
+  test('valid: a dead sweep, in the same file or another; a delete into a dead-letter table', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEARTBEAT + FINISH, 'b.sql': SWEEP })), []);
+    const deleteSweep = 'with d as (delete from jobs where locked_until < now() and attempts >= max_attempts returning *) insert into dead_jobs select * from d;';
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEARTBEAT + FINISH, 'b.sql': deleteSweep })), []);
+  });
+  test('valid: a claim without the limit leaves nothing behind (require-claim-attempt-limit speaks)', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ limit: false }) + HEARTBEAT + FINISH })), []);
+  });
+  test('invalid: no dead sweep in the project, at the claim\'s limit, naming the fail path', () => {
+    const fail = "update jobs set status = case when attempts >= max_attempts then 'dead' else 'queued' end where id = $1 and attempts = $2;\n";
+    const findings = runProject(rule, { 'claim.sql': CLAIM(), 'worker.sql': HEARTBEAT + FINISH + fail });
+    assert.deepEqual(brief(findings), ['claim.sql:2:115 noDeadSweep']);
+    assert.match(findings[0].message, /the fail update at worker\.sql:3 marks a job dead only when its worker lives/);
+  });
+  test('invalid: a re-queue sweep that stops at the limit and nothing that kills', () => {
+    const sweep = "update jobs set status = 'queued' where status = 'running' and locked_until < now() and attempts < max_attempts;";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ reclaim: false }) + HEARTBEAT + FINISH, 'b.sql': sweep })), ['b.sql:1:89 noDeadSweep']);
+  });
+  test('ESLint sees one file: quiet', () => {
+    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', CLAIM())), []);
+  });
+});
+
+describe('require-fenced-finish', () => {
+  const rule = 'require-fenced-finish';
+  const unfenced = "update jobs set status = 'done' where id = $1;\n";
+  test('valid: fenced by attempts or by lock token', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
+    const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + byToken })), []);
+  });
+  test('valid: quiet where no run can outlive its lease', () => {
+    // A lease of an hour or more: longer than any job.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: "interval '1 hour'" }) + unfenced })), []);
+    // A lease the code passes in: not weighed.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: '$1::interval' }) + unfenced })), []);
+    // No expired lease is taken back.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ reclaim: false }) + unfenced })), []);
+    // The workers stop a job before its lease ends.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + unfenced }, { maxJobSeconds: 1 })), []);
+  });
+  test('invalid: id only and id and state, at the WHERE', () => {
+    const state = "update jobs set status = 'done' where id = $1 and status = 'running';\n";
+    const findings = runProject(rule, { 'a.sql': CLAIM() + unfenced + state });
+    assert.deepEqual(brief(findings), ['a.sql:4:39 unfenced', 'a.sql:5:39 unfenced']);
+    assert.match(findings[0].message, /by id only, and the claim at line 1 gives a 2 s lease and takes back expired leases/);
+    assert.match(findings[1].message, /by id and state only/);
+  });
+  test('invalid: longLeaseSeconds lowers the bar', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: "interval '30 minutes'" }) + unfenced }, { longLeaseSeconds: 3600 })), ['a.sql:4:39 unfenced']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: "interval '30 minutes'" }) + unfenced }, { longLeaseSeconds: 600 })), []);
+  });
+  test('cross-file: reported once, at the finish, naming the claim\'s file; the finish\'s file alone is quiet', () => {
+    const files = { 'queue.sql': CLAIM(), 'worker.sql': unfenced };
+    const findings = runProject(rule, files);
+    assert.deepEqual(brief(findings), ['worker.sql:1:39 unfenced']);
+    assert.match(findings[0].message, /the claim at queue\.sql:1/);
+    assert.deepEqual(brief(runFileOnly(rule, 'worker.sql', unfenced)), []);
+  });
+  test('same file: the per-file pass reports it and the project pass does not repeat it', () => {
+    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', CLAIM() + unfenced)), ['a.sql:4:39 unfenced']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + unfenced, 'b.sql': CLAIM() })), ['a.sql:4:39 unfenced']);
+  });
+  test('a finish inside the claim\'s own transaction runs under its row lock', () => {
+    const sql = "begin;\nselect id from jobs where status = 'queued' for update skip locked limit 1;\nupdate jobs set status = 'done' where id = $1;\ncommit;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + sql })), []);
+  });
+});
+
+describe('require-lease-heartbeat', () => {
+  const rule = 'require-lease-heartbeat';
+  test('valid: a fenced heartbeat anywhere in the project; a long lease; a lease set by code', () => {
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + FINISH, 'b.sql': HEARTBEAT })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: "interval '2 hours'" }) + FINISH })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: 'make_interval(secs => $1)' }) + FINISH })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + FINISH }, { maxJobSeconds: 1 })), []);
+  });
+  test('invalid: no heartbeat, at the lease assignment, naming the worker\'s file and the maximum runtime', () => {
+    const findings = runProject(rule, { 'claim.sql': CLAIM(), 'worker.sql': FINISH });
+    assert.deepEqual(brief(findings), ['claim.sql:1:62 noHeartbeat']);
+    assert.match(findings[0].message, /the job is finished at worker\.sql:1/);
+    assert.match(findings[0].message, /maximum runtime/);
+    assert.match(findings[0].message, /set locked_until = now\(\) \+ interval '2 seconds' where id = \$1 and attempts = \$2/);
+    assert.deepEqual(brief(runFileOnly(rule, 'claim.sql', CLAIM())), [], 'absence is a project fact');
+  });
+  test('invalid: an unfenced heartbeat, also per file', () => {
+    const heartbeat = "update jobs set locked_until = now() + interval '2 seconds' where id = $1;\n";
+    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', CLAIM() + heartbeat)), ['a.sql:4:1 unfencedHeartbeat']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM(), 'b.sql': heartbeat })), ['b.sql:1:1 unfencedHeartbeat']);
+  });
+});
+
+describe('no-tenant-policy-on-queue across files', () => {
+  const rule = 'no-tenant-policy-on-queue';
+  const policy = "create policy p on work_items using (tenant_id = nullif(current_setting('app.tenant', true), '')::int);\n";
+  const rls = 'alter table work_items enable row level security;\n';
+  const claim = "update work_items set status = 'running' where id = (select id from work_items where status = 'queued' for update skip locked limit 1);\n";
+  test('the claim names the table, the migration enables the policy', () => {
+    const findings = runProject(rule, { 'migration.sql': rls + policy, 'queue.sql': claim });
+    assert.deepEqual(brief(findings), ['migration.sql:2:1 tenantPolicyOnQueueAcross']);
+    assert.match(findings[0].message, /claimed at queue\.sql:1/);
+    assert.deepEqual(brief(runFileOnly(rule, 'migration.sql', rls + policy)), [], 'work_items is not named like a queue');
+  });
+  test('policy, ENABLE and claim in three files', () => {
+    const findings = runProject(rule, { '001.sql': rls, '002.sql': policy, 'queue.sql': claim });
+    assert.deepEqual(brief(findings), ['002.sql:1:1 tenantPolicyOnQueueAcross']);
+    assert.match(findings[0].message, /claimed at queue\.sql:1, row level security enabled at 001\.sql:1/);
+  });
+  test('reported once when the file alone already shows it', () => {
+    const jobs = "alter table jobs enable row level security;\ncreate policy p on jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int);\n";
+    const claimJobs = "select id from jobs where status = 'queued' for update skip locked limit 1;\n";
+    assert.deepEqual(brief(runProject(rule, { 'm.sql': jobs, 'q.sql': claimJobs })), ['m.sql:2:1 tenantPolicyOnQueue']);
+  });
+  test('no ENABLE ROW LEVEL SECURITY anywhere: the policy filters nothing', () => {
+    assert.deepEqual(brief(runProject(rule, { 'm.sql': policy, 'q.sql': claim })), []);
+  });
+});

@@ -1,0 +1,60 @@
+// no-side-effects-in-locking-transaction on the model: a front end reports an
+// outside-world call and its transaction; the rule weighs it against the
+// statements of that transaction before the call.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { activeRules } from '../../src/engine/rule-config.ts';
+import { runRules } from '../../src/engine/run-rules.ts';
+import { emptyFileModel, type FileModel, type Scope } from '../../src/model/index.ts';
+import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
+
+await loadSqlParser();
+
+const RULE = 'no-side-effects-in-locking-transaction';
+const only = () => activeRules(Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === RULE ? 'error' : 'off'])));
+
+/** A TS-like file: each `sql` placeholder becomes a site in `scope`, each `call` a side effect. */
+function model(parts: ({ sql: string; scope: Scope } | { call: string; scope: Scope } | string)[]): FileModel {
+  let text = '';
+  const file = emptyFileModel('job.ts', 'typescript', '');
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      text += part;
+    } else if ('sql' in part) {
+      const start = text.length + 1;
+      text += `\`${part.sql}\`;\n`;
+      const analysis = analyzeSql(part.sql);
+      for (const s of analysis.statements) s.span = { start: s.span.start + start, end: s.span.end + start };
+      file.sites.push({ span: { start, end: start + part.sql.length }, analysis, scope: part.scope, connection: { kind: 'pooled-client' }, driver: 'pg' });
+    } else {
+      const start = text.length;
+      text += `await ${part.call}(x);\n`;
+      file.sideEffects.push({ span: { start: start + 6, end: start + 6 + part.call.length }, callee: part.call, scope: part.scope });
+    }
+  }
+  file.text = text;
+  return file;
+}
+
+const tx: Scope = { kind: 'transaction', id: 'job.ts#tx1', form: 'BEGIN', rollsBackOnError: true };
+const other: Scope = { kind: 'transaction', id: 'job.ts#tx2', form: 'BEGIN', rollsBackOnError: true };
+const claim = "select id from jobs where status = 'queued' for update skip locked limit 1";
+
+test('a fetch after SELECT ... FOR UPDATE in the same transaction', () => {
+  const findings = runRules(model([{ sql: claim, scope: tx }, { call: 'fetch', scope: tx }]), only());
+  assert.deepEqual(findings.map((f) => [f.ruleId, f.line, f.column]), [[RULE, 2, 7]]);
+  assert.match(findings[0].message, /'fetch' runs inside a transaction that has locked rows \(line 1\)/);
+  assert.match(findings[0].message, /0\.7 ms → 8\.3 ms/);
+});
+
+test('a mail sent after an UPDATE in the transaction', () => {
+  const findings = runRules(model([{ sql: "update jobs set status = 'done' where id = $1", scope: tx }, { call: 'transporter.sendMail', scope: tx }]), only());
+  assert.match(findings[0].message, /has written rows/);
+});
+
+test('quiet: the call before the first locking statement, in another transaction, or in autocommit', () => {
+  assert.deepEqual(runRules(model([{ call: 'fetch', scope: tx }, { sql: claim, scope: tx }]), only()), []);
+  assert.deepEqual(runRules(model([{ sql: claim, scope: tx }, { call: 'fetch', scope: other }]), only()), []);
+  assert.deepEqual(runRules(model([{ sql: claim, scope: { kind: 'autocommit' } }, { call: 'fetch', scope: { kind: 'autocommit' } }]), only()), []);
+  assert.deepEqual(runRules(model([{ sql: 'select 1', scope: tx }, { call: 'fetch', scope: tx }]), only()), []);
+});
