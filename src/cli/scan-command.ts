@@ -7,6 +7,7 @@ import { countSeverities, type FileResult } from '../engine/findings.ts';
 import { parseRuleFlag, type RuleSettings } from '../engine/rule-config.ts';
 import { FORMAT_NAMES, formats } from '../report/index.ts';
 import { UsageError } from '../scan/discover.ts';
+import { PERFORMANCE_HELP, PERFORMANCE_OPTIONS, performanceOptions } from '../scan/flags.ts';
 import { scan } from '../scan/scan.ts';
 import { parseShard, repositoryRoot, type FileSelection } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
@@ -32,7 +33,7 @@ Options:
   --changed-since <git-ref>  Report only files changed since the merge base of <git-ref> and HEAD,
                              plus uncommitted and untracked ones
   --shard <i>/<n>            Report only shard i of n (files picked by a hash of their path)
-  -h, --help                 Show this help
+${PERFORMANCE_HELP}  -h, --help                 Show this help
 
 Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config or internal error.
 `;
@@ -48,6 +49,7 @@ const OPTIONS: OptionsConfig = {
   baseline: { type: 'string' },
   'changed-since': { type: 'string' },
   shard: { type: 'string' },
+  ...PERFORMANCE_OPTIONS,
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -81,6 +83,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
     flags[id] = severity;
   }
   const paths = positionals.length ? positionals : ['.'];
+  const speed = performanceOptions(values);
   const loaded = loadConfig({ explicit: values.config, start: searchStart(paths, io.cwd), cwd: io.cwd });
   const { config } = loaded;
   const selection: FileSelection = { changedSince, shard, ignores: { base: loaded.base, globs: config.ignores } };
@@ -99,6 +102,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       selection,
       reportUnusedSuppressions: config.reportUnusedSuppressions,
       onProgress: progress?.update,
+      ...speed,
     });
   } finally {
     progress?.finish();

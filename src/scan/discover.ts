@@ -1,7 +1,7 @@
 // Which files a scan reads: the given files, and under the given folders the
 // files of a supported language that .gitignore does not exclude.
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import fg from 'fast-glob';
 import ignore, { type Ignore } from 'ignore';
 
@@ -32,7 +32,8 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       files.add(absolute); // named on the command line: scanned even if ignored, as ESLint does
       continue;
     }
-    const found = await fg(pattern, {
+    // One walk finds both the files and the .gitignore files that may exclude them.
+    const found = await fg([pattern, '**/.gitignore'], {
       cwd: absolute,
       absolute: true,
       dot: true,
@@ -41,11 +42,23 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       suppressErrors: true, // unreadable folders are skipped, not fatal
       ignore: [...ALWAYS_IGNORED, ...(options.ignores ?? [])],
     });
-    const gitignores = await fg('**/.gitignore', { cwd: absolute, absolute: true, dot: true, ignore: ALWAYS_IGNORED, suppressErrors: true, followSymbolicLinks: false });
-    const filters = [...ancestorGitignores(absolute), ...gitignores].map(loadGitignore);
-    for (const file of found) if (!filters.some((f) => f.ignores(file))) files.add(file);
+    const gitignores = new Map<string, GitignoreFilter>();
+    for (const file of ancestorGitignores(absolute)) gitignores.set(dirname(file), loadGitignore(file));
+    for (const file of found) if (basename(file) === '.gitignore') gitignores.set(dirname(file), loadGitignore(file));
+    for (const file of found) {
+      if (basename(file) === '.gitignore') continue;
+      if (!ignoredByAny(file, gitignores)) files.add(file);
+    }
   }
   return [...files].sort();
+}
+
+/** Only the .gitignore files of the file's own folder and the folders above it apply to it. */
+function ignoredByAny(file: string, gitignores: ReadonlyMap<string, GitignoreFilter>): boolean {
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if (gitignores.get(dir)?.ignores(file)) return true;
+    if (dirname(dir) === dir) return false;
+  }
 }
 
 interface GitignoreFilter {
@@ -72,6 +85,8 @@ function loadGitignore(path: string): GitignoreFilter {
 /** .gitignore files above `folder` up to the repository root. */
 function ancestorGitignores(folder: string): string[] {
   const found: string[] = [];
+  // A folder that is a repository root of its own is not ruled by the .gitignore files above it.
+  if (existsSync(join(folder, '.git'))) return found;
   let dir = dirname(folder);
   for (;;) {
     const candidate = join(dir, '.gitignore');

@@ -1,16 +1,38 @@
 // The programmatic entry point: `scan({ paths })` is what the CLI runs and
 // what tests call directly.
-import { readFile } from 'node:fs/promises';
+//
+// The pipeline, built to run at close to the speed of reading the files:
+// discover -> read each file once (main thread) -> prefilter on the rules'
+// textual triggers (most files stop here, unparsed) -> cache lookup by
+// content hash -> analyse the rest (in-process for small scans, else across
+// worker threads with a per-file time budget) -> cross-file rules over the
+// facts of every file -> suppressions. Output order is the sorted file order,
+// whatever order the work finished in.
+import { readFileSync } from 'node:fs';
+import { rules as allRules } from '../../rules/index.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
+import { runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../engine/rule-config.ts';
-import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
-import { runRules } from '../engine/run-rules.ts';
-import { frontEndFor, supportedExtensions } from '../languages/index.ts';
+import { frontEndFor, frontEnds, supportedExtensions } from '../languages/index.ts';
 import type { Severity } from '../model/index.ts';
 import { loadSqlParser } from '../sql/index.ts';
-import { applySuppressions, readDirectives, type FileDirectives } from '../suppressions/index.ts';
+import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
+import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
+import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation } from './cache.ts';
 import { discoverFiles } from './discover.ts';
+import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
+import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
+
+/** Default per-file time budget, in ms. */
+export const DEFAULT_TIME_BUDGET = 10_000;
+/** Default old-generation heap limit of each worker thread, in MB. */
+export const DEFAULT_MEMORY_LIMIT = 512;
+/** Scans up to this size are analysed in-process: starting workers costs more than it saves. */
+const IN_PROCESS_MAX_FILES = 32;
+const IN_PROCESS_MAX_BYTES = 512 * 1024;
+/** A file this large goes to a worker even in a small scan, so the time budget can stop it. */
+const IN_PROCESS_MAX_FILE = 256 * 1024;
 
 export interface ScanOptions {
   paths: readonly string[];
@@ -24,75 +46,307 @@ export interface ScanOptions {
   reportUnusedSuppressions?: Severity;
   /** Called after each file is analysed. */
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
+  /**
+   * Worker threads for the analysis: a number, 'auto' (the default: the
+   * available cores, at most 4) or 'off' (everything in-process, no time
+   * budget). Small scans run in-process whatever this says.
+   */
+  concurrency?: number | 'auto' | 'off';
+  /** Per-file time budget in ms (default 10,000; 0 for none). A file over it is reported as skipped. */
+  timeBudget?: number;
+  /** Heap limit per worker thread in MB (default 512). A file that needs more is reported as skipped. */
+  memoryLimit?: number;
+  /** Reuse the analysis of unchanged files (--cache). */
+  cache?: boolean;
+  /** The cache file, or the folder of cache.json (default node_modules/.cache/pgq-audit/ under cwd). */
+  cacheLocation?: string;
+  /** false parses every file, whatever its text (tests compare both). Default true. */
+  prefilter?: boolean;
+  /**
+   * Scans with at most this many files to parse (and under 512 KB of them, none over 256 KB)
+   * run in-process; default 32. 0 sends every file to the workers.
+   */
+  inProcessFiles?: number;
+}
+
+export interface ScanStats {
+  /** Files read (the reported ones, plus those that lend facts to cross-file rules). */
+  files: number;
+  bytes: number;
+  /** Files that passed the prefilter. */
+  parsed: number;
+  /** Of those, taken from the cache. */
+  cached: number;
+  /** Files over the time budget or memory limit. */
+  skipped: number;
+  /** Worker threads used; 0 when the analysis ran in-process. */
+  threads: number;
+  /** Milliseconds per phase. */
+  timings: { discover: number; read: number; analyse: number; project: number; cache: number; total: number };
+  /** The cache file and why its old contents were not used, when they were not. */
+  cache?: { file: string; discarded?: string };
 }
 
 export interface ScanResult {
   results: FileResult[];
   errorCount: number;
   warningCount: number;
-}
-
-export async function scan(options: ScanOptions): Promise<ScanResult> {
-  await loadSqlParser();
-  const active = activeRules(options.rules);
-  const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd: options.cwd });
-  const { files, all } = selectFiles(discovered, options.selection, options.cwd);
-  // Files outside the selection are read only when a cross-file rule needs their facts.
-  const reported = new Set(files);
-  const read = active.some((a) => a.rule.collect) ? all : files;
-  const results: FileResult[] = [];
-  const projectFacts = new Map<string, ProjectFacts>();
-  const directives = new Map<string, FileDirectives>();
-  for (const [index, file] of read.entries()) {
-    const outcome = await scanFile(file, active, options);
-    if (reported.has(file)) results.push(outcome.result);
-    if (outcome.facts) projectFacts.set(file, outcome.facts);
-    if (outcome.directives) directives.set(file, outcome.directives);
-    options.onProgress?.({ done: index + 1, total: read.length, file });
-  }
-  runProjectRules(active, projectFacts, results);
-  const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;
-  for (const result of results) applySuppressions(result, directives.get(result.filePath), active, { unused });
-  return {
-    results,
-    errorCount: results.reduce((n, r) => n + r.errorCount, 0),
-    warningCount: results.reduce((n, r) => n + r.warningCount, 0),
-  };
+  stats: ScanStats;
 }
 
 interface FileOutcome {
   result: FileResult;
-  /** Facts of this file for the cross-file rules. */
   facts?: ProjectFacts;
-  /** Its pgq-audit-ignore-next-line comments, applied after the project pass. */
   directives?: FileDirectives;
 }
 
-async function scanFile(file: string, active: ReturnType<typeof activeRules>, options: ScanOptions): Promise<FileOutcome> {
-  let text: string;
+export async function scan(options: ScanOptions): Promise<ScanResult> {
+  const started = performance.now();
+  const cwd = options.cwd ?? process.cwd();
+  const active = activeRules(options.rules);
+  const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd });
+  const { files, all } = selectFiles(discovered, options.selection, cwd);
+  // Files outside the selection are read only when a cross-file rule needs their facts.
+  const reported = new Set(files);
+  const read = active.some((a) => a.rule.collect) ? all : files;
+  const discoveredAt = performance.now();
+
+  const config = analysisConfig(active, allRules, options.queryFunctions);
+  const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
+  const cache = options.cache
+    ? new AnalysisCache(cacheFilePath(options.cacheLocation ?? defaultCacheLocation(cwd), cwd), config, {
+        frontEnds: frontEnds.map((f) => [f.language, ...f.extensions]),
+        triggers: [...prefilter.triggers],
+      })
+    : undefined;
+  const context = cache ? new ContextHasher() : undefined;
+  const analyzer = new Analyzer(config, {
+    concurrency: options.concurrency ?? 'auto',
+    timeBudget: options.timeBudget ?? DEFAULT_TIME_BUDGET,
+    memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
+    inProcessFiles: options.inProcessFiles ?? IN_PROCESS_MAX_FILES,
+  });
+
+  const outcomes: FileOutcome[] = new Array(read.length);
+  const stats: ScanStats = {
+    files: read.length,
+    bytes: 0,
+    parsed: 0,
+    cached: 0,
+    skipped: 0,
+    threads: 0,
+    timings: { discover: discoveredAt - started, read: 0, analyse: 0, project: 0, cache: 0, total: 0 },
+  };
+  let done = 0;
+  const finish = (index: number, outcome: FileOutcome) => {
+    outcomes[index] = outcome;
+    done++;
+    options.onProgress?.({ done, total: read.length, file: read[index] });
+  };
+
+  const pending: Promise<void>[] = [];
   try {
-    text = await readFile(file, 'utf8');
-  } catch (error) {
-    const message = fatalMessage(`Could not read the file: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
-    return { result: countSeverities({ filePath: file, messages: [message], errorCount: 0, warningCount: 0 }) };
+    let slice = performance.now();
+    for (const [index, file] of read.entries()) {
+      // Reads are synchronous (the fastest way to read many small files); yield now and then so
+      // worker results are taken in while the rest is read.
+      if (performance.now() - slice > 20) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(file);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+        finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${code}`, 2, true)]) });
+        continue;
+      }
+      stats.bytes += bytes.length;
+      const frontEnd = frontEndFor(file);
+      const text = frontEnd ? bytes.toString('utf8') : '';
+      if (!frontEnd || !prefilter(text, frontEnd.language)) {
+        // None of the triggers occur: no rule can report on this file, and it lends no facts.
+        cache?.drop(file);
+        finish(index, { result: fileResult(file, []) });
+        continue;
+      }
+      stats.parsed++;
+      // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
+      const hash = cache ? [contentHash(bytes), context!.of(file, frontEnd.language)].filter(Boolean).join('+') : undefined;
+      const cached = hash ? cache?.get(file, hash) : undefined;
+      if (cached) {
+        stats.cached++;
+        finish(index, outcomeOf(file, text, cached));
+        continue;
+      }
+      pending.push(
+        analyzer.analyze(file, text).then((outcome) => {
+          if (outcome.kind === 'done') {
+            if (hash) cache?.set(file, hash, outcome.analysis);
+            finish(index, outcomeOf(file, text, outcome.analysis));
+            return;
+          }
+          cache?.drop(file);
+          if (outcome.kind !== 'failed') stats.skipped++;
+          finish(index, { result: fileResult(file, [skippedMessage(outcome, analyzer)]) });
+        }),
+      );
+    }
+    stats.timings.read = performance.now() - discoveredAt;
+    analyzer.flush();
+    await Promise.all(pending);
+  } finally {
+    stats.threads = analyzer.threads;
+    await analyzer.destroy();
   }
-  const frontEnd = frontEndFor(file);
-  if (!frontEnd) return { result: { filePath: file, messages: [], errorCount: 0, warningCount: 0, source: text } };
-  let messages: Finding[];
-  let facts: ProjectFacts | undefined;
-  let directives: FileDirectives | undefined;
-  try {
-    const model = frontEnd.parse(text, file, { queryFunctions: options.queryFunctions });
-    messages = runRules(model, active);
-    facts = collectProjectFacts(model, active);
-    directives = readDirectives(model);
-  } catch (error) {
-    // A bug of ours on one file must not cost the user the rest of the scan.
-    messages = [fatalMessage(`pgq-audit failed on this file: ${(error as Error).stack ?? error}`)];
+  const analysedAt = performance.now();
+  stats.timings.analyse = analysedAt - discoveredAt - stats.timings.read;
+
+  const results: FileResult[] = [];
+  const projectFacts = new Map<string, ProjectFacts>();
+  const directives = new Map<string, FileDirectives>();
+  for (const [index, file] of read.entries()) {
+    const outcome = outcomes[index];
+    if (reported.has(file)) results.push(outcome.result);
+    if (outcome.facts) projectFacts.set(file, outcome.facts);
+    if (outcome.directives) directives.set(file, outcome.directives);
   }
-  return { result: countSeverities({ filePath: file, messages, errorCount: 0, warningCount: 0, source: text }), facts, directives };
+  runProjectRules(active, projectFacts, results);
+  const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;
+  for (const result of results) {
+    applySuppressions(result, directives.get(result.filePath), active, { unused });
+    // The text is kept for code frames only where there is something to show.
+    if (result.messages.length === 0) delete result.source;
+  }
+  const projectAt = performance.now();
+  stats.timings.project = projectAt - analysedAt;
+  if (cache) {
+    cache.save();
+    stats.cache = cache.discarded ? { file: cache.file, discarded: cache.discarded } : { file: cache.file };
+  }
+  stats.timings.cache = performance.now() - projectAt;
+  stats.timings.total = performance.now() - started;
+  return {
+    results,
+    errorCount: results.reduce((n, r) => n + r.errorCount, 0),
+    warningCount: results.reduce((n, r) => n + r.warningCount, 0),
+    stats,
+  };
 }
 
-function fatalMessage(message: string): Finding {
-  return { ruleId: null, severity: 2, fatal: true, message, span: { start: 0, end: 0 }, line: 1, column: 1, endLine: 1, endColumn: 1 };
+function fileResult(filePath: string, messages: Finding[], source?: string): FileResult {
+  const result: FileResult = countSeverities({ filePath, messages, errorCount: 0, warningCount: 0 });
+  if (source !== undefined) result.source = source;
+  return result;
+}
+
+function outcomeOf(file: string, text: string, analysis: FileAnalysis): FileOutcome {
+  // Cached analyses are shared objects: copy the messages the later passes add to and sort.
+  const outcome: FileOutcome = { result: fileResult(file, [...analysis.messages], text) };
+  if (analysis.facts) outcome.facts = analysis.facts;
+  if (analysis.directives) outcome.directives = analysis.directives;
+  return outcome;
+}
+
+function skippedMessage(outcome: Exclude<PoolOutcome, { kind: 'done' }>, analyzer: Analyzer): Finding {
+  if (outcome.kind === 'timeout') {
+    const budget = analyzer.options.timeBudget;
+    return fileMessage(
+      `File skipped: analysing it took longer than ${budget} ms (the per-file time budget), so it was stopped and nothing else is reported for it. Raise the budget with --time-budget, or leave the file out with ignores.`,
+      1,
+      false,
+      'skipped',
+    );
+  }
+  if (outcome.kind === 'memory') {
+    const limit = analyzer.options.memoryLimit;
+    return fileMessage(
+      `File skipped: analysing it needed more than ${limit} MB of memory (the per-file limit), so it was stopped and nothing else is reported for it. Leave the file out with ignores.`,
+      1,
+      false,
+      'skipped',
+    );
+  }
+  return fileMessage(`pgq-audit failed on this file: ${outcome.message}`, 2, true);
+}
+
+interface AnalyzerOptions {
+  concurrency: number | 'auto' | 'off';
+  timeBudget: number;
+  memoryLimit: number;
+  inProcessFiles: number;
+}
+
+/**
+ * Runs scanFileText in-process or on the pool. Files are held back until the
+ * scan is known to be big enough for workers (or the end of reading); from
+ * then on they go to the pool as they are read.
+ */
+class Analyzer {
+  private pool: AnalysisPool | undefined;
+  private held: { file: string; text: string; resolve: (outcome: PoolOutcome) => void }[] = [];
+  private heldBytes = 0;
+  private seen = 0;
+  private parserLoaded: Promise<void> | undefined;
+
+  constructor(
+    private readonly config: AnalysisConfig,
+    readonly options: AnalyzerOptions,
+  ) {
+    if (options.concurrency !== 'off' && options.concurrency !== 'auto' && !(Number.isInteger(options.concurrency) && options.concurrency >= 1)) {
+      throw new RangeError(`concurrency must be a whole number of at least 1, 'auto' or 'off' (got ${options.concurrency})`);
+    }
+  }
+
+  get threads(): number {
+    return this.pool?.threads ?? 0;
+  }
+
+  analyze(file: string, text: string): Promise<PoolOutcome> {
+    this.seen++;
+    if (this.pool) return this.onPool(file, text);
+    const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
+    this.heldBytes += text.length;
+    const { concurrency, inProcessFiles } = this.options;
+    const big = this.seen > inProcessFiles || (inProcessFiles > 0 && (this.heldBytes > IN_PROCESS_MAX_BYTES || text.length > IN_PROCESS_MAX_FILE));
+    if (concurrency !== 'off' && big) {
+      this.startPool();
+    }
+    return promise;
+  }
+
+  /** Reading is over: whatever is still held is analysed in-process. */
+  flush(): void {
+    const held = this.held;
+    this.held = [];
+    if (held.length === 0) return;
+    this.parserLoaded ??= loadSqlParser();
+    void this.parserLoaded.then(() => {
+      for (const { file, text, resolve } of held) resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+    });
+  }
+
+  private startPool(): void {
+    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
+    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+    const held = this.held;
+    this.held = [];
+    for (const { file, text, resolve } of held) void this.onPool(file, text).then(resolve);
+  }
+
+  private async onPool(file: string, text: string): Promise<PoolOutcome> {
+    try {
+      return await this.pool!.analyze(file, text, this.config);
+    } catch {
+      // The workers could not start (a platform without threads, a broken install): analyse here.
+      this.parserLoaded ??= loadSqlParser();
+      await this.parserLoaded;
+      return { kind: 'done', analysis: scanFileText(file, text, this.config) };
+    }
+  }
+
+  async destroy(): Promise<void> {
+    await this.pool?.destroy();
+  }
 }

@@ -1,0 +1,206 @@
+// --cache: a file's analysis, keyed by the hash of its bytes, under a key of
+// the tool (version and the fingerprint of its own code) and the config (rules,
+// severities, options, query functions, front ends). Only files that pass the
+// prefilter are stored: the others cost less to prefilter than to hash.
+//
+// What is cached is the per-file part: findings of per-file rules, the facts
+// cross-file rules collected, and suppression comments. Cross-file rules and
+// suppressions run on every scan over cached and fresh facts alike, so a
+// project-wide finding is right when only some files changed.
+import { hash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { packageRoot } from '../package-root.ts';
+import { VERSION } from '../version.ts';
+import type { Language } from '../model/index.ts';
+import type { AnalysisConfig, FileAnalysis } from './analyze-file.ts';
+
+/** Bumped when the cache file's shape changes. */
+const FORMAT = 1;
+export const CACHE_FILE = 'cache.json';
+
+interface CacheFile {
+  format: number;
+  key: string;
+  entries: Record<string, CacheEntry>;
+}
+
+interface CacheEntry {
+  hash: string;
+  analysis: FileAnalysis;
+}
+
+/** The default location: node_modules/.cache/pgq-audit/ of the folder the scan runs in. */
+export function defaultCacheLocation(cwd: string): string {
+  return join(cwd, 'node_modules', '.cache', 'pgq-audit');
+}
+
+/** A folder (existing, or named with a trailing slash) holds cache.json; anything else is the file itself. */
+export function cacheFilePath(location: string, cwd: string): string {
+  const absolute = resolve(cwd, location);
+  if (/[\\/]$/.test(location)) return join(absolute, CACHE_FILE);
+  try {
+    if (statSync(absolute).isDirectory()) return join(absolute, CACHE_FILE);
+  } catch {
+    // not there yet: a file path unless it has no extension
+  }
+  return /\.[^\\/]+$/.test(absolute) ? absolute : join(absolute, CACHE_FILE);
+}
+
+export function contentHash(bytes: Uint8Array): string {
+  return hash('sha1', bytes);
+}
+
+/**
+ * Project files a front end reads besides the source file itself, by
+ * language: the Python front end takes the psycopg version from the nearest
+ * lock or requirements file (src/languages/python/versions.ts). A cached
+ * analysis holds only while these are unchanged too.
+ */
+export const CONTEXT_FILES: Partial<Record<Language, RegExp>> = {
+  python: /^(uv\.lock|poetry\.lock|pyproject\.toml|requirements.*\.(txt|in))$/i,
+};
+
+/** Hashes of the context files above a source file, read once per folder and file in a scan. */
+export class ContextHasher {
+  private readonly listings = new Map<string, string[]>();
+  private readonly hashes = new Map<string, string>();
+
+  /** '' when the language has no context files or none is there. */
+  of(file: string, language: Language): string {
+    const pattern = CONTEXT_FILES[language];
+    if (!pattern) return '';
+    const parts: string[] = [];
+    let dir = dirname(file);
+    // The walk the front end makes: up to 12 folders, stopping at the repository root.
+    for (let depth = 0; depth < 12; depth++) {
+      const names = this.list(dir);
+      for (const name of names) if (pattern.test(name)) parts.push(`${join(dir, name)}:${this.hashOf(join(dir, name))}`);
+      if (names.includes('.git') || dirname(dir) === dir) break;
+      dir = dirname(dir);
+    }
+    return parts.length === 0 ? '' : hash('sha1', parts.join('\n'));
+  }
+
+  private list(dir: string): string[] {
+    let names = this.listings.get(dir);
+    if (!names) {
+      try {
+        names = readdirSync(dir).sort();
+      } catch {
+        names = [];
+      }
+      this.listings.set(dir, names);
+    }
+    return names;
+  }
+
+  private hashOf(path: string): string {
+    let value = this.hashes.get(path);
+    if (value === undefined) {
+      try {
+        value = hash('sha1', readFileSync(path));
+      } catch {
+        value = 'unreadable';
+      }
+      this.hashes.set(path, value);
+    }
+    return value;
+  }
+}
+
+let fingerprint: string | undefined;
+
+/** The tool's version plus the sizes and times of its own modules, so a rebuilt pgq-audit never reads a stale cache. */
+export function toolFingerprint(): string {
+  if (fingerprint) return fingerprint;
+  const root = packageRoot();
+  const fromSource = import.meta.url.endsWith('.ts');
+  const folders = fromSource ? ['src', 'rules'] : ['dist/src', 'dist/rules'];
+  const parts: string[] = [VERSION];
+  const walk = (dir: string) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = join(dir, name);
+      const stats = statSync(path);
+      if (stats.isDirectory()) walk(path);
+      else if (/\.(ts|js|json)$/.test(name) && !name.endsWith('.d.ts')) parts.push(`${path.slice(root.length)}:${stats.size}:${stats.mtimeMs}`);
+    }
+  };
+  for (const folder of folders) walk(join(root, folder));
+  fingerprint = hash('sha1', parts.join('\n'));
+  return fingerprint;
+}
+
+export class AnalysisCache {
+  private entries: Record<string, CacheEntry> = {};
+  private readonly key: string;
+  private readonly seen = new Set<string>();
+  private changed = false;
+  /** Why the stored cache was not used, when it was not. */
+  readonly discarded?: string;
+
+  constructor(
+    readonly file: string,
+    config: AnalysisConfig,
+    extra: unknown,
+  ) {
+    this.key = hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
+    let stored: CacheFile | undefined;
+    try {
+      stored = JSON.parse(readFileSync(file, 'utf8')) as CacheFile;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.discarded = `unreadable (${(error as Error).message})`;
+      return;
+    }
+    if (stored?.format !== FORMAT || stored.key !== this.key || typeof stored.entries !== 'object' || stored.entries === null) {
+      this.discarded = 'made by another version or config';
+      this.changed = true;
+      return;
+    }
+    this.entries = stored.entries;
+  }
+
+  get(file: string, contentHash: string): FileAnalysis | undefined {
+    const entry = this.entries[file];
+    if (entry?.hash !== contentHash) return undefined;
+    this.seen.add(file);
+    return entry.analysis;
+  }
+
+  set(file: string, contentHash: string, analysis: FileAnalysis): void {
+    this.entries[file] = { hash: contentHash, analysis };
+    this.seen.add(file);
+    this.changed = true;
+  }
+
+  /** The file was scanned and needs no entry (it no longer passes the prefilter, or could not be analysed). */
+  drop(file: string): void {
+    if (file in this.entries) {
+      delete this.entries[file];
+      this.changed = true;
+    }
+  }
+
+  /** Writes the cache (atomically); entries of files this scan did not see stay while the file exists. */
+  save(): void {
+    for (const file of Object.keys(this.entries)) {
+      if (!this.seen.has(file) && !existsSync(file)) {
+        delete this.entries[file];
+        this.changed = true;
+      }
+    }
+    if (!this.changed) return;
+    mkdirSync(dirname(this.file), { recursive: true });
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries };
+    writeFileSync(temporary, JSON.stringify(body));
+    renameSync(temporary, this.file);
+    this.changed = false;
+  }
+}

@@ -1,0 +1,41 @@
+// The scan's speed flags, kept here so `pgq-audit scan` adds them with three
+// small lines: the option table, the help text and the ScanOptions they make.
+import { UsageError } from './discover.ts';
+import type { ScanOptions } from './scan.ts';
+
+export const PERFORMANCE_OPTIONS = {
+  concurrency: { type: 'string' },
+  cache: { type: 'boolean', default: false },
+  'cache-location': { type: 'string' },
+  'time-budget': { type: 'string' },
+} as const;
+
+export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for the analysis (default auto: the cores, at most 4;
+                             off: all in this thread, without a time budget)
+  --cache                    Reuse the analysis of files whose content, config and pgq-audit did not change
+  --cache-location <path>    The cache file or folder (default node_modules/.cache/pgq-audit/)
+  --time-budget <ms>         Stop analysing a file after this long and report it as skipped
+                             (default 10000; 0 for no limit)
+`;
+
+export function performanceOptions(values: Record<string, unknown>): Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget'> {
+  const options: Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget'> = {};
+  const concurrency = values.concurrency as string | undefined;
+  if (concurrency !== undefined) {
+    if (concurrency === 'auto' || concurrency === 'off') options.concurrency = concurrency;
+    else if (/^[1-9]\d*$/.test(concurrency)) options.concurrency = Number(concurrency);
+    else throw new UsageError(`--concurrency ${concurrency}: expected a number of threads (1 or more), auto or off`);
+  }
+  if (values.cache) options.cache = true;
+  const location = values['cache-location'] as string | undefined;
+  if (location !== undefined) {
+    if (location === '') throw new UsageError('--cache-location: expected a file or folder');
+    options.cacheLocation = location;
+  }
+  const budget = values['time-budget'] as string | undefined;
+  if (budget !== undefined) {
+    if (!/^\d+$/.test(budget)) throw new UsageError(`--time-budget ${budget}: expected milliseconds (0 for no limit)`);
+    options.timeBudget = Number(budget);
+  }
+  return options;
+}

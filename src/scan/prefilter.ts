@@ -1,0 +1,86 @@
+// The prefilter: most files of a codebase hold no SQL, and a file that
+// contains none of the textual triggers of the rules that read its language
+// cannot produce a finding, so it is not parsed at all. The decision is per
+// file, never per statement: a file with one trigger is parsed whole, so
+// facts a finding needs from elsewhere in the file (a named query, a pool's
+// config, a BEGIN) are there.
+//
+// Matching is one pass of one case-insensitive regex per language. A trigger
+// matches as a substring (not at word starts: in host code SQL keywords follow
+// escapes, as in 'BEGIN;\nSET LOCAL ...'). A space in a trigger matches any run
+// of whitespace and of the escapes \n \r \t written in string literals ('set '
+// matches "SET\tapp.tenant" and "SET\\nLOCAL"); letters match in either case
+// (ASCII only, as SQL keywords are).
+import type { ActiveRule } from '../engine/rule-config.ts';
+import type { Language } from '../model/index.ts';
+
+/**
+ * Languages whose files are SQL through and through (.sql): always parsed, so
+ * a migration that does not parse is reported even where no rule has a
+ * trigger. The prefilter is for host code, where most files hold no SQL.
+ */
+export const ALWAYS_PARSED: readonly Language[] = ['sql'];
+
+/**
+ * Always a trigger: a file with a suppression comment is parsed, so an
+ * invalid or unused suppression is reported even where no rule fires.
+ */
+export const DIRECTIVE_TRIGGER = 'pgq-audit-';
+
+export interface Prefilter {
+  /** True when the file must be parsed: some trigger of a rule reading `language` occurs in `text`. */
+  (text: string, language: Language): boolean;
+  /** The triggers per language, for messages and the cache key. */
+  readonly triggers: ReadonlyMap<Language, readonly string[] | 'all'>;
+}
+
+/** A prefilter over the triggers of the active rules. `enabled: false` parses every file. */
+export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
+  const enabled = options.enabled ?? true;
+  const triggers = new Map<Language, string[] | 'all'>();
+  for (const { rule } of active) {
+    for (const language of rule.languages) {
+      const known = triggers.get(language) ?? [];
+      if (known === 'all') continue;
+      // A rule that declares no trigger opts out of prefiltering for its languages.
+      if (!enabled || rule.triggers.length === 0) {
+        triggers.set(language, 'all');
+        continue;
+      }
+      for (const trigger of rule.triggers) {
+        const normalized = trigger.toLowerCase();
+        if (normalized.trim() === '') throw new Error(`pgq-audit: rule ${rule.id} declares an empty trigger`);
+        if (!known.includes(normalized)) known.push(normalized);
+      }
+      triggers.set(language, known);
+    }
+  }
+  const patterns = new Map<Language, RegExp | 'all'>();
+  for (const [language, words] of triggers) {
+    patterns.set(language, words === 'all' ? 'all' : triggerPattern([...words, DIRECTIVE_TRIGGER]));
+  }
+  const directive = triggerPattern([DIRECTIVE_TRIGGER]);
+  for (const language of ALWAYS_PARSED) patterns.set(language, 'all');
+  const prefilter = ((text: string, language: Language) => {
+    const pattern = patterns.get(language);
+    if (pattern === 'all') return true;
+    // No active rule reads this language: only suppression comments can matter.
+    return (pattern ?? directive).test(text);
+  }) as Prefilter;
+  Object.defineProperty(prefilter, 'triggers', { value: triggers });
+  return prefilter;
+}
+
+/** Whitespace in source text, or a whitespace escape inside a string literal. */
+const SPACE = String.raw`(?:\s|\\[nrt])`;
+
+/** One regex for a list of triggers: literal text, whitespace runs for spaces, ASCII case-insensitive. */
+export function triggerPattern(triggers: readonly string[]): RegExp {
+  const alternatives = triggers.map((trigger) => {
+    const words = trigger.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
+    const leading = /^\s/.test(trigger) ? SPACE : '';
+    const trailing = /\s$/.test(trigger) ? SPACE : '';
+    return leading + words.join(`${SPACE}+`) + trailing;
+  });
+  return new RegExp(alternatives.join('|'), 'i');
+}

@@ -1,0 +1,132 @@
+// --cache: results equal to an uncached scan, unchanged files not analysed
+// again, a changed config or pgq-audit starts over, and cross-file findings
+// stay right when only some files changed (their facts are cached per file
+// and the project pass runs every time).
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { rules } from '../../rules/index.ts';
+import type { FileResult } from '../../src/engine/findings.ts';
+import { defineRule, statementsOf } from '../../src/model/index.ts';
+import { scan, type ScanOptions } from '../../src/scan/scan.ts';
+
+const session = "select set_config('app.tenant', $1, false);\n";
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-cache-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+const shape = (results: readonly FileResult[]) => results.map((r) => [r.filePath, r.messages.map((m) => `${m.line}:${m.column} ${m.ruleId} ${m.message}`)]);
+
+test('a cached scan reports what an uncached one does, without analysing unchanged files', async () => {
+  const dir = tree({ 'a.sql': session, 'b.sql': 'BEGIN;\nDISCARD ALL;\nCOMMIT;\n', 'c.sql': 'select 1;\n' });
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off' };
+  const fresh = await scan({ ...options, cache: false });
+  const first = await scan(options);
+  assert.equal(first.stats.cached, 0);
+  assert.ok(existsSync(join(dir, 'node_modules/.cache/pgq-audit/cache.json')), 'the default location');
+  const second = await scan(options);
+  assert.equal(second.stats.parsed, 3);
+  assert.equal(second.stats.cached, 3);
+  assert.deepEqual(shape(second.results), shape(fresh.results));
+  assert.deepEqual(shape(first.results), shape(fresh.results));
+
+  writeFileSync(join(dir, 'a.sql'), `-- changed\n${session}`);
+  const third = await scan(options);
+  assert.equal(third.stats.cached, 2, 'a.sql changed');
+  assert.deepEqual(shape(third.results), shape((await scan({ ...options, cache: false })).results));
+});
+
+test('another config or a broken cache file starts over', async () => {
+  const dir = tree({ 'a.sql': session });
+  const location = join(dir, 'my-cache.json');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
+  await scan(options);
+  assert.ok(existsSync(location), '--cache-location names the file');
+  const warn = await scan({ ...options, rules: { 'no-session-tenant-setting': 'warn' } });
+  assert.equal(warn.stats.cached, 0);
+  assert.equal(warn.stats.cache?.discarded, 'made by another version or config');
+  assert.equal(warn.results[0].messages[0].severity, 1);
+  writeFileSync(location, '{ not json');
+  const broken = await scan(options);
+  assert.equal(broken.stats.cached, 0);
+  assert.equal(broken.errorCount, 1);
+  assert.equal((await scan(options)).stats.cached, 1, 'rewritten');
+  JSON.parse(readFileSync(location, 'utf8'));
+});
+
+test('the Python front end’s project files are part of the key: a changed psycopg pin is not served from the cache', async () => {
+  const worker = [
+    'from psycopg_pool import ConnectionPool',
+    '',
+    'pool = ConnectionPool("dbname=app", reset=lambda conn: conn.execute("DISCARD ALL"))',
+    '',
+  ].join('\n');
+  const dir = tree({ 'app/worker.py': worker, 'app/requirements.txt': 'psycopg==3.3.6\n' });
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off' };
+  const first = await scan(options);
+  assert.equal(first.stats.parsed, 1);
+  await scan(options);
+  writeFileSync(join(dir, 'app/requirements.txt'), 'psycopg==3.1.7\n');
+  const changed = await scan(options);
+  assert.equal(changed.stats.cached, 0, 'the pin changed, so the analysis is redone');
+});
+
+// A cross-file rule for this test only: a claimed table needs a policy somewhere in the project.
+const crossFile = defineRule<Record<string, never>, { claims: { table: string; line: number }[]; policies: string[] }>({
+  id: 'test-claimed-table-needs-policy',
+  description: 'Require a policy for every claimed table (test rule)',
+  messages: { noPolicy: "No file creates a policy on '{{table}}'." },
+  defaultSeverity: 'error',
+  recommended: false,
+  languages: ['sql'],
+  schema: { type: 'object', properties: {}, additionalProperties: false },
+  defaultOptions: {},
+  triggers: ['skip locked', 'create policy'],
+  check() {},
+  collect({ file, locate }) {
+    const claims: { table: string; line: number }[] = [];
+    const policies: string[] = [];
+    for (const { statement } of statementsOf(file)) {
+      for (const read of statement.lockingReads) if (read.skipLocked) for (const table of read.tables) claims.push({ table, line: locate(read.span).line });
+      for (const policy of statement.policies) policies.push(policy.table);
+    }
+    return claims.length || policies.length ? { claims, policies } : undefined;
+  },
+  checkProject({ files, report }) {
+    const policies = new Set(files.flatMap((f) => f.facts.policies));
+    for (const { file, facts } of files) {
+      for (const claim of facts.claims) {
+        if (!policies.has(claim.table)) report({ file, messageId: 'noPolicy', data: { table: claim.table }, location: { line: claim.line, column: 1, endLine: claim.line, endColumn: 2 } });
+      }
+    }
+  },
+});
+
+test('cross-file findings stay right when only some files changed', async (t) => {
+  rules.push(crossFile);
+  t.after(() => void rules.splice(rules.indexOf(crossFile), 1));
+  const dir = tree({
+    'claim.sql': 'select id from jobs where status = 1 for update skip locked limit 1;\n',
+    'policy.sql': 'create policy p on jobs using (true);\n',
+  });
+  const only = { 'test-claimed-table-needs-policy': 'error' as const, ...Object.fromEntries(rules.filter((r) => r !== crossFile).map((r) => [r.id, 'off' as const])) };
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off', rules: only };
+  assert.equal((await scan(options)).errorCount, 0);
+  assert.equal((await scan(options)).stats.cached, 2);
+  // The policy goes: claim.sql is unchanged (and cached) but its finding appears.
+  writeFileSync(join(dir, 'policy.sql'), 'select 1;\n');
+  const after = await scan(options);
+  assert.equal(after.stats.cached, 1);
+  assert.deepEqual(after.results.map((r) => r.messages.map((m) => m.ruleId)), [['test-claimed-table-needs-policy'], []]);
+  // And back.
+  writeFileSync(join(dir, 'policy.sql'), 'create policy p on jobs using (true);\n');
+  assert.equal((await scan(options)).errorCount, 0);
+});

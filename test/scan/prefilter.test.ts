@@ -1,0 +1,102 @@
+// The prefilter skips files without any rule's trigger; these tests prove it
+// never drops a finding: every fixture folder, scanned with and without it
+// (and on worker threads), reports the same findings.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { extname, join } from 'node:path';
+import { test } from 'node:test';
+import { rules } from '../../rules/index.ts';
+import type { FileResult } from '../../src/engine/findings.ts';
+import { activeRules } from '../../src/engine/rule-config.ts';
+import { supportedExtensions } from '../../src/languages/index.ts';
+import { buildPrefilter, triggerPattern } from '../../src/scan/prefilter.ts';
+import { scan } from '../../src/scan/scan.ts';
+
+const fixtures = join(import.meta.dirname, '../../fixtures');
+
+/** Every finding of a rule (not parse errors), per file, in a stable text form. */
+function ruleFindings(results: readonly FileResult[]): string[] {
+  return results.flatMap((r) => r.messages.filter((m) => m.ruleId !== null).map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId} ${m.messageId ?? ''}`)).sort();
+}
+
+/** The fixture folders as a scan of each would see them: every folder that holds source files, and fixtures/ whole. */
+function fixtureFolders(): string[] {
+  const extensions = supportedExtensions();
+  const folders: string[] = [fixtures];
+  const walk = (dir: string) => {
+    const entries = readdirSync(dir, { withFileTypes: true });
+    if (entries.some((e) => e.isFile() && extensions.includes(extname(e.name)))) folders.push(dir);
+    for (const e of entries) if (e.isDirectory()) walk(join(dir, e.name));
+  };
+  walk(fixtures);
+  return folders;
+}
+
+test('trigger patterns: case-insensitive substrings, a space matches whitespace runs and string escapes', () => {
+  const pattern = triggerPattern(['set ', 'set local', 'release(', 'pgq-audit-']);
+  for (const text of ['SET app.tenant = 1', 'set\tapp.tenant', "q('BEGIN;\\nSET\\nLOCAL app.tenant = 1')", 'client.RELEASE()', '-- pgq-audit-ignore-next-line', 'offset 10']) {
+    assert.ok(pattern.test(text), text);
+  }
+  for (const text of ['settings', 'SETTING', 'release ()', 'pgq-audit', 'Set<string>']) assert.ok(!pattern.test(text), text);
+});
+
+test('the prefilter reads only the triggers of rules for the file’s language, plus suppression comments', () => {
+  const prefilter = buildPrefilter(activeRules());
+  const leak = 'cur.execute("select set_config(\'app.tenant\', %s, false)", [tenant])';
+  assert.equal(prefilter('total = sum(x.price for x in items)\n', 'python'), false);
+  assert.equal(prefilter(leak, 'python'), true);
+  assert.equal(prefilter('x = 1  # pgq-audit-ignore-next-line x -- why', 'python'), true);
+  assert.equal(buildPrefilter(activeRules(), { enabled: false })('x = 1', 'python'), true);
+  // .sql files are SQL through and through: always parsed, so a migration that does not parse is reported.
+  assert.equal(prefilter('select 1 from t;', 'sql'), true);
+  // With every rule off, only suppression comments make a host file worth parsing.
+  const off = Object.fromEntries(rules.map((r) => [r.id, 'off' as const]));
+  assert.equal(buildPrefilter(activeRules(off))(leak, 'python'), false);
+});
+
+test('a rule without triggers turns the prefilter off for its languages', () => {
+  const noTriggers = { ...rules[0], id: 'test-no-triggers', languages: ['python' as const], triggers: [] };
+  const prefilter = buildPrefilter([{ rule: noTriggers, severity: 2, options: {} }]);
+  assert.equal(prefilter('x = 1', 'python'), true);
+  assert.equal(prefilter('x = 1', 'typescript'), false);
+});
+
+test('every rule declares lowercase-insensitive, non-empty triggers', () => {
+  for (const rule of rules) {
+    assert.ok(rule.triggers.length > 0, `${rule.id} declares no trigger: every file would be parsed`);
+    for (const trigger of rule.triggers) assert.ok(trigger.trim().length >= 3, `${rule.id}: trigger '${trigger}' is too short to filter anything`);
+  }
+});
+
+test('the prefilter never drops a finding: every fixture folder with and without it, in-process and on workers', async () => {
+  const folders = fixtureFolders();
+  assert.ok(folders.length > 3, 'fixture folders found');
+  let compared = 0;
+  for (const folder of folders) {
+    const without = await scan({ paths: [folder], cwd: folder, prefilter: false, concurrency: 'off' });
+    const withIt = await scan({ paths: [folder], cwd: folder, concurrency: 'off' });
+    assert.deepEqual(ruleFindings(withIt.results), ruleFindings(without.results), `prefilter changed findings under ${folder}`);
+    compared += ruleFindings(without.results).length;
+  }
+  assert.ok(compared > 50, `the fixtures hold findings to compare (${compared})`);
+  // The whole fixtures tree once more on worker threads: same findings, same order of files.
+  const plain = await scan({ paths: [fixtures], cwd: fixtures, prefilter: false, concurrency: 'off' });
+  const pooled = await scan({ paths: [fixtures], cwd: fixtures, concurrency: 2, inProcessFiles: 0 });
+  assert.ok(pooled.stats.threads > 0, 'ran on workers');
+  assert.deepEqual(ruleFindings(pooled.results), ruleFindings(plain.results));
+  assert.deepEqual(pooled.results.map((r) => r.filePath), plain.results.map((r) => r.filePath));
+});
+
+test('host files without a trigger are not parsed and say nothing; .sql files are always parsed', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-prefilter-'));
+  writeFileSync(join(dir, 'plain.py'), 'def total(items):\n    return sum(i.price for i in items)\n');
+  writeFileSync(join(dir, 'broken.py'), 'def total(items)\n    return 0\n');
+  writeFileSync(join(dir, 'broken.sql'), 'selec id frm where;\n');
+  writeFileSync(join(dir, 'bad.sql'), "select set_config('app.tenant', '1', false);\n");
+  const result = await scan({ paths: [dir], cwd: dir });
+  assert.equal(result.stats.files, 4);
+  assert.equal(result.stats.parsed, 2);
+  const byName = Object.fromEntries(result.results.map((r) => [r.filePath.slice(dir.length + 1), r.messages.map((m) => m.ruleId ?? (m.fatal ? 'fatal' : 'other'))]));
+  assert.deepEqual(byName, { 'bad.sql': ['no-session-tenant-setting'], 'broken.py': [], 'broken.sql': ['fatal'], 'plain.py': [] });
+});

@@ -1,0 +1,100 @@
+// The scan at scale: worker threads give the same results in the same order
+// as the in-process path, a file over its time budget or memory limit is
+// reported as skipped and the scan goes on, discovery honours nested
+// .gitignore files.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { runCli } from '../helpers/cli.ts';
+import { discoverFiles } from '../../src/scan/discover.ts';
+import { scan } from '../../src/scan/scan.ts';
+
+const session = "select set_config('app.tenant', $1, false);\n";
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-scan-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+test('workers and in-process give the same results in sorted file order', async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 60; i++) files[`q/${String(59 - i).padStart(2, '0')}.sql`] = i % 3 === 0 ? session : i % 3 === 1 ? 'BEGIN;\nDISCARD ALL;\nCOMMIT;\n' : 'select 1;\n';
+  const dir = tree(files);
+  const inProcess = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  const pooled = await scan({ paths: [dir], cwd: dir, concurrency: 2 });
+  assert.equal(inProcess.stats.threads, 0);
+  assert.equal(pooled.stats.threads, 2, '60 files to parse is past the in-process limit');
+  const shape = (r: typeof inProcess) => r.results.map((f) => [f.filePath, f.messages.map((m) => `${m.line}:${m.column} ${m.ruleId}`)]);
+  assert.deepEqual(shape(pooled), shape(inProcess));
+  const paths = pooled.results.map((r) => r.filePath);
+  assert.deepEqual(paths, [...paths].sort());
+  assert.equal(pooled.errorCount, 40);
+});
+
+test('a small scan runs in-process whatever the concurrency', async () => {
+  const dir = tree({ 'a.sql': session });
+  const result = await scan({ paths: [dir], cwd: dir, concurrency: 4 });
+  assert.equal(result.stats.threads, 0);
+  assert.equal(result.errorCount, 1);
+});
+
+test('a file over the time budget is reported as skipped, and the rest of the scan goes on', async () => {
+  // ~250,000 statements: seconds of analysis, far over a 300 ms budget.
+  const big = 'select a, b from t where id = 1;\n'.repeat(250_000) + session;
+  const dir = tree({ 'big.sql': big, 'small.sql': session });
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency: 2 });
+  const [bigResult, small] = result.results;
+  assert.equal(bigResult.messages.length, 1);
+  const [skipped] = bigResult.messages;
+  assert.equal(skipped.ruleId, null);
+  assert.equal(skipped.severity, 1);
+  assert.equal(skipped.messageId, 'skipped');
+  assert.match(skipped.message, /^File skipped: analysing it took longer than 300 ms/);
+  assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+  assert.equal(result.stats.skipped, 1);
+});
+
+test('a file that needs more memory than the per-worker limit is skipped', async () => {
+  const big = 'select a, b from t where id = 1;\n'.repeat(200_000) + session;
+  const dir = tree({ 'big.sql': big, 'small.sql': session });
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 0, memoryLimit: 32, concurrency: 1 });
+  const [bigResult, small] = result.results;
+  assert.equal(bigResult.messages[0]?.messageId, 'skipped', JSON.stringify(bigResult.messages));
+  assert.match(bigResult.messages[0].message, /needed more than 32 MB of memory/);
+  assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+});
+
+test('discovery: a .gitignore rules only its own folder and below; a repository root ignores the ones above it', async () => {
+  const dir = tree({
+    '.gitignore': 'ignored-everywhere.sql\n',
+    'a/.gitignore': 'local.sql\n',
+    'a/local.sql': session,
+    'b/local.sql': session,
+    'b/ignored-everywhere.sql': session,
+    'repo/.git/HEAD': 'ref: refs/heads/main\n',
+    'repo/ignored-everywhere.sql': session,
+    'node_modules/x/y.sql': session,
+  });
+  const files = (await discoverFiles([dir], { extensions: ['.sql'] })).map((f) => f.slice(dir.length + 1));
+  assert.deepEqual(files, ['b/local.sql']);
+  const inRepo = (await discoverFiles([join(dir, 'repo')], { extensions: ['.sql'] })).map((f) => f.slice(dir.length + 1));
+  assert.deepEqual(inRepo, ['repo/ignored-everywhere.sql']);
+});
+
+test('CLI: --concurrency, --time-budget and --cache-location are checked', () => {
+  const bad = runCli(['scan', 'fixtures/sql', '--concurrency', 'lots']);
+  assert.equal(bad.code, 2);
+  assert.match(bad.stderr, /--concurrency lots: expected a number of threads \(1 or more\), auto or off/);
+  const budget = runCli(['scan', 'fixtures/sql', '--time-budget', '-5']);
+  assert.equal(budget.code, 2);
+  const ok = runCli(['scan', 'fixtures/sql', '--concurrency', '2', '--time-budget', '0', '--format', 'json']);
+  assert.equal(ok.code, 1, ok.stderr);
+  const off = runCli(['scan', 'fixtures/sql', '--concurrency', 'off', '--format', 'json']);
+  assert.equal(off.stdout, ok.stdout);
+});
