@@ -268,6 +268,23 @@ describe('scopes', () => {
     assert.equal(kind(siteOf(model, 'select 2').scope), 'autocommit');
   });
 
+  test('a tuple target in with ... as (a, b) does not upset what follows', () => {
+    const model = parse(
+      [
+        'from psycopg_pool import ConnectionPool',
+        'pool = ConnectionPool("", kwargs={"autocommit": True})',
+        'def job(path):',
+        '    with open_pair(path) as (left, right):',
+        '        with pool.connection() as conn:',
+        '            conn.execute("select 1")',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(model.fatal, undefined);
+    assert.equal(kind(siteOf(model, 'select 1').scope), 'autocommit');
+    assert.equal(siteOf(model, 'select 1').functionName, 'job');
+  });
+
   test('parenthesized context managers (Python 3.10) are read', () => {
     const text = [
       'from psycopg_pool import ConnectionPool',
@@ -440,7 +457,10 @@ describe('files that do not parse', () => {
 
   test('binary content and invalid UTF-8', () => {
     assert.match(fatal('\u0000\u0001ELF\u0002 set_config'), /NUL bytes/);
-    assert.match(fatal('x = "\uFFFD"\n'), /not valid UTF-8/);
+    // Bytes that are not UTF-8, as the scan decodes them (U+FFFD), where code should be.
+    assert.match(fatal(Buffer.from([0x78, 0x20, 0x3d, 0x20, 0xff, 0xfe, 0x0a]).toString('utf8')), /not valid UTF-8/);
+    // A replacement character in a string is text (pkg_resources has one).
+    assert.equal(fatal('replacement_char = "\uFFFD"\n'), '');
   });
 
   test('Python 2', () => {
@@ -470,6 +490,13 @@ describe('files that do not parse', () => {
       'match command:\n    case [x, *rest]:\n        pass\n    case _:\n        pass\n',
       'type Alias = int\ndef f[T](x: T) -> T:\n    return x\n',
       'x = f"{d["key"]}"\n',
+      'async def agen():\n    yield\n',
+      'z = 4/7. - 100j/7.\nw = 1. / 7\n',
+      'match p:\n    case Point():\n        pass\n',
+      'with lock as self.held:\n    pass\n',
+      'rendered = "".join(f(*p) for code, *p in codes)\n',
+      'f = lambda a, /, b: a + b\n',
+      'x = 1\n\f\ny = 2\n',
     ]) {
       assert.equal(fatal(text), '', text);
     }

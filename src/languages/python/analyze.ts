@@ -24,6 +24,7 @@ import {
   type Flow,
   type Origin,
 } from './scopes.ts';
+import { pythonSideEffect } from './side-effects.ts';
 import { analyzeHostText, EXECUTE_METHODS, EXTRAS_FUNCTIONS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type ResolveContext } from './strings.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
@@ -45,14 +46,6 @@ interface SiteMeta {
   inHandler?: number;
   writesRows: boolean;
 }
-
-const SIDE_EFFECT_FUNCTIONS = new Set([
-  'requests.get', 'requests.post', 'requests.put', 'requests.patch', 'requests.delete', 'requests.request',
-  'httpx.get', 'httpx.post', 'httpx.put', 'httpx.patch', 'httpx.delete', 'httpx.request',
-  'urllib.request.urlopen', 'time.sleep', 'asyncio.sleep', 'smtplib.SMTP', 'smtplib.SMTP_SSL',
-  'subprocess.run', 'subprocess.call', 'subprocess.check_call', 'subprocess.check_output', 'os.system',
-]);
-const SIDE_EFFECT_METHODS = new Set(['sendmail', 'send_message', 'basic_publish', 'publish', 'delay', 'apply_async', 'send_task']);
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
   resetNumbering();
@@ -1005,7 +998,7 @@ class Walk {
   }
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
-    const isEffect = (qualified && SIDE_EFFECT_FUNCTIONS.has(qualified)) || (method && SIDE_EFFECT_METHODS.has(method));
+    const isEffect = pythonSideEffect(qualified, method) !== undefined;
     if (!isEffect) return;
     const conn = this.contexts[this.contexts.length - 1];
     if (!conn) return;

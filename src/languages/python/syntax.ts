@@ -129,12 +129,15 @@ export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false;
 export function parsePython(original: string): ParseOutcome {
   const nul = original.indexOf('\u0000');
   if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
-  const replacement = original.indexOf('\uFFFD');
-  if (replacement >= 0) {
-    return { ok: false, message: 'Not a Python source file: it is not valid UTF-8. It was not analysed.', span: { start: replacement, end: replacement + 1 } };
-  }
-  const text = repairParenthesizedWith(original);
+  // Form feeds are whitespace to Python (and to no Lezer rule).
+  const text = repairTrailingDotFloats(repairParenthesizedWith(original).replace(/\f/g, ' '));
   const tree = parser.parse(text);
+  // Bytes that are not UTF-8 read as U+FFFD: text inside a string or a comment, a sign of binary elsewhere.
+  for (let at = original.indexOf('\uFFFD'); at >= 0; at = original.indexOf('\uFFFD', at + 1)) {
+    let node: Node | null = tree.resolveInner(at, 1);
+    while (node && node.name !== 'String' && node.name !== 'FormatString' && node.name !== 'Comment') node = node.parent;
+    if (!node) return { ok: false, message: 'Not a Python source file: it is not valid UTF-8. It was not analysed.', span: { start: at, end: at + 1 } };
+  }
   const python2 = python2Syntax(tree, text);
   if (python2) return { ok: false, message: `Python 2 syntax (${python2.what}): pgq-audit reads Python 3. This file was not analysed.`, span: python2.span };
   const error = firstRealError(tree, text);
@@ -212,12 +215,22 @@ function firstRealError(tree: Tree, text: string): Span | undefined {
 function knownGap(error: Node, text: string): boolean {
   const parent = error.parent;
   if (!parent) return false;
-  // `(yield)`: a yield with no value inside parentheses.
-  if (parent.name === 'YieldExpression' && error.from === error.to) return true;
+  // `yield` and `(yield)` with no value.
+  if ((parent.name === 'YieldExpression' || parent.name === 'YieldStatement') && error.from === error.to) return true;
+  // Floats written with a trailing dot: `4.`, `24.*3600.`
+  if (parent.name === 'MemberExpression' && error.from === error.to && error.prevSibling?.name === '.' && /[0-9]\.$/.test(text.slice(0, error.from))) return true;
+  // Match patterns (`case Point():`): they hold no SQL.
+  for (let p: Node | null = parent; p; p = p.parent) if (p.name === 'MatchClause' || p.name === 'LiteralPattern' || p.name === 'ClassPattern') return true;
   // PEP 614 decorators: any expression after @.
   for (let p: Node | null = parent; p; p = p.parent) if (p.name === 'Decorator' || p.name === 'DecoratedStatement') return true;
-  // a[*b]: starred subscript (3.11).
-  if (parent.name === 'MemberExpression' && text[error.from] === '*') return true;
+  // Starred expressions Lezer does not know: a[*b], tuple[*Ts], for a, *rest in ..., *args: *Ts.
+  if (text[error.from] === '*') return true;
+  // Lambda parameters (`lambda a, /, b:`, `lambda a,:`) and match subjects (`match x,:`).
+  for (let p: Node | null = parent; p; p = p.parent) if (p.name === 'LambdaExpression' || p.name === 'MatchStatement') return true;
+  // with x as self.attr:  — an attribute as the target.
+  if (parent.name === 'WithStatement') {
+    for (let s = error.prevSibling; s; s = s.prevSibling) if (s.name === 'as') return true;
+  }
   // with x as (a, b):
   if (parent.name === 'WithStatement' && error.prevSibling?.name === 'as') return true;
   if (parent.name === 'AssignStatement' && parent.prevSibling?.name === 'WithStatement') return true;
@@ -231,23 +244,48 @@ function knownGap(error: Node, text: string): boolean {
  * statement on one logical line, at the same offsets.
  */
 export function repairParenthesizedWith(text: string): string {
-  if (!/\bwith\s*\(/.test(text)) return text;
+  if (!/\bwith\b/.test(text)) return text;
   let out: string[] | undefined;
-  const pattern = /(^|[\n;:])([ \t]*)(?:async[ \t]+)?with[ \t]*\(/g;
-  for (const match of text.matchAll(pattern)) {
-    const open = (match.index ?? 0) + match[0].length - 1;
-    const close = matchingParen(text, open);
-    if (close < 0) continue;
-    const after = /^[ \t]*:/.exec(text.slice(close + 1));
-    if (!after) continue;
-    const inner = text.slice(open + 1, close);
-    if (!hasTopLevelAs(inner)) continue;
+  const blank = (open: number, close: number) => {
     out ??= [...text];
     out[open] = ' ';
     out[close] = ' ';
     blankLayout(text, open + 1, close, out);
+  };
+  const pattern = /(^|[\n;:])[ \t]*(?:async[ \t]+)?with\b[ \t]*/g;
+  for (const match of text.matchAll(pattern)) {
+    const start = (match.index ?? 0) + match[0].length;
+    if (text[start] === '(') {
+      // with (a as b, c as d):
+      const close = matchingParen(text, start);
+      if (close >= 0 && /^[ \t]*:/.test(text.slice(close + 1)) && hasTopLevelAs(text.slice(start + 1, close))) blank(start, close);
+    }
+    // with x as (a, b):  — a tuple target; the names do not matter here.
+    const headerEnd = headerEndAt(text, start);
+    for (const target of text.slice(start, headerEnd).matchAll(/\bas[ \t]*\(/g)) {
+      const open = start + (target.index ?? 0) + target[0].length - 1;
+      const close = matchingParen(text, open);
+      if (close >= 0 && close < headerEnd) blank(open, close);
+    }
   }
-  return out ? out.join('') : text;
+  return out ? (out as string[]).join('') : text;
+}
+
+/** Offset of the `:` that ends a compound statement's header starting at `from` (outside brackets and strings). */
+function headerEndAt(text: string, from: number): number {
+  let depth = 0;
+  for (let i = from; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") i = skipPythonString(text, i) - 1;
+    else if (c === '#') {
+      const nl = text.indexOf('\n', i);
+      if (nl < 0 || depth === 0) return nl < 0 ? text.length : nl;
+      i = nl;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (depth === 0 && (c === ':' || c === '\n')) return i;
+  }
+  return text.length;
 }
 
 /** Offset of the parenthesis that closes the one at `open`, skipping strings and comments; -1 if none. */
@@ -321,4 +359,28 @@ export function skipPythonString(text: string, i: number): number {
     j++;
   }
   return text.length;
+}
+
+/** `1.`, `4/7.`: Lezer wants a digit after the dot. Outside strings and comments the dot becomes a space. */
+export function repairTrailingDotFloats(text: string): string {
+  if (!/\d\.(?![\w.])/.test(text)) return text;
+  let out: string[] | undefined;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"' || c === "'") {
+      i = skipPythonString(text, i) - 1;
+    } else if (c === '#') {
+      const nl = text.indexOf('\n', i);
+      i = nl < 0 ? text.length : nl;
+    } else if (c >= '0' && c <= '9' && !/[\w.]/.test(text[i - 1] ?? '')) {
+      let j = i;
+      while (j < text.length && /[\d_]/.test(text[j])) j++;
+      if (text[j] === '.' && !/[\w.]/.test(text[j + 1] ?? '')) {
+        out ??= [...text];
+        out[j] = ' ';
+      }
+      i = j;
+    }
+  }
+  return out ? out.join('') : text;
 }
