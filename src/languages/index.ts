@@ -2,8 +2,9 @@
 import type { FrontEnd } from './types.ts';
 import { pythonFrontEnd } from './python/index.ts';
 import { sqlFrontEnd } from './sql/index.ts';
+import { typescriptFrontEnd } from './typescript/index.ts';
 
-export const frontEnds: FrontEnd[] = [sqlFrontEnd, pythonFrontEnd];
+export const frontEnds: FrontEnd[] = [sqlFrontEnd, pythonFrontEnd, typescriptFrontEnd];
 
 export function frontEndFor(file: string): FrontEnd | undefined {
   const dot = file.lastIndexOf('.');

@@ -1,0 +1,104 @@
+// Transaction state along a function's paths: for each connection the walk
+// follows (a pg client checked out with pool.connect(), a postgres.js
+// reserved connection, a TypeORM query runner), the set of states it may be
+// in at a point — outside a transaction, inside the transaction that BEGIN at
+// some place opened (reached normally, or on an error path), or unknown (a
+// parameter: the caller decides).
+import type { Conn, TxInfo } from './drivers.ts';
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { SqlSite } from '../../model/index.ts';
+import type { StatementFacts } from '../../sql/index.ts';
+
+/** A transaction the walk saw open: by BEGIN (flow) or by a callback (sql.begin(fn), db.transaction(fn), ...). */
+export interface Tx {
+  info: TxInfo;
+  kind: 'flow' | 'callback';
+  /** The first claim (FOR UPDATE SKIP LOCKED) in the transaction. */
+  claim?: { site: SqlSite; statement: StatementFacts; tables: string[] };
+  /** A call other than SQL of the transaction ran after the claim: the job's work. */
+  work: boolean;
+  /** The transaction ends the job: a claim by DELETE, or a later write that sets a final state or deletes the row. */
+  finishes: boolean;
+  /** Try statements whose block holds the claim or the work (a catch of one may count the failure). */
+  tries: Set<TSESTree.TryStatement>;
+}
+
+export type Atom = { kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean };
+
+const keyOf = (a: Atom) => (a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind);
+
+export class State {
+  reachable = true;
+  readonly conns = new Map<Conn, Map<string, Atom>>();
+
+  clone(): State {
+    const s = new State();
+    s.reachable = this.reachable;
+    for (const [conn, atoms] of this.conns) s.conns.set(conn, new Map(atoms));
+    return s;
+  }
+
+  set(conn: Conn, atom: Atom): void {
+    this.conns.set(conn, new Map([[keyOf(atom), atom]]));
+  }
+
+  atoms(conn: Conn): Atom[] {
+    return [...(this.conns.get(conn)?.values() ?? [])];
+  }
+
+  /** This state as reached by an exception: open transactions are now on an error path. */
+  asError(): State {
+    const s = this.clone();
+    for (const [conn, atoms] of s.conns) {
+      const marked = new Map<string, Atom>();
+      for (const a of atoms.values()) {
+        const m: Atom = a.kind === 'open' ? { ...a, error: true } : a;
+        marked.set(keyOf(m), m);
+      }
+      s.conns.set(conn, marked);
+    }
+    return s;
+  }
+
+  static unreachable(): State {
+    const s = new State();
+    s.reachable = false;
+    return s;
+  }
+
+  /** The union of the states of several paths (unreachable ones left out). */
+  static merge(states: readonly State[]): State {
+    const live = states.filter((s) => s.reachable);
+    if (live.length === 0) {
+      const dead = State.unreachable();
+      // Keep what the connections were, so dead code still reads sensibly.
+      for (const s of states) for (const [c, atoms] of s.conns) if (!dead.conns.has(c)) dead.conns.set(c, new Map(atoms));
+      return dead;
+    }
+    const out = new State();
+    const conns = new Set(live.flatMap((s) => [...s.conns.keys()]));
+    for (const conn of conns) {
+      const atoms = new Map<string, Atom>();
+      for (const s of live) {
+        const own = s.conns.get(conn);
+        // A path that never saw the connection: it is in whatever state it started.
+        if (!own) continue;
+        for (const [k, a] of own) atoms.set(k, a);
+      }
+      out.conns.set(conn, atoms);
+    }
+    return out;
+  }
+}
+
+/** The one transaction all of a connection's states are in, or undefined. */
+export function txOf(atoms: readonly Atom[]): Tx | undefined {
+  if (atoms.length === 0) return undefined;
+  const first = atoms[0];
+  if (first.kind !== 'open') return undefined;
+  return atoms.every((a) => a.kind === 'open' && a.tx === first.tx) ? first.tx : undefined;
+}
+
+export function allNone(atoms: readonly Atom[]): boolean {
+  return atoms.length > 0 && atoms.every((a) => a.kind === 'none');
+}

@@ -1,0 +1,275 @@
+// JS/TS string literals and templates as SQL text, with a map from each
+// character of the text (the cooked value) back to the host file: escapes in
+// string literals and templates, `${...}` interpolations as holes, `+`
+// concatenation, and names of constants declared in the file.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { Span } from '../../model/index.ts';
+import { span, unwrap, type Node } from './syntax.ts';
+
+export interface HostText {
+  text: string;
+  /** Host offsets where each UTF-16 unit of `text` starts and ends. */
+  starts: number[];
+  ends: number[];
+  /** Spans of `text` that stand for values computed at run time. */
+  holes: Span[];
+  /** Host span of the expression the text came from. */
+  span: Span;
+  /** Set when the text was reached through a name: every position maps to the name at the use. */
+  pinned?: Span;
+}
+
+export function toHost(host: HostText, s: Span): Span {
+  if (host.pinned) return { ...host.pinned };
+  const n = host.text.length;
+  if (n === 0) return { start: host.span.start, end: host.span.start };
+  const start = s.start < n ? host.starts[s.start] : host.ends[n - 1];
+  const end = s.end > s.start ? host.ends[Math.min(s.end, n) - 1] : start;
+  return { start, end: Math.max(start, end) };
+}
+
+class Builder {
+  text = '';
+  starts: number[] = [];
+  ends: number[] = [];
+  holes: Span[] = [];
+
+  char(unit: string, from: number, to: number): void {
+    this.text += unit;
+    this.starts.push(from);
+    this.ends.push(to);
+  }
+
+  hole(from: number, to: number): void {
+    const at = this.text.length;
+    this.char('_', from, to);
+    this.holes.push({ start: at, end: at + 1 });
+  }
+
+  append(other: HostText): void {
+    const offset = this.text.length;
+    for (let i = 0; i < other.text.length; i++) {
+      const mapped = other.pinned ?? { start: other.starts[i], end: other.ends[i] };
+      this.char(other.text[i], mapped.start, mapped.end);
+    }
+    for (const h of other.holes) this.holes.push({ start: h.start + offset, end: h.end + offset });
+  }
+
+  done(s: Span): HostText {
+    return { text: this.text, starts: this.starts, ends: this.ends, holes: this.holes, span: s };
+  }
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v', '0': '\0' };
+
+/**
+ * Decodes the source of a string or template part (between its delimiters)
+ * starting at host offset `base`, one escape at a time, so every cooked unit
+ * knows the raw characters it came from.
+ */
+function decode(source: string, base: number, out: Builder, template: boolean): boolean {
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i];
+    if (c === '\r' && template) {
+      // Template line terminators are normalised: CRLF and CR read as LF.
+      const width = source[i + 1] === '\n' ? 2 : 1;
+      out.char('\n', base + i, base + i + width);
+      i += width;
+      continue;
+    }
+    if (c !== '\\') {
+      out.char(c, base + i, base + i + 1);
+      i++;
+      continue;
+    }
+    const next = source[i + 1];
+    if (next === undefined) return false;
+    let width = 2;
+    let value: string;
+    if (next in SIMPLE_ESCAPES && !(next === '0' && /[0-9]/.test(source[i + 2] ?? ''))) {
+      value = SIMPLE_ESCAPES[next];
+    } else if (next === 'x') {
+      const hex = source.slice(i + 2, i + 4);
+      if (!/^[0-9a-fA-F]{2}$/.test(hex)) return false;
+      value = String.fromCharCode(parseInt(hex, 16));
+      width = 4;
+    } else if (next === 'u') {
+      let code: number;
+      if (source[i + 2] === '{') {
+        const close = source.indexOf('}', i + 3);
+        if (close < 0) return false;
+        const hex = source.slice(i + 3, close);
+        if (!/^[0-9a-fA-F]+$/.test(hex)) return false;
+        code = parseInt(hex, 16);
+        width = close + 1 - i;
+      } else {
+        const hex = source.slice(i + 2, i + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) return false;
+        code = parseInt(hex, 16);
+        width = 6;
+      }
+      if (code > 0x10ffff) return false;
+      value = String.fromCodePoint(code);
+    } else if (next === '\n' || next === '\u2028' || next === '\u2029') {
+      value = ''; // line continuation
+    } else if (next === '\r') {
+      value = '';
+      if (source[i + 2] === '\n') width = 3;
+    } else if (/[1-7]/.test(next) || (next === '0' && /[0-9]/.test(source[i + 2] ?? ''))) {
+      if (template) return false;
+      const octal = /^[0-7]{1,3}/.exec(source.slice(i + 1))![0];
+      const digits = parseInt(octal, 8) > 255 ? octal.slice(0, 2) : octal;
+      value = String.fromCharCode(parseInt(digits, 8));
+      width = 1 + digits.length;
+    } else {
+      value = next; // \' \" \\ \` \$ and identity escapes
+    }
+    for (const unit of value) for (let k = 0; k < unit.length; k++) out.char(unit[k], base + i, base + i + width);
+    i += width;
+  }
+  return true;
+}
+
+/** A string literal: its cooked text, each unit mapped to its raw source. */
+export function literalText(node: TSESTree.Literal, source: string): HostText | undefined {
+  if (typeof node.value !== 'string') return undefined;
+  const out = new Builder();
+  const [start, end] = node.range;
+  if (!decode(source.slice(start + 1, end - 1), start + 1, out, false)) return undefined;
+  // The decoder must agree with the parser; if not, the map cannot be trusted.
+  if (out.text !== node.value) return undefined;
+  return out.done(span(node));
+}
+
+/**
+ * A template's quasis joined with one hole per interpolation. The parts are
+ * located in the source (parsers disagree on whether a TemplateElement's range
+ * includes its delimiters): a part runs to the first unescaped '`' or '${'.
+ */
+export function templateText(node: TSESTree.TemplateLiteral, source: string, interpolation: (expression: Node, index: number) => HostText | undefined = () => undefined): HostText | undefined {
+  const out = new Builder();
+  let at = node.range[0] + 1;
+  for (let q = 0; q < node.quasis.length; q++) {
+    const end = partEnd(source, at, node.range[1]);
+    if (end < 0) return undefined;
+    const before = out.text.length;
+    if (!decode(source.slice(at, end), at, out, true)) return undefined;
+    // The decoder must agree with the parser; if not, the map cannot be trusted.
+    if (out.text.slice(before) !== node.quasis[q].value.cooked) return undefined;
+    if (q === node.quasis.length - 1) break;
+    const expression = node.expressions[q];
+    const inner = interpolation(expression, q);
+    if (inner) out.append(inner);
+    else out.hole(end, expression.range[1] + 1);
+    at = closingBrace(source, expression.range[1], node.range[1]);
+    if (at < 0) return undefined;
+  }
+  return out.done(span(node));
+}
+
+function partEnd(source: string, from: number, limit: number): number {
+  for (let i = from; i < limit; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '`') return i;
+    if (c === '$' && source[i + 1] === '{') return i;
+  }
+  return -1;
+}
+
+/** After an interpolation's expression: skip blanks and comments to its '}', return the offset after it. */
+function closingBrace(source: string, from: number, limit: number): number {
+  let i = from;
+  while (i < limit) {
+    const c = source[i];
+    if (c === '}') return i + 1;
+    if (c === '/' && source[i + 1] === '/') {
+      const nl = source.indexOf('\n', i);
+      i = nl < 0 ? limit : nl + 1;
+      continue;
+    }
+    if (c === '/' && source[i + 1] === '*') {
+      const close = source.indexOf('*/', i + 2);
+      i = close < 0 ? limit : close + 2;
+      continue;
+    }
+    if (/\s/.test(c) || c === ')') {
+      i++;
+      continue;
+    }
+    return -1;
+  }
+  return -1;
+}
+
+export interface ResolveContext {
+  source: string;
+  /** The initializer of a `const` visible at the use, if the name is one. */
+  constant(name: string, at: Node): Node | undefined;
+}
+
+/**
+ * The SQL text an expression stands for: a string literal, a template, `+`
+ * concatenation, or the name of a constant of this file. `undefined` when it
+ * is computed at run time (the site is then unknown).
+ */
+export function resolveText(node: Node | null | undefined, ctx: ResolveContext, depth = 0): HostText | undefined {
+  const n = unwrap(node);
+  if (!n || depth > 8) return undefined;
+  switch (n.type) {
+    case 'Literal':
+      return literalText(n, ctx.source);
+    case 'TemplateLiteral':
+      return templateText(n, ctx.source, (expression) => {
+        // A constant interpolated into SQL text is SQL text (`${JOBS} where ...`).
+        const inner = unwrap(expression);
+        if (inner?.type === 'Identifier' || inner?.type === 'MemberExpression') {
+          const resolved = resolveText(inner, ctx, depth + 1);
+          if (resolved) return resolved;
+        }
+        return undefined;
+      });
+    case 'BinaryExpression': {
+      if (n.operator !== '+') return undefined;
+      const left = resolveText(n.left as Node, ctx, depth + 1);
+      const right = resolveText(n.right, ctx, depth + 1);
+      const out = new Builder();
+      if (left) out.append(left);
+      else out.hole(n.left.range[0], n.left.range[1]);
+      if (right) out.append(right);
+      else out.hole(n.right.range[0], n.right.range[1]);
+      if (!left && !right) return undefined;
+      return out.done(span(n));
+    }
+    case 'Identifier':
+    case 'MemberExpression': {
+      const init = constantInit(n, ctx);
+      if (!init) return undefined;
+      const resolved = resolveText(init, ctx, depth + 1);
+      return resolved ? { ...resolved, pinned: span(n) } : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The initializer a name or `CONST.member` stands for: a const of the file, or a property of a const object literal. */
+export function constantInit(n: Node, ctx: ResolveContext): Node | undefined {
+  if (n.type === 'Identifier') return unwrap(ctx.constant(n.name, n));
+  if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') {
+    const object = unwrap(n.object);
+    const base = object?.type === 'Identifier' || object?.type === 'MemberExpression' ? constantInit(object, ctx) : undefined;
+    if (base?.type !== 'ObjectExpression') return undefined;
+    const key = n.property.name;
+    for (const p of base.properties) {
+      if (p.type === 'Property' && !p.computed && ((p.key.type === 'Identifier' && p.key.name === key) || (p.key.type === 'Literal' && p.key.value === key))) {
+        return unwrap(p.value as Node);
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,169 @@
+// ESTree helpers shared by the TS/JS front end. The tree is typescript-estree's
+// (the CLI) or whatever parser ESLint was given (typescript-eslint, espree):
+// only ESTree shapes and `range` are relied on, never `parent` or `loc`.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { Span } from '../../model/index.ts';
+
+export type Node = TSESTree.Node;
+export type Expression = TSESTree.Expression;
+export type Call = TSESTree.CallExpression;
+export type FunctionNode = TSESTree.ArrowFunctionExpression | TSESTree.FunctionExpression | TSESTree.FunctionDeclaration;
+
+const SKIP_KEYS = new Set(['parent', 'range', 'loc', 'start', 'end', 'tokens', 'comments', 'typeAnnotation', 'returnType', 'typeParameters', 'typeArguments', 'decorators']);
+
+export function span(node: { range: [number, number] }): Span {
+  return { start: node.range[0], end: node.range[1] };
+}
+
+export function isNode(value: unknown): value is Node {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string' && Array.isArray((value as { range?: unknown }).range);
+}
+
+/** Child nodes in source order (type annotations left out: they hold no SQL). */
+export function children(node: Node): Node[] {
+  const out: Node[] = [];
+  for (const key of Object.keys(node)) {
+    if (SKIP_KEYS.has(key)) continue;
+    const value = (node as unknown as Record<string, unknown>)[key];
+    if (Array.isArray(value)) {
+      for (const item of value) if (isNode(item)) out.push(item);
+    } else if (isNode(value)) out.push(value);
+  }
+  return out.sort((a, b) => a.range[0] - b.range[0]);
+}
+
+export function isFunction(node: Node | null | undefined): node is FunctionNode {
+  return !!node && (node.type === 'ArrowFunctionExpression' || node.type === 'FunctionExpression' || node.type === 'FunctionDeclaration');
+}
+
+/** Strips what does not change the value: TS casts, `!`, optional chains, parentheses (ESTree has none). */
+export function unwrap(node: Node | null | undefined): Node | undefined {
+  let current = node ?? undefined;
+  while (current) {
+    if (
+      current.type === 'TSAsExpression' ||
+      current.type === 'TSNonNullExpression' ||
+      current.type === 'TSSatisfiesExpression' ||
+      current.type === 'TSTypeAssertion' ||
+      current.type === 'ChainExpression' ||
+      (current as { type: string }).type === 'TSInstantiationExpression'
+    ) {
+      current = (current as { expression: Node }).expression;
+      continue;
+    }
+    if (current.type === 'AwaitExpression') {
+      current = current.argument;
+      continue;
+    }
+    return current;
+  }
+  return undefined;
+}
+
+/** `a.b.c` -> 'c'; computed string keys too (`a['c']`). */
+export function propertyName(member: TSESTree.MemberExpression): string | undefined {
+  if (!member.computed && member.property.type === 'Identifier') return member.property.name;
+  if (member.property.type === 'PrivateIdentifier') return `#${member.property.name}`;
+  if (member.computed && member.property.type === 'Literal' && typeof member.property.value === 'string') return member.property.value;
+  return undefined;
+}
+
+/** The dotted name of an expression made of identifiers, `this` and property accesses: `this.pool`, `pg.Pool`. */
+export function dottedName(node: Node | null | undefined): string | undefined {
+  const n = unwrap(node);
+  if (!n) return undefined;
+  if (n.type === 'Identifier') return n.name;
+  if (n.type === 'ThisExpression') return 'this';
+  if (n.type === 'MemberExpression') {
+    const object = dottedName(n.object);
+    const name = propertyName(n);
+    return object !== undefined && name !== undefined ? `${object}.${name}` : undefined;
+  }
+  return undefined;
+}
+
+/** The method of a call `x.m(...)`: its receiver and name. */
+export function methodOf(call: { callee: Node }): { object: Node; name: string } | undefined {
+  const callee = unwrap(call.callee);
+  if (callee?.type !== 'MemberExpression') return undefined;
+  const name = propertyName(callee);
+  return name === undefined ? undefined : { object: callee.object, name };
+}
+
+/** The last function among a call's arguments (the callback of `sql.begin('isolation level ...', fn)`). */
+export function callbackArg(call: Call): FunctionNode | undefined {
+  for (let i = call.arguments.length - 1; i >= 0; i--) {
+    const arg = unwrap(call.arguments[i]);
+    if (isFunction(arg)) return arg;
+  }
+  return undefined;
+}
+
+/** A type annotation's name: `PoolClient`, `pg.PoolClient`, `postgres.TransactionSql<...>`. */
+export function typeName(annotation: TSESTree.TypeNode | undefined): string | undefined {
+  if (!annotation) return undefined;
+  if (annotation.type === 'TSTypeReference') {
+    const name = annotation.typeName;
+    if (name.type === 'Identifier') return name.name;
+    if (name.type === 'TSQualifiedName') return name.right.name;
+  }
+  return undefined;
+}
+
+/** The declared type of a parameter or variable, if annotated. */
+export function annotatedType(node: Node): string | undefined {
+  const target = node.type === 'AssignmentPattern' ? node.left : node;
+  const annotation = (target as { typeAnnotation?: TSESTree.TSTypeAnnotation }).typeAnnotation;
+  return typeName(annotation?.typeAnnotation);
+}
+
+/** A string literal's value. */
+export function stringValue(node: Node | null | undefined): string | undefined {
+  const n = unwrap(node);
+  if (n?.type === 'Literal' && typeof n.value === 'string') return n.value;
+  if (n?.type === 'TemplateLiteral' && n.expressions.length === 0) return n.quasis[0].value.cooked ?? undefined;
+  return undefined;
+}
+
+/** The property `key` of an object literal. */
+export function objectProperty(object: TSESTree.ObjectExpression, key: string): TSESTree.Property | undefined {
+  for (const property of object.properties) {
+    if (property.type !== 'Property') continue;
+    const name =
+      !property.computed && property.key.type === 'Identifier'
+        ? property.key.name
+        : property.key.type === 'Literal'
+          ? String(property.key.value)
+          : undefined;
+    if (name === key) return property;
+  }
+  return undefined;
+}
+
+/** Names bound by a pattern (`const { rows: [job] } = ...` binds job). */
+export function patternNames(pattern: Node | null | undefined, out: TSESTree.Identifier[] = []): TSESTree.Identifier[] {
+  if (!pattern) return out;
+  switch (pattern.type) {
+    case 'Identifier':
+      out.push(pattern);
+      break;
+    case 'ObjectPattern':
+      for (const p of pattern.properties) patternNames(p.type === 'RestElement' ? p.argument : p.value, out);
+      break;
+    case 'ArrayPattern':
+      for (const e of pattern.elements) patternNames(e, out);
+      break;
+    case 'RestElement':
+      patternNames(pattern.argument, out);
+      break;
+    case 'AssignmentPattern':
+      patternNames(pattern.left, out);
+      break;
+    case 'TSParameterProperty':
+      patternNames(pattern.parameter, out);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
