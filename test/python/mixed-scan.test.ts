@@ -24,7 +24,7 @@ const expected: Where[] = [
 ];
 // The TS/JS front end lands separately; once it reads .ts files, its finding is required too.
 const typescriptRead = frontEndFor('handler.ts') !== undefined;
-if (typescriptRead) expected.push({ file: 'handler.ts', line: 9, column: 27, ruleId: 'no-session-tenant-setting' });
+if (typescriptRead) expected.push({ file: 'handler.ts', line: 9, column: 32, ruleId: 'no-session-tenant-setting' });
 
 const sortWhere = (list: Where[]) => [...list].sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
 const base = (path: string) => path.slice(path.lastIndexOf('/') + 1);
