@@ -18,7 +18,8 @@ export default defineRule<Options, QueueFacts>({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  // Claims, heartbeats and re-queue sweeps are all UPDATEs.
+  triggers: ['update'],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { place }) => {
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {

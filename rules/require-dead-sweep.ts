@@ -16,7 +16,8 @@ export default defineRule<Options, QueueFacts>({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  // Claims, finishes and sweeps are UPDATEs or DELETEs; a finish need not name the lease.
+  triggers: ['update', 'delete'],
   // Only the whole project can show that no statement sweeps: nothing is decided per file.
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
     if (mode === 'file') return [];

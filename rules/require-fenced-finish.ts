@@ -34,7 +34,8 @@ export default defineRule<Options, QueueFacts>({
     additionalProperties: false,
   },
   defaultOptions: { longLeaseSeconds: 3600 },
-  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  // Claims, finishes and sweeps are UPDATEs or DELETEs; a finish need not name the lease.
+  triggers: ['update', 'delete'],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { options, place }) => {
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;

@@ -36,7 +36,8 @@ export default defineRule<Options, QueueFacts>({
     additionalProperties: false,
   },
   defaultOptions: { longLeaseSeconds: 3600 },
-  triggers: ['skip locked', 'locked_until', 'lease', 'locked_at', 'visible_at'],
+  // Claims, heartbeats and re-queue sweeps are all UPDATEs.
+  triggers: ['update'],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, options, place }) => {
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;
