@@ -5,6 +5,8 @@
 // call site, instead of on their own).
 import type { Tree } from '@lezer/common';
 import type { ConnectionUse, Driver, FileModel, ResetCallback, Scope, SqlSite } from '../../model/index.ts';
+import { bareTable, RUNNING_STATUS, STATUS_COLUMN } from '../../model/queue.ts';
+import type { RowWrite } from '../../sql/index.ts';
 import type { FrontEndOptions } from '../types.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { finishConfig, makerOf, readConfig, thresholdOf, type ConfigEntry, type ReadContext } from './pool-config.ts';
@@ -44,7 +46,6 @@ interface SiteMeta {
   inTry: number[];
   /** The try statement whose except handler the site is in. */
   inHandler?: number;
-  writesRows: boolean;
 }
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -405,9 +406,12 @@ class PythonFile {
   }
 
   /**
-   * A one-transaction job: a transaction that rolls back with the job and
-   * claims rows with FOR UPDATE SKIP LOCKED. Its failure is counted outside
-   * when an except handler around it writes rows in another transaction.
+   * One-transaction jobs, as the TS front end reads them: a transaction that
+   * rolls back with the job, claims rows with FOR UPDATE SKIP LOCKED, runs
+   * the job's work (a call that is not SQL) and ends the job in it (a write
+   * of a final status, or a delete, of the claimed table). The failure is
+   * counted outside when an except handler of a try around it writes the
+   * claimed table in another, known transaction.
    */
   private collectJobTransactions(): void {
     const byScope = new Map<string, SiteMeta[]>();
@@ -419,19 +423,43 @@ class PythonFile {
       byScope.set(scope.id, list);
     }
     for (const [scopeId, metas] of byScope) {
-      const claimAt = metas.findIndex((m) => m.site.analysis.statements.some((s) => s.lockingReads.some((r) => r.skipLocked)));
-      if (claimAt < 0) continue;
-      const claim = metas[claimAt];
-      // A claim that commits right away is the lease design: the job runs in other transactions.
-      const holdsJob = claimAt < metas.length - 1 || claim.site.analysis.statements.length > 1 || this.workIn.has(scopeId);
-      if (!holdsJob) continue;
+      let claimed: Set<string> | undefined;
+      let claim: SiteMeta | undefined;
+      for (const meta of metas) {
+        const read = meta.site.analysis.statements.flatMap((s) => s.lockingReads).find((r) => r.skipLocked);
+        if (read) {
+          claim = meta;
+          claimed = new Set(read.tables.map(bareTable));
+          break;
+        }
+      }
+      if (!claim || !claimed || !this.workIn.has(scopeId)) continue;
+      const tables = claimed;
+      const endsJob = metas.some((m) =>
+        m.site.analysis.statements.some((s) =>
+          s.rowWrites.some((w) => tables.has(bareTable(w.table)) && (w.op === 'delete' || w.assignments.some((a) => STATUS_COLUMN.test(a.column) && endsRun(a.value)))),
+        ),
+      );
+      if (!endsJob) continue;
       const tries = new Set(metas.flatMap((m) => m.inTry));
       const failureCountedOutside = this.metas.some(
-        (m) => m.inHandler !== undefined && tries.has(m.inHandler) && m.writesRows && !(m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) && m.site.scope.kind !== 'unknown',
+        (m) =>
+          m.inHandler !== undefined &&
+          tries.has(m.inHandler) &&
+          m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && tables.has(bareTable(w.table)))) &&
+          (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
       );
-      this.model.jobTransactions.push({ scopeId, span: claim.site.span, failureCountedOutside });
+      const statement = claim.site.analysis.statements.find((s) => s.lockingReads.some((r) => r.skipLocked)) ?? claim.site.analysis.statements[0];
+      this.model.jobTransactions.push({ scopeId, span: statement.span, failureCountedOutside });
     }
   }
+}
+
+/** A status value that ends the run (not running/claimed/...); a placeholder may be either, so it counts. */
+function endsRun(value: RowWrite['assignments'][number]['value']): boolean {
+  if (value.kind === 'param') return true;
+  const values = value.kind === 'literal' ? (typeof value.value === 'string' ? [value.value] : []) : value.kind === 'expression' ? (value.strings ?? []) : [];
+  return values.length > 0 && !values.some((v) => RUNNING_STATUS.test(v));
 }
 
 // ---- one walk over a body ------------------------------------------------------------
@@ -964,7 +992,6 @@ class Walk {
       site,
       inTry: [...this.tries],
       inHandler: this.handler,
-      writesRows: analysis.statements.some((s) => s.rowWrites.length > 0),
     });
     return analysis.statements;
   }
