@@ -11,6 +11,7 @@ import type { FrontEndOptions } from '../types.ts';
 import { finishConfigs, makeConfig, type ConfigEntry } from './connections.ts';
 import { readImports, valueOfType, type Conn, type Imports, type TxInfo, type Value } from './drivers.ts';
 import { allNone, State, txOf, type Atom, type Tx } from './flow.ts';
+import { typescriptSideEffect } from './side-effects.ts';
 import { analyzeHostText, pgPromiseHoles, PG_PROMISE_METHODS, PRISMA_TAG_METHODS, PRISMA_UNSAFE_METHODS, SLONIK_METHODS } from './sql-sites.ts';
 import { constantInit, resolveText, templateText, type HostText, type ResolveContext } from './strings.ts';
 import {
@@ -56,11 +57,6 @@ const PURE_METHODS = new Set([
   'log', 'info', 'debug', 'warn', 'error', 'trace', 'fatal', 'child', 'release', 'end', 'connect', 'commit', 'rollback', 'emit', 'on', 'once', 'off',
 ]);
 const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|debug)$/;
-
-/** Outside-world calls for no-side-effects-in-locking-transaction. */
-const SIDE_EFFECT_FUNCTIONS = new Set(['fetch', 'axios', 'got', 'request', 'sleep', 'setTimeout', 'delay']);
-const SIDE_EFFECT_METHODS = new Set(['sendMail', 'sendEmail', 'sendToQueue', 'publish', 'postMessage']);
-const SIDE_EFFECT_OBJECTS = /^(axios|got|http|https|undici|superagent|ky)$/;
 
 class Env {
   readonly vars = new Map<string, Value | undefined>();
@@ -792,11 +788,7 @@ class Walk {
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
-    const parts = name.split('.');
-    const last = parts[parts.length - 1];
-    const isEffect =
-      (parts.length === 1 && SIDE_EFFECT_FUNCTIONS.has(name)) || (parts.length > 1 && (SIDE_EFFECT_METHODS.has(last) || SIDE_EFFECT_OBJECTS.test(parts[0])));
-    if (!isEffect) return;
+    if (!typescriptSideEffect(name)) return;
     const tx = this.currentTxs()[0];
     const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
     this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
