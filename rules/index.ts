@@ -1,7 +1,9 @@
 // Every rule, in the order the docs list them.
 import type { Rule } from '../src/model/index.ts';
+import noAttemptsInRollbackScope from './no-attempts-in-rollback-scope.ts';
 import noDiscardAllWithPreparedStatements from './no-discard-all-with-prepared-statements.ts';
 import noLocalSettingOutsideTransaction from './no-local-setting-outside-transaction.ts';
+import noReleaseInOpenTransaction from './no-release-in-open-transaction.ts';
 import noSessionTenantSetting from './no-session-tenant-setting.ts';
 import noSideEffectsInLockingTransaction from './no-side-effects-in-locking-transaction.ts';
 import noTenantPolicyOnQueue from './no-tenant-policy-on-queue.ts';
@@ -16,6 +18,8 @@ export const rules: Rule<any>[] = [
   noSessionTenantSetting,
   noLocalSettingOutsideTransaction,
   noDiscardAllWithPreparedStatements,
+  noReleaseInOpenTransaction,
+  noAttemptsInRollbackScope,
   requireAutocommitInReset,
   requireNullifOnSettingCast,
   noTenantPolicyOnQueue,

@@ -33,7 +33,12 @@ export default defineRule<Options>({
         // Pool callbacks: configure= runs before any job (the same for every tenant), reset= clears.
         if (site.callback) continue;
         const data = { setting: write.name ?? '', routine: statement.routine ? `${statement.routine.kind} ${statement.routine.name}` : '' };
-        if (site.connection.kind === 'pool' && write.level !== 'unknown') {
+        // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
+        const inlineTransaction =
+          write.level === 'local' &&
+          site.analysis.statements.some((s) => s.transaction === 'begin' && s.span.start < statement.span.start) &&
+          site.analysis.statements.some((s) => (s.transaction === 'commit' || s.transaction === 'rollback') && s.span.start > statement.span.start);
+        if (site.connection.kind === 'pool' && write.level !== 'unknown' && !inlineTransaction) {
           report({ messageId: 'onPool', data, span: write.span });
           continue;
         }

@@ -1,0 +1,38 @@
+// Proof for no-local-setting-outside-transaction on TS (DESIGN.md F3): the bad
+// fixture's set_config(..., true) / SET LOCAL run in autocommit (node-postgres
+// and postgres.js), so the job's count right after sees 0 rows; the good
+// fixture's BEGIN..COMMIT and sql.begin see the tenant's rows.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { endPools, importFixture } from '../typescript/fixture-module.ts';
+
+let db: TestDatabase;
+let bad: Record<string, any>;
+let good: Record<string, any>;
+before(async () => {
+  db = await startTestDatabase();
+  bad = await importFixture('no-local-setting-outside-transaction/bad.ts', db.workerUrl);
+  good = await importFixture('no-local-setting-outside-transaction/good.ts', db.workerUrl);
+});
+after(async () => {
+  await endPools(...[bad, good].filter(Boolean));
+  await db?.stop();
+});
+
+test('bad fixture: node-postgres, the local setting ends with its own statement: 0 rows', async () => {
+  assert.equal(await bad.countInvoices(1), 0);
+});
+
+test('bad fixture: postgres.js, SET LOCAL outside sql.begin: 0 rows', async () => {
+  assert.equal(await bad.countWithPostgresJs(1), 0);
+});
+
+test('good fixture: inside BEGIN..COMMIT and sql.begin the job sees its tenant', async () => {
+  assert.equal(await good.countInvoices(1), 20000);
+  assert.equal(await good.countWithPostgresJs(2), 10000);
+  // …and nothing is left on the connection afterwards.
+  const client = await good.pool.connect();
+  assert.equal((await client.query('select count(*)::int as n from invoices')).rows[0].n, 0);
+  client.release();
+});

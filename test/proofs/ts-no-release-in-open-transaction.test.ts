@@ -1,0 +1,69 @@
+// Proof for no-release-in-open-transaction on TS (DESIGN.md F4): the bad
+// fixture's runJob fails between BEGIN and COMMIT and only releases: the next
+// checkout of the pool is inside that transaction, as tenant 1. The good
+// fixture rolls back first: the next checkout is idle and sees nothing.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { defineGlobal, endPools, importFixture } from '../typescript/fixture-module.ts';
+
+let db: TestDatabase;
+let bad: Record<string, any>;
+let good: Record<string, any>;
+before(async () => {
+  db = await startTestDatabase();
+  defineGlobal('handlers', {
+    fail: async () => {
+      throw new Error('the job failed');
+    },
+  });
+  bad = await importFixture('no-release-in-open-transaction/bad.ts', db.workerUrl);
+  good = await importFixture('no-release-in-open-transaction/good.ts', db.workerUrl);
+});
+after(async () => {
+  await endPools(...[bad, good].filter(Boolean));
+  await db?.stop();
+});
+
+/** What the next job's checkout finds: transaction status, whether it is an old transaction, the rows it sees. */
+async function nextCheckout(pool: { connect(): Promise<any> }) {
+  const client = await pool.connect();
+  try {
+    const status = client.getTransactionStatus();
+    const { rows } = await client.query('select count(*)::int as n, now() <> statement_timestamp() as old from invoices');
+    return { status, rows: rows[0].n, insideOldTransaction: rows[0].old };
+  } finally {
+    await client.query('rollback');
+    client.release();
+  }
+}
+
+test("bad fixture: after a failed job the next checkout inherits its transaction and tenant 1's 20,000 rows", async () => {
+  await assert.rejects(bad.runJob({ id: 1, kind: 'fail', tenantId: 1 }), /the job failed/);
+  assert.deepEqual(await nextCheckout(bad.pool), { status: 'T', rows: 20000, insideOldTransaction: true });
+});
+
+test('bad fixture: a catch that only logs leaves the transaction open too', async () => {
+  const error = console.error;
+  console.error = () => {};
+  try {
+    await bad.runLogged({ id: 1, kind: 'fail', tenantId: 2 });
+  } finally {
+    console.error = error;
+  }
+  assert.deepEqual(await nextCheckout(bad.pool), { status: 'T', rows: 10000, insideOldTransaction: true });
+});
+
+test('bad fixture: an early return between BEGIN and COMMIT leaves the transaction open', async () => {
+  assert.equal(await bad.claimOne(), undefined); // no job queued
+  const found = await nextCheckout(bad.pool);
+  assert.equal(found.status, 'T');
+  assert.equal(found.insideOldTransaction, true);
+});
+
+test('good fixture: the failed job is rolled back, the next checkout is idle and sees 0 rows', async () => {
+  await assert.rejects(good.runJob({ id: 1, kind: 'fail', tenantId: 1 }), /the job failed/);
+  assert.deepEqual(await nextCheckout(good.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+  assert.equal(await good.claimOne(), undefined);
+  assert.equal((await nextCheckout(good.pool)).status, 'I');
+});

@@ -1,0 +1,48 @@
+// Proof for no-session-tenant-setting on TS (DESIGN.md F1): the bad fixture's
+// runJob, on the real node-postgres pool, leaves its tenant on the connection:
+// the next checkout, setting nothing, counts that tenant's rows. The good
+// fixture's local form in BEGIN..COMMIT leaves nothing.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { endPools, importFixture } from '../typescript/fixture-module.ts';
+
+let db: TestDatabase;
+let bad: Record<string, any>;
+let good: Record<string, any>;
+before(async () => {
+  db = await startTestDatabase();
+  bad = await importFixture('no-session-tenant-setting/bad.ts', db.workerUrl);
+  good = await importFixture('no-session-tenant-setting/good.ts', db.workerUrl);
+});
+after(async () => {
+  await endPools(...[bad, good].filter(Boolean));
+  await db?.stop();
+});
+
+/** The next job on the pool: checks a client out, sets no tenant, counts invoices. */
+async function nextCheckoutCount(pool: { connect(): Promise<any> }): Promise<number> {
+  const client = await pool.connect();
+  try {
+    return (await client.query('select count(*)::int as n from invoices')).rows[0].n;
+  } finally {
+    client.release();
+  }
+}
+
+test('bad fixture: every job leaks its tenant to the next checkout (20,000 / 10,000 / 6,666 rows)', async () => {
+  const seen: number[] = [];
+  for (const tenantId of [1, 2, 3]) {
+    assert.equal(await bad.runJob({ id: tenantId, tenantId }), Math.floor(20000 / tenantId));
+    seen.push(await nextCheckoutCount(bad.pool));
+  }
+  assert.deepEqual(seen, [20000, 10000, 6666]);
+});
+
+test('good fixture: the local form ends with the transaction, the next checkout sees 0 rows', async () => {
+  assert.equal(await good.runJob({ id: 1, tenantId: 1 }), 20000);
+  assert.equal(await nextCheckoutCount(good.pool), 0);
+  assert.equal(await good.countFor(2), 10000);
+  const [row] = await good.sql`select count(*)::int as n from invoices`;
+  assert.equal(row.n, 0);
+});
