@@ -259,6 +259,30 @@ describe('scopes', () => {
     assert.equal(model.sites[0].functionName, 'set_tenant');
   });
 
+  test('a @contextmanager of this file that yields a pooled connection: the caller gets it, in its state at the yield', () => {
+    const model = parse(
+      [
+        'from contextlib import contextmanager',
+        'from psycopg_pool import ConnectionPool',
+        'pool = ConnectionPool("")',
+        '@contextmanager',
+        'def tenant_connection(tenant_id):',
+        '    with pool.connection() as conn:',
+        '        conn.execute("select set_config(\'app.tenant\', %s, true)", [tenant_id])',
+        '        yield conn',
+        'def job(t):',
+        '    with tenant_connection(t) as conn:',
+        '        conn.execute("select count(*) from invoices")',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(model.sites.length, 2, 'the context manager is walked at the with, not again on its own');
+    const [set, count] = [siteOf(model, 'select set_config'), siteOf(model, 'select count')];
+    assert.equal(count.connection.kind, 'pooled-client');
+    assert.equal(kind(count.scope), 'transaction');
+    assert.equal(txId(set.scope), txId(count.scope), 'the caller runs in the transaction the tenant was set in');
+  });
+
   test('parameters of unknown origin give unknown scopes, and what the code sets on them is followed', () => {
     const model = parse(
       ['import psycopg', 'def job(conn):', '    conn.execute("select 1")', '    conn.autocommit = True', '    conn.execute("select 2")', ''].join('\n'),

@@ -478,6 +478,10 @@ class Walk {
   readonly exits: Flow[] = [];
   dead = false;
   thresholdOff = false;
+  /** Walking a @contextmanager at a `with`: stop at its first yield and keep what it yields. */
+  yieldCapture?: { binding?: Binding; flow?: Flow };
+  /** The walk stopped at the yield it was looking for. */
+  suspended = false;
   private readonly params = new Set<string>();
   private readonly contexts: Conn[] = [];
   private readonly tries: number[];
@@ -628,9 +632,24 @@ class Walk {
 
   walkBlock(statements: Node[]): void {
     for (const statement of statements) {
-      if (this.dead) return;
+      if (this.dead || this.suspended) return;
+      if (this.yieldCapture && this.captureYield(statement)) return;
       this.walkStatement(statement);
     }
+  }
+
+  /** `yield conn` in a @contextmanager: what the caller's `with ... as conn` gets, and its state there. */
+  private captureYield(statement: Node): boolean {
+    const yieldNode =
+      statement.name === 'YieldStatement' ? statement : statement.name === 'ExpressionStatement' ? statement.getChild('YieldExpression') : null;
+    if (!yieldNode) return false;
+    const value = children(yieldNode).find((c) => c.name !== 'yield');
+    this.walkExpression(yieldNode);
+    const binding = value ? this.valueBinding(value, false) : undefined;
+    this.yieldCapture = { binding, flow: binding && binding.kind !== 'pool' ? copyFlow(binding.conn.flow) : undefined };
+    this.suspended = true;
+    this.dead = true;
+    return true;
   }
 
   private walkStatement(node: Node): void {
@@ -790,7 +809,7 @@ class Walk {
       this.restore(handlerStart);
       this.dead = true;
     }
-    if (finallyBody) {
+    if (finallyBody && !this.suspended) {
       const deadBefore = this.dead;
       this.dead = false;
       this.walkBlock(bodyStatements(finallyBody));
@@ -818,8 +837,10 @@ class Walk {
           continue;
         }
       }
-      const binding = this.valueBinding(item.expr, true);
-      if (binding?.kind === 'conn') {
+      const managed = this.contextManager(item.expr);
+      const binding = managed ?? this.valueBinding(item.expr, true);
+      // A connection, or what a @contextmanager yielded (connection or cursor): its end commits or returns it.
+      if (binding && binding.kind !== 'pool' && (binding.kind === 'conn' || managed)) {
         const { conn } = binding;
         if (target) this.env.set(target, binding);
         this.contexts.push(conn);
@@ -840,6 +861,32 @@ class Walk {
     this.dead = false;
     for (const exit of exits.reverse()) exit();
     this.dead = dead;
+  }
+
+  /**
+   * `with tenant_connection(t) as conn:` where tenant_connection is a
+   * @contextmanager of this file: walk it up to its yield, here, and bind
+   * what it yields, in the state it yields it.
+   */
+  private contextManager(node: Node): Binding | undefined {
+    const call = callParts(node, this.text);
+    if (!call || this.stack.length > 4) return undefined;
+    const def = this.file.resolveDef(call.callee, node);
+    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from) || !isContextManager(def, this.text)) return undefined;
+    this.file.walkedAtCall.add(def.from);
+    const walk = new Walk(this.file, { name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
+    walk.yieldCapture = {};
+    const bindings = (value: Node): Binding | undefined => {
+      const name = dottedName(unwrap(value), this.text);
+      return name ? this.lookup(name) : undefined;
+    };
+    walk.bindParameters(def, call.args, call.callee.name === 'MemberExpression', undefined, bindings);
+    walk.walkBlock(bodyStatements(def));
+    for (const conn of walk.conns) this.conns.add(conn);
+    const captured = walk.yieldCapture;
+    if (!captured?.binding || captured.binding.kind === 'pool' || !captured.flow) return undefined;
+    captured.binding.conn.flow = copyFlow(captured.flow);
+    return captured.binding;
   }
 
   private walkAssign(node: Node): void {
@@ -1068,6 +1115,13 @@ function literalBool(node: Node | undefined, text: string): boolean | 'unknown' 
   if (!expr) return 'unknown';
   const value = text.slice(expr.from, expr.to);
   return value === 'True' ? true : value === 'False' ? false : 'unknown';
+}
+
+/** A def decorated with contextlib's @contextmanager or @asynccontextmanager. */
+function isContextManager(def: Node, text: string): boolean {
+  const decorated = def.parent;
+  if (decorated?.name !== 'DecoratedStatement') return false;
+  return decorated.getChildren('Decorator').some((d) => /\b(async)?contextmanager\s*$/.test(text.slice(d.from, d.to).trim()));
 }
 
 function unwrapDecorated(node: Node): Node | undefined {
