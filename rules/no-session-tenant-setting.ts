@@ -1,4 +1,5 @@
-import { defineRule, settingsOptionSchema, statementsOf, tenantSettingMatcher } from '../src/model/index.ts';
+import { defineRule, settingsOptionSchema, statementsOf, tenantSettingMatcher, type Suggestion } from '../src/model/index.ts';
+import type { SettingWrite } from '../src/sql/index.ts';
 
 interface Options {
   settings?: string[];
@@ -49,8 +50,55 @@ export default defineRule<Options>({
           continue;
         }
         if (site.scope.kind === 'script' && IDENTITY.has(write.name ?? '')) continue;
-        report({ messageId: 'session', data, span: write.span });
+        // Inside the job's transaction the local form is the fix; outside one it would do nothing (no-local-setting-outside-transaction).
+        const suggestion = site.scope.kind === 'transaction' ? localForm(file.text, write) : undefined;
+        report({ messageId: 'session', data, span: write.span, ...(suggestion ? { suggestions: [suggestion] } : {}) });
       }
     }
   },
 });
+
+/**
+ * The edit that makes a session write local, read from the host text at the
+ * write: set_config's literal `false` becomes `true`, `SET [SESSION]` becomes
+ * `SET LOCAL`. None where the text there is not that (a constant, an escape).
+ */
+function localForm(text: string, write: SettingWrite): Suggestion | undefined {
+  if (write.via === 'set') {
+    const match = /^SET(\s+SESSION)?(?=\s)/i.exec(text.slice(write.span.start, write.span.end));
+    if (!match) return undefined;
+    const keyword = match[1] ? { start: write.span.start + match[0].length - match[1].trimStart().length, end: write.span.start + match[0].length } : undefined;
+    return keyword
+      ? { description: "Make it local to the job's transaction: SET LOCAL.", span: keyword, replacement: 'LOCAL' }
+      : { description: "Make it local to the job's transaction: SET LOCAL.", span: { start: write.span.start + 3, end: write.span.start + 3 }, replacement: ' LOCAL' };
+  }
+  if (!/^set_config$/i.test(text.slice(write.span.start, write.span.end))) return undefined;
+  // The third argument of set_config(...): the last one at depth 0 before the closing parenthesis.
+  let i = write.span.end;
+  while (i < text.length && /\s/.test(text[i])) i++;
+  if (text[i] !== '(') return undefined;
+  let depth = 0;
+  let quote: string | undefined;
+  let lastComma = -1;
+  for (let j = i; j < text.length && j < i + 2000; j++) {
+    const c = text[j];
+    if (quote) {
+      if (c === '\\') j++;
+      else if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "'" || c === '"') quote = c;
+    else if (c === '(') depth++;
+    else if (c === ')') {
+      depth--;
+      if (depth === 0) {
+        const arg = text.slice(lastComma + 1, j);
+        const word = /^(\s*)(false)(\s*)$/i.exec(arg);
+        if (lastComma < 0 || !word) return undefined;
+        const start = lastComma + 1 + word[1].length;
+        return { description: "Make it local to the job's transaction: set_config(..., true).", span: { start, end: start + word[2].length }, replacement: 'true' };
+      }
+    } else if (c === ',' && depth === 1) lastComma = j;
+  }
+  return undefined;
+}

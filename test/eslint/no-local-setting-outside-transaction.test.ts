@@ -1,0 +1,64 @@
+import { pgqRule, ruleTester } from './rule-tester.ts';
+
+const header = `import pg from 'pg';\nimport postgres from 'postgres';\nconst pool = new pg.Pool();\nconst sql = postgres();\n`;
+
+ruleTester.run('no-local-setting-outside-transaction', pgqRule('no-local-setting-outside-transaction'), {
+  valid: [
+    // set_config(..., true) inside BEGIN..COMMIT with a rollback on error.
+    `${header}export async function run(t: string) {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query("select set_config('app.tenant', $1, true)", [t]);
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK');
+    throw e;
+  } finally {
+    client.release();
+  }
+}`,
+    // sql.begin(async sql => ...) with the local form (the callback's sql shadows the pool).
+    `${header}await sql.begin(async (sql) => { await sql\`select set_config('app.tenant', \${t}, true)\`; });`,
+    // Knex, Drizzle, pg-promise, TypeORM, Prisma and Kysely transaction callbacks.
+    `import knex from 'knex';\nconst db = knex({});\nawait db.transaction(async (trx) => { await trx.raw("select set_config('app.tenant', ?, true)", [t]); });`,
+    `import { sql } from 'drizzle-orm';\nimport { drizzle } from 'drizzle-orm/node-postgres';\nconst db = drizzle(pool);\nawait db.transaction(async (tx) => { await tx.execute(sql\`select set_config('app.tenant', \${t}, true)\`); });`,
+    `import pgPromise from 'pg-promise';\nconst pgp = pgPromise();\nconst db = pgp('');\nawait db.tx(async (t) => { await t.none("select set_config('app.tenant', $1, true)", [id]); });`,
+    `import { DataSource } from 'typeorm';\nconst ds = new DataSource({ type: 'postgres' });\nawait ds.transaction(async (m) => { await m.query("select set_config('app.tenant', $1, true)", [t]); });`,
+    `import { PrismaClient } from '@prisma/client';\nconst prisma = new PrismaClient();\nawait prisma.$transaction(async (tx) => { await tx.$executeRaw\`select set_config('app.tenant', \${t}, true)\`; });`,
+    `import { PrismaClient } from '@prisma/client';\nconst prisma = new PrismaClient();\nawait prisma.$transaction([prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`, prisma.$executeRaw\`update invoices set amount_cents = 1\`]);`,
+    `import { Kysely, sql } from 'kysely';\nconst db = new Kysely<any>({} as any);\nawait db.transaction().execute(async (trx) => { await sql\`select set_config('app.tenant', \${t}, true)\`.execute(trx); });`,
+    `import { createPool, sql } from 'slonik';\nconst pool = await createPool('');\nawait pool.transaction(async (tx) => { await tx.query(sql.unsafe\`select set_config('app.tenant', \${t}, true)\`); });`,
+    `import { DataSource } from 'typeorm';\nconst ds = new DataSource({ type: 'postgres' });\nconst qr = ds.createQueryRunner();\nawait qr.startTransaction();\nawait qr.query("select set_config('app.tenant', $1, true)", [t]);\nawait qr.commitTransaction();`,
+    // A client passed in: the caller may have opened the transaction (unknown is not a finding).
+    `import type { PoolClient } from 'pg';\nexport async function enter(client: PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }`,
+    // A query we cannot resolve is unknown.
+    `${header}const c = await pool.connect();\nawait c.query(buildQuery(t));`,
+  ],
+  invalid: [
+    {
+      code: `${header}const client = await pool.connect();\nawait client.query("select set_config('app.tenant', $1, true)", [t]);`,
+      errors: [{ messageId: 'outsideTransaction', line: 6, column: 28, endLine: 6, endColumn: 38 }],
+    },
+    {
+      // After COMMIT the client is back in autocommit.
+      code: `${header}const client = await pool.connect();\nawait client.query('BEGIN');\nawait client.query('COMMIT');\nawait client.query('SET LOCAL app.tenant = 1');`,
+      errors: [{ messageId: 'outsideTransaction', line: 8, column: 21, endLine: 8, endColumn: 45 }],
+    },
+    {
+      // postgres.js on the pool, outside sql.begin (also a pool write: no-session-tenant-setting).
+      code: `${header}await sql\`select set_config('app.tenant', \${t}, true)\`;`,
+      errors: [{ messageId: 'outsideTransaction', line: 5, column: 18, endLine: 5, endColumn: 28 }],
+    },
+    {
+      // A constant resolved in the same file is reported where it is used.
+      code: `${header}const SET_TENANT = "select set_config('app.tenant', $1, true)";\nconst client = await pool.connect();\nawait client.query(SET_TENANT, [t]);`,
+      errors: [{ messageId: 'outsideTransaction', line: 7, column: 20, endLine: 7, endColumn: 30 }],
+    },
+    {
+      // Knex raw on the pool, with ? placeholders.
+      code: `import knex from 'knex';\nconst db = knex({});\nawait db.raw("select set_config('app.tenant', ?, true)", [t]);`,
+      errors: [{ messageId: 'outsideTransaction', line: 3, column: 22, endLine: 3, endColumn: 32 }],
+    },
+  ],
+});

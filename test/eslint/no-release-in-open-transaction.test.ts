@@ -1,0 +1,98 @@
+import { pgqRule, ruleTester } from './rule-tester.ts';
+
+const header = `import pg from 'pg';\nconst pool = new pg.Pool();\ndeclare function work(c: pg.PoolClient): Promise<void>;\n`;
+
+ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-transaction'), {
+  valid: [
+    // ROLLBACK in the catch, release in finally.
+    `${header}export async function run() {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK');
+    throw e;
+  } finally {
+    client.release();
+  }
+}`,
+    // release(err) destroys the connection.
+    `${header}export async function run() {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+    client.release();
+  } catch (e) {
+    client.release(e as Error);
+    throw e;
+  }
+}`,
+    // No transaction at all.
+    `${header}const client = await pool.connect();\ntry { await work(client); } finally { client.release(); }`,
+    // A rollback before the early return.
+    `${header}export async function run(skip: boolean) {
+  const client = await pool.connect();
+  await client.query('BEGIN');
+  if (skip) { await client.query('ROLLBACK'); client.release(); return; }
+  await client.query('COMMIT');
+  client.release();
+}`,
+  ],
+  invalid: [
+    {
+      // An error between BEGIN and COMMIT, with only finally { release() }.
+      code: `${header}export async function run() {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}`,
+      errors: [{ messageId: 'errorPath', data: { line: 7 }, line: 11, column: 5, endLine: 11, endColumn: 21 }],
+    },
+    {
+      // A catch that logs and swallows: the release after it is reached with the transaction open.
+      code: `${header}export async function run() {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } catch (e) {
+    console.error(e);
+  }
+  client.release();
+}`,
+      errors: [{ messageId: 'errorPath', line: 13, column: 3, endLine: 13, endColumn: 19 }],
+    },
+    {
+      // An early return that skips COMMIT.
+      code: `${header}export async function run(skip: boolean) {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    if (skip) return;
+    await client.query('COMMIT');
+  } catch (e) {
+    await client.query('ROLLBACK');
+    throw e;
+  } finally {
+    client.release();
+  }
+}`,
+      errors: [{ messageId: 'noEnd', line: 14, column: 5, endLine: 14, endColumn: 21 }],
+    },
+    {
+      // postgres.js: a reserved connection released inside its BEGIN.
+      code: `import postgres from 'postgres';\nconst sql = postgres();\nconst reserved = await sql.reserve();\nawait reserved\`begin\`;\nreserved.release();`,
+      errors: [{ messageId: 'noEnd', line: 5, column: 1, endLine: 5, endColumn: 19 }],
+    },
+  ],
+});
