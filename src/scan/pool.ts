@@ -40,14 +40,14 @@ function workerFilename(): string {
 export class AnalysisPool {
   private readonly pool: Tinypool;
   private readonly ready: Promise<void>;
-  /** How long a fresh worker took to start: added to the budget of a task that may land on one. */
-  private startup = 0;
+  /** Rejects when a worker dies outside a task (it could not start): the scan then analyses in-process. */
+  private readonly failure: Promise<never>;
   private readonly waiting: (() => void)[] = [];
   private running = 0;
   private destroyed = false;
+  private broken = false;
 
   constructor(private readonly options: PoolOptions) {
-    const started = performance.now();
     this.pool = new Tinypool({
       filename: workerFilename(),
       minThreads: options.threads,
@@ -57,9 +57,19 @@ export class AnalysisPool {
       resourceLimits: { maxOldGenerationSizeMb: options.memoryLimit },
       idleTimeout: 1000,
     });
+    let fail: (error: unknown) => void = () => undefined;
+    this.failure = new Promise<never>((_, reject) => (fail = reject));
+    this.failure.catch(() => undefined);
+    // Tinypool reports a worker that died without a task (at start-up: too small a heap, a broken
+    // install) here; after a failed start it starts no other, and queued tasks would wait forever.
+    this.pool.on('error', (error: unknown) => {
+      this.broken = true;
+      fail(error);
+    });
     const warmups = Array.from({ length: options.threads }, () => this.pool.run({ kind: 'warmup' } satisfies WorkerTask));
-    this.ready = Promise.all(warmups).then(() => {
-      this.startup = performance.now() - started;
+    this.ready = Promise.race([Promise.all(warmups).then(() => undefined), this.failure]).catch((error: unknown) => {
+      this.broken = true;
+      throw error;
     });
   }
 
@@ -67,7 +77,7 @@ export class AnalysisPool {
     return this.options.threads;
   }
 
-  /** Analyses one file in a worker; resolves (never rejects) with what happened. */
+  /** Analyses one file in a worker; resolves with what happened, rejects only when the workers cannot run at all. */
   async analyze(file: string, text: string, config: AnalysisConfig): Promise<PoolOutcome> {
     await this.ready;
     await this.slot();
@@ -78,20 +88,33 @@ export class AnalysisPool {
     }
   }
 
-  private async runWithBudget(task: WorkerTask): Promise<PoolOutcome> {
+  private async runWithBudget(task: Extract<WorkerTask, { kind: 'analyze' }>): Promise<PoolOutcome> {
     const { timeBudget } = this.options;
     const controller = timeBudget > 0 ? new AbortController() : undefined;
     let timedOut = false;
-    const timer = controller
-      ? setTimeout(() => {
+    let timer: NodeJS.Timeout | undefined;
+    if (controller) {
+      // The budget runs from when a worker takes the task (it writes the time), not from the queue:
+      // a replacement worker still starting is not the file's time.
+      task.started = new SharedArrayBuffer(8);
+      const started = new BigInt64Array(task.started);
+      const check = () => {
+        const at = Number(Atomics.load(started, 0));
+        const left = at === 0 ? timeBudget : at + timeBudget - Date.now();
+        if (at !== 0 && left <= 0) {
           timedOut = true;
           controller.abort();
-        }, timeBudget + this.startup)
-      : undefined;
+        } else {
+          timer = setTimeout(check, Math.max(1, left));
+        }
+      };
+      timer = setTimeout(check, timeBudget);
+    }
     try {
-      const analysis = (await this.pool.run(task, { signal: controller?.signal ?? null })) as FileAnalysis;
+      const analysis = (await Promise.race([this.pool.run(task, { signal: controller?.signal ?? null }), this.failure])) as FileAnalysis;
       return { kind: 'done', analysis };
     } catch (error) {
+      if (this.broken) throw error;
       if (timedOut) return { kind: 'timeout' };
       const code = (error as NodeJS.ErrnoException)?.code;
       if (code === 'ERR_WORKER_OUT_OF_MEMORY') return { kind: 'memory' };
@@ -120,6 +143,12 @@ export class AnalysisPool {
     if (this.destroyed) return;
     this.destroyed = true;
     await this.ready.catch(() => undefined);
+    if (this.broken) {
+      // Tinypool's destroy() trips over a worker that died at start-up (an uncaught TypeError from
+      // its exit listener): end the ones still running directly.
+      await Promise.all(this.pool.threads.map((thread) => thread.terminate().catch(() => undefined)));
+      return;
+    }
     await this.pool.destroy();
   }
 }

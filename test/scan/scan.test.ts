@@ -61,12 +61,12 @@ test('a file over the time budget is reported as skipped, and the rest of the sc
 });
 
 test('a file that needs more memory than the per-worker limit is skipped', async () => {
-  const big = 'select a, b from t where id = 1;\n'.repeat(200_000) + session;
+  const big = 'select a, b from t where id = 1;\n'.repeat(100_000) + session;
   const dir = tree({ 'big.sql': big, 'small.sql': session });
-  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 0, memoryLimit: 32, concurrency: 1 });
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 0, memoryLimit: 96, concurrency: 1 });
   const [bigResult, small] = result.results;
   assert.equal(bigResult.messages[0]?.messageId, 'skipped', JSON.stringify(bigResult.messages));
-  assert.match(bigResult.messages[0].message, /needed more than 32 MB of memory/);
+  assert.match(bigResult.messages[0].message, /needed more than 96 MB of memory/);
   assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
 });
 
@@ -97,4 +97,13 @@ test('CLI: --concurrency, --time-budget and --cache-location are checked', () =>
   assert.equal(ok.code, 1, ok.stderr);
   const off = runCli(['scan', 'fixtures/sql', '--concurrency', 'off', '--format', 'json']);
   assert.equal(off.stdout, ok.stdout);
+});
+
+test('workers that cannot start (a heap too small to load the parsers) fall back to in-process analysis', async () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 40; i++) files[`${i}.sql`] = session;
+  const dir = tree(files);
+  const result = await scan({ paths: [dir], cwd: dir, concurrency: 2, memoryLimit: 4 });
+  assert.equal(result.errorCount, 40);
+  assert.ok(result.results.every((r) => r.messages.length === 1 && r.messages[0].ruleId === 'no-session-tenant-setting'));
 });
