@@ -241,6 +241,23 @@ describe('scopes', () => {
     assert.equal(model.connections[0].preparedStatements, 'no');
   });
 
+  test("a module's connection used in a function serves every job: not the job's own", () => {
+    const model = parse(
+      [
+        'import psycopg',
+        'conn = psycopg.connect("")',
+        'conn.execute("select 1")',
+        'def job(t):',
+        '    conn.execute("select set_config(\'app.tenant\', %s, false)", [t])',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(siteOf(model, 'select 1').connection.kind, 'dedicated');
+    const set = siteOf(model, 'select set_config');
+    assert.deepEqual(set.connection, { kind: 'unknown', configId: model.connections[0].id });
+    assert.equal(kind(set.scope), 'unknown', 'what other calls left on it is not known');
+  });
+
   test('a function called with a connection is walked at the call, with its scope', () => {
     const model = parse(
       [

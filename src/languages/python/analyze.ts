@@ -557,7 +557,11 @@ class Walk {
 
   private instantiate(binding: StaticBinding): Binding {
     if (binding.kind === 'pool') return { kind: 'pool', entry: binding.entry, driver: binding.entry.config.driver };
-    const conn = this.newConn(binding.entry.config.driver, { kind: 'dedicated', configId: binding.entry.config.id }, 'connect', binding.entry);
+    // A module's or an object's connection used in a function serves every call of it (every job):
+    // not one the job opened for itself. Its state at the call is not known either.
+    const inFunction = this.info.def !== undefined;
+    const use: ConnectionUse = inFunction ? { kind: 'unknown', configId: binding.entry.config.id } : { kind: 'dedicated', configId: binding.entry.config.id };
+    const conn = this.newConn(binding.entry.config.driver, use, 'connect', binding.entry, inFunction ? 'unknown' : undefined);
     return { kind: 'conn', conn };
   }
 
