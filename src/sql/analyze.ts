@@ -18,6 +18,8 @@ export interface AnalyzeOptions {
 const BATCH_CHARS = 64 * 1024;
 /** How many placeholders one statement may need to turn into identifiers before we give up. */
 const MAX_IDENTIFIER_RETRIES = 16;
+/** After this many statements that do not parse, the analyzer stops. */
+export const MAX_STATEMENT_ERRORS = 500;
 
 export function analyzeSql(text: string, options: AnalyzeOptions = {}): SqlAnalysis {
   const analysis: SqlAnalysis = { statements: [], errors: [] };
@@ -35,7 +37,14 @@ export function analyzeSql(text: string, options: AnalyzeOptions = {}): SqlAnaly
       i = j + 1;
       continue;
     }
-    for (let k = i; k <= j; k++) analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true);
+    for (let k = i; k <= j; k++) {
+      analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true);
+      if (analysis.errors.length >= MAX_STATEMENT_ERRORS) {
+        // Text this broken is not SQL (a binary, a wrong extension): each failed statement costs a parse.
+        analysis.errors.push({ message: `${MAX_STATEMENT_ERRORS} statements did not parse; the rest of the text was not analysed`, span: { start: spans[k].end, end: text.length } });
+        return analysis;
+      }
+    }
     i = j + 1;
   }
   return analysis;

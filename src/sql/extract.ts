@@ -235,8 +235,11 @@ function asBoolean(value: unknown): boolean | undefined {
   return undefined;
 }
 
+/** A placeholder the analyzer put where a name is composed at run time (`SET {}` with sql.Identifier). */
+const PLACEHOLDER_NAME = /^pgq_param_\d+$/;
+
 function variableSet(body: Node, span: Span): SettingWrite {
-  const name = body.name ? String(body.name).toLowerCase() : undefined;
+  const name = body.name && !PLACEHOLDER_NAME.test(body.name) ? String(body.name).toLowerCase() : undefined;
   switch (body.kind) {
     case 'VAR_RESET':
       return { name, level: 'session', via: 'reset', span };

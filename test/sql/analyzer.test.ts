@@ -188,3 +188,17 @@ test('a large text is parsed in batches and keeps every statement', () => {
   const last = analysis.statements[statements - 1];
   assert.equal(textOf(sql, last.span), `update jobs set attempts = attempts + 1 where id = ${statements - 1}`);
 });
+
+test('a setting name composed at run time is unknown, not the placeholder', () => {
+  const analysis = analyzeSql("SET {} = %s; SET LOCAL {} TO 'x'", { placeholders: 'psycopg' });
+  assert.deepEqual(analysis.errors, []);
+  assert.deepEqual(analysis.statements.map((s) => s.settingWrites[0].name), [undefined, undefined]);
+});
+
+test('text that is not SQL stops after a bounded number of failed statements', async () => {
+  const { MAX_STATEMENT_ERRORS } = await import('../../src/sql/analyze.ts');
+  const sql = 'florp wibble ( ] 12 ;'.repeat(MAX_STATEMENT_ERRORS * 4);
+  const analysis = analyzeSql(sql);
+  assert.equal(analysis.errors.length, MAX_STATEMENT_ERRORS + 1);
+  assert.match(analysis.errors.at(-1)!.message, /the rest of the text was not analysed/);
+});
