@@ -331,7 +331,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined): WriteRe
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
   const by = byId ? (stateCompared ? 'id and state' : 'id') : stateCompared ? 'state' : 'its WHERE';
   const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && leaseAssignment !== undefined && (!status || setsRunning) && !clearsLease;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && byId && (write.op === 'delete' || status !== undefined || clearsLease);
+  // DELETE ... WHERE id = (SELECT ... SKIP LOCKED) RETURNING takes the job: it is a claim that is its own end, not a finish.
+  const deletesClaimed = write.op === 'delete' && claimRead?.skipLocked === true;
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !deletesClaimed && byId && (write.op === 'delete' || status !== undefined || clearsLease);
 
   return {
     isClaim,
