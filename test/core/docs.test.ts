@@ -58,3 +58,39 @@ test('the README rule table is up to date (npm run readme)', async () => {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   assert.equal(readme, readmeWithTable(readme));
 });
+
+// The README's examples are what users copy: run them.
+const readme = () => readFileSync(join(repoRoot, 'README.md'), 'utf8');
+const block = (lang: string, marker: string) => {
+  const found = [...readme().matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]).find((code) => code.includes(marker));
+  assert.ok(found, `README has a ${lang} block with ${marker}`);
+  return found;
+};
+
+test("the README's ESLint flat config reports the bad TS fixtures through npx eslint", async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { writeFileSync, rmSync } = await import('node:fs');
+  const config = join(repoRoot, 'test/core/.readme-eslint.config.mjs');
+  writeFileSync(config, block('js', 'eslint.config.js'));
+  try {
+    const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules/eslint/bin/eslint.js'), '-c', config, '-f', 'json', 'fixtures/typescript'], { cwd: repoRoot, encoding: 'utf8' });
+    assert.equal(run.status, 1, run.stderr);
+    const results: { filePath: string; messages: { ruleId: string }[] }[] = JSON.parse(run.stdout);
+    assert.ok(results.some((r) => r.filePath.includes('/bad') && r.messages.some((m) => m.ruleId?.startsWith('pgq/'))));
+    assert.ok(results.filter((r) => /\/good[^/]*$/.test(r.filePath)).every((r) => r.messages.length === 0));
+  } finally {
+    rmSync(config, { force: true });
+  }
+});
+
+test("the README's config example is a valid config", async () => {
+  const { mkdtempSync, writeFileSync, copyFileSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { runCli } = await import('../helpers/cli.ts');
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-readme-config-'));
+  writeFileSync(join(dir, 'pgq-audit.config.json'), block('json', '"ignores"'));
+  copyFileSync(join(repoRoot, 'fixtures/sql/no-session-tenant-setting/bad.sql'), join(dir, 'worker.sql'));
+  const run = runCli(['scan', dir, '--format', 'json'], { cwd: dir });
+  assert.equal(run.code, 1, run.stderr);
+  assert.ok(JSON.parse(run.stdout)[0].messages.length > 0);
+});
