@@ -80,9 +80,13 @@ export interface Rule<Options extends object = Record<string, unknown>, Facts = 
   defaultOptions: Options;
   /**
    * Cheap text triggers: a file containing none of them (case-insensitive) cannot
-   * produce a finding of this rule, so it need not be parsed for it.
+   * produce a finding of this rule, nor lend it cross-file facts, so it need not be
+   * parsed for it. A string matches as a substring, a space in it as any whitespace
+   * (or a \n escape in a string literal); a RegExp (no flags but i, no backreferences)
+   * can say more, e.g. /update\s+\S+\s+set/ for an UPDATE statement rather than the word.
+   * See src/scan/prefilter.ts.
    */
-  triggers: readonly string[];
+  triggers: readonly (string | RegExp)[];
   check(context: RuleContext<Options>): void;
   /**
    * Cross-file rules: the facts this rule needs from one file. They must be

@@ -27,17 +27,19 @@ export const ALWAYS_PARSED: readonly Language[] = ['sql'];
  */
 export const DIRECTIVE_TRIGGER = 'pgq-audit-';
 
+export type Trigger = string | RegExp;
+
 export interface Prefilter {
   /** True when the file must be parsed: some trigger of a rule reading `language` occurs in `text`. */
   (text: string, language: Language): boolean;
-  /** The triggers per language, for messages and the cache key. */
+  /** The triggers per language (regexes as their source text), for the cache key. */
   readonly triggers: ReadonlyMap<Language, readonly string[] | 'all'>;
 }
 
 /** A prefilter over the triggers of the active rules. `enabled: false` parses every file. */
 export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
-  const triggers = new Map<Language, string[] | 'all'>();
+  const triggers = new Map<Language, Trigger[] | 'all'>();
   for (const { rule } of active) {
     for (const language of rule.languages) {
       const known = triggers.get(language) ?? [];
@@ -48,9 +50,9 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
         continue;
       }
       for (const trigger of rule.triggers) {
-        const normalized = trigger.toLowerCase();
-        if (normalized.trim() === '') throw new Error(`pgq-audit: rule ${rule.id} declares an empty trigger`);
-        if (!known.includes(normalized)) known.push(normalized);
+        checkTrigger(rule.id, trigger);
+        const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
+        if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);
       }
       triggers.set(language, known);
     }
@@ -67,16 +69,29 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
     // No active rule reads this language: only suppression comments can matter.
     return (pattern ?? directive).test(text);
   }) as Prefilter;
-  Object.defineProperty(prefilter, 'triggers', { value: triggers });
+  const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : words.map(String)] as const));
+  Object.defineProperty(prefilter, 'triggers', { value: described });
   return prefilter;
+}
+
+/** Rejects triggers that would match everything or break the one combined regex. */
+function checkTrigger(ruleId: string, trigger: Trigger): void {
+  if (typeof trigger === 'string') {
+    if (trigger.trim() === '') throw new Error(`pgq-audit: rule ${ruleId} declares an empty trigger`);
+    return;
+  }
+  if (trigger.flags.replace('i', '') !== '') throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} may have no flag but i`);
+  if (/\\[1-9k]/.test(trigger.source)) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} uses a backreference`);
+  if (trigger.test('')) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} matches the empty text`);
 }
 
 /** Whitespace in source text, or a whitespace escape inside a string literal. */
 const SPACE = String.raw`(?:\s|\\[nrt])`;
 
 /** One regex for a list of triggers: literal text, whitespace runs for spaces, ASCII case-insensitive. */
-export function triggerPattern(triggers: readonly string[]): RegExp {
+export function triggerPattern(triggers: readonly Trigger[]): RegExp {
   const alternatives = triggers.map((trigger) => {
+    if (typeof trigger !== 'string') return `(?:${trigger.source})`;
     const words = trigger.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));
     const leading = /^\s/.test(trigger) ? SPACE : '';
     const trailing = /\s$/.test(trigger) ? SPACE : '';

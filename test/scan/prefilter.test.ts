@@ -41,6 +41,18 @@ test('trigger patterns: case-insensitive substrings, a space matches whitespace 
   for (const text of ['settings', 'SETTING', 'release ()', 'pgq-audit', 'Set<string>']) assert.ok(!pattern.test(text), text);
 });
 
+test('regex triggers join the one pattern; flags other than i, backreferences and empty matches are refused', () => {
+  const pattern = triggerPattern(['set_config', /update\s+\S+\s+set\s/]);
+  assert.ok(pattern.test('UPDATE jobs SET status = 1'));
+  assert.ok(pattern.test('await q(`update ${table}\n  set x = 1`)'));
+  assert.ok(!pattern.test('// update the cache, then set the flag'));
+  const rule = (trigger: RegExp) => ({ rule: { ...rules[0], id: 'test-regex', languages: ['python' as const], triggers: [trigger] }, severity: 2 as const, options: {} });
+  assert.ok(buildPrefilter([rule(/delete\s+from/i)])('cur.execute("DELETE FROM jobs")', 'python'));
+  assert.throws(() => buildPrefilter([rule(/x/g)]), /no flag but i/);
+  assert.throws(() => buildPrefilter([rule(/(a)\1/)]), /backreference/);
+  assert.throws(() => buildPrefilter([rule(/x*/)]), /empty text/);
+});
+
 test('the prefilter reads only the triggers of rules for the file’s language, plus suppression comments', () => {
   const prefilter = buildPrefilter(activeRules());
   const leak = 'cur.execute("select set_config(\'app.tenant\', %s, false)", [tenant])';
@@ -65,7 +77,9 @@ test('a rule without triggers turns the prefilter off for its languages', () => 
 test('every rule declares lowercase-insensitive, non-empty triggers', () => {
   for (const rule of rules) {
     assert.ok(rule.triggers.length > 0, `${rule.id} declares no trigger: every file would be parsed`);
-    for (const trigger of rule.triggers) assert.ok(trigger.trim().length >= 3, `${rule.id}: trigger '${trigger}' is too short to filter anything`);
+    for (const trigger of rule.triggers) {
+      if (typeof trigger === 'string') assert.ok(trigger.trim().length >= 3, `${rule.id}: trigger '${trigger}' is too short to filter anything`);
+    }
   }
 });
 
