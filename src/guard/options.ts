@@ -105,7 +105,8 @@ export function resolveOptions(
   }
 
   const allowDiscard = extra.allowDiscard ?? true;
-  const onViolation = o.onViolation ?? 'throw';
+  // Defaults apply to a missing option only: an explicit null is a mistake to report.
+  const onViolation = o.onViolation === undefined ? 'throw' : o.onViolation;
   if (
     onViolation !== 'throw' &&
     !(onViolation === 'discard' && allowDiscard) &&
@@ -130,18 +131,18 @@ export function resolveOptions(
     );
   }
 
-  const includeValues = o.includeValues ?? false;
+  const includeValues = o.includeValues === undefined ? false : o.includeValues;
   if (typeof includeValues !== 'boolean') fail('includeValues', 'true or false', includeValues);
 
-  const sampleRate = o.sampleRate ?? 1;
+  const sampleRate = o.sampleRate === undefined ? 1 : o.sampleRate;
   if (typeof sampleRate !== 'number' || !(sampleRate >= 0 && sampleRate <= 1)) {
     fail('sampleRate', 'a number from 0 to 1', sampleRate);
   }
 
-  const enabled = o.enabled ?? true;
+  const enabled = o.enabled === undefined ? true : o.enabled;
   if (typeof enabled !== 'boolean') fail('enabled', 'true or false', enabled);
 
-  const checkTimeoutMs = o.checkTimeoutMs ?? 0;
+  const checkTimeoutMs = o.checkTimeoutMs === undefined ? 0 : o.checkTimeoutMs;
   if (typeof checkTimeoutMs !== 'number' || !Number.isInteger(checkTimeoutMs) || checkTimeoutMs < 0) {
     fail('checkTimeoutMs', 'a whole number of milliseconds >= 0 (0: no timeout)', checkTimeoutMs);
   }

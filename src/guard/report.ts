@@ -19,11 +19,14 @@ export interface ReportInit {
 const GUARD_DIR = fileURLToPath(new URL('.', import.meta.url));
 const GUARD_URL = new URL('.', import.meta.url).href;
 
+function isGuardFrame(line: string): boolean {
+  return line.includes(GUARD_DIR) || line.includes(GUARD_URL);
+}
+
 // Frames that are the guard or the driver, never the job that released.
 function isInternalFrame(line: string): boolean {
   return (
-    line.includes(GUARD_DIR) ||
-    line.includes(GUARD_URL) ||
+    isGuardFrame(line) ||
     line.includes('node:internal') ||
     /[\\/]node_modules[\\/](pg|pg-pool)[\\/]/.test(line) ||
     !line.trimStart().startsWith('at ')
@@ -70,8 +73,11 @@ export class LeakReport {
    */
   get releaseStack(): string | undefined {
     if (this.#stack === undefined && this.#release) {
+      // Drop the message line and the guard's own frames at the top.
       const lines = (this.#release.stack ?? '').split('\n').slice(1);
-      this.#stack = lines.join('\n');
+      let start = 0;
+      while (start < lines.length - 1 && isGuardFrame(lines[start]!)) start++;
+      this.#stack = lines.slice(start).join('\n');
       this.#release = undefined;
     }
     return this.#stack;

@@ -1,0 +1,104 @@
+// Cost of the checkout guard per job: unguarded vs guarded vs guarded with
+// sampleRate 0.1, one pool of 1 each, in one run. A job is a checkout,
+// BEGIN, set_config('app.tenant', $1, true), one query, COMMIT, release.
+// The three pools take turns job by job so drift in the machine or the
+// server hits all three alike. Figures are printed, never asserted.
+//
+//   npx tsx bench/guard.ts [jobs=2000] [warmup=200]
+//
+// Uses PGQ_TEST_DATABASE_URL when set, else an embedded PostgreSQL 17.10.
+import pg from 'pg';
+import { startTestDatabase } from '../test/helpers/db.ts';
+import { guardPool, guardStats } from '../src/guard/index.ts';
+
+const JOBS = Number(process.argv[2] ?? 2000);
+const WARMUP = Number(process.argv[3] ?? 200);
+
+interface Variant {
+  name: string;
+  pool: pg.Pool;
+  samples: number[];
+}
+
+async function job(pool: pg.Pool, tenant: number, invoiceId: string): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('begin');
+    await client.query("select set_config('app.tenant', $1, true)", [String(tenant)]);
+    await client.query('select amount_cents from invoices where id = $1', [invoiceId]);
+    await client.query('commit');
+  } finally {
+    client.release();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function quantile(values: number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  const db = await startTestDatabase();
+  try {
+    const owner = new pg.Client({ connectionString: db.ownerUrl });
+    await owner.connect();
+    const { rows: firsts } = await owner.query<{ tenant_id: number; id: string }>(
+      'select tenant_id, min(id)::text as id from invoices group by tenant_id order by tenant_id',
+    );
+    const { rows: version } = await owner.query<{ v: string }>("select current_setting('server_version') as v");
+    await owner.end();
+
+    const make = () => {
+      const pool = new pg.Pool({ connectionString: db.workerUrl, max: 1 });
+      pool.on('error', () => {}); // stopping the server must not crash the report
+      return pool;
+    };
+    const settings = ['app.tenant'];
+    const variants: Variant[] = [
+      { name: 'unguarded', pool: make(), samples: [] },
+      { name: 'guarded', pool: guardPool(make(), { settings }), samples: [] },
+      { name: 'sampled 0.1', pool: guardPool(make(), { settings, sampleRate: 0.1 }), samples: [] },
+    ];
+
+    for (let i = 0; i < JOBS; i++) {
+      const { tenant_id: tenant, id } = firsts[i % firsts.length]!;
+      // Rotate who goes first, so no variant always runs right after another.
+      for (let k = 0; k < variants.length; k++) {
+        const variant = variants[(i + k) % variants.length]!;
+        const start = process.hrtime.bigint();
+        await job(variant.pool, tenant, id);
+        const micros = Number(process.hrtime.bigint() - start) / 1000;
+        if (i >= WARMUP) variant.samples.push(micros);
+      }
+    }
+
+    const base = median(variants[0]!.samples);
+    console.log(
+      `guard bench: ${JOBS} jobs per variant (first ${WARMUP} left out), pool of 1, PostgreSQL ${version[0]!.v}, Node ${process.version}`,
+    );
+    console.log('variant        median µs/job   p90 µs/job   ratio   checks');
+    for (const variant of variants) {
+      const stats = guardStats(variant.pool);
+      const m = median(variant.samples);
+      console.log(
+        `${variant.name.padEnd(14)} ${m.toFixed(1).padStart(13)} ${quantile(variant.samples, 0.9).toFixed(1).padStart(12)} ${(m / base).toFixed(3).padStart(7)}x ${String(stats ? stats.checks : '-').padStart(8)}`,
+      );
+    }
+    const guarded = median(variants[1]!.samples) / base;
+    const sampled = median(variants[2]!.samples) / base;
+    console.log(
+      `targets: guarded <= 1.25x (${guarded <= 1.25 ? 'met' : 'missed'}), sampled <= 1.05x (${sampled <= 1.05 ? 'met' : 'missed'})`,
+    );
+    await Promise.all(variants.map((v) => v.pool.end()));
+  } finally {
+    await db.stop();
+  }
+}
+
+await main();

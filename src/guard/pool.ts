@@ -1,0 +1,357 @@
+// The pool wrapper: guardPool() replaces connect() and query() on the pg.Pool
+// instance itself, so the caller keeps the same object (Kysely, Drizzle and
+// anything else built on a pg.Pool are guarded by passing it in). pool.query()
+// checks out through this.connect(), so one checkpoint covers both.
+import type { Pool, PoolClient } from 'pg';
+import {
+  RAW_TYPES,
+  baselineFrom,
+  dirtyNames,
+  makePlan,
+  txOpenFrom,
+  valuesOf,
+  type CheckPlan,
+} from './check.ts';
+import { resolveOptions, type GuardOptions, type ResolvedOptions, type ViolationAction } from './options.ts';
+import { LeakReport, TenantLeakError, type OpenTransaction } from './report.ts';
+
+export interface GuardStats {
+  /** Checkouts that went through the guard. */
+  checkouts: number;
+  /** Check queries run (includes reading a new connection's values). */
+  checks: number;
+  /** Dirty connections found. */
+  violations: number;
+  /** Check queries that failed (the connection was destroyed, the checkout rejected). */
+  checkErrors: number;
+}
+
+type Callback = (err: Error | undefined, client?: PoolClient, done?: (release?: unknown) => void) => void;
+type Row = readonly unknown[];
+
+interface ClientState {
+  /** Normalised values at connect, one per setting. */
+  baseline: string[];
+  /** Whether the next checkout runs the check (the sample is drawn at release). */
+  checkNext: boolean;
+  /** Captured at the release that the next check looks at; formatted only in a report. */
+  release: Error | undefined;
+  via: 'release' | 'pool.query' | undefined;
+  jobName: string | undefined;
+}
+
+const GUARDED = Symbol.for('pgq-audit.guard.stats');
+const STATE = Symbol('pgq-audit.guard.client');
+const NOOP = () => {};
+
+type StatefulClient = PoolClient & { [STATE]?: ClientState; processID?: number | null };
+type GuardedPool = Pool & { [GUARDED]?: GuardStats };
+
+/** Counters of a guarded pool, or undefined for a pool guardPool() did not wrap. */
+export function guardStats(pool: Pool): Readonly<GuardStats> | undefined {
+  return (pool as GuardedPool)[GUARDED];
+}
+
+function assertPool(pool: unknown): asserts pool is Pool {
+  const p = pool as Record<string, unknown> | null;
+  if (
+    !p ||
+    typeof p.connect !== 'function' ||
+    typeof p.query !== 'function' ||
+    typeof p.on !== 'function' ||
+    !('totalCount' in p)
+  ) {
+    throw new TypeError('pgq-audit guard: guardPool() needs a node-postgres pg.Pool (new pg.Pool(config))');
+  }
+}
+
+function driverStatus(client: PoolClient): OpenTransaction | 'I' | undefined {
+  const get = (client as { getTransactionStatus?: () => unknown }).getTransactionStatus;
+  if (typeof get !== 'function') return undefined; // pg < 8.21: the SQL test is used
+  // pg rejects a failed query on ErrorResponse, before the ReadyForQuery
+  // that carries the new status: a job that releases in its catch can hand
+  // back a client whose status is still the one before the error (a failed
+  // COMMIT would read 'T'). Until that message is in, ask in-band instead.
+  if ((client as { readyForQuery?: boolean }).readyForQuery === false) return undefined;
+  const status = get.call(client);
+  if (status === 'I') return 'I';
+  if (status === 'T' || status === 'E') return status;
+  return undefined;
+}
+
+/**
+ * Guards a node-postgres pool: every checkout (pool.connect() in both forms,
+ * and pool.query()) asserts that the connection carries no changed setting
+ * and no open transaction, and refuses it otherwise. Returns the same pool.
+ */
+export function guardPool<P extends Pool>(pool: P, options: GuardOptions): P {
+  const opts = resolveOptions(options);
+  assertPool(pool);
+  if (!opts.enabled) return pool;
+  const target = pool as GuardedPool;
+  if (target[GUARDED]) {
+    throw new Error('pgq-audit guard: this pool is already guarded; call guardPool() once per pool');
+  }
+  installGuard(target, opts);
+  return pool;
+}
+
+function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
+  const plan: CheckPlan = makePlan(opts.settings);
+  const stats: GuardStats = { checkouts: 0, checks: 0, violations: 0, checkErrors: 0 };
+  Object.defineProperty(pool, GUARDED, { value: stats, enumerable: false });
+
+  const originalConnect = pool.connect as unknown as (this: Pool, cb: Callback) => void;
+  const originalQuery = pool.query as unknown as (this: Pool, ...args: unknown[]) => unknown;
+  const rate = opts.sampleRate;
+  const sample = rate >= 1 ? () => true : rate <= 0 ? () => false : () => Math.random() < rate;
+  const maxDiscards = ((pool as { options?: { max?: number } }).options?.max ?? 10) + 1;
+  const timeout = opts.checkTimeoutMs > 0 ? opts.checkTimeoutMs : undefined;
+
+  // pg-pool emits 'connect' for a new client just before handing it out; its
+  // first check then records the values at connect instead of judging them.
+  const fresh = new WeakSet<PoolClient>();
+  pool.on('connect', (client: PoolClient) => fresh.add(client));
+
+  // pool.query() calls this.connect() synchronously: the call site (or the
+  // decision not to check next time) is passed over in this variable.
+  let querySite: Error | null | undefined;
+
+  const query = function guardedQuery(this: Pool, ...args: unknown[]) {
+    querySite = sample() ? new Error('pool.query() called here') : null;
+    try {
+      return originalQuery.apply(this, args);
+    } finally {
+      querySite = undefined;
+    }
+  };
+
+  const connect = function guardedConnect(this: Pool, cb?: Callback) {
+    const site = querySite;
+    querySite = undefined;
+    if (typeof cb === 'function') {
+      checkout(site, 0, cb);
+      return undefined;
+    }
+    const P = ((pool as { Promise?: PromiseConstructor }).Promise ?? Promise) as PromiseConstructor;
+    return new P<PoolClient>((resolve, reject) => {
+      checkout(site, 0, (err, client) => (err ? reject(err) : resolve(client!)));
+    });
+  };
+
+  Object.defineProperty(pool, 'connect', { value: connect, writable: true, configurable: true });
+  Object.defineProperty(pool, 'query', { value: query, writable: true, configurable: true });
+
+  function checkout(site: Error | null | undefined, discards: number, cb: Callback): void {
+    originalConnect.call(pool, (err, poolClient) => {
+      if (err || !poolClient) return cb(err ?? new Error('pg-pool returned no client'), undefined, NOOP);
+      const client = poolClient as StatefulClient;
+      stats.checkouts++;
+      const state = client[STATE];
+      if (state === undefined) return first(client, site, discards, cb);
+      if (!state.checkNext) return handOut(client, state, site, cb);
+      check(client, state, site, discards, cb);
+    });
+  }
+
+  // First guarded checkout of a connection: record its values at connect.
+  function first(client: StatefulClient, site: Error | null | undefined, discards: number, cb: Callback): void {
+    const adopted = !fresh.has(client);
+    fresh.delete(client);
+    const status = driverStatus(client);
+    if (status === 'E') {
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb);
+    }
+    const withTx = status === undefined;
+    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
+      if (err || !row) return failed(client, err, site, discards, cb, undefined);
+      const baseline = baselineFrom(plan, row, adopted);
+      const state: ClientState = { baseline, checkNext: true, release: undefined, via: undefined, jobName: undefined };
+      client[STATE] = state;
+      const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
+      const dirty = adopted ? dirtyNames(plan, row, baseline) : [];
+      if (tx || dirty.length) {
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb);
+      }
+      handOut(client, state, site, cb);
+    });
+  }
+
+  function check(
+    client: StatefulClient,
+    state: ClientState,
+    site: Error | null | undefined,
+    discards: number,
+    cb: Callback,
+  ): void {
+    const status = driverStatus(client);
+    if (status === 'E') {
+      // A failed transaction answers every query with 25P02: nothing to read.
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb);
+    }
+    const withTx = status === undefined;
+    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
+      if (err || !row) return failed(client, err, site, discards, cb, state);
+      const dirty = dirtyNames(plan, row, state.baseline);
+      const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
+      if (tx || dirty.length) {
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, state);
+      }
+      handOut(client, state, site, cb);
+    });
+  }
+
+  function failed(
+    client: StatefulClient,
+    err: Error | undefined,
+    site: Error | null | undefined,
+    discards: number,
+    cb: Callback,
+    state: ClientState | undefined,
+  ): void {
+    // A failed transaction answers the check with 25P02.
+    if ((err as { code?: string } | undefined)?.code === '25P02') {
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
+    }
+    stats.checkErrors++;
+    const error = err ?? new Error('pgq-audit guard: the check query returned no row');
+    destroy(client, error);
+    cb(error, undefined, NOOP);
+  }
+
+  function violation(
+    client: StatefulClient,
+    row: Row | undefined,
+    found: { settings: string[]; transaction: OpenTransaction; settingsRead: boolean },
+    site: Error | null | undefined,
+    discards: number,
+    cb: Callback,
+    state?: ClientState,
+  ): void {
+    stats.violations++;
+    const report = new LeakReport({
+      ...found,
+      values: opts.includeValues && row ? valuesOf(plan, row, found.settings) : undefined,
+      release: state?.release,
+      releasedVia: state?.via,
+      jobName: state?.jobName,
+      backendPid: client.processID ?? undefined,
+    });
+    decide(report, (decideErr, action) => {
+      if (decideErr || !action) {
+        destroy(client, decideErr ?? new Error('no action'));
+        return cb(decideErr, undefined, NOOP);
+      }
+      if (opts.onReport) {
+        try {
+          opts.onReport(report, action);
+        } catch (reportErr) {
+          destroy(client, reportErr as Error);
+          return cb(reportErr as Error, undefined, NOOP);
+        }
+      }
+      if (action === 'keep') {
+        // Observe-only: the connection goes out dirty, and is checked again
+        // next time. A new connection whose values could not be read (failed
+        // transaction left by onConnect) has no baseline and is refused.
+        const kept = client[STATE] ?? state;
+        if (kept) return handOut(client, kept, site, cb);
+      }
+      const error = new TenantLeakError(report);
+      destroy(client, error);
+      if (action === 'discard' && discards + 1 < maxDiscards) return checkout(site, discards + 1, cb);
+      cb(error, undefined, NOOP);
+    });
+  }
+
+  function decide(report: LeakReport, done: (err: Error | undefined, action?: ViolationAction) => void): void {
+    const handler = opts.onViolation;
+    if (handler === 'throw' || handler === 'discard') return done(undefined, handler);
+    const accept = (value: unknown) => {
+      if (value === undefined) return done(undefined, 'discard');
+      if (value === 'throw' || value === 'discard' || value === 'keep') return done(undefined, value);
+      done(
+        new TypeError(
+          `pgq-audit guard: onViolation returned ${JSON.stringify(value)}; valid values: 'throw', 'discard', 'keep' or nothing (= 'discard')`,
+        ),
+      );
+    };
+    let result: unknown;
+    try {
+      result = handler(report);
+    } catch (err) {
+      return done(err as Error);
+    }
+    if (result && typeof (result as Promise<unknown>).then === 'function') {
+      (result as Promise<unknown>).then(accept, (err: Error) => done(err));
+    } else {
+      accept(result);
+    }
+  }
+
+  // release(err) makes pg-pool end the client instead of idling it.
+  function destroy(client: StatefulClient, err: Error): void {
+    client[STATE] = undefined;
+    client.release(err);
+  }
+
+  function handOut(
+    client: StatefulClient,
+    state: ClientState,
+    site: Error | null | undefined,
+    cb: Callback,
+  ): void {
+    const poolRelease = client.release;
+    const release = (err?: unknown) => {
+      if (!err) {
+        // Draw the next checkout's sample now, so the stack is captured only
+        // when a check will look at it. pool.query drew it at its call.
+        const next = site === undefined ? sample() : site !== null;
+        state.checkNext = next;
+        if (next) {
+          state.release = site ?? new Error('released here');
+          state.via = site ? 'pool.query' : 'release';
+          state.jobName = jobNameNow();
+        } else {
+          state.release = undefined;
+        }
+      }
+      return poolRelease(err as Error | boolean | undefined);
+    };
+    client.release = release;
+    cb(undefined, client, release);
+  }
+
+  function jobNameNow(): string | undefined {
+    if (!opts.jobName) return undefined;
+    try {
+      const name = opts.jobName();
+      return typeof name === 'string' ? name : undefined;
+    } catch {
+      return undefined; // naming must never break a release
+    }
+  }
+
+  function read(client: StatefulClient, text: string, done: (err: Error | undefined, row?: Row) => void): void {
+    stats.checks++;
+    let finished = false;
+    // pg-pool removed its idle error listener at checkout: a socket error
+    // during the check would otherwise be an unhandled 'error' event.
+    const onError = (err: Error) => finish(err);
+    const finish = (err: Error | undefined, row?: Row) => {
+      if (finished) return;
+      finished = true;
+      client.removeListener('error', onError);
+      done(err, row);
+    };
+    client.on('error', onError);
+    try {
+      client.query(
+        { text, rowMode: 'array', types: RAW_TYPES, query_timeout: timeout } as never,
+        ((err: Error | undefined, res: { rows: Row[] } | undefined) => finish(err ?? undefined, res?.rows[0])) as never,
+      );
+    } catch (err) {
+      finish(err as Error);
+    }
+  }
+}
