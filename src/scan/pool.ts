@@ -54,7 +54,9 @@ export class AnalysisPool {
       maxThreads: options.threads,
       // Inherited flags (a V8 heap size, --test) are not all valid in workers; the workers need none.
       execArgv: [],
-      resourceLimits: { maxOldGenerationSizeMb: options.memoryLimit },
+      // A smaller young generation than V8's default: some 50 MB less per worker on a large scan, for
+      // some 5% more CPU (measured on the bench tree).
+      resourceLimits: { maxOldGenerationSizeMb: options.memoryLimit, maxYoungGenerationSizeMb: 16 },
       idleTimeout: 1000,
     });
     let fail: (error: unknown) => void = () => undefined;

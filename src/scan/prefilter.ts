@@ -76,6 +76,8 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
 
 /** Rejects triggers that would match everything or break the one combined regex. */
 function checkTrigger(ruleId: string, trigger: Trigger): void {
+  // The scan looks for triggers in the bytes decoded as latin1: only ASCII matches the same there.
+  if (/[^\x00-\x7f]/.test(typeof trigger === 'string' ? trigger : trigger.source)) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} is not ASCII`);
   if (typeof trigger === 'string') {
     if (trigger.trim() === '') throw new Error(`pgq-audit: rule ${ruleId} declares an empty trigger`);
     return;

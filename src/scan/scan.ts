@@ -164,14 +164,16 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       }
       stats.bytes += bytes.length;
       const frontEnd = frontEndFor(file);
-      const text = frontEnd ? bytes.toString('utf8') : '';
-      if (!frontEnd || !prefilter(text, frontEnd.language)) {
+      // The triggers are ASCII, so they are looked for in the bytes read as latin1 (several times
+      // faster to decode than UTF-8, and an ASCII match there is one in the UTF-8 text too).
+      if (!frontEnd || !prefilter(bytes.toString('latin1'), frontEnd.language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
         cache?.drop(file);
         finish(index, { result: fileResult(file, []) });
         continue;
       }
       stats.parsed++;
+      const text = bytes.toString('utf8');
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
       const hash = cache ? [contentHash(bytes), context!.of(file, frontEnd.language)].filter(Boolean).join('+') : undefined;
       const cached = hash ? cache?.get(file, hash) : undefined;
