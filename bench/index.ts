@@ -1,0 +1,16 @@
+// `npm run bench`: the scan benchmark, then the guard's (bench/guard.ts) when it exists.
+// Arguments go to the scan benchmark: npm run bench -- --files 4000 --runs 1.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { runScanBench } from './scan-bench.ts';
+
+const { ok } = await runScanBench(process.argv.slice(2));
+let code = ok ? 0 : 1;
+const guard = join(import.meta.dirname, 'guard.ts');
+if (existsSync(guard)) {
+  console.log('\n== bench/guard.ts ==');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', guard], { stdio: 'inherit' });
+  if (run.status !== 0) code = 1;
+}
+process.exitCode = code;
