@@ -56,6 +56,11 @@ export function createSlonikGuardInterceptor(options: SlonikGuardOptions): Sloni
       `pgq-audit guard: option "sql" must be Slonik's sql tag (import { sql } from 'slonik')`,
     );
   }
+  if ('checkTimeoutMs' in rest) {
+    throw new TypeError(
+      `pgq-audit guard: option "checkTimeoutMs" does not apply to Slonik (use Slonik's statementTimeout); valid options: sql, settings, onViolation, onReport, includeValues, sampleRate, enabled, jobName`,
+    );
+  }
   const opts = resolveOptions(rest, {
     allowDiscard: false,
     context: 'a Slonik interceptor can refuse a connection only by throwing',

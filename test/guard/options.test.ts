@@ -96,6 +96,10 @@ test("the Slonik interceptor needs Slonik's sql tag and cannot discard", () => {
     () => createSlonikGuardInterceptor({ sql, settings: ['app.tenant'], onViolation: 'discard', onReport: () => {} }),
     /"onViolation" must be 'throw' or a function .*only by throwing/,
   );
+  assert.throws(
+    () => createSlonikGuardInterceptor({ sql, settings: ['app.tenant'], checkTimeoutMs: 100 } as never),
+    /"checkTimeoutMs" does not apply to Slonik/,
+  );
   const interceptor = createSlonikGuardInterceptor({ sql, settings: ['app.tenant'] });
   assert.equal(typeof interceptor.afterPoolConnection, 'function');
   assert.equal(typeof interceptor.beforePoolConnectionRelease, 'function');
