@@ -11,7 +11,8 @@
 // Uses PGQ_TEST_DATABASE_URL when set, else an embedded PostgreSQL 17.10.
 import pg from 'pg';
 import { startTestDatabase } from '../test/helpers/db.ts';
-import { guardPool, guardStats } from '../src/guard/index.ts';
+// The compiled guard, as users run it (tsx would add its own cost per call): npm run bench builds first.
+import { guardPool, guardStats } from '../dist/src/guard/index.js';
 
 const JOBS = Number(process.argv[2] ?? 2000);
 const WARMUP = Number(process.argv[3] ?? 200);
