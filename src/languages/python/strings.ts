@@ -2,69 +2,19 @@
 // prefixes, escapes, implicit concatenation, f-string replacements (holes),
 // `+` concatenation, `%` and `.format()` (psycopg's placeholders look the
 // same), psycopg.sql.SQL(...) and names of constants.
-import type { Span } from '../../model/index.ts';
+import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../host-text.ts';
 import { callParts, children, dottedName, methodCall, positional, span, unwrap, type Node } from './syntax.ts';
 
-export interface HostText {
-  text: string;
-  /** Host offsets where each character of `text` starts and ends. */
-  starts: number[];
-  ends: number[];
-  /** Spans of `text` that stand for values computed at run time. */
-  holes: Span[];
-  /** Host span of the expression the text came from. */
-  span: Span;
-  /** Set when the text was reached through a name: every position maps here (the reference at the call). */
-  pinned?: Span;
+export interface HostText extends BaseHostText {
   /** The text passed through psycopg.sql.SQL(). */
   composed: boolean;
 }
 
-export function toHost(host: HostText, s: Span): Span {
-  if (host.pinned) return host.pinned;
-  const n = host.text.length;
-  const at = (i: number) => (i < n ? host.starts[i] : n > 0 ? host.ends[n - 1] : host.span.end);
-  const start = at(s.start);
-  const end = s.end > s.start ? host.ends[Math.min(s.end, n) - 1] ?? start : start;
-  return { start, end: Math.max(start, end) };
-}
+export { toHost };
 
-class Builder {
-  text = '';
-  starts: number[] = [];
-  ends: number[] = [];
-  holes: Span[] = [];
-
-  push(chars: string, from: number, to: number): void {
-    for (const ch of chars) {
-      for (let k = 0; k < ch.length; k++) {
-        this.text += ch[k];
-        this.starts.push(from);
-        this.ends.push(to);
-      }
-    }
-  }
-
-  hole(from: number, to: number): void {
-    const at = this.text.length;
-    this.push('_', from, to);
-    this.holes.push({ start: at, end: at + 1 });
-  }
-
-  append(other: HostText): void {
-    const offset = this.text.length;
-    if (other.pinned) {
-      for (let i = 0; i < other.text.length; i++) this.push(other.text[i], other.pinned.start, other.pinned.end);
-    } else {
-      this.text += other.text;
-      this.starts.push(...other.starts);
-      this.ends.push(...other.ends);
-    }
-    for (const h of other.holes) this.holes.push({ start: h.start + offset, end: h.end + offset });
-  }
-
+class Builder extends HostTextBuilder {
   build(node: Node, composed: boolean): HostText {
-    return { text: this.text, starts: this.starts, ends: this.ends, holes: this.holes, span: span(node), composed };
+    return { ...this.done(span(node)), composed };
   }
 }
 

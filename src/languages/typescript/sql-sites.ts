@@ -5,8 +5,8 @@
 // Prisma $executeRaw/$queryRaw(Unsafe).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, Span } from '../../model/index.ts';
-import { analyzeSql, type PlaceholderStyle, type SqlAnalysis } from '../../sql/index.ts';
-import { toHost, type HostText } from './strings.ts';
+import type { PlaceholderStyle, SqlAnalysis } from '../../sql/index.ts';
+import { analyzeHostText as analyzeSharedHostText, type HostText } from '../host-text.ts';
 
 export const PG_PROMISE_METHODS = new Set(['none', 'one', 'many', 'any', 'oneOrNone', 'manyOrNone', 'result', 'multi', 'multiResult', 'query', 'each', 'map']);
 export const SLONIK_METHODS = new Set(['query', 'one', 'many', 'any', 'maybeOne', 'oneFirst', 'manyFirst', 'anyFirst', 'maybeOneFirst', 'exists']);
@@ -31,28 +31,8 @@ export function pgPromiseHoles(text: string): Span[] {
   return holes;
 }
 
-/** Analyses host text as SQL and maps every span back to the host file. */
+/** Analyses host text as SQL (with extra holes, e.g. pg-promise's formats) and maps every span back to the host file. */
 export function analyzeHostText(host: HostText, placeholders: PlaceholderStyle, extraHoles: readonly Span[] = []): SqlAnalysis {
   const holes = [...host.holes, ...extraHoles.filter((h) => !host.holes.some((k) => k.start < h.end && h.start < k.end))].sort((a, b) => a.start - b.start);
-  const analysis = analyzeSql(host.text, { placeholders, holes });
-  remapSpans(analysis, (s) => toHost(host, s));
-  return analysis;
-}
-
-/** Rewrites every `{ start, end }` object under `value` in place, once each. */
-function remapSpans(value: unknown, map: (span: Span) => Span, seen = new Set<object>()): void {
-  if (!value || typeof value !== 'object' || seen.has(value)) return;
-  seen.add(value);
-  if (Array.isArray(value)) {
-    for (const item of value) remapSpans(item, map, seen);
-    return;
-  }
-  const record = value as Record<string, unknown>;
-  if (typeof record.start === 'number' && typeof record.end === 'number' && Object.keys(record).length === 2) {
-    const mapped = map({ start: record.start, end: record.end });
-    record.start = mapped.start;
-    record.end = mapped.end;
-    return;
-  }
-  for (const key of Object.keys(record)) remapSpans(record[key], map, seen);
+  return analyzeSharedHostText(host, { placeholders, holes });
 }

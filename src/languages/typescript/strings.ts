@@ -3,62 +3,10 @@
 // string literals and templates, `${...}` interpolations as holes, `+`
 // concatenation, and names of constants declared in the file.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { Span } from '../../model/index.ts';
+import { HostTextBuilder as Builder, type HostText } from '../host-text.ts';
 import { span, unwrap, type Node } from './syntax.ts';
 
-export interface HostText {
-  text: string;
-  /** Host offsets where each UTF-16 unit of `text` starts and ends. */
-  starts: number[];
-  ends: number[];
-  /** Spans of `text` that stand for values computed at run time. */
-  holes: Span[];
-  /** Host span of the expression the text came from. */
-  span: Span;
-  /** Set when the text was reached through a name: every position maps to the name at the use. */
-  pinned?: Span;
-}
-
-export function toHost(host: HostText, s: Span): Span {
-  if (host.pinned) return { ...host.pinned };
-  const n = host.text.length;
-  if (n === 0) return { start: host.span.start, end: host.span.start };
-  const start = s.start < n ? host.starts[s.start] : host.ends[n - 1];
-  const end = s.end > s.start ? host.ends[Math.min(s.end, n) - 1] : start;
-  return { start, end: Math.max(start, end) };
-}
-
-class Builder {
-  text = '';
-  starts: number[] = [];
-  ends: number[] = [];
-  holes: Span[] = [];
-
-  char(unit: string, from: number, to: number): void {
-    this.text += unit;
-    this.starts.push(from);
-    this.ends.push(to);
-  }
-
-  hole(from: number, to: number): void {
-    const at = this.text.length;
-    this.char('_', from, to);
-    this.holes.push({ start: at, end: at + 1 });
-  }
-
-  append(other: HostText): void {
-    const offset = this.text.length;
-    for (let i = 0; i < other.text.length; i++) {
-      const mapped = other.pinned ?? { start: other.starts[i], end: other.ends[i] };
-      this.char(other.text[i], mapped.start, mapped.end);
-    }
-    for (const h of other.holes) this.holes.push({ start: h.start + offset, end: h.end + offset });
-  }
-
-  done(s: Span): HostText {
-    return { text: this.text, starts: this.starts, ends: this.ends, holes: this.holes, span: s };
-  }
-}
+export { toHost, type HostText } from '../host-text.ts';
 
 const SIMPLE_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', b: '\b', f: '\f', v: '\v', '0': '\0' };
 
@@ -74,12 +22,12 @@ function decode(source: string, base: number, out: Builder, template: boolean): 
     if (c === '\r' && template) {
       // Template line terminators are normalised: CRLF and CR read as LF.
       const width = source[i + 1] === '\n' ? 2 : 1;
-      out.char('\n', base + i, base + i + width);
+      out.push('\n', base + i, base + i + width);
       i += width;
       continue;
     }
     if (c !== '\\') {
-      out.char(c, base + i, base + i + 1);
+      out.push(c, base + i, base + i + 1);
       i++;
       continue;
     }
@@ -125,7 +73,7 @@ function decode(source: string, base: number, out: Builder, template: boolean): 
     } else {
       value = next; // \' \" \\ \` \$ and identity escapes
     }
-    for (const unit of value) for (let k = 0; k < unit.length; k++) out.char(unit[k], base + i, base + i + width);
+    out.push(value, base + i, base + i + width);
     i += width;
   }
   return true;
