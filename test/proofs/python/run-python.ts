@@ -44,13 +44,5 @@ export async function runProof<T>(name: string, workerUrl: string): Promise<Proo
   return JSON.parse(result.stdout) as ProofOutput<T>;
 }
 
-/** Compares dotted versions: negative when a < b. */
-export function compareVersions(a: string, b: string): number {
-  const pa = a.split('.').map((p) => parseInt(p, 10) || 0);
-  const pb = b.split('.').map((p) => parseInt(p, 10) || 0);
-  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
-    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
-    if (d !== 0) return d;
-  }
-  return 0;
-}
+/** The front end's version comparison: the proof and the rule read versions alike. */
+export { compareVersions } from '../../../src/languages/python/versions.ts';
