@@ -14,7 +14,7 @@ export default defineRule<Options>({
   },
   defaultSeverity: 'error',
   recommended: true,
-  languages: ['typescript'],
+  languages: ['typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   triggers: ['skip locked'],
