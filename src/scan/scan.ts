@@ -146,6 +146,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
 
   const pending: Promise<void>[] = [];
   try {
+    await analyzer.prepare();
     let slice = performance.now();
     for (const [index, file] of read.entries()) {
       // Reads are synchronous (the fastest way to read many small files); yield now and then so
@@ -291,6 +292,7 @@ class Analyzer {
   private heldBytes = 0;
   private seen = 0;
   private parserLoaded: Promise<void> | undefined;
+  private parserReady = false;
 
   constructor(
     private readonly config: AnalysisConfig,
@@ -305,9 +307,19 @@ class Analyzer {
     return this.pool?.threads ?? 0;
   }
 
+  /** With concurrency off, the parser is loaded before reading starts and each file is analysed as it is read. */
+  async prepare(): Promise<void> {
+    if (this.options.concurrency === 'off') {
+      this.parserLoaded ??= loadSqlParser();
+      await this.parserLoaded;
+      this.parserReady = true;
+    }
+  }
+
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
     if (this.pool) return this.onPool(file, text);
+    if (this.parserReady) return Promise.resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
     const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
     this.heldBytes += text.length;
     const { concurrency, inProcessFiles } = this.options;
@@ -324,9 +336,14 @@ class Analyzer {
     this.held = [];
     if (held.length === 0) return;
     this.parserLoaded ??= loadSqlParser();
-    void this.parserLoaded.then(() => {
-      for (const { file, text, resolve } of held) resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
-    });
+    void this.parserLoaded.then(
+      () => {
+        for (const { file, text, resolve } of held) resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+      },
+      (error: unknown) => {
+        for (const { resolve } of held) resolve({ kind: 'failed', message: `the SQL parser did not load: ${(error as Error)?.stack ?? error}` });
+      },
+    );
   }
 
   private startPool(): void {
