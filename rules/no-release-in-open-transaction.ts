@@ -17,7 +17,7 @@ export default defineRule<Options>({
   languages: ['typescript'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['release'],
+  triggers: ['.release'],
   check({ file, report }) {
     if (file.releases.length === 0) return;
     const lines = new LineIndex(file.text);

@@ -1,5 +1,6 @@
 import { defineRule, settingsOptionSchema, statementsOf, tenantSettingMatcher, type Suggestion } from '../src/model/index.ts';
 import type { SettingWrite } from '../src/sql/index.ts';
+import { SET_STATEMENT } from '../src/model/triggers.ts';
 
 interface Options {
   settings?: string[];
@@ -24,7 +25,7 @@ export default defineRule<Options>({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: { settings: settingsOptionSchema }, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['set_config', 'set '],
+  triggers: ['set_config', SET_STATEMENT],
   check({ file, options, report }) {
     const isTenant = tenantSettingMatcher(options.settings);
     for (const { site, statement } of statementsOf(file)) {

@@ -1,5 +1,6 @@
 import { LineIndex } from '../src/engine/lines.ts';
 import { defineRule } from '../src/model/index.ts';
+import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -15,7 +16,7 @@ export default defineRule<Options>({
   languages: ['typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['update', 'insert', 'delete', 'for share', 'for key share', 'merge'],
+  triggers: ['for update', 'for no key update', 'for share', 'for key share', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO],
   check({ file, report }) {
     if (file.sideEffects.length === 0) return;
     let lines: LineIndex | undefined;

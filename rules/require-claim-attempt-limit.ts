@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { leaseTables, queueFactsOf, type QueueFacts } from '../src/model/queue.ts';
+import { UPDATE_SET } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -19,7 +20,7 @@ export default defineRule<Options, QueueFacts>({
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
-  triggers: ['update'],
+  triggers: [UPDATE_SET],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { place }) => {
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+import { UPDATE_SET } from '../src/model/triggers.ts';
 
 interface Options {
   longLeaseSeconds?: number;
@@ -37,7 +38,7 @@ export default defineRule<Options, QueueFacts>({
   },
   defaultOptions: { longLeaseSeconds: 3600 },
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
-  triggers: ['update'],
+  triggers: [UPDATE_SET],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, options, place }) => {
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;

@@ -1,0 +1,21 @@
+// Prefilter triggers shaped like the SQL statements the rules read. Bare words
+// ('update', 'delete', 'set ') are in most source files ("update the cache",
+// map.delete()) and let nearly every file through to the parser; these let
+// through only files that can hold such a statement. A trigger may miss
+// nothing a front end can read: the gaps between words also take the \n
+// escapes of string literals and the seams of concatenated strings
+// ('update jobs ' + 'set ...', Python's implicit "..." "..." concatenation).
+
+const GAP = String.raw`(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+`;
+/** The table of UPDATE ... SET: a name, a template hole or a placeholder, with an alias. */
+const TARGET = String.raw`[^;]{1,160}?`;
+
+export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])`, 'i');
+export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from`, 'i');
+export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
+export const MERGE_INTO = new RegExp(String.raw`merge${GAP}into`, 'i');
+/** SET [LOCAL|SESSION] name = | TO, SET ROLE, SET SESSION AUTHORIZATION. */
+export const SET_STATEMENT = new RegExp(
+  String.raw`set${GAP}(?:(?:local|session)${GAP})?(?:role${GAP}|session${GAP}authorization|[^\s;]+(?:\s|\\[nrt])*(?:=|to(?:\s|\\[nrt])))`,
+  'i',
+);
