@@ -24,6 +24,7 @@ import type { Finding } from '../../src/engine/findings.ts';
 import { analysisConfig, scanFileText } from '../../src/scan/analyze-file.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { analyzeSql, loadSqlParser, type StatementFacts } from '../../src/sql/index.ts';
+import { prng } from '../helpers/prng.ts';
 
 export interface FuzzOptions {
   seed: number;
@@ -46,17 +47,7 @@ export interface FuzzReport {
   ms: number;
 }
 
-/** mulberry32: small, fast, and the same sequence on every machine. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng };
 
 type Random = () => number;
 const int = (random: Random, n: number) => Math.floor(random() * n);
