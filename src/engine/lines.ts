@@ -1,4 +1,6 @@
 // UTF-16 offsets to 1-based lines and columns, as ESLint reports them.
+import type { Location, Span } from '../model/index.ts';
+
 export class LineIndex {
   private readonly starts: number[] = [0];
 
@@ -15,5 +17,12 @@ export class LineIndex {
       else high = mid - 1;
     }
     return { line: low + 1, column: offset - this.starts[low] + 1 };
+  }
+
+  /** The location of a span: start and end positions (an empty or reversed span ends where it starts). */
+  location(span: Span): Location {
+    const start = this.position(span.start);
+    const end = this.position(Math.max(span.end, span.start));
+    return { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
   }
 }

@@ -14,12 +14,7 @@ export type ProjectFacts = Record<string, unknown>;
 export function collectProjectFacts(model: FileModel, active: readonly ActiveRule[]): ProjectFacts | undefined {
   if (model.fatal) return undefined;
   let lines: LineIndex | undefined;
-  const locate = (span: { start: number; end: number }) => {
-    lines ??= new LineIndex(model.text);
-    const start = lines.position(span.start);
-    const end = lines.position(Math.max(span.end, span.start));
-    return { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
-  };
+  const locate = (span: { start: number; end: number }) => (lines ??= new LineIndex(model.text)).location(span);
   let facts: ProjectFacts | undefined;
   for (const { rule, options } of active) {
     if (!rule.collect || !rule.languages.includes(model.language)) continue;

@@ -6,11 +6,7 @@ import type { ActiveRule } from './rule-config.ts';
 
 export function runRules(model: FileModel, active: readonly ActiveRule[]): Finding[] {
   const lines = new LineIndex(model.text);
-  const locate = (span: { start: number; end: number }) => {
-    const start = lines.position(span.start);
-    const end = lines.position(Math.max(span.end, span.start));
-    return { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
-  };
+  const locate = (span: { start: number; end: number }) => lines.location(span);
   if (model.fatal) {
     return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];
   }

@@ -407,9 +407,5 @@ export function formatSeconds(seconds: number): string {
 /** Makes Refs for spans of a text. */
 export function refMaker(text: string): (span: Span) => Ref {
   const lines = new LineIndex(text);
-  return (span) => {
-    const start = lines.position(span.start);
-    const end = lines.position(Math.max(span.end, span.start));
-    return { span, loc: { line: start.line, column: start.column, endLine: end.line, endColumn: end.column } };
-  };
+  return (span) => ({ span, loc: lines.location(span) });
 }
