@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 export const PYTHON = process.env.PGQ_PYTHON ?? '/usr/bin/python3';
 const SCRIPT = fileURLToPath(new URL('./psycopg_proofs.py', import.meta.url));
-const INSTALL = 'apt-get update && apt-get install -y python3-psycopg python3-psycopg-pool';
+const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool';
 
 export interface ProofOutput<T> {
   python: string;
