@@ -41,10 +41,28 @@ export type Driver =
   | 'pg-promise'
   | 'typeorm'
   | 'prisma'
+  | 'sequelize'
+  | 'bun'
+  | 'neon'
+  | 'vercel-postgres'
+  | 'supabase'
   | 'psycopg'
   | 'psycopg2'
+  | 'asyncpg'
+  | 'sqlalchemy'
+  | 'django'
   | 'sql'
   | 'unknown';
+
+/**
+ * A host value bound to a placeholder of a site's SQL, where the front end
+ * can read it: a literal of the values array/tuple/dict, a parameter of the
+ * enclosing host function (its callers choose the value), or unknown.
+ */
+export type HostParam =
+  | { kind: 'literal'; value: string | number | boolean | null }
+  | { kind: 'caller-parameter'; name: string }
+  | { kind: 'unknown' };
 
 export interface SqlSite {
   /** Host span of the SQL text (the string or template) or of the call. */
@@ -54,8 +72,16 @@ export interface SqlSite {
   scope: Scope;
   connection: ConnectionUse;
   driver: Driver;
-  /** Set when the site runs inside a pool callback (psycopg_pool reset=, configure=, check=). */
-  callback?: { configId: string; role: 'reset' | 'configure' | 'check' };
+  /**
+   * Set when the site runs inside a pool callback: 'configure' runs once per new
+   * connection (psycopg_pool configure=, pg-pool onConnect, Knex afterCreate,
+   * SQLAlchemy "connect", asyncpg init=), 'checkout' at every checkout
+   * (SQLAlchemy "checkout", asyncpg setup=), 'reset' when it is returned
+   * (psycopg_pool reset=, SQLAlchemy "checkin"/"reset", asyncpg reset=).
+   */
+  callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
+  /** Values bound to the SQL's placeholders: params[0] is $1 (or the first %s / %(name)s in order). */
+  params?: HostParam[];
   /** Name of the enclosing function in the host code, for messages. */
   functionName?: string;
   /** The site is a named (server-side prepared) statement, e.g. node-postgres { name, text }. */
@@ -63,7 +89,7 @@ export interface SqlSite {
 }
 
 export interface ResetCallback {
-  role: 'reset' | 'configure' | 'check';
+  role: 'reset' | 'configure' | 'check' | 'checkout';
   name: string;
   span: Span;
   /** The callback switches the connection to autocommit (or commits) before it returns. */
@@ -88,6 +114,17 @@ export interface ConnectionConfig {
   /** Why preparedStatements has that value, for messages. */
   preparedReason?: string;
   autocommit: boolean | 'unknown';
+  /**
+   * Whether one job's session state can reach another job through this pool
+   * or client: 'shared' (the default: a long-lived pool serving every tenant),
+   * 'single-connection' (a one-connection script or migration client, e.g.
+   * postgres(url, { max: 1 }) used by a script), 'per-tenant' (a pool built for
+   * one tenant and never shared), 'no-reuse' (SQLAlchemy NullPool, a client
+   * closed after one job). Undefined: not known, read as 'shared'.
+   */
+  reuse?: 'shared' | 'single-connection' | 'per-tenant' | 'no-reuse';
+  /** The reset the driver runs itself when a connection is returned, where it is known (asyncpg's RESET ALL ..., Slonik's DISCARD ALL). */
+  driverReset?: { statements: string[]; reason: string };
   callbacks: ResetCallback[];
   /**
    * Statements after which the driver drops its own prepared-statement cache

@@ -15,6 +15,13 @@ export interface SettingWrite {
   level: SettingLevel;
   via: 'set' | 'set_config' | 'reset' | 'reset_all';
   span: Span;
+  /**
+   * Where a name that is not a literal comes from: a host placeholder ($N is
+   * index N, 1-based; the host front end may know its value from
+   * SqlSite.params), or a parameter of the routine the statement is in
+   * (a generic setter: its callers choose the name).
+   */
+  nameFrom?: { kind: 'placeholder'; index: number } | { kind: 'routine-parameter'; name: string };
 }
 
 export interface SettingCast {

@@ -29,7 +29,7 @@ export interface Conn {
   use: ConnectionUse;
   entry?: ConfigEntry;
   origin: Origin;
-  callback?: { configId: string; role: 'reset' | 'configure' | 'check' };
+  callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
   flow: Flow;
 }
 
