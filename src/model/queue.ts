@@ -13,6 +13,7 @@ import { LineIndex } from '../engine/lines.ts';
 import type { Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
+import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 
 // ---- column vocabulary --------------------------------------------------------------
 
@@ -46,6 +47,8 @@ export interface Ref {
 
 export interface ClaimFact {
   table: string;
+  /** The schema the statement qualifies the table with; unqualified names are resolved per project unit. */
+  schema?: string;
   /** 'one-transaction': the claim's transaction also runs the job and its finish. */
   design: 'lease' | 'one-transaction';
   at: Ref;
@@ -68,6 +71,8 @@ export interface ClaimFact {
 
 export interface FinishFact {
   table: string;
+  /** The schema the statement qualifies the table with; unqualified names are resolved per project unit. */
+  schema?: string;
   /** finish: to a done state or deleted; fail: anything else the worker writes back for its job. */
   kind: 'finish' | 'fail';
   at: Ref;
@@ -83,6 +88,8 @@ export interface FinishFact {
 
 export interface HeartbeatFact {
   table: string;
+  /** The schema the statement qualifies the table with; unqualified names are resolved per project unit. */
+  schema?: string;
   column: string;
   at: Ref;
   fence?: string;
@@ -91,6 +98,8 @@ export interface HeartbeatFact {
 
 export interface SweepFact {
   table: string;
+  /** The schema the statement qualifies the table with; unqualified names are resolved per project unit. */
+  schema?: string;
   at: Ref;
   /** Moves jobs to a dead state (or deletes them). */
   dead: boolean;
@@ -152,19 +161,22 @@ function readQueueFacts(model: FileModel): QueueFacts {
     const later = key === undefined ? [] : entries.slice(index + 1).filter((e) => e.key === key);
     for (const write of statement.rowWrites) {
       if (write.op === 'insert') continue;
-      const table = bareTable(write.table);
-      const ownRead = statement.lockingReads.find((l) => l.skipLocked && l.tables.map(bareTable).includes(table));
+      // The default schema is the unit's, unknown here: within one statement or transaction, `jobs` may be `billing.jobs`.
+      const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
+      const { table } = name;
+      const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
+      const ownRead = statement.lockingReads.find(locks);
       const earlierRead = earlier
-        .flatMap((e) => (e.statement.rowWrites.some((w) => bareTable(w.table) === table) ? [] : e.statement.lockingReads))
-        .find((l) => l.skipLocked && l.tables.map(bareTable).includes(table));
+        .flatMap((e) => (e.statement.rowWrites.some((w) => mayBeSameTable(w, name)) ? [] : e.statement.lockingReads))
+        .find(locks);
       const claimRead = ownRead ?? earlierRead;
       const w = readWrite(write, claimRead);
 
       if (w.isClaim) {
-        const finishedLater = later.some((e) => e.statement.rowWrites.some((l) => bareTable(l.table) === table && l.op !== 'insert' && writesEnd(l)));
+        const finishedLater = later.some((e) => e.statement.rowWrites.some((l) => mayBeSameTable(l, name) && l.op !== 'insert' && writesEnd(l)));
         const design = entry.site.scope.kind === 'transaction' && (jobScopes.has(entry.site.scope.id) || finishedLater) ? 'one-transaction' : 'lease';
         facts.claims.push({
-          table,
+          ...name,
           design,
           at: ref(write.span),
           setAt: ref(write.assignments[0]?.span ?? write.span),
@@ -182,7 +194,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       if (earlierRead) continue;
       if (w.isSweep) {
         facts.sweeps.push({
-          table,
+          ...name,
           at: ref(write.span),
           dead: w.dead,
           requeue: w.requeue,
@@ -193,12 +205,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
         continue;
       }
       if (w.isHeartbeat) {
-        facts.heartbeats.push({ table, column: w.lease!.column, at: ref(write.span), fence: w.fence, by: w.by });
+        facts.heartbeats.push({ ...name, column: w.lease!.column, at: ref(write.span), fence: w.fence, by: w.by });
         continue;
       }
       if (w.isFinish) {
         facts.finishes.push({
-          table,
+          ...name,
           kind: w.done ? 'finish' : 'fail',
           at: ref(write.span),
           whereAt: ref(write.where[0]?.span ?? write.span),
@@ -365,7 +377,10 @@ export interface Located<T> {
 }
 
 export interface TableFacts {
+  /** The table as the first claim names it, for messages. */
   table: string;
+  /** Its identity in the unit: `schema.table`. */
+  key: string;
   /** Lease-design claims only: the one-transaction design has rules of its own. */
   claims: Located<ClaimFact>[];
   finishes: Located<FinishFact>[];
@@ -373,19 +388,27 @@ export interface TableFacts {
   sweeps: Located<SweepFact>[];
 }
 
-/** The queue facts of several files, by table, for tables that have a lease-design claim. */
-export function leaseTables(files: readonly { file: string; facts: QueueFacts }[]): TableFacts[] {
+/**
+ * The queue facts of several files, by table, for tables that have a lease-design claim.
+ * A file's unqualified names are in its `defaultSchema` (its unit's; public when not given),
+ * so `billing.jobs` and `public.jobs` never lend each other facts.
+ */
+export function leaseTables(files: readonly { file: string; facts: QueueFacts; defaultSchema?: string }[]): TableFacts[] {
   const tables = new Map<string, TableFacts>();
-  const of = (table: string) => {
-    let t = tables.get(table);
-    if (!t) tables.set(table, (t = { table, claims: [], finishes: [], heartbeats: [], sweeps: [] }));
+  const of = (name: TableName, defaultSchema: string) => {
+    const key = tableKey(name, defaultSchema);
+    let t = tables.get(key);
+    if (!t) tables.set(key, (t = { table: writtenName(name), key, claims: [], finishes: [], heartbeats: [], sweeps: [] }));
     return t;
   };
-  for (const { file, facts } of files) {
-    for (const fact of facts.claims) if (fact.design === 'lease') of(fact.table).claims.push({ file, fact });
-    for (const fact of facts.finishes) of(fact.table).finishes.push({ file, fact });
-    for (const fact of facts.heartbeats) of(fact.table).heartbeats.push({ file, fact });
-    for (const fact of facts.sweeps) of(fact.table).sweeps.push({ file, fact });
+  for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+    for (const fact of facts.claims) if (fact.design === 'lease') of(fact, defaultSchema).claims.push({ file, fact });
+  }
+  // Named after a claim: only then are the other facts added.
+  for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+    for (const fact of facts.finishes) of(fact, defaultSchema).finishes.push({ file, fact });
+    for (const fact of facts.heartbeats) of(fact, defaultSchema).heartbeats.push({ file, fact });
+    for (const fact of facts.sweeps) of(fact, defaultSchema).sweeps.push({ file, fact });
   }
   return [...tables.values()].filter((t) => t.claims.length > 0);
 }

@@ -108,6 +108,7 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       const policy: PolicyFact = {
         name: body.policy_name,
         table: relationName(body.table),
+        ...schemaOf(body.table),
         settingsRead: [],
         span: ctx.statement,
       };
@@ -117,7 +118,7 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
-        if (action) facts.rowSecurity.push({ table: relationName(body.relation), action, span: ctx.statement });
+        if (action) facts.rowSecurity.push({ table: relationName(body.relation), ...schemaOf(body.relation), action, span: ctx.statement });
       }
       break;
   }
@@ -207,6 +208,12 @@ export function functionName(funcCall: Node): string {
 
 export function relationName(rangeVar: Node | undefined): string {
   return String(rangeVar?.relname ?? '').toLowerCase();
+}
+
+/** The schema a relation is qualified with (`billing.jobs`), for spreading into a fact: nothing when unqualified. */
+export function schemaOf(rangeVar: Node | undefined): { schema?: string } {
+  const schema = rangeVar?.schemaname;
+  return schema ? { schema: String(schema).toLowerCase() } : {};
 }
 
 function constValue(node: Node | undefined): string | number | boolean | null | undefined {
@@ -309,14 +316,21 @@ function lockingRead(select: Node, fallback: Span, spanAt: (loc: number | undefi
   const strongest = clauses[0] ?? {};
   const lockedRels = clauses.flatMap((c: Node) => (c.lockedRels ?? []).map((r: Node) => relationName(r.RangeVar)));
   const fromTables: string[] = [];
+  const fromSchemas: (string | null)[] = [];
   const fromLocations: number[] = [];
   const aliases = new Map<string, string>();
+  // FOR UPDATE OF takes unqualified names: the schema comes from the FROM item it names.
+  const schemaByName = new Map<string, string | null>();
   const collect = (item: Node) => {
     if (item.RangeVar) {
-      fromTables.push(relationName(item.RangeVar));
+      const table = relationName(item.RangeVar);
+      const schema = schemaOf(item.RangeVar).schema ?? null;
+      fromTables.push(table);
+      fromSchemas.push(schema);
       fromLocations.push(item.RangeVar.location);
+      if (!schemaByName.has(table)) schemaByName.set(table, schema);
       const alias = item.RangeVar.alias?.aliasname;
-      if (alias) aliases.set(String(alias).toLowerCase(), relationName(item.RangeVar));
+      if (alias) aliases.set(String(alias).toLowerCase(), table);
     } else if (item.JoinExpr) {
       collect(item.JoinExpr.larg);
       collect(item.JoinExpr.rarg);
@@ -325,8 +339,10 @@ function lockingRead(select: Node, fallback: Span, spanAt: (loc: number | undefi
   for (const item of select.fromClause ?? []) collect(item);
   // FOR UPDATE OF names the alias of the FROM item (`from procrastinate_jobs as jobs ... for update of jobs`).
   const locked = lockedRels.map((r: string) => aliases.get(r) ?? r);
+  const schemas = locked.length ? locked.map((t: string) => schemaByName.get(t) ?? null) : fromSchemas;
   return {
     tables: locked.length ? locked : fromTables,
+    ...(schemas.some((s: string | null) => s !== null) ? { schemas } : {}),
     strength: LOCK_STRENGTH[strongest.strength] ?? 'update',
     skipLocked: clauses.some((c: Node) => c.waitPolicy === 'LockWaitSkip'),
     nowait: clauses.some((c: Node) => c.waitPolicy === 'LockWaitError'),
@@ -481,6 +497,7 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
   return {
     op,
     table: relationName(node.relation),
+    ...schemaOf(node.relation),
     assignments,
     where: comparisons(node.whereClause, spanAt),
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),

@@ -53,6 +53,8 @@ export type TransactionControl =
 
 export interface LockingRead {
   tables: string[];
+  /** The schema each of `tables` is qualified with (`from billing.jobs`), null where the name is unqualified. */
+  schemas?: (string | null)[];
   strength: 'update' | 'no_key_update' | 'share' | 'key_share';
   skipLocked: boolean;
   nowait: boolean;
@@ -110,6 +112,8 @@ export interface Comparison {
 export interface RowWrite {
   op: 'update' | 'delete' | 'insert';
   table: string;
+  /** The schema the table is qualified with (`update billing.jobs`); undefined when unqualified. */
+  schema?: string;
   assignments: ColumnAssignment[];
   where: Comparison[];
   returning: boolean;
@@ -119,12 +123,16 @@ export interface RowWrite {
 export interface PolicyFact {
   name: string;
   table: string;
+  /** The schema the table is qualified with; undefined when unqualified. */
+  schema?: string;
   settingsRead: SettingRead[];
   span: Span;
 }
 
 export interface RowSecurityFact {
   table: string;
+  /** The schema the table is qualified with; undefined when unqualified. */
+  schema?: string;
   action: 'enable' | 'force' | 'disable' | 'no_force';
   span: Span;
 }
