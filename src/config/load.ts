@@ -6,6 +6,7 @@ import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, type RuleSetting, type RuleSettings } from '../engine/rule-config.ts';
 import type { Severity } from '../model/index.ts';
+import { JsonSyntaxError, parseJson } from './json.ts';
 import { CONFIG_FILE, PACKAGE_JSON_KEY, SHARED_RULE_OPTIONS } from './schema.ts';
 import { validateConfig, type Config } from './validate.ts';
 
@@ -52,9 +53,11 @@ export function readConfigFile(file: string, cwd: string): LoadedConfig {
   if (!existsSync(file) || !statSync(file).isFile()) throw new ConfigError(`--config ${shown}: no such file`);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    parsed = parseJson(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new ConfigError(`${shown}: not valid JSON: ${(error as Error).message}`);
+    // file:line:column, as compilers print it: editors and terminals jump there.
+    if (error instanceof JsonSyntaxError) throw new ConfigError(`${shown}:${error.line}:${error.column}: not valid JSON: ${error.message}`);
+    throw new ConfigError(`${shown}: could not be read: ${(error as Error).message}`);
   }
   let source = shown;
   if (basename(file) === 'package.json') {

@@ -163,7 +163,7 @@ describe('mistakes in a config exit 2 and name what is wrong', () => {
     const dir = project({ 'pgq-audit.config.json': '{ rules: }', 'a.sql': 'select 1;\n' });
     const run = runCli(['scan', '.'], { cwd: dir });
     assert.equal(run.code, 2);
-    assert.match(run.stderr, /pgq-audit\.config\.json: not valid JSON/);
+    assert.match(run.stderr, /pgq-audit\.config\.json:1:3: not valid JSON: expected a property name in double quotes, found "r"/);
     const pkg = project({ 'package.json': config({ pgqAudit: { ignore: [] } }), 'a.sql': 'select 1;\n' });
     const bad = runCli(['scan', '.'], { cwd: pkg });
     assert.equal(bad.code, 2);
