@@ -100,6 +100,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       rules: ruleSettings(config, flags),
       queryFunctions: config.settings.queryFunctions,
       selection,
+      unitConfig: values.config ? loaded : undefined,
       reportUnusedSuppressions: config.reportUnusedSuppressions,
       onProgress: progress?.update,
       ...speed,

@@ -31,7 +31,7 @@ export const QUERY_FUNCTIONS_SCHEMA = {
     'Extra call names (in-house wrappers such as "db.run" or "runSql") whose first argument is SQL text, for the TypeScript and Python front ends.',
 } as const;
 
-export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions'] as const;
+export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema'] as const;
 
 /** The schema of a shared setting: the first rule option of that name. */
 export function sharedSettingSchema(key: string): JsonSchema | undefined {
@@ -99,6 +99,31 @@ export function buildConfigSchema(): Record<string, unknown> {
         type: 'string',
         enum: [...SEVERITIES],
         description: 'Severity of pgq/unused-suppression: a pgq-audit-ignore-next-line comment that suppresses nothing (default: warn).',
+      },
+      units: {
+        type: 'array',
+        description:
+          'The project units below this folder: cross-file rules judge each unit on its own facts. A glob of folders ("services/*", "." for this whole folder), or { "path": glob, "each": "file" } for files that are each a unit, with an optional "defaultSchema". The first entry that matches a file wins, at the outermost matching folder; files no entry matches are in the unit of their nearest package.json, pyproject.toml or pgq-audit config.',
+        items: {
+          anyOf: [
+            { type: 'string', minLength: 1 },
+            {
+              type: 'object',
+              properties: {
+                path: { type: 'string', minLength: 1, description: 'A glob relative to the folder of this config.' },
+                each: { type: 'string', enum: ['folder', 'file'], description: 'folder (default): each matching folder is one unit; file: each matching file is a unit of its own.' },
+                defaultSchema: { type: 'string', minLength: 1, description: 'The schema unqualified table names are in, in these units.' },
+              },
+              required: ['path'],
+              additionalProperties: false,
+            },
+          ],
+        },
+      },
+      defaultSchema: {
+        type: 'string',
+        minLength: 1,
+        description: 'The schema unqualified table names are in (the first schema of the workers\' search_path), for every unit below this folder. Default: public.',
       },
     },
     additionalProperties: false,

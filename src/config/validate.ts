@@ -12,12 +12,23 @@ export interface RuleEntry {
   options?: Record<string, unknown>;
 }
 
+/** One entry of `units`: a glob of unit folders (or, with each: 'file', of files that are each a unit). */
+export interface UnitEntry {
+  path: string;
+  each: 'folder' | 'file';
+  defaultSchema?: string;
+}
+
 /** A config file's content after validation. */
 export interface Config {
   rules: Record<string, RuleEntry>;
   settings: { tenantSettings?: string[]; queueTables?: string[]; queryFunctions?: string[] };
   ignores: string[];
   reportUnusedSuppressions?: Severity;
+  /** The project units below this config's folder (src/config/units.ts); unset: found by their package.json / pyproject.toml. */
+  units?: UnitEntry[];
+  /** The schema unqualified table names are in, for the units of this config (default public). */
+  defaultSchema?: string;
 }
 
 /** `source` names the file in messages, e.g. "pgq-audit.config.json" or "package.json#pgqAudit". */
@@ -73,7 +84,41 @@ export function validateConfig(raw: unknown, source: string): Config {
   if (input.reportUnusedSuppressions !== undefined) {
     config.reportUnusedSuppressions = checkSeverity(input.reportUnusedSuppressions, 'reportUnusedSuppressions', fail);
   }
+  if (input.defaultSchema !== undefined) config.defaultSchema = checkSchemaName(input.defaultSchema, 'defaultSchema', fail);
+  if (input.units !== undefined) {
+    if (!Array.isArray(input.units)) fail('units', `expected an array of globs or { "path": ..., "each": ..., "defaultSchema": ... }, got ${kind(input.units)}`);
+    config.units = (input.units as unknown[]).map((entry, i) => unitEntry(entry, `units[${i}]`, fail));
+  }
   return config;
+}
+
+function unitEntry(entry: unknown, where: string, fail: Fail): UnitEntry {
+  if (typeof entry === 'string') return { path: checkGlob(entry, where, fail), each: 'folder' };
+  if (!isObject(entry)) fail(where, `expected a glob or { "path": ..., "each": ..., "defaultSchema": ... }, got ${kind(entry)}`);
+  const object = entry as Record<string, unknown>;
+  unknownKeys(object, ['path', 'each', 'defaultSchema'], 'key', where, fail);
+  if (object.path === undefined) fail(where, 'needs a "path": a glob relative to the folder of this config');
+  const result: UnitEntry = { path: checkGlob(object.path, `${where}.path`, fail), each: 'folder' };
+  if (object.each !== undefined) {
+    if (object.each !== 'folder' && object.each !== 'file') fail(`${where}.each`, `${JSON.stringify(object.each)} is not allowed. Valid values: "folder", "file"`);
+    result.each = object.each as 'folder' | 'file';
+  }
+  if (object.defaultSchema !== undefined) result.defaultSchema = checkSchemaName(object.defaultSchema, `${where}.defaultSchema`, fail);
+  return result;
+}
+
+function checkGlob(value: unknown, where: string, fail: Fail): string {
+  if (typeof value !== 'string' || value.trim() === '') fail(where, `expected a non-empty glob, got ${kind(value)}`);
+  const glob = value as string;
+  if (glob.startsWith('/') || /^[A-Za-z]:[\\/]/.test(glob) || glob.split('/').includes('..')) {
+    fail(where, `'${glob}': a unit glob is relative to the folder of this config and stays below it`);
+  }
+  return glob;
+}
+
+function checkSchemaName(value: unknown, where: string, fail: Fail): string {
+  if (typeof value !== 'string' || value === '') fail(where, `expected a schema name, got ${kind(value)}`);
+  return value as string;
 }
 
 type Fail = (where: string, message: string) => never;

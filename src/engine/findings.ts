@@ -13,6 +13,8 @@ export interface Finding {
   endColumn: number;
   fatal?: boolean;
   suggestions?: Suggestion[];
+  /** An internal error (messageId 'internal-error'): the rule that failed. */
+  failedRule?: string;
 }
 
 export interface FileResult {
@@ -28,4 +30,31 @@ export function countSeverities(result: FileResult): FileResult {
   result.errorCount = result.messages.filter((m) => m.severity === 2).length;
   result.warningCount = result.messages.filter((m) => m.severity === 1).length;
   return result;
+}
+
+/**
+ * A bug of pgq-audit's own, caught where it happened: one rule on one file,
+ * or one cross-file rule on one project unit. It costs that rule's findings
+ * there and nothing else, and the message says so.
+ */
+export function internalError(ruleId: string, where: string, error: unknown): Finding {
+  return {
+    ruleId: null,
+    severity: 2,
+    message: `Internal error: rule '${ruleId}' failed ${where} (${describeError(error)}), so its findings there are missing; every other rule was run. Please report this bug of pgq-audit.`,
+    messageId: 'internal-error',
+    failedRule: ruleId,
+    span: { start: 0, end: 0 },
+    line: 1,
+    column: 1,
+    endLine: 1,
+    endColumn: 1,
+  };
+}
+
+/** The error and the first frame of its stack: enough to find the bug, short enough for one report line. */
+export function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const frame = error.stack?.split('\n').find((line) => line.trimStart().startsWith('at '));
+  return frame ? `${error.name}: ${error.message}, ${frame.trim()}` : `${error.name}: ${error.message}`;
 }

@@ -1,6 +1,6 @@
 // Runs the active rules on one file's model and turns reports into findings.
 import { formatMessage, type FileModel } from '../model/index.ts';
-import type { Finding } from './findings.ts';
+import { internalError, type Finding } from './findings.ts';
 import { LineIndex } from './lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 
@@ -26,21 +26,28 @@ export function runRules(model: FileModel, active: readonly ActiveRule[]): Findi
   }
   for (const { rule, severity, options } of active) {
     if (!rule.languages.includes(model.language)) continue;
-    rule.check({
-      file: model,
-      options,
-      report(report) {
-        findings.push({
-          ruleId: rule.id,
-          severity,
-          message: formatMessage(rule.messages[report.messageId] ?? report.messageId, report.data),
-          messageId: report.messageId,
-          span: report.span,
-          suggestions: report.suggestions,
-          ...locate(report.span),
-        });
-      },
-    });
+    // A rule that throws loses its own findings on this file, and only those.
+    const own: Finding[] = [];
+    try {
+      rule.check({
+        file: model,
+        options,
+        report(report) {
+          own.push({
+            ruleId: rule.id,
+            severity,
+            message: formatMessage(rule.messages[report.messageId] ?? report.messageId, report.data),
+            messageId: report.messageId,
+            span: report.span,
+            suggestions: report.suggestions,
+            ...locate(report.span),
+          });
+        },
+      });
+      findings.push(...own);
+    } catch (error) {
+      findings.push(internalError(rule.id, 'on this file', error));
+    }
   }
   return sortFindings(dedupe(findings));
 }

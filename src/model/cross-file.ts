@@ -3,9 +3,10 @@
 //
 // - `check` (the CLI's per-file pass and ESLint, which sees one file) decides
 //   over this file alone, in 'file' mode: it reports what one file proves.
-// - `checkProject` decides over every file, in 'project' mode, and leaves out
-//   what the per-file pass of the same file already reported — so the CLI
-//   reports each finding once, and the cross-file ones name the other file.
+// - `checkProject` decides over every file of one project unit, in 'project'
+//   mode, and leaves out what the per-file pass of the same file already
+//   reported — so the CLI reports each finding once, and the cross-file ones
+//   name the other file.
 //
 // A finding that rests on something missing from the project (no heartbeat,
 // no dead sweep) can only be decided in 'project' mode: `decide` must not
@@ -18,6 +19,8 @@ import type { Ref } from './queue.ts';
 export interface FileFacts<F> {
   file: string;
   facts: F;
+  /** The schema the file's unqualified table names are in (its project unit's); public when not given. */
+  defaultSchema?: string;
 }
 
 export interface Decision {
@@ -67,7 +70,8 @@ export function crossFileParts<Options, F>(read: (model: FileModel, options: Opt
         let keys = alone.get(d.file);
         if (!keys) {
           const own = byFile.get(d.file);
-          keys = new Set(own ? decide([own], { mode: 'file', options, place }).filter((x) => x.file === d.file).map(key) : []);
+          // As the per-file pass decided it: without the unit, so with the default schema.
+          keys = new Set(own ? decide([{ file: own.file, facts: own.facts }], { mode: 'file', options, place }).filter((x) => x.file === d.file).map(key) : []);
           alone.set(d.file, keys);
         }
         return keys.has(key(d));

@@ -60,8 +60,12 @@ export interface ProjectReport {
 }
 
 export interface ProjectContext<Options, Facts> {
-  /** The facts `collect` returned for every scanned file (files it returned undefined for are left out). */
-  files: readonly { file: string; facts: Facts }[];
+  /**
+   * The facts `collect` returned for every file of one project unit (files it returned undefined
+   * for are left out), with the schema unqualified table names of that unit are in. The scan calls
+   * checkProject once per unit, so a rule never sees two units' facts at once.
+   */
+  files: readonly { file: string; facts: Facts; defaultSchema?: string }[];
   options: Options;
   report(report: ProjectReport): void;
 }

@@ -53,7 +53,7 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
     const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions });
     const messages = runRules(model, active);
     const analysis: FileAnalysis = { messages };
-    const facts = collectProjectFacts(model, active);
+    const facts = collectProjectFacts(model, active, messages);
     if (facts) analysis.facts = facts;
     const directives = readDirectives(model);
     if (directives) analysis.directives = directives;

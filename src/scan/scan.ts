@@ -10,6 +10,8 @@
 // whatever order the work finished in.
 import { readFileSync } from 'node:fs';
 import { rules as allRules } from '../../rules/index.ts';
+import { UnitResolver } from '../config/units.ts';
+import type { LoadedConfig } from '../config/load.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
 import { runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../engine/rule-config.ts';
@@ -42,6 +44,11 @@ export interface ScanOptions {
   queryFunctions?: readonly string[];
   /** --changed-since, --shard and config ignores (src/scan/select-files.ts). */
   selection?: FileSelection;
+  /**
+   * The config whose `units` and `defaultSchema` decide every file's project unit (the CLI's
+   * --config). By default each file's nearest config does (src/config/units.ts).
+   */
+  unitConfig?: Pick<LoadedConfig, 'base' | 'config'>;
   /** Severity of pgq/unused-suppression (default warn). */
   reportUnusedSuppressions?: Severity;
   /** Called after each file is analysed. */
@@ -215,7 +222,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     if (outcome.facts) projectFacts.set(file, outcome.facts);
     if (outcome.directives) directives.set(file, outcome.directives);
   }
-  runProjectRules(active, projectFacts, results);
+  // Cross-file rules decide per project unit: a parent folder's scan gives each unit what it gets alone.
+  const units = new UnitResolver({ config: options.unitConfig, cwd });
+  runProjectRules(active, projectFacts, results, (file) => units.unitOf(file));
   const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;
   for (const result of results) {
     applySuppressions(result, directives.get(result.filePath), active, { unused });

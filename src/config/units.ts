@@ -1,0 +1,147 @@
+// Project units: the files a cross-file rule judges together. A claim in one
+// service and a heartbeat in another are facts about two different queues,
+// so the project pass runs once per unit (src/engine/project-pass.ts).
+//
+// A file's unit depends on the file and the folders above it only, never on
+// which paths a scan was given: scanning a parent folder gives each unit
+// exactly the findings it gets alone.
+//
+// 1. The config that governs the file (--config, else the nearest
+//    pgq-audit.config.json or package.json "pgqAudit" at or above it) may list
+//    `units`: the first entry that matches decides — the outermost matching
+//    folder, or, for `each: "file"` entries, the file itself.
+// 2. Otherwise the unit is the nearest folder at or above the file that has a
+//    package.json, a pyproject.toml or a pgq-audit config: the usual root of a
+//    service in a monorepo. A package.json that only sets "type" (or
+//    "sideEffects") marks a module format, not a project, and is passed over.
+// 3. With none up to the file system root, every such file is in one unit.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import picomatch from 'picomatch';
+import { DEFAULT_SCHEMA } from '../model/tables.ts';
+import { readConfigFile, type LoadedConfig } from './load.ts';
+import { CONFIG_FILE, PACKAGE_JSON_KEY } from './schema.ts';
+import type { UnitEntry } from './validate.ts';
+
+export interface ProjectUnit {
+  /** The unit's folder, or the file itself for a file that is a unit of its own. */
+  root: string;
+  /** The schema unqualified table names are in. */
+  defaultSchema: string;
+}
+
+/** A config's folder and content: `units` are relative to the folder. */
+type UnitConfig = Pick<LoadedConfig, 'base' | 'config'>;
+
+interface Folder {
+  /** A pgq-audit config lives here. */
+  config?: LoadedConfig;
+  /** A project root: package.json, pyproject.toml or a pgq-audit config. */
+  isRoot: boolean;
+}
+
+/** Keys of a package.json that only marks the module format of a folder. */
+const MODULE_FORMAT_KEYS = new Set(['type', 'sideEffects']);
+
+export class UnitResolver {
+  private readonly folders = new Map<string, Folder>();
+  private readonly matchers = new WeakMap<UnitEntry, (path: string) => boolean>();
+
+  /** `config`: the one config that governs every file (--config); otherwise each file's nearest. */
+  constructor(private readonly options: { config?: UnitConfig; cwd?: string } = {}) {}
+
+  unitOf(file: string): ProjectUnit {
+    const path = resolve(file);
+    const governing = this.options.config ?? this.nearestConfig(dirname(path));
+    const defaultSchema = governing?.config.defaultSchema ?? DEFAULT_SCHEMA;
+    if (governing?.config.units) {
+      const declared = this.declaredUnit(path, governing);
+      if (declared) return declared;
+    }
+    for (let dir = dirname(path); ; dir = dirname(dir)) {
+      if (this.folder(dir).isRoot) return { root: dir, defaultSchema };
+      if (dirname(dir) === dir) return { root: dir, defaultSchema };
+    }
+  }
+
+  private declaredUnit(path: string, governing: UnitConfig): ProjectUnit | undefined {
+    const rel = toPosix(relative(governing.base, path));
+    if (rel === '' || rel === '..' || rel.startsWith('../')) return undefined; // outside the config's folder
+    const segments = rel.split('/');
+    for (const entry of governing.config.units ?? []) {
+      const matches = this.matcher(entry);
+      const defaultSchema = entry.defaultSchema ?? governing.config.defaultSchema ?? DEFAULT_SCHEMA;
+      if (entry.each === 'file') {
+        if (matches(rel)) return { root: path, defaultSchema };
+        continue;
+      }
+      // The outermost folder that matches: "services/*" makes services/billing one unit, however deep its files.
+      for (let depth = 0; depth < segments.length; depth++) {
+        const folder = segments.slice(0, depth).join('/');
+        if (matches(folder === '' ? '.' : folder)) return { root: depth === 0 ? governing.base : join(governing.base, ...segments.slice(0, depth)), defaultSchema };
+      }
+    }
+    return undefined;
+  }
+
+  private matcher(entry: UnitEntry): (path: string) => boolean {
+    let matcher = this.matchers.get(entry);
+    if (!matcher) {
+      const glob = entry.path.replace(/^\.\/+/, '').replace(/\/+$/, '') || '.';
+      const match = picomatch(glob, { dot: true });
+      matcher = glob === '.' ? (path) => path === '.' : (path) => path !== '.' && match(path);
+      this.matchers.set(entry, matcher);
+    }
+    return matcher;
+  }
+
+  private nearestConfig(start: string): UnitConfig | undefined {
+    for (let dir = start; ; dir = dirname(dir)) {
+      const config = this.folder(dir).config;
+      if (config) return config;
+      if (dirname(dir) === dir) return undefined;
+    }
+  }
+
+  private folder(dir: string): Folder {
+    let folder = this.folders.get(dir);
+    if (folder) return folder;
+    folder = { isRoot: false };
+    const cwd = this.options.cwd ?? process.cwd();
+    if (isFile(join(dir, CONFIG_FILE))) {
+      folder.config = readConfigFile(join(dir, CONFIG_FILE), cwd);
+      folder.isRoot = true;
+    }
+    const pkgPath = join(dir, 'package.json');
+    if (isFile(pkgPath)) {
+      const pkg = readPackageJson(pkgPath);
+      if (!folder.config && pkg && PACKAGE_JSON_KEY in pkg) folder.config = readConfigFile(pkgPath, cwd);
+      // One that does not parse is still a project's package.json.
+      if (!pkg || Object.keys(pkg).some((key) => !MODULE_FORMAT_KEYS.has(key))) folder.isRoot = true;
+    }
+    if (isFile(join(dir, 'pyproject.toml'))) folder.isRoot = true;
+    this.folders.set(dir, folder);
+    return folder;
+  }
+}
+
+function readPackageJson(path: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isFile(path: string): boolean {
+  try {
+    return existsSync(path) && statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function toPosix(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/');
+}
