@@ -62,8 +62,8 @@ export interface ProjectReport {
 export interface ProjectContext<Options, Facts> {
   /**
    * The facts `collect` returned for every file of one project unit (files it returned undefined
-   * for are left out), with the schema unqualified table names of that unit are in. The scan calls
-   * checkProject once per unit, so a rule never sees two units' facts at once.
+   * for are left out), each with its unit's default schema: the one its unqualified table names
+   * are in. The scan calls checkProject once per unit, so a rule never sees two units' facts.
    */
   files: readonly { file: string; facts: Facts; defaultSchema?: string }[];
   options: Options;
