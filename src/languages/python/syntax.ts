@@ -118,6 +118,18 @@ export function methodCall(node: Node | null | undefined, text: string): { objec
   return { object, method: text.slice(property.from, property.to), call };
 }
 
+/** A decorator `@a.b(args)` as its dotted name and arguments (Lezer writes it flat: At, names, dots, ArgList). */
+export function decoratorParts(decorator: Node, text: string): { name: string; args?: Arg[] } | undefined {
+  const names: string[] = [];
+  let args: Arg[] | undefined;
+  for (const c of children(decorator)) {
+    if (c.name === 'VariableName') names.push(text.slice(c.from, c.to));
+    else if (c.name === 'ArgList') args = argsOf(c, text);
+    else if (c.name !== 'At' && c.name !== '.') return undefined;
+  }
+  return names.length > 0 ? { name: names.join('.'), args } : undefined;
+}
+
 export function span(node: Node): Span {
   return { start: node.from, end: node.to };
 }
