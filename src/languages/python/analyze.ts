@@ -39,7 +39,7 @@ import { DjangoContext } from './django.ts';
 import { readListeners } from './events.ts';
 import { ModelIndex } from './models.ts';
 import { chainRoot, deleteInstance, djangoStatement, isOuterCall, sqlalchemyInstanceRead, sqlalchemyStatement, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from './orm.ts';
-import { boundValues, hostParam, numberPlaceholders, paramsOf, type BoundValues } from './params.ts';
+import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { MAX_MODULES, readModule, resolveModule, type ModuleSource } from './project.ts';
 import { CONTROL_METHODS, placeholderStyle, poolSqlMethod, SQL_METHOD_NAMES, sqlMethodOf } from './sql-sites.ts';
 import type { HostText } from './strings.ts';
@@ -1593,6 +1593,7 @@ class Walk {
     };
     const params = paramsOf(refs, this.boundValuesOf(args, method, conn?.driver ?? this.file.driverOfFile, resolved), (n) => this.hostParam(n));
     if (params) site.params = params;
+    resolveSettingNames(site.analysis.statements, host, params);
     if (conn?.callback) site.callback = conn.callback;
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({
@@ -1655,7 +1656,8 @@ class Walk {
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
     const isEffect = pythonSideEffect(qualified, method) !== undefined;
     if (!isEffect) return;
-    const conn = this.contexts[this.contexts.length - 1];
+    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
+    const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);

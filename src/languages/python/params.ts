@@ -4,6 +4,7 @@
 // native $N. Numbering here (rather than in the analyzer) keeps params[i]
 // and $i+1 the same placeholder, whatever holes the text has.
 import type { HostParam } from '../../model/index.ts';
+import type { StatementFacts } from '../../sql/index.ts';
 import { forEachCodeChar } from '../../sql/lexer.ts';
 import { HostTextBuilder } from '../host-text.ts';
 import type { HostText } from './strings.ts';
@@ -204,4 +205,29 @@ export function paramsOf(refs: PlaceholderRef[], bound: BoundValues | undefined,
     if (ref.kind === 'positional') return bound.sequence && ref.index < bound.sequence.length ? value(bound.sequence[ref.index]) : { kind: 'unknown' };
     return bound.mapping?.has(ref.name) ? value(bound.mapping.get(ref.name)) : { kind: 'unknown' };
   });
+}
+
+/**
+ * set_config($N, ...) whose name is a placeholder: which one (nameFrom, where
+ * the analyzer did not say), and the name itself where the code binds a
+ * literal (`cur.execute("select set_config(%s, %s, false)", ("app.tenant", t))`).
+ */
+export function resolveSettingNames(statements: StatementFacts[], host: HostText, params: HostParam[] | undefined): void {
+  for (const statement of statements) {
+    for (const write of statement.settingWrites) {
+      if (write.via !== 'set_config' || write.name !== undefined) continue;
+      let index = write.nameFrom?.kind === 'placeholder' ? write.nameFrom.index : undefined;
+      if (index === undefined) {
+        let i = host.starts.findIndex((start, k) => start >= write.span.end && !host.holes.some((h) => h.start === k));
+        if (i < 0) continue;
+        while (i < host.text.length && /[\s(]/.test(host.text[i])) i++;
+        const match = /^\$(\d+)/.exec(host.text.slice(i, i + 6));
+        if (!match) continue;
+        index = Number(match[1]);
+        write.nameFrom = { kind: 'placeholder', index };
+      }
+      const value = params?.[index - 1];
+      if (value?.kind === 'literal' && typeof value.value === 'string' && /^[\w.]+$/.test(value.value)) write.name = value.value.toLowerCase();
+    }
+  }
 }
