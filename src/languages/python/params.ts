@@ -215,8 +215,22 @@ export function paramsOf(refs: PlaceholderRef[], bound: BoundValues | undefined,
 export function resolveSettingNames(statements: StatementFacts[], host: HostText, params: HostParam[] | undefined): void {
   for (const statement of statements) {
     for (const write of statement.settingWrites) {
-      if (write.via !== 'set_config' || write.name !== undefined) continue;
+      // SET {} = ...: the analyzer read the placeholder as a name it made up.
+      const madeUp = write.via === 'set' ? /^pgq_param_(\d+)$/.exec(write.name ?? '') : null;
+      if (madeUp) {
+        write.name = undefined;
+        write.nameFrom = { kind: 'placeholder', index: Number(madeUp[1]) };
+      }
+      if ((write.via !== 'set_config' && write.via !== 'set') || write.name !== undefined) continue;
       let index = write.nameFrom?.kind === 'placeholder' ? write.nameFrom.index : undefined;
+      if (index === undefined && write.via === 'set') {
+        // SET $N = ...: psycopg.sql's SET {} = {} with a name the code computes.
+        const at = host.starts.findIndex((start) => start >= write.span.start);
+        const match = at >= 0 ? /^SET\s+(?:SESSION\s+|LOCAL\s+)?\$(\d+)/i.exec(host.text.slice(at, at + 40)) : null;
+        if (!match) continue;
+        index = Number(match[1]);
+        write.nameFrom = { kind: 'placeholder', index };
+      }
       if (index === undefined) {
         let i = host.starts.findIndex((start, k) => start >= write.span.end && !host.holes.some((h) => h.start === k));
         if (i < 0) continue;

@@ -51,6 +51,8 @@ function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (ex
       // {TABLE} where TABLE is a constant string: its text, at the replacement.
       const constant = inner.length === 1 && replacement ? replacement(inner[0]) : undefined;
       if (constant && constant.holes.length === 0) out.push(constant.text, field.from, field.to);
+      // UPDATE {table} / FROM {schema}.{table}: a name, not a value; named after the expression so the same hole reads as the same table.
+      else if (inner.length === 1 && identifierPosition(out.text)) out.push(identifierFor(text.slice(inner[0].from, inner[0].to)), field.from, field.to);
       else out.hole(field.from, field.to);
       i = field.to;
       r++;
@@ -208,6 +210,27 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
   }
 }
 
+/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, or a schema's dot. */
+export function identifierPosition(before: string): boolean {
+  return /(\b(from|update|into|join|table|only)\s+|\w\.)$/i.test(before);
+}
+
+/** An identifier standing for the expression that computes a name: `self.table` -> self_table. */
+export function identifierFor(expression: string): string {
+  // Quoted: `table` or `order` are reserved words.
+  const name = expression.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
+  return `"${/^[a-z_]/.test(name) ? name : `t_${name}`}"`;
+}
+
+/** The expression of sql.Identifier(expr) when it is not a literal (a name the code computes). */
+function identifierArgument(arg: Node, ctx: ResolveContext): string | undefined {
+  const call = callParts(arg, ctx.text);
+  if (!call || !IDENTIFIER_CLASSES.has(ctx.qualify(call.callee) ?? '')) return undefined;
+  const parts = call.args.filter((a) => !a.name && !a.star);
+  if (parts.length === 0) return undefined;
+  return parts.map((p) => ctx.text.slice(p.value.from, p.value.to)).join('.');
+}
+
 /** A constant's text for an f-string replacement `{NAME}`. */
 function constantText(ctx: ResolveContext, depth: number): (expr: Node) => HostText | undefined {
   return (expr) => {
@@ -303,6 +326,12 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
     const value = arg ? resolveText(arg, ctx, depth + 1) : undefined;
     if (value && value.composed) {
       out.append(value);
+      continue;
+    }
+    // UPDATE {} with sql.Identifier(table): a table name the code chooses, named after its expression.
+    const identifier = arg ? identifierArgument(arg, ctx) : undefined;
+    if (identifier && arg && identifierPosition(out.text)) {
+      out.push(identifierFor(identifier), arg.from, arg.to);
       continue;
     }
     if (arg) formatArgs.set(out.text.length, arg);
