@@ -40,7 +40,7 @@ import { readListeners } from './events.ts';
 import { ModelIndex } from './models.ts';
 import { chainRoot, deleteInstance, djangoStatement, isOuterCall, sqlalchemyInstanceRead, sqlalchemyStatement, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from './orm.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
-import { MAX_MODULES, readModule, resolveModule, type ModuleSource } from './project.ts';
+import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
 import { CONTROL_METHODS, placeholderStyle, poolSqlMethod, SQL_METHOD_NAMES, sqlMethodOf } from './sql-sites.ts';
 import type { HostText } from './strings.ts';
 
@@ -160,16 +160,24 @@ class PythonFile {
     const known = this.imported.get(name);
     if (known !== undefined) return known ?? undefined;
     this.imported.set(name, null);
-    const from = this.imports.fromImports.get(name);
-    const source = from ? this.projectModule(from.module, from.level) : undefined;
-    const binding = source && from ? this.foreignBinding(source, from.name, from.span, 0) : undefined;
+    const [first, attribute, ...rest] = name.split('.');
+    const from = this.imports.fromImports.get(first);
+    let binding: StaticBinding | undefined;
+    if (from && attribute === undefined) {
+      const source = this.projectModule(from.module, from.level);
+      binding = source ? this.foreignBinding(source, from.name, from.span, 0) : undefined;
+    } else if (from && rest.length === 0) {
+      // `from . import db` / `from app import db`, then db.pool: a module of the project and its name.
+      const source = this.projectModule(from.module ? `${from.module}.${from.name}` : from.name, from.level);
+      binding = source ? this.foreignBinding(source, attribute, from.span, 0) : undefined;
+    }
     this.imported.set(name, binding ?? null);
     return binding;
   }
 
   private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number): StaticBinding | undefined {
     if (depth > 2) return undefined;
-    const value = source.constants.get(name);
+    const value = moduleValue(source, name);
     if (!value) {
       // Re-exported: `from .pool import pool` in the package's __init__.py.
       const again = source.imports.fromImports.get(name);
@@ -346,10 +354,35 @@ class PythonFile {
         const maker = callee ? makerOf(this.qualify(callee)) : undefined;
         if (!maker) return;
         const entry = readConfig(ref.node, maker, this.readContext);
+        if (maker.kind === 'pool' && this.perTenant(ref.node)) entry.config.reuse = 'per-tenant';
         this.entries.set(ref.from, entry);
         this.model.connections.push(entry.config);
       },
     });
+  }
+
+  /**
+   * A pool made for one tenant: built in a function from its tenant (schema,
+   * customer, ...) parameter — `def pool_for(tenant_id): return
+   * ConnectionPool(f"... options=-csearch_path=tenant_{tenant_id}")` — so it
+   * serves that tenant only, and what one of its jobs sets cannot reach another
+   * tenant's job.
+   */
+  private perTenant(call: Node): boolean {
+    let def: Node | null = call.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return false;
+    const tenantParams = parameters(def, this.text).map((p) => p.name).filter((n) => TENANT_PARAMETER.test(n));
+    if (tenantParams.length === 0) return false;
+    let uses = false;
+    const visit = (node: Node) => {
+      if (uses) return;
+      if (node.name === 'VariableName' && tenantParams.includes(this.text.slice(node.from, node.to))) uses = true;
+      for (const child of children(node)) visit(child);
+    };
+    const args = call.lastChild;
+    if (args) visit(args);
+    return uses;
   }
 
   /** `pool = ConnectionPool(...)` at module level, `self.pool = ...` in methods, class attributes. */
@@ -681,12 +714,13 @@ interface WalkInfo {
   parent?: Walk;
 }
 
-/** A model instance a walk holds, and the connection (Session) it was read on. */
-type Instance = ModelRef & { conn?: Conn };
+/** A model instance a walk holds, the connection (Session) it was read on, and the attributes set on it since the last flush. */
+type Instance = ModelRef & { conn?: Conn; pending?: Map<string, { value: Node; at: Node }> };
 
 class Walk {
   readonly env = new Map<string, Binding>();
   readonly instances = new Map<string, Instance>();
+  private readonly dirtyInstances = new Set<Instance>();
   readonly conns = new Set<Conn>();
   readonly exits: Flow[] = [];
   dead = false;
@@ -773,7 +807,7 @@ class Walk {
     const className = this.info.className;
     const staticBinding =
       (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ??
-      (name.includes('.') ? undefined : (this.file.globals.get(name) ?? this.file.importedStatic(name)));
+      (name.includes('.') ? this.file.importedStatic(name) : (this.file.globals.get(name) ?? this.file.importedStatic(name)));
     if (staticBinding && !this.params.has(name)) {
       const binding = this.instantiate(staticBinding);
       this.env.set(name, binding);
@@ -1162,6 +1196,7 @@ class Walk {
           const { savepoint } = enterTransaction(object.conn, this.file.model.file, form);
           this.contexts.push(object.conn);
           exits.push(() => {
+            if (object.conn.driver === 'sqlalchemy') this.flushInstances(object.conn);
             leaveTransaction(object.conn, savepoint);
             this.contexts.pop();
           });
@@ -1176,6 +1211,7 @@ class Walk {
             if (target) this.env.set(target, made);
             this.contexts.push(conn);
             exits.push(() => {
+              this.flushInstances(conn);
               leaveTransaction(conn, false);
               this.contexts.pop();
             });
@@ -1322,7 +1358,23 @@ class Walk {
       instance.assigned?.set(column, value);
       return;
     }
-    this.builtSite(updateInstance(instance, column, value, target, this.ormContext()), instance.conn);
+    instance.pending ??= new Map();
+    instance.pending.set(column, { value, at: target });
+    if (instance.conn) this.dirtyInstances.add(instance);
+  }
+
+  /**
+   * The Session writes its instances' changes in one UPDATE each at commit(),
+   * flush(), its next query (autoflush) or the end of its begin() block.
+   */
+  flushInstances(conn: Conn): void {
+    for (const instance of [...this.dirtyInstances]) {
+      if (instance.conn !== conn || !instance.pending) continue;
+      this.dirtyInstances.delete(instance);
+      const built = updateInstance(instance, instance.pending, this.ormContext());
+      instance.pending = undefined;
+      if (built) this.builtSite(built, conn);
+    }
   }
 
   private preparedThreshold(conn: Conn, value: Node): void {
@@ -1458,6 +1510,7 @@ class Walk {
    * session.delete(obj). True when the call was one of these.
    */
   private sqlalchemyMethod(node: Node, conn: Conn, name: string, args: Arg[]): boolean {
+    if (name === 'commit' || name === 'flush' || name === 'execute' || name === 'scalars' || name === 'scalar' || name === 'query') this.flushInstances(conn);
     if (name === 'exec_driver_sql' || ((name === 'execute' || name === 'scalars' || name === 'scalar' || name === 'stream' || name === 'stream_scalars') && args.length > 0)) {
       const argument = sqlArgument(args);
       const built = argument ? this.sqlalchemyBuilder(argument) : undefined;
@@ -1668,6 +1721,9 @@ class Walk {
 }
 
 // ---- small syntax helpers ------------------------------------------------------------
+
+/** Names of parameters that identify a tenant. */
+const TENANT_PARAMETER = /(^|_)(tenant|schema|customer|org|organization|account|shard|workspace)(_|$|id|name|slug)/i;
 
 /** Parameter annotations that say what a parameter is. */
 const ANNOTATED: Record<string, { kind: 'pool' | 'conn'; driver: Driver }> = {

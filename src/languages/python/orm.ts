@@ -120,6 +120,7 @@ class SqlWriter {
         const callee = expr.firstChild!;
         const name = this.ctx.qualify(callee) ?? dottedName(callee, this.ctx.text) ?? '';
         if (isNow(name)) return this.raw('now()', expr);
+        if (writeSubquery(this, expr)) return;
         const args = argsOf(expr.lastChild, this.ctx.text);
         if (/(^|\.)F$/.test(name)) {
           const column = literal(positional(args, 0), this.ctx);
@@ -141,6 +142,8 @@ class SqlWriter {
         const value = this.ctx.valueOf(expr);
         if (value && unwrap(value)?.name !== 'CallExpression') return this.value(value, expr, depth + 1);
         if (value && isNow(this.ctx.qualify(unwrap(value)!.firstChild!) ?? '')) return this.raw('now()', expr);
+        // candidate = select(...).with_for_update(skip_locked=True).scalar_subquery(); ... jobs.c.id == candidate
+        if (value && writeSubquery(this, unwrap(value)!)) return;
         return this.placeholder(expr, at);
       }
       default:
@@ -396,9 +399,13 @@ function saCondition(node: Node, w: SqlWriter, depth = 0): boolean {
       const column = columnOf(callee.firstChild!, ctx);
       if (column && (method === 'in_' || method === 'is_' || method === 'isnot' || method === 'is_not')) {
         if (method === 'in_') {
-          w.raw(`${column} = ANY(`, expr);
-          w.placeholder(positional(args, 0), expr);
-          w.raw(')', expr);
+          const list = positional(args, 0);
+          w.raw(`${column} IN `, expr);
+          if (!list || !writeSubquery(w, unwrap(list)!)) {
+            w.raw('(SELECT unnest(', expr);
+            w.placeholder(list, expr);
+            w.raw('))', expr);
+          }
         } else w.raw(`${column} IS ${method === 'is_' ? '' : 'NOT '}NULL`, expr);
         return true;
       }
@@ -495,7 +502,7 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     steps = chain ? chain.steps : [];
     rootCall = root;
   }
-  const model = modelArg ? ctx.model(modelArg) : undefined;
+  const model = modelArg ? (ctx.model(modelArg) ?? ownerModel(modelArg, ctx)) : undefined;
   if (!model || !rootCall) return undefined;
   const w = new SqlWriter(ctx);
   const last = steps[steps.length - 1];
@@ -520,15 +527,7 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     });
     w.raw(')', rootCall);
   } else if (lock) {
-    w.raw(`SELECT * FROM ${model.table}`, rootCall);
-    saWhere(steps, w);
-    const limit = steps.find((s) => s.method === 'limit');
-    if (limit || (last && ['first', 'one', 'one_or_none', 'scalar'].includes(last.method))) w.raw(' LIMIT 1', (limit ?? last).node);
-    const skip = keyword(lock.args, 'skip_locked');
-    const nowait = keyword(lock.args, 'nowait');
-    w.raw(isTrue(keyword(lock.args, 'key_share'), ctx) || isTrue(keyword(lock.args, 'read'), ctx) ? ' FOR SHARE' : ' FOR UPDATE', lock.node);
-    if (isTrue(skip, ctx)) w.raw(' SKIP LOCKED', skip!);
-    else if (isTrue(nowait, ctx)) w.raw(' NOWAIT', nowait!);
+    writeSelect(w, rootCall, modelArg!, model, steps);
     return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name } };
   } else {
     if (kind === 'query' && last && ['first', 'one', 'one_or_none', 'get'].includes(last.method)) {
@@ -539,6 +538,48 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
   return w.build(span(expr));
 }
 
+/** SELECT <column or *> FROM t WHERE ... [LIMIT 1] FOR UPDATE [SKIP LOCKED]: a select() chain. */
+function writeSelect(w: SqlWriter, rootCall: Node, selected: Node, model: ModelRef, steps: Step[]): void {
+  const ctx = w.ctx;
+  const column = ctx.model(selected) ? undefined : columnOf(selected, ctx);
+  w.raw(`SELECT ${column ?? '*'} FROM ${model.table}`, rootCall);
+  saWhere(steps, w);
+  const last = steps[steps.length - 1];
+  const limit = steps.find((s) => s.method === 'limit');
+  if (limit || (last && ['first', 'one', 'one_or_none', 'scalar'].includes(last.method))) w.raw(' LIMIT 1', (limit ?? last).node);
+  const lock = steps.find((s) => s.method === 'with_for_update');
+  if (!lock) return;
+  const skip = keyword(lock.args, 'skip_locked');
+  const nowait = keyword(lock.args, 'nowait');
+  w.raw(isTrue(keyword(lock.args, 'key_share'), ctx) || isTrue(keyword(lock.args, 'read'), ctx) ? ' FOR SHARE' : ' FOR UPDATE', lock.node);
+  if (isTrue(skip, ctx)) w.raw(' SKIP LOCKED', skip!);
+  else if (isTrue(nowait, ctx)) w.raw(' NOWAIT', nowait!);
+}
+
+/** select(jobs.c.id) / select(Job.id): the model the column belongs to. */
+function ownerModel(node: Node, ctx: OrmContext): ModelRef | undefined {
+  const expr = unwrap(node);
+  if (expr?.name !== 'MemberExpression') return undefined;
+  let owner = expr.firstChild ?? undefined;
+  if (owner?.name === 'MemberExpression' && ctx.text.slice(owner.from, owner.to).endsWith('.c')) owner = owner.firstChild ?? undefined;
+  return owner ? ctx.model(owner) : undefined;
+}
+
+/** `select(...)....scalar_subquery()` as a value: its SQL in parentheses, or false when it is not one. */
+function writeSubquery(w: SqlWriter, node: Node): boolean {
+  const ctx = w.ctx;
+  const chain = flatten(node, ctx.text);
+  const root = chain ? chain.root : node;
+  if (root.name !== 'CallExpression' || !/^sqlalchemy(\.sql|\.sql\.expression|\.future)?\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return false;
+  const selected = positional(argsOf(root.lastChild, ctx.text), 0);
+  const model = selected ? (ctx.model(selected) ?? ownerModel(selected, ctx)) : undefined;
+  if (!model || !selected) return false;
+  w.raw('(', node);
+  writeSelect(w, root, selected, model, chain ? chain.steps : []);
+  w.raw(')', node);
+  return true;
+}
+
 /** session.delete(job): DELETE of the instance's row. */
 export function deleteInstance(instance: ModelRef, at: Node): BuiltStatement {
   const w = new SqlWriter({ text: '', qualify: () => undefined, valueOf: () => undefined, isParameter: () => false, model: () => undefined, instance: () => undefined });
@@ -546,14 +587,21 @@ export function deleteInstance(instance: ModelRef, at: Node): BuiltStatement {
   return { ...w.build(span(at)), params: [{ kind: 'unknown' }] };
 }
 
-/** `job.status = "done"` on a SQLAlchemy instance: the UPDATE its session flushes. */
-export function updateInstance(instance: ModelRef, column: string, value: Node, at: Node, ctx: OrmContext): BuiltStatement {
+/** `job.status = "done"; job.attempts = Job.attempts + 1` on a SQLAlchemy instance: the one UPDATE its session flushes. */
+export function updateInstance(instance: ModelRef, assigned: Map<string, { value: Node; at: Node }>, ctx: OrmContext): BuiltStatement | undefined {
+  const writes = [...assigned];
+  if (writes.length === 0) return undefined;
+  const first = writes[0][1].at;
   const w = new SqlWriter(ctx);
-  w.raw(`UPDATE ${instance.table} SET ${column} = `, at);
-  w.value(value, value);
-  w.raw(' WHERE id = ', at);
-  w.placeholder(undefined, at);
-  return w.build(span(at));
+  w.raw(`UPDATE ${instance.table} SET `, first);
+  writes.forEach(([column, { value, at }], k) => {
+    if (k > 0) w.raw(', ', at);
+    w.raw(`${column} = `, at);
+    w.value(value, value);
+  });
+  w.raw(' WHERE id = ', first);
+  w.placeholder(undefined, first);
+  return w.build(span(first));
 }
 
 /**

@@ -117,7 +117,30 @@ export function clearProjectCache(): void {
   modules.clear();
 }
 
-/** The top-level `NAME = value` statement of a module, if it binds the name exactly once. */
-export function topLevelValue(source: ModuleSource, name: string): Node | undefined {
-  return source.constants.get(name);
+/**
+ * What a module binds a top-level name to: `NAME = value` once, or — the
+ * asyncpg idiom — `NAME = None` at the top and `global NAME; NAME = await
+ * create_pool(...)` in one startup function.
+ */
+export function moduleValue(source: ModuleSource, name: string): Node | undefined {
+  const constant = source.constants.get(name);
+  if (constant) return constant;
+  let found: Node | undefined;
+  let count = 0;
+  source.tree.iterate({
+    enter(ref) {
+      if (ref.name !== 'FunctionDefinition') return;
+      const body = source.text.slice(ref.from, ref.to);
+      if (!new RegExp(`\\bglobal\\s+[\\w\\s,]*\\b${name}\\b`).test(body)) return false;
+      ref.node.cursor().iterate((inner) => {
+        if (inner.name !== 'AssignStatement') return;
+        const target = inner.node.firstChild;
+        if (!target || source.text.slice(target.from, target.to) !== name) return;
+        count++;
+        found = inner.node.lastChild ?? undefined;
+      });
+      return false;
+    },
+  });
+  return count === 1 ? found : undefined;
 }
