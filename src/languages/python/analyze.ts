@@ -867,11 +867,11 @@ class Walk {
     if (!expr) return undefined;
     if (expr.name === 'CallExpression') return this.valueBinding(expr, false);
     const name = dottedName(expr, this.text);
-    if (!name) return undefined;
-    const found = this.lookup(name);
+    const found = name ? this.lookup(name) : undefined;
     if (found) return found;
     const django = this.file.django?.connectionOf(expr, this);
     if (django) return { kind: 'conn', conn: django };
+    if (!name) return undefined;
     if (!create || !this.file.importsDriver) return undefined;
     const root = name.split('.')[0];
     if (!this.params.has(root) && !name.startsWith('self.')) return undefined;
