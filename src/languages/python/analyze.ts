@@ -34,7 +34,7 @@ import { analyzeHostText, EXECUTE_METHODS, EXTRAS_FUNCTIONS, OPAQUE_METHODS } fr
 import { resolveText, type ResolveContext } from './strings.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
 import { psycopgPin } from './versions.ts';
-import { isolationIsAutocommit, SESSION_CLASSES, SESSION_FACTORIES } from './drivers.ts';
+import { ASYNCPG_RESET, ASYNCPG_RESET_REASON, isolationIsAutocommit, SESSION_CLASSES, SESSION_FACTORIES } from './drivers.ts';
 import { DjangoContext } from './django.ts';
 import { readListeners } from './events.ts';
 import { ModelIndex } from './models.ts';
@@ -234,6 +234,30 @@ class PythonFile {
   }
 
   private synthetic?: ConfigEntry;
+  private assumedAsyncpg?: ConfigEntry;
+
+  /**
+   * An asyncpg pool this file only sees as a parameter (`pool: asyncpg.Pool`):
+   * its release runs asyncpg's own reset unless its maker passed reset= (0.30+);
+   * its statement cache size is not known.
+   */
+  assumedAsyncpgPool(at: Node): ConfigEntry {
+    if (this.assumedAsyncpg) return this.assumedAsyncpg;
+    const config: ConnectionConfig = {
+      id: `asyncpg-parameter@${at.from}`,
+      driver: 'asyncpg',
+      kind: 'pool',
+      span: span(at),
+      preparedStatements: 'unknown',
+      preparedReason: 'the pool is made elsewhere: its statement_cache_size is not known',
+      autocommit: true,
+      callbacks: [],
+      driverReset: { statements: [...ASYNCPG_RESET], reason: `${ASYNCPG_RESET_REASON} (the pool is made elsewhere: assumed without a reset= of its own)` },
+    };
+    this.assumedAsyncpg = { config, maker: { kind: 'pool', driver: 'asyncpg', name: 'create_pool' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    this.model.connections.push(config);
+    return this.assumedAsyncpg;
+  }
 
   /** The engine of listeners on a class (Engine, Pool, Session) or an engine this file cannot see: the file's only engine, else one standing for it. */
   listenerEntry(at: Node): ConfigEntry {
@@ -785,7 +809,8 @@ class Walk {
         continue;
       }
       const annotated = qualified ? ANNOTATED[qualified] : undefined;
-      if (annotated?.kind === 'pool') this.env.set(p.name, { kind: 'pool', driver: annotated.driver });
+      if (annotated?.kind === 'pool' && annotated.driver === 'asyncpg') this.env.set(p.name, { kind: 'pool', driver: 'asyncpg', entry: this.file.assumedAsyncpgPool(p.annotation) });
+      else if (annotated?.kind === 'pool') this.env.set(p.name, { kind: 'pool', driver: annotated.driver });
       else if (annotated?.kind === 'conn') {
         const origin: Origin = annotated.driver === 'sqlalchemy' ? 'sa.session' : 'parameter';
         const conn = this.newConn(annotated.driver, { kind: 'unknown' }, origin, undefined, 'unknown');
