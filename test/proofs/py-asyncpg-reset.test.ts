@@ -13,7 +13,7 @@ import pg from 'pg';
 import { startTestDatabase, WORKER_ROLE, type TestDatabase } from '../helpers/db.ts';
 import { runProof, type ProofOutput } from './python/run-python.ts';
 
-type Seen = { setting: string | null; user: string; search_path: string };
+type Seen = { setting: string | null; user: string; session_user?: string; search_path: string };
 type Jobs = { job: number; error: string | null }[];
 let db: TestDatabase;
 let reset: ProofOutput<{ bad: Record<string, Seen>; good: Record<string, Seen> }>;
@@ -32,7 +32,7 @@ before(async () => {
   } finally {
     await owner.end();
   }
-  reset = await runProof('reset', db.workerUrl, 'asyncpg');
+  reset = await runProof('reset', db.workerUrl, 'asyncpg', db.ownerUrl);
   discard = await runProof('discard', db.workerUrl, 'asyncpg');
 });
 after(async () => {
@@ -46,9 +46,14 @@ test('the role a job switches to survives asyncpg\'s reset: the next job runs as
   }
 });
 
+test("SET SESSION AUTHORIZATION survives it too: the owner's pool hands the next job a session of the tenant's user", { timeout: 180_000 }, () => {
+  assert.equal(reset.result.bad.run_job_as_user.user, WORKER_ROLE);
+  assert.equal(reset.result.bad.run_job_as_user.session_user, WORKER_ROLE);
+});
+
 test('custom settings and search_path are reset on release, and SET LOCAL ROLE ends with its transaction', { timeout: 180_000 }, () => {
-  assert.deepEqual(reset.result.good.run_job, { setting: '', user: WORKER_ROLE, search_path: '"$user", public' });
-  assert.deepEqual(reset.result.good.run_job_search_path, { setting: null, user: WORKER_ROLE, search_path: '"$user", public' });
+  assert.deepEqual(reset.result.good.run_job, { setting: '', user: WORKER_ROLE, search_path: '"$user", public', session_user: WORKER_ROLE });
+  assert.deepEqual(reset.result.good.run_job_search_path, { setting: null, user: WORKER_ROLE, search_path: '"$user", public', session_user: WORKER_ROLE });
   assert.equal(reset.result.good.run_job_as_role.user, WORKER_ROLE);
 });
 

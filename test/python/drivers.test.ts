@@ -284,6 +284,22 @@ describe('Django', () => {
     }
   });
 
+  test('connection_created handlers are configure callbacks of the default connection', () => {
+    const model = parse([
+      'from django.db.backends.signals import connection_created',
+      'from django.dispatch import receiver',
+      '@receiver(connection_created)',
+      'def on_connect(sender, connection, **kwargs):',
+      '    connection.cursor().execute("SET search_path TO app")',
+      'def other(sender, connection, **kwargs):',
+      '    connection.cursor().execute("SET ROLE app_user")',
+      'connection_created.connect(other)',
+    ]);
+    const config = model.connections.find((c) => c.id === 'django:default');
+    assert.deepEqual(config?.callbacks.map((c) => [c.role, c.name]), [['configure', 'on_connect (connection_created)'], ['configure', 'other (connection_created)']]);
+    assert.deepEqual(model.sites.map((s) => [s.callback?.role, s.connection.configId, s.scope.kind]), [['configure', 'django:default', 'autocommit'], ['configure', 'django:default', 'autocommit']]);
+  });
+
   test('transaction.atomic as a block and as a decorator; connections["alias"]', () => {
     const model = parse([
       'from django.db import connection, connections, transaction',

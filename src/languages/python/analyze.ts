@@ -282,6 +282,7 @@ class PythonFile {
     readListeners(this);
     // Callbacks first: they are walked with the pool's connection and never on their own.
     for (const entry of this.entries.values()) this.walkCallbacks(entry);
+    this.walkDjangoSignals();
     const moduleWalk = new Walk(this, { name: undefined });
     moduleWalk.walkBlock(children(this.tree.topNode));
     moduleWalk.finish();
@@ -628,6 +629,32 @@ class PythonFile {
       // A listener inside the Session's transaction (after_begin) leaves it to the Session.
       if (arg.inTransaction) callback.endsOutsideTransaction = 'unknown';
       if (walk.thresholdOff && role !== 'check') entry.thresholdOff = `prepare_threshold = None in the ${role} callback ${name}`;
+    }
+  }
+
+  /** Django's connection_created handlers: configure callbacks of the default connection, walked with the connection they get. */
+  private walkDjangoSignals(): void {
+    if (!this.django) return;
+    for (const def of this.django.connectionCreatedHandlers((expr, at) => this.resolveDef(expr, at))) {
+      const config = this.django.configFor('default', def);
+      const name = defName(def, this.text);
+      const at = def.getChild('VariableName') ?? def;
+      config.callbacks.push({ role: 'configure', name: `${name} (connection_created)`, span: span(at), endsOutsideTransaction: 'unknown', resolved: true });
+      const conn: Conn = {
+        id: this.nextConnId(),
+        driver: 'django',
+        use: { kind: 'pooled-client', configId: config.id },
+        origin: 'callback',
+        callback: { configId: config.id, role: 'configure' },
+        flow: initialFlow(config.autocommit),
+      };
+      this.walkedAtCall.add(def.from);
+      const walk = new Walk(this, { name, def, callbackConn: conn });
+      // handler(sender, connection, **kwargs)
+      const index = parameters(def, this.text).filter((p) => p.kind === 'normal').findIndex((p) => p.name === 'connection');
+      walk.bindParameters(def, [], false, conn, undefined, index >= 0 ? index : 1);
+      walk.walkBlock(bodyStatements(def));
+      walk.finish();
     }
   }
 

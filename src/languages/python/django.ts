@@ -111,6 +111,39 @@ export class DjangoContext {
     this.command = /\bBaseCommand\b/.test(host.text) && /\bdef\s+handle\s*\(/.test(host.text);
   }
 
+  /**
+   * connection_created signal handlers (`@receiver(connection_created)`,
+   * `connection_created.connect(fn)`): they run once per new connection,
+   * like a pool's configure callback.
+   */
+  connectionCreatedHandlers(resolve: (expr: Node, at: Node) => Node | undefined): Node[] {
+    const handlers: Node[] = [];
+    const isSignal = (node: Node | undefined) => !!node && this.host.qualify(node) === 'django.db.backends.signals.connection_created';
+    for (const statement of children(this.host.tree.topNode)) {
+      if (statement.name === 'DecoratedStatement') {
+        const def = statement.getChild('FunctionDefinition');
+        const listens = statement.getChildren('Decorator').some((d) => {
+          const parts = decoratorParts(d, this.host.text);
+          return parts && this.host.qualifyName(parts.name) === 'django.dispatch.receiver' && isSignal(positional(parts.args ?? [], 0));
+        });
+        if (def && listens) handlers.push(def);
+      } else if (statement.name === 'ExpressionStatement') {
+        const call = unwrap(statement.firstChild);
+        const callee = call?.name === 'CallExpression' ? call.firstChild : undefined;
+        if (callee?.name !== 'MemberExpression' || this.host.text.slice(callee.lastChild!.from, callee.lastChild!.to) !== 'connect' || !isSignal(callee.firstChild ?? undefined)) continue;
+        const fn = positional(argsOf(call!.lastChild, this.host.text), 0);
+        const def = fn ? resolve(fn, fn) : undefined;
+        if (def?.name === 'FunctionDefinition') handlers.push(def);
+      }
+    }
+    return handlers;
+  }
+
+  /** The configuration of an alias's connection (made once per file). */
+  configFor(alias: string, at: Node): ConnectionConfig {
+    return this.config(alias, at);
+  }
+
   private config(alias: string, at: Node): ConnectionConfig {
     const known = this.configs.get(alias);
     if (known) return known;

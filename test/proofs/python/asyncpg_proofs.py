@@ -14,13 +14,13 @@ import asyncpg
 
 from fixtures import load
 
-PROBE = "select current_setting('app.tenant', true), current_user::text, current_setting('search_path')"
+PROBE = "select current_setting('app.tenant', true), current_user::text, current_setting('search_path'), session_user::text"
 
 
 async def probe(pool):
     async with pool.acquire() as conn:
-        setting, user, search_path = await conn.fetchrow(PROBE)
-        return {"setting": setting, "user": user, "search_path": search_path}
+        setting, user, search_path, session_user = await conn.fetchrow(PROBE)
+        return {"setting": setting, "user": user, "search_path": search_path, "session_user": session_user}
 
 
 async def after(module, function, argument):
@@ -32,13 +32,16 @@ async def after(module, function, argument):
         await module.pool.close()
 
 
-async def proof_reset(url):
+async def proof_reset(url, owner_url):
     bad = load("python/no-session-tenant-setting/bad-asyncpg.py", url)
+    # SET SESSION AUTHORIZATION needs a superuser session: the same fixture, connected as the owner.
+    as_owner = load("python/no-session-tenant-setting/bad-asyncpg.py", owner_url, name="bad_asyncpg_owner")
     good = load("python/no-session-tenant-setting/good-asyncpg.py", url)
     return {
         "bad": {
             "run_job_as_role": await after(bad, "run_job_as_role", "pgq_tenant_role"),
             "run_job_set_config_role": await after(bad, "run_job_set_config_role", "pgq_tenant_role"),
+            "run_job_as_user": await after(as_owner, "run_job_as_user", "pgq_worker"),
         },
         "good": {
             "run_job": await after(good, "run_job", 1),
@@ -48,7 +51,7 @@ async def proof_reset(url):
     }
 
 
-async def proof_discard(url):
+async def proof_discard(url, owner_url=None):
     bad = load("python/no-discard-all-with-prepared-statements/bad-asyncpg.py", url)
     good = load("python/no-discard-all-with-prepared-statements/good-asyncpg.py", url)
     return {"bad": await jobs(bad), "good": await jobs(good)}
@@ -77,7 +80,8 @@ PROOFS = {"reset": proof_reset, "discard": proof_discard}
 
 def main():
     name, url = sys.argv[1], sys.argv[2].replace("postgres://", "postgresql://", 1)
-    result = asyncio.run(PROOFS[name](url))
+    owner_url = sys.argv[3].replace("postgres://", "postgresql://", 1) if len(sys.argv) > 3 else None
+    result = asyncio.run(PROOFS[name](url, owner_url))
     print(json.dumps({"python": sys.version.split()[0], "asyncpg": asyncpg.__version__, "result": result}))
 
 

@@ -55,11 +55,12 @@ async function requireModules(modules: readonly string[]): Promise<void> {
   if (probe.code !== 0) throw new Error(`The Python proofs need ${modules.join(', ')} importable by ${PYTHON}: ${INSTALL}\n${probe.stderr.trim()}`);
 }
 
-export async function runProof<T>(name: string, workerUrl: string, script: ProofScript = 'psycopg'): Promise<ProofOutput<T>> {
+/** `extra`: more arguments for the script (the owner URL, for proofs that need a superuser session). */
+export async function runProof<T>(name: string, workerUrl: string, script: ProofScript = 'psycopg', ...extra: string[]): Promise<ProofOutput<T>> {
   const { file, modules } = SCRIPTS[script];
   await requireModules(modules);
   const path = fileURLToPath(new URL(`./${file}`, import.meta.url));
-  const result = await run([path, name, workerUrl]);
+  const result = await run([path, name, workerUrl, ...extra]);
   if (result.code !== 0) throw new Error(`proof ${name} failed (exit ${result.code}):\n${result.stderr}`);
   return JSON.parse(result.stdout) as ProofOutput<T>;
 }
