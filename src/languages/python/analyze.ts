@@ -38,7 +38,7 @@ import { ASYNCPG_RESET, ASYNCPG_RESET_REASON, isolationIsAutocommit, SESSION_CLA
 import { DjangoContext } from './django.ts';
 import { readListeners } from './events.ts';
 import { ModelIndex } from './models.ts';
-import { chainRoot, deleteInstance, djangoStatement, isOuterCall, sqlalchemyInstanceRead, sqlalchemyStatement, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from './orm.ts';
+import { deleteInstance, djangoStatement, isOuterCall, sqlalchemyInstanceRead, sqlalchemyStatement, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from './orm.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
 import { CONTROL_METHODS, placeholderStyle, poolSqlMethod, SQL_METHOD_NAMES, sqlMethodOf } from './sql-sites.ts';
@@ -964,6 +964,18 @@ class Walk {
       const name = dottedName(expr, this.text);
       return name ? this.lookup(name) : undefined;
     }
+    // One answer per call expression in a walk: a chain `a.b().c().d()` asks for its inner calls again at
+    // every link, and a connection a call opens is one connection however often it is asked for.
+    const key = `${expr.from}:${expr.to}:${entering}`;
+    if (this.callBindings.has(key)) return this.callBindings.get(key) ?? undefined;
+    const binding = this.callBinding(expr, entering);
+    this.callBindings.set(key, binding ?? null);
+    return binding;
+  }
+
+  private readonly callBindings = new Map<string, Binding | null>();
+
+  private callBinding(expr: Node, entering: boolean): Binding | undefined {
     const entry = this.file.entries.get(expr.from);
     if (entry) {
       if (entry.maker.kind === 'pool') return { kind: 'pool', entry, driver: entry.config.driver };
@@ -1627,8 +1639,24 @@ class Walk {
    * for the calls inside an ORM chain or builder (SQL is written at their end),
    * undefined for anything else.
    */
+  private readonly chainRoots = new Map<number, { root: Node; first: string } | null>();
+
+  /** chainRoot, remembered per call: every link of a long chain asks for the same root. */
+  private rootOf(node: Node): { root: Node; first: string } | undefined {
+    const known = this.chainRoots.get(node.from * 65536 + (node.to - node.from));
+    if (known !== undefined) return known ?? undefined;
+    const method = methodCall(node, this.text);
+    let found: { root: Node; first: string } | undefined;
+    if (method) {
+      const object = unwrap(method.object);
+      found = object?.name === 'CallExpression' && methodCall(object, this.text) ? this.rootOf(object) : object ? { root: object, first: method.method } : undefined;
+    }
+    this.chainRoots.set(node.from * 65536 + (node.to - node.from), found ?? null);
+    return found;
+  }
+
   private ormChain(node: Node): 'query' | 'step' | undefined {
-    const found = chainRoot(node, this.text);
+    const found = this.rootOf(node);
     if (!found) return undefined;
     const { root, first } = found;
     const outer = isOuterCall(node);

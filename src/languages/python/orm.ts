@@ -639,9 +639,3 @@ function selectModel(node: Node | undefined, ctx: OrmContext, depth = 0): ModelR
   const ref = model ? ctx.model(model) : undefined;
   return ref ? { table: ref.table, name: ref.name } : undefined;
 }
-
-/** The root of a call chain and its first method: `session.query(...)....` -> [session, 'query']; `Job.objects.filter(...)` -> [Job.objects, 'filter']. */
-export function chainRoot(node: Node, text: string): { root: Node; first: string } | undefined {
-  const chain = flatten(node, text);
-  return chain ? { root: chain.root, first: chain.steps[0].method } : undefined;
-}
