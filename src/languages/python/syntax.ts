@@ -139,6 +139,15 @@ export function span(node: Node): Span {
 export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false; message: string; span: Span };
 
 export function parsePython(original: string): ParseOutcome {
+  try {
+    return parseChecked(original);
+  } catch {
+    // Lezer's tree of some inputs cannot be walked (a method chain thousands of links long).
+    return { ok: false, message: 'This file is nested too deeply to be read: it was not analysed.', span: { start: 0, end: 0 } };
+  }
+}
+
+function parseChecked(original: string): ParseOutcome {
   const nul = original.indexOf('\u0000');
   if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
   // Form feeds are whitespace to Python (and to no Lezer rule).
