@@ -47,7 +47,9 @@ export function poolSqlMethod(driver: Driver, method: string): boolean {
 export function placeholderStyle(driver: Driver, method: string, host: HostText): PlaceholderStyle {
   if (host.colonParams) return 'colon';
   if (driver === 'asyncpg') return 'dollar';
-  if (driver === 'sqlalchemy' && method === 'sqlalchemy') return 'colon';
+  // A plain string to a Session or Connection: SQLAlchemy 1.4 coerces it to text() (:name), a legacy
+  // Connection passes it to the DBAPI (%s) — and a psycopg connection we took for a Session is %s too.
+  if (driver === 'sqlalchemy' && method === 'sqlalchemy' && !/%(\(\w+\))?s/.test(host.text) && /(^|[^:\w]):[A-Za-z_]/.test(host.text)) return 'colon';
   return 'psycopg';
 }
 
