@@ -17,7 +17,7 @@ export default defineRule<Options>({
   languages: ['typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['skip locked'],
+  triggers: ['skip locked', 'skip_locked'],
   check({ file, report }) {
     for (const job of file.jobTransactions) {
       if (job.failureCountedOutside) continue;

@@ -1,4 +1,4 @@
-import { defineRule, settingsOptionSchema, statementsOf, tenantSettingMatcher, type Suggestion } from '../src/model/index.ts';
+import { configOf, defineRule, releaseClears, settingsOptionSchema, statementsOf, tenantSettingMatcher, type Suggestion } from '../src/model/index.ts';
 import type { SettingWrite } from '../src/sql/index.ts';
 import { SET_STATEMENT } from '../src/model/triggers.ts';
 
@@ -19,6 +19,8 @@ export default defineRule<Options>({
       "'{{setting}}' is written through the pool: the call runs on whichever connection the pool hands out, so the setting lands on a random connection and leaks to its next job. Check out a client, open a transaction and use set_config('{{setting}}', ..., true) there.",
     routine:
       "{{routine}} writes '{{setting}}' at session level: the setting outlives the caller's transaction and leaks to the next job on the connection. Pass true as set_config's third argument or use SET LOCAL.",
+    callerChoosesName:
+      "{{function}} writes a setting whose name its callers choose (parameter '{{parameter}}') at session level: every tenant setting passed through it outlives the job and leaks to the next job on the connection. Pass true as set_config's third argument, inside the job's transaction.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -31,9 +33,18 @@ export default defineRule<Options>({
     for (const { site, statement } of statementsOf(file)) {
       for (const write of statement.settingWrites) {
         if (write.via !== 'set' && write.via !== 'set_config') continue;
-        if (!isTenant(write.name)) continue;
         // Pool callbacks: configure= runs before any job (the same for every tenant), reset= clears.
         if (site.callback) continue;
+        // Undone before another job can see it: a transaction rolled back on every path, a connection
+        // not reused, or the driver's own reset on release (asyncpg's RESET ALL).
+        if (site.scope.kind === 'transaction' && site.scope.neverCommits) continue;
+        if (write.level !== 'local' && releaseClears(configOf(file, site), write.name)) continue;
+        const callerName = write.name === undefined && write.level === 'session' ? callerChosenName(site, write) : undefined;
+        if (callerName && site.connection.kind !== 'dedicated') {
+          report({ messageId: 'callerChoosesName', data: { function: site.functionName ?? 'This function', parameter: callerName }, span: write.span });
+          continue;
+        }
+        if (!isTenant(write.name)) continue;
         const data = { setting: write.name ?? '', routine: statement.routine ? `${statement.routine.kind} ${statement.routine.name}` : '' };
         // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
         const inlineTransaction =
@@ -58,6 +69,13 @@ export default defineRule<Options>({
     }
   },
 });
+
+/** A generic setter: the name is a placeholder bound to a parameter of the host function. */
+function callerChosenName(site: import('../src/model/index.ts').SqlSite, write: SettingWrite): string | undefined {
+  if (write.nameFrom?.kind !== 'placeholder') return undefined;
+  const param = site.params?.[write.nameFrom.index - 1];
+  return param?.kind === 'caller-parameter' ? param.name : undefined;
+}
 
 /**
  * The edit that makes a session write local, read from the host text at the

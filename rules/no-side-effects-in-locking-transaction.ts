@@ -16,7 +16,8 @@ export default defineRule<Options>({
   languages: ['typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['for update', 'for no key update', 'for share', 'for key share', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO],
+  // select_for_update / with_for_update: Django and SQLAlchemy ORM locks (the Python front end writes their SQL).
+  triggers: ['for update', 'for no key update', 'for share', 'for key share', 'select_for_update', 'with_for_update', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO],
   check({ file, report }) {
     if (file.sideEffects.length === 0) return;
     let lines: LineIndex | undefined;

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { leaseTables, queueFactsOf, type QueueFacts } from '../src/model/queue.ts';
+import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
@@ -20,7 +21,8 @@ export default defineRule<Options, QueueFacts>({
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
-  triggers: [UPDATE_SET],
+  // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
+  triggers: [UPDATE_SET, ORM_WRITE, ORM_LOCK],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { place }) => {
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type TableFacts } from '../src/model/queue.ts';
+import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
@@ -18,7 +19,8 @@ export default defineRule<Options, QueueFacts>({
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   // Claims, finishes and sweeps are UPDATEs or DELETEs; a finish need not name the lease.
-  triggers: [UPDATE_SET, DELETE_FROM],
+  // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
+  triggers: [UPDATE_SET, DELETE_FROM, ORM_WRITE, ORM_LOCK],
   // Only the whole project can show that no statement sweeps: nothing is decided per file.
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
     if (mode === 'file') return [];

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { formatSeconds, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
 interface Options {
@@ -36,7 +37,8 @@ export default defineRule<Options, QueueFacts>({
   },
   defaultOptions: { longLeaseSeconds: 3600 },
   // Claims, finishes and sweeps are UPDATEs or DELETEs; a finish need not name the lease.
-  triggers: [UPDATE_SET, DELETE_FROM],
+  // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
+  triggers: [UPDATE_SET, DELETE_FROM, ORM_WRITE, ORM_LOCK],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { options, place }) => {
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
 interface Options {
@@ -38,7 +39,8 @@ export default defineRule<Options, QueueFacts>({
   },
   defaultOptions: { longLeaseSeconds: 3600 },
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
-  triggers: [UPDATE_SET],
+  // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
+  triggers: [UPDATE_SET, ORM_WRITE, ORM_LOCK],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, options, place }) => {
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;

@@ -15,6 +15,13 @@ export type Scope =
       form: string;
       /** True where the transaction rolls back when the job fails (the job's work is inside it). */
       rollsBackOnError: boolean;
+      /**
+       * Set where the front end saw the transaction end by rollback on every
+       * path and commit on none (SQLAlchemy's `with engine.connect()` left
+       * without commit(), whose connection the pool rolls back): what it
+       * wrote, session settings included, is undone at its end.
+       */
+      neverCommits?: boolean;
     }
   | { kind: 'autocommit' }
   /** Top level of a .sql file: the tool that runs it decides. */
@@ -171,6 +178,12 @@ export interface FileModel {
   fatal?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
+  /**
+   * Other project files the front end read to build this model (a Python
+   * module an imported pool is defined in, Django's settings.py): a cached
+   * model holds only while they are unchanged.
+   */
+  dependencies?: string[];
 }
 
 export interface CommentDirective {

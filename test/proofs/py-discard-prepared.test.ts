@@ -2,7 +2,8 @@
 // (prepare_threshold 5); a reset= callback running DISCARD ALL drops the
 // statement on the server while psycopg still thinks it exists, so the 7th
 // job fails. prepare_threshold=None avoids it. Rule:
-// no-discard-all-with-prepared-statements.
+// no-discard-all-with-prepared-statements. Runs the pools (reset= and kwargs=)
+// of fixtures/python/no-discard-all-with-prepared-statements/bad.py and good.py.
 //
 // Versions: psycopg 3.3.5 (psycopg#1307) clears its cache when it sees
 // DISCARD's command status — but only for a query that is new to its cache,
@@ -43,7 +44,7 @@ test('prepare_threshold=None: no job fails', () => {
 
 test('a DISCARD ALL first seen after a query was prepared: fails before psycopg 3.3.5, recognised from 3.3.5 on', () => {
   const failed = failures(out.result.prepared_before_first_discard);
-  if (compareVersions(out.psycopg, '3.3.5') < 0) {
+  if (compareVersions(String(out.psycopg), '3.3.5') < 0) {
     assert.equal(failed.length, 1, `psycopg ${out.psycopg}: ${JSON.stringify(failed)}`);
     assert.match(failed[0].error ?? '', /prepared statement "_pg3_0" does not exist/);
   } else {

@@ -2,7 +2,8 @@
 // set_config('app.tenant', '1', true) ends with its own statement, so the
 // job's next query sees no tenant: 0 rows under RLS. Inside
 // `with conn.transaction():` it sees tenant 1's 20,000. Rule:
-// no-local-setting-outside-transaction.
+// no-local-setting-outside-transaction. Runs the run_job of
+// fixtures/python/no-local-setting-outside-transaction/bad.py and good.py.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';

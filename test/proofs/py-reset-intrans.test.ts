@@ -2,6 +2,8 @@
 // leaves the connection INTRANS; the pool logs that and discards it, so every
 // job gets a new connection. DISCARD ALL in the same place fails outright
 // (cannot run inside a transaction block). Rule: require-autocommit-in-reset.
+// Runs the callbacks and pool options of fixtures/python/require-autocommit-in-reset/
+// bad.py and good.py, each pool with one connection so reuse is measured.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';

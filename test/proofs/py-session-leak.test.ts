@@ -1,7 +1,8 @@
 // F2 on psycopg 3 + psycopg_pool defaults: a session-level tenant setting
 // survives a successful job (the pool's `with conn:` commits it) and not a
 // failed one (rolled back with the job), so the next job runs as the last
-// tenant whose job succeeded. Rule: no-session-tenant-setting.
+// tenant whose job succeeded. Rule: no-session-tenant-setting. Runs the
+// run_job of fixtures/python/no-session-tenant-setting/bad.py and good.py.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';

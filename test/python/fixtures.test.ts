@@ -23,10 +23,17 @@ function pythonFiles(dir: string): string[] {
 
 const key = (e: Expected) => `${e.line}:${e.column ?? '*'} ${e.ruleId}`;
 
-// fixtures/python/mixed is a folder of three languages: test/python/mixed-scan.test.ts. A rule that
-// does not read Python yet is run on its fixtures by test/python/rules-on-python.test.ts.
-const readsPython = (dir: string) => dir === 'fatal' || rules.some((r) => r.id === dir && r.languages.includes('python'));
-for (const file of pythonFiles(root).filter((f) => !relative(root, f).startsWith('mixed/') && readsPython(relative(root, f).split('/')[0]))) {
+// fixtures/python/mixed is a folder of three languages: test/python/mixed-scan.test.ts.
+test('every folder of fixtures/python is a rule that reads Python (or fatal/, mixed/)', () => {
+  for (const dir of readdirSync(root).filter((d) => statSync(join(root, d)).isDirectory())) {
+    if (dir === 'fatal' || dir === 'mixed') continue;
+    const rule = rules.find((r) => r.id === dir);
+    assert.ok(rule, `fixtures/python/${dir}: no rule ${dir}`);
+    assert.ok(rule.languages.includes('python'), `fixtures/python/${dir}: ${dir} does not read Python, so its fixtures would test nothing`);
+  }
+});
+
+for (const file of pythonFiles(root).filter((f) => !relative(root, f).startsWith('mixed/'))) {
   const name = relative(root, file);
   const base = file.slice(file.lastIndexOf('/') + 1);
   const ruleDir = name.split('/')[0];

@@ -549,3 +549,10 @@ test('pgq-audit directives in # comments are collected', () => {
   assert.equal(model.comments.length, 1);
   assert.match(model.comments[0].text, /^pgq-audit-ignore-next-line/);
 });
+
+test('a method chain too long for the parser tree is one fatal message, not a crash', () => {
+  const text = 'import psycopg\ndef f(conn):\n    conn.execute("select set_config(\'app.tenant\', \'1\', false)")\n    x = conn' + '.b()'.repeat(5000) + '\n';
+  const model = parse(text);
+  assert.ok(model.fatal, 'fatal');
+  assert.deepEqual(model.sites, []);
+});

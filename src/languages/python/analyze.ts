@@ -4,12 +4,13 @@
 // called in the file with a known connection (walked at the call, once per
 // call site, instead of on their own).
 import type { Tree } from '@lezer/common';
-import type { ConnectionUse, Driver, FileModel, ResetCallback, Scope, SqlSite } from '../../model/index.ts';
+import type { ConnectionUse, Driver, FileModel, HostParam, ResetCallback, Scope, SqlSite } from '../../model/index.ts';
 import { bareTable, RUNNING_STATUS, STATUS_COLUMN } from '../../model/queue.ts';
 import type { RowWrite } from '../../sql/index.ts';
 import type { FrontEndOptions } from '../types.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { finishConfig, makerOf, readConfig, thresholdOf, type ConfigEntry, type ReadContext } from './pool-config.ts';
+import type { ConnectionConfig } from '../../model/index.ts';
 import {
   beganBySql,
   copyFlow,
@@ -20,6 +21,8 @@ import {
   initialFlow,
   leaveTransaction,
   mergeFlows,
+  neverCommits,
+  noteEnd,
   resetNumbering,
   scopeOf,
   type Conn,
@@ -31,14 +34,31 @@ import { analyzeHostText, EXECUTE_METHODS, EXTRAS_FUNCTIONS, OPAQUE_METHODS } fr
 import { resolveText, type ResolveContext } from './strings.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
 import { psycopgPin } from './versions.ts';
+import { ASYNCPG_RESET, ASYNCPG_RESET_REASON, isolationIsAutocommit, SESSION_CLASSES, SESSION_FACTORIES } from './drivers.ts';
+import { DjangoContext } from './django.ts';
+import { readListeners } from './events.ts';
+import { ModelIndex } from './models.ts';
+import { deleteInstance, djangoStatement, isOuterCall, sqlalchemyInstanceRead, sqlalchemyStatement, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from './orm.ts';
+import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
+import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
+import { CONTROL_METHODS, placeholderStyle, poolSqlMethod, SQL_METHOD_NAMES, sqlMethodOf } from './sql-sites.ts';
+import type { HostText } from './strings.ts';
 
 type Binding =
-  | { kind: 'pool'; entry?: ConfigEntry; driver: Driver }
+  /** A pool, or a SQLAlchemy engine (`autocommit`: engine.execution_options(isolation_level=...)). */
+  | { kind: 'pool'; entry?: ConfigEntry; driver: Driver; autocommit?: boolean | 'unknown' }
   | { kind: 'conn'; conn: Conn }
-  | { kind: 'cursor'; conn: Conn };
+  | { kind: 'cursor'; conn: Conn }
+  /** A SQLAlchemy sessionmaker (calling it gives a Session), or a scoped_session (also a Session itself). */
+  | { kind: 'factory'; entry?: ConfigEntry; scoped: boolean };
 
 /** A module-level or class-level name bound to a pool or a connection made by a call. */
-type StaticBinding = { kind: 'pool'; entry: ConfigEntry } | { kind: 'connect'; entry: ConfigEntry };
+type StaticBinding =
+  | { kind: 'pool'; entry: ConfigEntry }
+  | { kind: 'connect'; entry: ConfigEntry }
+  | { kind: 'factory'; entry?: ConfigEntry; scoped: boolean }
+  /** `session = Session(engine)` at module level: one Session for every job. */
+  | { kind: 'session'; entry?: ConfigEntry };
 
 interface SiteMeta {
   site: SqlSite;
@@ -70,6 +90,11 @@ class PythonFile {
   readonly driverOfFile: Driver;
   readonly importsDriver: boolean;
   readonly importsPool: boolean;
+  /** Django's connections and settings, when the file imports django. */
+  readonly django: DjangoContext | undefined;
+  readonly models = new ModelIndex();
+  /** Project modules read for this file, by path (null: not readable). */
+  private readonly projectModules = new Map<string, ModuleSource | null>();
   private connCount = 0;
   private readonly localsCache = new Map<number, Map<string, Node>>();
 
@@ -83,12 +108,168 @@ class PythonFile {
     this.constants = moduleConstants(tree, text);
     const psycopg = this.imports.modules.has('psycopg') || this.imports.modules.has('psycopg_pool');
     const psycopg2 = this.imports.modules.has('psycopg2');
-    this.driverOfFile = psycopg && !psycopg2 ? 'psycopg' : psycopg2 && !psycopg ? 'psycopg2' : 'unknown';
-    this.importsDriver = psycopg || psycopg2;
+    const sqlalchemy = this.imports.modules.has('sqlalchemy') || this.imports.modules.has('sqlmodel');
+    const asyncpg = this.imports.modules.has('asyncpg');
+    const django = this.imports.modules.has('django');
+    // A file that imports SQLAlchemy talks to it (psycopg2 or asyncpg are then its DBAPI, or imported for their errors).
+    this.driverOfFile = sqlalchemy
+      ? 'sqlalchemy'
+      : asyncpg && !psycopg && !psycopg2
+        ? 'asyncpg'
+        : django && !psycopg && !psycopg2
+          ? 'django'
+          : psycopg && !psycopg2
+            ? 'psycopg'
+            : psycopg2 && !psycopg
+              ? 'psycopg2'
+              : 'unknown';
+    this.importsDriver = psycopg || psycopg2 || sqlalchemy || asyncpg;
     this.importsPool = this.imports.modules.has('psycopg_pool');
+    this.django = django ? new DjangoContext(this) : undefined;
   }
 
   qualify = (node: Node) => qualifiedName(node, this.text, this.imports);
+
+  qualifyName = (name: string): string | undefined => {
+    const [first, ...rest] = name.split('.');
+    const base = this.imports.names.get(first);
+    return base ? [base, ...rest].join('.') : undefined;
+  };
+
+  /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
+  projectModule(module: string, level: number, from = this.model.file): ModuleSource | undefined {
+    const path = resolveModule(from, module, level);
+    if (!path) return undefined;
+    if (this.projectModules.has(path)) return this.projectModules.get(path) ?? undefined;
+    if (this.projectModules.size >= MAX_MODULES) return undefined;
+    const source = readModule(path);
+    this.projectModules.set(path, source);
+    if (source) (this.model.dependencies ??= []).push(path);
+    return source ?? undefined;
+  }
+
+  private readonly imported = new Map<string, StaticBinding | null>();
+  private foreignCount = 0;
+
+  /**
+   * What a name imported from a project module is bound to there (`from
+   * app.db import pool`: `pool = ConnectionPool(...)` in app/db.py): its
+   * configuration as this file sees it, at the import. Unknown stays unknown.
+   */
+  importedStatic(name: string): StaticBinding | undefined {
+    const known = this.imported.get(name);
+    if (known !== undefined) return known ?? undefined;
+    this.imported.set(name, null);
+    const [first, attribute, ...rest] = name.split('.');
+    const from = this.imports.fromImports.get(first);
+    let binding: StaticBinding | undefined;
+    if (from && attribute === undefined) {
+      const source = this.projectModule(from.module, from.level);
+      binding = source ? this.foreignBinding(source, from.name, from.span, 0) : undefined;
+    } else if (from && rest.length === 0) {
+      // `from . import db` / `from app import db`, then db.pool: a module of the project and its name.
+      const source = this.projectModule(from.module ? `${from.module}.${from.name}` : from.name, from.level);
+      binding = source ? this.foreignBinding(source, attribute, from.span, 0) : undefined;
+    }
+    this.imported.set(name, binding ?? null);
+    return binding;
+  }
+
+  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number): StaticBinding | undefined {
+    if (depth > 2) return undefined;
+    const value = moduleValue(source, name);
+    if (!value) {
+      // Re-exported: `from .pool import pool` in the package's __init__.py.
+      const again = source.imports.fromImports.get(name);
+      const next = again ? this.projectModule(again.module, again.level, source.path) : undefined;
+      return next && again ? this.foreignBinding(next, again.name, at, depth + 1) : undefined;
+    }
+    const call = unwrap(value);
+    const parts = call ? callParts(call, source.text) : undefined;
+    if (!call || !parts) return undefined;
+    const qualified = qualifiedName(parts.callee, source.text, source.imports);
+    const ctx: ReadContext = {
+      text: source.text,
+      valueOf: (n) => source.constants.get(source.text.slice(n.from, n.to)),
+      qualify: (n) => qualifiedName(n, source.text, source.imports),
+      classSetsThreshold: () => false,
+    };
+    const maker = makerOf(qualified);
+    if (maker) {
+      const entry = readConfig(call, maker, ctx);
+      // Seen from here: at the import. Its callbacks are that module's to analyse; here they are only named.
+      entry.config.id = `${maker.kind}@import:${name}@${at.start}`;
+      entry.config.span = { ...at };
+      for (const arg of entry.callbackArgs) {
+        entry.config.callbacks.push({ role: arg.role, name: source.text.slice(arg.node.from, arg.node.to), span: { ...at }, endsOutsideTransaction: 'unknown', resolved: false });
+      }
+      entry.callbackArgs = [];
+      finishConfig(entry, psycopgPin(source.path));
+      this.model.connections.push(entry.config);
+      this.entries.set(-++this.foreignCount, entry);
+      return maker.kind === 'pool' ? { kind: 'pool', entry } : { kind: 'connect', entry };
+    }
+    if (qualified && (SESSION_FACTORIES.has(qualified) || SESSION_CLASSES.has(qualified))) {
+      const engineOf = (node: Node | undefined): ConfigEntry | undefined => {
+        const engineName = dottedName(unwrap(node), source.text);
+        if (!engineName) return undefined;
+        const found = source.constants.has(engineName) || source.imports.fromImports.has(engineName) ? this.foreignBinding(source, engineName, at, depth + 1) : undefined;
+        return found && found.kind !== 'connect' ? found.entry : undefined;
+      };
+      const bindArg = keyword(parts.args, 'bind') ?? positional(parts.args, 0);
+      const scoped = /scoped_session$/.test(qualified);
+      if (SESSION_CLASSES.has(qualified)) return { kind: 'session', entry: engineOf(bindArg) };
+      if (scoped) {
+        const inner = unwrap(positional(parts.args, 0));
+        const innerName = inner?.name === 'VariableName' ? source.text.slice(inner.from, inner.to) : undefined;
+        const factory = innerName ? this.foreignBinding(source, innerName, at, depth + 1) : undefined;
+        if (factory?.kind === 'factory') return { kind: 'factory', entry: factory.entry, scoped: true };
+        const innerParts = inner ? callParts(inner, source.text) : undefined;
+        const innerBind = innerParts ? (keyword(innerParts.args, 'bind') ?? positional(innerParts.args, 0)) : undefined;
+        return { kind: 'factory', entry: engineOf(innerBind), scoped: true };
+      }
+      return { kind: 'factory', entry: engineOf(bindArg), scoped: false };
+    }
+    return undefined;
+  }
+
+  private synthetic?: ConfigEntry;
+  private assumedAsyncpg?: ConfigEntry;
+
+  /**
+   * An asyncpg pool this file only sees as a parameter (`pool: asyncpg.Pool`):
+   * its release runs asyncpg's own reset unless its maker passed reset= (0.30+);
+   * its statement cache size is not known.
+   */
+  assumedAsyncpgPool(at: Node): ConfigEntry {
+    if (this.assumedAsyncpg) return this.assumedAsyncpg;
+    const config: ConnectionConfig = {
+      id: `asyncpg-parameter@${at.from}`,
+      driver: 'asyncpg',
+      kind: 'pool',
+      span: span(at),
+      preparedStatements: 'unknown',
+      preparedReason: 'the pool is made elsewhere: its statement_cache_size is not known',
+      autocommit: true,
+      callbacks: [],
+      driverReset: { statements: [...ASYNCPG_RESET], reason: `${ASYNCPG_RESET_REASON} (the pool is made elsewhere: assumed without a reset= of its own)` },
+    };
+    this.assumedAsyncpg = { config, maker: { kind: 'pool', driver: 'asyncpg', name: 'create_pool' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    this.model.connections.push(config);
+    return this.assumedAsyncpg;
+  }
+
+  /** The engine of listeners on a class (Engine, Pool, Session) or an engine this file cannot see: the file's only engine, else one standing for it. */
+  listenerEntry(at: Node): ConfigEntry {
+    const engines = [...this.entries.values()].filter((e) => e.config.driver === 'sqlalchemy');
+    if (engines.length === 1) return engines[0];
+    if (this.synthetic) return this.synthetic;
+    const config: ConnectionConfig = { id: `listener@${at.from}`, driver: 'sqlalchemy', kind: 'pool', span: span(at), preparedStatements: 'unknown', autocommit: 'unknown', callbacks: [] };
+    this.synthetic = { config, maker: { kind: 'pool', driver: 'sqlalchemy', name: 'listener' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    this.entries.set(-1_000_000 - at.from, this.synthetic);
+    this.model.connections.push(config);
+    return this.synthetic;
+  }
 
   nextConnId(): string {
     return `c${++this.connCount}`;
@@ -98,8 +279,10 @@ class PythonFile {
     this.indexDefs();
     this.readConfigs();
     this.readStaticBindings();
+    readListeners(this);
     // Callbacks first: they are walked with the pool's connection and never on their own.
     for (const entry of this.entries.values()) this.walkCallbacks(entry);
+    this.walkDjangoSignals();
     const moduleWalk = new Walk(this, { name: undefined });
     moduleWalk.walkBlock(children(this.tree.topNode));
     moduleWalk.finish();
@@ -117,6 +300,11 @@ class PythonFile {
     }
     const pin = this.entries.size > 0 ? psycopgPin(this.model.file) : undefined;
     for (const entry of this.entries.values()) finishConfig(entry, pin);
+    this.django?.finish();
+    // Transactions rolled back on every path (SQLAlchemy's connect() without commit()) undo what they wrote.
+    for (const site of this.model.sites) {
+      if (site.scope.kind === 'transaction' && site.scope.id.includes('#') && neverCommits(site.scope.id)) site.scope = { ...site.scope, neverCommits: true };
+    }
     this.collectJobTransactions();
   }
 
@@ -191,10 +379,35 @@ class PythonFile {
         const maker = callee ? makerOf(this.qualify(callee)) : undefined;
         if (!maker) return;
         const entry = readConfig(ref.node, maker, this.readContext);
+        if (maker.kind === 'pool' && this.perTenant(ref.node)) entry.config.reuse = 'per-tenant';
         this.entries.set(ref.from, entry);
         this.model.connections.push(entry.config);
       },
     });
+  }
+
+  /**
+   * A pool made for one tenant: built in a function from its tenant (schema,
+   * customer, ...) parameter — `def pool_for(tenant_id): return
+   * ConnectionPool(f"... options=-csearch_path=tenant_{tenant_id}")` — so it
+   * serves that tenant only, and what one of its jobs sets cannot reach another
+   * tenant's job.
+   */
+  private perTenant(call: Node): boolean {
+    let def: Node | null = call.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return false;
+    const tenantParams = parameters(def, this.text).map((p) => p.name).filter((n) => TENANT_PARAMETER.test(n));
+    if (tenantParams.length === 0) return false;
+    let uses = false;
+    const visit = (node: Node) => {
+      if (uses) return;
+      if (node.name === 'VariableName' && tenantParams.includes(this.text.slice(node.from, node.to))) uses = true;
+      for (const child of children(node)) visit(child);
+    };
+    const args = call.lastChild;
+    if (args) visit(args);
+    return uses;
   }
 
   /** `pool = ConnectionPool(...)` at module level, `self.pool = ...` in methods, class attributes. */
@@ -204,7 +417,10 @@ class PythonFile {
       const call = unwrap(value);
       if (!name || call?.name !== 'CallExpression') return undefined;
       const entry = this.entries.get(call.from);
-      if (!entry) return undefined;
+      if (!entry) {
+        const session = this.sessionMaker(call, (n) => this.staticEngine(n));
+        return session ? [name, session] : undefined;
+      }
       return [name, entry.maker.kind === 'pool' ? { kind: 'pool', entry } : { kind: 'connect', entry }];
     };
     const visitModule = (statements: Node[]) => {
@@ -226,6 +442,22 @@ class PythonFile {
       }
     };
     visitModule(children(this.tree.topNode));
+    // `pool = None` at module level, `global pool; pool = await asyncpg.create_pool(...)` in a startup function.
+    for (const def of this.moduleDefs.values()) {
+      const globalNames = new Set<string>();
+      this.iterateOwn(def, (node) => {
+        if (node.name === 'ScopeStatement' && this.text.slice(node.from, node.from + 6) === 'global') {
+          for (const part of children(node)) if (part.name === 'VariableName') globalNames.add(this.text.slice(part.from, part.to));
+        }
+      });
+      if (globalNames.size === 0) continue;
+      this.iterateOwn(def, (node) => {
+        if (node.name !== 'AssignStatement') return;
+        const parts = children(node);
+        const found = bindFrom(parts[0], parts[parts.length - 1]);
+        if (found && globalNames.has(found[0]) && !this.globals.has(found[0])) this.globals.set(found[0], found[1]);
+      });
+    }
     for (const [className, methods] of this.classMethods) {
       const attrs = new Map<string, StaticBinding>();
       for (const method of methods.values()) {
@@ -250,6 +482,35 @@ class PythonFile {
       }
       if (attrs.size > 0) this.classAttrs.set(className, attrs);
     }
+  }
+
+  /** The engine entry a module-level name (or `engine.sync_engine`, `engine.pool`) stands for. */
+  staticEngine(node: Node | undefined): ConfigEntry | undefined {
+    const name = dottedName(unwrap(node), this.text)?.replace(/\.(sync_engine|pool|engine)$/, '');
+    const binding = name ? (this.globals.get(name) ?? (name.includes('.') ? undefined : this.importedStatic(name))) : undefined;
+    if (binding?.kind === 'pool' && binding.entry.config.driver === 'sqlalchemy') return binding.entry;
+    if (binding?.kind === 'factory' || binding?.kind === 'session') return binding.entry;
+    return undefined;
+  }
+
+  /**
+   * sessionmaker(bind=engine) / scoped_session(sessionmaker(...)) / Session(engine):
+   * a session factory or a session, bound to the engine `engineOf` finds.
+   */
+  sessionMaker(call: Node, engineOf: (node: Node | undefined) => ConfigEntry | undefined): StaticBinding | undefined {
+    const parts = callParts(call, this.text);
+    const qualified = parts ? this.qualify(parts.callee) : undefined;
+    if (!parts || !qualified) return undefined;
+    const bindArg = keyword(parts.args, 'bind') ?? positional(parts.args, 0);
+    if (SESSION_FACTORIES.has(qualified)) {
+      const scoped = /scoped_session$/.test(qualified);
+      const inner = scoped ? unwrap(positional(parts.args, 0) ?? keyword(parts.args, 'session_factory')) : undefined;
+      const innerFactory = inner?.name === 'CallExpression' ? this.sessionMaker(inner, engineOf) : undefined;
+      const entry = innerFactory && innerFactory.kind === 'factory' ? innerFactory.entry : scoped ? this.staticEngine(inner) : engineOf(bindArg);
+      return { kind: 'factory', entry, scoped };
+    }
+    if (SESSION_CLASSES.has(qualified)) return { kind: 'session', entry: engineOf(bindArg) };
+    return undefined;
   }
 
   /** Visits the nodes of a def, not those of the defs and classes inside it. */
@@ -318,23 +579,27 @@ class PythonFile {
   }
 
   private walkCallbacks(entry: ConfigEntry): void {
-    for (const { role, node } of entry.callbackArgs) {
-      const expr = unwrap(node);
-      const name = expr ? this.text.slice(expr.from, expr.to) : role;
-      const callback: ResetCallback = { role, name, span: span(node), endsOutsideTransaction: 'unknown', resolved: false };
+    for (const arg of entry.callbackArgs) {
+      const { role, node } = arg;
+      const isDef = node.name === 'FunctionDefinition';
+      const expr = isDef ? node : unwrap(node);
+      const name = isDef ? defName(node, this.text) : expr ? this.text.slice(expr.from, expr.to) : role;
+      const at = isDef ? (node.getChild('VariableName') ?? node) : node;
+      const callback: ResetCallback = { role, name: arg.event ? `${name} (${arg.event})` : name, span: span(at), endsOutsideTransaction: 'unknown', resolved: false };
       entry.config.callbacks.push(callback);
-      const target = expr ? this.resolveDef(expr, node) : undefined;
+      const target = isDef ? node : expr ? this.resolveDef(expr, node) : undefined;
       if (!target) continue;
       callback.resolved = true;
       const conn: Conn = {
         id: this.nextConnId(),
-        driver: entry.config.driver,
+        driver: arg.connDriver ?? entry.config.driver,
         use: { kind: 'pooled-client', configId: entry.config.id },
         entry,
         origin: 'callback',
         callback: { configId: entry.config.id, role },
-        flow: initialFlow(entry.config.autocommit),
+        flow: initialFlow(arg.autocommit ?? entry.config.autocommit),
       };
+      if (arg.inTransaction) conn.flow.explicit.push({ id: `${this.model.file}#${conn.id}.${arg.event ?? 'begin'}`, form: arg.inTransaction });
       const walk = new Walk(this, {
         name: target.name === 'LambdaExpression' ? undefined : defName(target, this.text),
         className: this.classOfDef.get(target.from),
@@ -350,7 +615,7 @@ class PythonFile {
         walk.exits.push(copyFlow(conn.flow));
       } else {
         this.walkedAtCall.add(target.from);
-        walk.bindParameters(target, [], false, conn);
+        walk.bindParameters(target, [], false, conn, undefined, arg.connParam);
         walk.walkBlock(bodyStatements(target));
         walk.finish();
       }
@@ -361,7 +626,35 @@ class PythonFile {
       } else if (exits.length > 0 && exits.every((f) => f.dirty === false)) {
         callback.endsOutsideTransaction = true;
       }
+      // A listener inside the Session's transaction (after_begin) leaves it to the Session.
+      if (arg.inTransaction) callback.endsOutsideTransaction = 'unknown';
       if (walk.thresholdOff && role !== 'check') entry.thresholdOff = `prepare_threshold = None in the ${role} callback ${name}`;
+    }
+  }
+
+  /** Django's connection_created handlers: configure callbacks of the default connection, walked with the connection they get. */
+  private walkDjangoSignals(): void {
+    if (!this.django) return;
+    for (const def of this.django.connectionCreatedHandlers((expr, at) => this.resolveDef(expr, at))) {
+      const config = this.django.configFor('default', def);
+      const name = defName(def, this.text);
+      const at = def.getChild('VariableName') ?? def;
+      config.callbacks.push({ role: 'configure', name: `${name} (connection_created)`, span: span(at), endsOutsideTransaction: 'unknown', resolved: true });
+      const conn: Conn = {
+        id: this.nextConnId(),
+        driver: 'django',
+        use: { kind: 'pooled-client', configId: config.id },
+        origin: 'callback',
+        callback: { configId: config.id, role: 'configure' },
+        flow: initialFlow(config.autocommit),
+      };
+      this.walkedAtCall.add(def.from);
+      const walk = new Walk(this, { name, def, callbackConn: conn });
+      // handler(sender, connection, **kwargs)
+      const index = parameters(def, this.text).filter((p) => p.kind === 'normal').findIndex((p) => p.name === 'connection');
+      walk.bindParameters(def, [], false, conn, undefined, index >= 0 ? index : 1);
+      walk.walkBlock(bodyStatements(def));
+      walk.finish();
     }
   }
 
@@ -472,8 +765,13 @@ interface WalkInfo {
   parent?: Walk;
 }
 
+/** A model instance a walk holds, the connection (Session) it was read on, and the attributes set on it since the last flush. */
+type Instance = ModelRef & { conn?: Conn; pending?: Map<string, { value: Node; at: Node }> };
+
 class Walk {
   readonly env = new Map<string, Binding>();
+  readonly instances = new Map<string, Instance>();
+  private readonly dirtyInstances = new Set<Instance>();
   readonly conns = new Set<Conn>();
   readonly exits: Flow[] = [];
   dead = false;
@@ -503,7 +801,7 @@ class Walk {
   }
 
   /** Binds the def's parameters: from the call's arguments, the callback connection, or annotations. */
-  bindParameters(def: Node, args: Arg[], isMethodCall: boolean, callbackConn?: Conn, callerBindings?: (node: Node) => Binding | undefined): void {
+  bindParameters(def: Node, args: Arg[], isMethodCall: boolean, callbackConn?: Conn, callerBindings?: (node: Node) => Binding | undefined, connParam = 0): void {
     const params = parameters(def, this.text);
     for (const p of params) this.params.add(p.name);
     const isMethod = this.file.classOfDef.has(def.from);
@@ -511,8 +809,8 @@ class Walk {
     if (isMethod && (isMethodCall || callbackConn) && positionalParams[0] && (positionalParams[0].name === 'self' || positionalParams[0].name === 'cls')) {
       positionalParams = positionalParams.slice(1);
     }
-    if (callbackConn && positionalParams[0]) {
-      this.env.set(positionalParams[0].name, { kind: 'conn', conn: callbackConn });
+    if (callbackConn && positionalParams[connParam]) {
+      this.env.set(positionalParams[connParam].name, { kind: 'conn', conn: callbackConn });
     }
     if (callerBindings) {
       const positionalArgs = args.filter((a) => !a.name && !a.star);
@@ -528,11 +826,24 @@ class Walk {
       }
       for (const binding of this.env.values()) if (binding.kind === 'conn' || binding.kind === 'cursor') this.conns.add(binding.conn);
     }
-    // Annotated pools: `pool: ConnectionPool` (its configuration is elsewhere).
+    // Annotated pools: `pool: ConnectionPool` (its configuration is elsewhere), `session: Session`, `conn: asyncpg.Connection`.
     for (const p of params) {
       if (this.env.has(p.name) || !p.annotation) continue;
-      const maker = makerOf(this.file.qualify(p.annotation));
-      if (maker?.kind === 'pool') this.env.set(p.name, { kind: 'pool', driver: maker.driver });
+      const qualified = this.file.qualify(annotationType(p.annotation));
+      const maker = makerOf(qualified);
+      if (maker?.kind === 'pool') {
+        this.env.set(p.name, { kind: 'pool', driver: maker.driver });
+        continue;
+      }
+      const annotated = qualified ? ANNOTATED[qualified] : undefined;
+      if (annotated?.kind === 'pool' && annotated.driver === 'asyncpg') this.env.set(p.name, { kind: 'pool', driver: 'asyncpg', entry: this.file.assumedAsyncpgPool(p.annotation) });
+      else if (annotated?.kind === 'pool') this.env.set(p.name, { kind: 'pool', driver: annotated.driver });
+      else if (annotated?.kind === 'conn') {
+        const origin: Origin = annotated.driver === 'sqlalchemy' ? 'sa.session' : 'parameter';
+        const conn = this.newConn(annotated.driver, { kind: 'unknown' }, origin, undefined, 'unknown');
+        if (annotated.driver === 'sqlalchemy') conn.exitEnds = 'rollback';
+        this.env.set(p.name, { kind: 'conn', conn });
+      }
     }
   }
 
@@ -546,7 +857,9 @@ class Walk {
     const own = this.env.get(name);
     if (own) return own;
     const className = this.info.className;
-    const staticBinding = (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ?? (name.includes('.') ? undefined : this.file.globals.get(name));
+    const staticBinding =
+      (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ??
+      (name.includes('.') ? this.file.importedStatic(name) : (this.file.globals.get(name) ?? this.file.importedStatic(name)));
     if (staticBinding && !this.params.has(name)) {
       const binding = this.instantiate(staticBinding);
       this.env.set(name, binding);
@@ -557,12 +870,34 @@ class Walk {
 
   private instantiate(binding: StaticBinding): Binding {
     if (binding.kind === 'pool') return { kind: 'pool', entry: binding.entry, driver: binding.entry.config.driver };
+    if (binding.kind === 'factory') return { kind: 'factory', entry: binding.entry, scoped: binding.scoped };
+    if (binding.kind === 'session') {
+      // One module-level Session for every job: its transaction state at the call is not known.
+      const conn = this.newConn('sqlalchemy', { kind: 'unknown', configId: binding.entry?.config.id }, 'sa.session', binding.entry, 'unknown');
+      conn.exitEnds = 'rollback';
+      conn.shared = true;
+      return { kind: 'conn', conn };
+    }
     // A module's or an object's connection used in a function serves every call of it (every job):
     // not one the job opened for itself. Its state at the call is not known either.
     const inFunction = this.info.def !== undefined;
     const use: ConnectionUse = inFunction ? { kind: 'unknown', configId: binding.entry.config.id } : { kind: 'dedicated', configId: binding.entry.config.id };
     const conn = this.newConn(binding.entry.config.driver, use, 'connect', binding.entry, inFunction ? 'unknown' : undefined);
     return { kind: 'conn', conn };
+  }
+
+  /** The Session a scoped_session stands for in this walk (one per walk), or a new one of a sessionmaker. */
+  scopedOrNew(factory: { entry?: ConfigEntry; scoped: boolean }): Conn {
+    if (!factory.scoped) return this.sessionConn(factory.entry, 'sa.session');
+    const key = `scoped:${factory.entry?.config.id ?? '?'}`;
+    const known = this.env.get(key);
+    if (known?.kind === 'conn') return known.conn;
+    // The thread's Session: other code may have used or committed it before this call.
+    const conn = this.newConn('sqlalchemy', { kind: 'pooled-client', configId: factory.entry?.config.id }, 'sa.session', factory.entry, 'unknown');
+    conn.exitEnds = 'rollback';
+    conn.shared = true;
+    this.env.set(key, { kind: 'conn', conn });
+    return conn;
   }
 
   newConn(driver: Driver, use: ConnectionUse, origin: Origin, entry?: ConfigEntry, autocommit?: boolean | 'unknown'): Conn {
@@ -584,16 +919,41 @@ class Walk {
     if (!expr) return undefined;
     if (expr.name === 'CallExpression') return this.valueBinding(expr, false);
     const name = dottedName(expr, this.text);
-    if (!name) return undefined;
-    const found = this.lookup(name);
+    const found = name ? this.lookup(name) : undefined;
     if (found) return found;
+    const django = this.file.django?.connectionOf(expr, this);
+    if (django) return { kind: 'conn', conn: django };
+    if (!name) return undefined;
     if (!create || !this.file.importsDriver) return undefined;
     const root = name.split('.')[0];
     if (!this.params.has(root) && !name.startsWith('self.')) return undefined;
-    const conn = this.newConn(this.file.driverOfFile, { kind: 'unknown' }, 'parameter', undefined, 'unknown');
+    const driver = this.file.driverOfFile;
+    const conn = this.newConn(driver, { kind: 'unknown' }, driver === 'sqlalchemy' ? 'sa.session' : 'parameter', undefined, 'unknown');
+    if (driver === 'sqlalchemy') conn.exitEnds = 'rollback';
     const binding: Binding = { kind: 'conn', conn };
     this.env.set(name, binding);
     return binding;
+  }
+
+  /** The engine entry an expression of this walk stands for (a name bound to an engine or a session factory). */
+  engineEntry(node: Node | undefined): ConfigEntry | undefined {
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    if (expr.name === 'CallExpression') {
+      const made = this.valueBinding(expr, false);
+      return made?.kind === 'pool' || made?.kind === 'factory' ? made.entry : made?.kind === 'conn' ? made.conn.entry : undefined;
+    }
+    const name = dottedName(expr, this.text)?.replace(/\.(sync_engine|pool|engine)$/, '');
+    const binding = name ? this.lookup(name) : undefined;
+    if (binding?.kind === 'pool' || binding?.kind === 'factory') return binding.entry;
+    return undefined;
+  }
+
+  /** A new SQLAlchemy Session (or Connection) checked out of `entry`'s engine. */
+  private sessionConn(entry: ConfigEntry | undefined, origin: 'sa.session' | 'sa.connect', autocommit?: boolean | 'unknown'): Conn {
+    const conn = this.newConn('sqlalchemy', { kind: 'pooled-client', configId: entry?.config.id }, origin, entry, autocommit ?? entry?.config.autocommit ?? 'unknown');
+    conn.exitEnds = 'rollback';
+    return conn;
   }
 
   /** What an expression evaluates to, when it is a pool, connection or cursor. `entering`: as a `with` item. */
@@ -604,15 +964,71 @@ class Walk {
       const name = dottedName(expr, this.text);
       return name ? this.lookup(name) : undefined;
     }
+    // One answer per call expression in a walk: a chain `a.b().c().d()` asks for its inner calls again at
+    // every link, and a connection a call opens is one connection however often it is asked for.
+    const key = `${expr.from}:${expr.to}:${entering}`;
+    if (this.callBindings.has(key)) return this.callBindings.get(key) ?? undefined;
+    const binding = this.callBinding(expr, entering);
+    this.callBindings.set(key, binding ?? null);
+    return binding;
+  }
+
+  private readonly callBindings = new Map<string, Binding | null>();
+
+  private callBinding(expr: Node, entering: boolean): Binding | undefined {
     const entry = this.file.entries.get(expr.from);
     if (entry) {
       if (entry.maker.kind === 'pool') return { kind: 'pool', entry, driver: entry.config.driver };
       const conn = this.newConn(entry.config.driver, { kind: 'dedicated', configId: entry.config.id }, 'connect', entry);
       return { kind: 'conn', conn };
     }
+    const made = this.file.sessionMaker(expr, (n) => this.engineEntry(n));
+    if (made?.kind === 'factory') return { kind: 'factory', entry: made.entry, scoped: made.scoped };
+    if (made?.kind === 'session') return { kind: 'conn', conn: this.sessionConn(made.entry, 'sa.session') };
+    const callee = unwrap(expr.firstChild);
+    if (callee && callee.name !== 'MemberExpression') {
+      // SessionLocal(): a Session of the factory's engine.
+      const name = dottedName(callee, this.text);
+      const factory = name ? this.lookup(name) : undefined;
+      if (factory?.kind === 'factory') return { kind: 'conn', conn: this.scopedOrNew(factory) };
+    }
     const method = methodCall(expr, this.text);
     if (!method) return undefined;
     const object = this.receiver(method.object, method.method === 'cursor' || method.method === 'execute');
+    if (object?.kind === 'factory') {
+      // SessionLocal.begin(): a new Session inside a transaction (walkWith opens it); scoped.<method>() is the scoped Session's.
+      if (method.method === 'begin') return { kind: 'conn', conn: this.sessionConn(object.entry, 'sa.session') };
+      if (object.scoped && method.method === 'connection') return { kind: 'conn', conn: this.scopedOrNew(object) };
+      return undefined;
+    }
+    if (object?.kind === 'pool' && object.driver === 'sqlalchemy') {
+      if (method.method === 'connect' || method.method === 'begin') return { kind: 'conn', conn: this.sessionConn(object.entry, 'sa.connect', object.autocommit) };
+      if (method.method === 'raw_connection') {
+        const conn = this.newConn('sqlalchemy', { kind: 'pooled-client', configId: object.entry?.config.id }, 'sa.raw', object.entry, false);
+        return { kind: 'conn', conn };
+      }
+      if (method.method === 'execution_options') {
+        const level = keyword(method.call.args, 'isolation_level');
+        return { ...object, autocommit: level ? isolationIsAutocommit(level, this.file.readContext) : object.autocommit };
+      }
+      return undefined;
+    }
+    if (object?.kind === 'pool' && object.driver === 'asyncpg') {
+      if (method.method === 'acquire') {
+        const conn = this.newConn('asyncpg', { kind: 'pooled-client', configId: object.entry?.config.id }, 'acquire', object.entry, true);
+        conn.exitEnds = 'rollback';
+        return { kind: 'conn', conn };
+      }
+      return undefined;
+    }
+    if (object?.kind === 'conn' && object.conn.driver === 'sqlalchemy') {
+      if (method.method === 'execution_options') {
+        const level = keyword(method.call.args, 'isolation_level');
+        if (level) object.conn.flow.autocommit = isolationIsAutocommit(level, this.file.readContext);
+        return object;
+      }
+      if (method.method === 'connection' || method.method === 'begin' || method.method === 'begin_nested') return object;
+    }
     if (!object) {
       // `with pool.connection() as conn` on a pool we cannot see: psycopg_pool's idiom.
       if (method.method === 'connection' && this.file.importsPool && entering) {
@@ -650,7 +1066,7 @@ class Walk {
     const value = children(yieldNode).find((c) => c.name !== 'yield');
     this.walkExpression(yieldNode);
     const binding = value ? this.valueBinding(value, false) : undefined;
-    this.yieldCapture = { binding, flow: binding && binding.kind !== 'pool' ? copyFlow(binding.conn.flow) : undefined };
+    this.yieldCapture = { binding, flow: binding && (binding.kind === 'conn' || binding.kind === 'cursor') ? copyFlow(binding.conn.flow) : undefined };
     this.suspended = true;
     this.dead = true;
     return true;
@@ -678,6 +1094,8 @@ class Walk {
       case 'ReturnStatement':
         this.walkExpression(node);
         if (this.info.callbackConn) this.exits.push(copyFlow(this.info.callbackConn.flow));
+        // Leaving the function leaves its `with` blocks: psycopg's commits, SQLAlchemy's rolls back.
+        for (const conn of this.contexts) noteEnd(conn, conn.exitEnds ?? 'commit');
         this.dead = true;
         return;
       case 'RaiseStatement':
@@ -754,6 +1172,10 @@ class Walk {
     const parts = children(node);
     const bodies = parts.filter((p) => p.name === 'Body');
     for (const part of parts) if (part.name !== 'Body' && !['while', 'for', 'in', 'else', 'async'].includes(part.name)) this.walkExpression(part);
+    // for job in Job.objects.select_for_update(skip_locked=True)...: each job is an instance of the model.
+    const inAt = parts.findIndex((p) => p.name === 'in');
+    const loopTarget = node.name === 'ForStatement' && inAt > 0 ? parts[inAt - 1] : undefined;
+    if (loopTarget?.name === 'VariableName' && parts[inAt + 1]) this.bindInstance(this.text.slice(loopTarget.from, loopTarget.to), parts[inAt + 1]);
     if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
     if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
   }
@@ -828,29 +1250,61 @@ class Walk {
       const target = item.target ? dottedName(item.target, this.text) : undefined;
       const expr = unwrap(item.expr);
       const method = expr ? methodCall(expr, this.text) : undefined;
-      // with conn.transaction():
-      if (method?.method === 'transaction') {
+      // with conn.transaction():  (psycopg, asyncpg)  with session.begin():  with conn.begin_nested():  (SQLAlchemy)
+      const opensTransaction =
+        method?.method === 'transaction' || ((method?.method === 'begin' || method?.method === 'begin_nested') && this.file.driverOfFile === 'sqlalchemy');
+      if (method && opensTransaction) {
         const object = this.receiver(method.object, true);
         if (object?.kind === 'conn') {
-          const { savepoint } = enterTransaction(object.conn, this.file.model.file);
+          const form = method.method === 'transaction' ? '`with conn.transaction()`' : `\`with ${this.text.slice(method.object.from, method.object.to)}.${method.method}()\``;
+          const { savepoint } = enterTransaction(object.conn, this.file.model.file, form);
           this.contexts.push(object.conn);
           exits.push(() => {
+            if (object.conn.driver === 'sqlalchemy') this.flushInstances(object.conn);
             leaveTransaction(object.conn, savepoint);
             this.contexts.pop();
           });
           continue;
         }
+        if (method.method === 'begin' && (object?.kind === 'factory' || (object?.kind === 'pool' && object.driver === 'sqlalchemy'))) {
+          // with engine.begin() as conn:  with SessionLocal.begin() as session:  a new connection in a transaction that commits at the end.
+          const made = this.valueBinding(item.expr, true);
+          if (made?.kind === 'conn') {
+            const conn = made.conn;
+            enterTransaction(conn, this.file.model.file, `\`with ${this.text.slice(method.object.from, method.object.to)}.begin()\``);
+            if (target) this.env.set(target, made);
+            this.contexts.push(conn);
+            exits.push(() => {
+              this.flushInstances(conn);
+              leaveTransaction(conn, false);
+              this.contexts.pop();
+            });
+            continue;
+          }
+        }
+      }
+      // with transaction.atomic():  (Django)
+      const atomic = this.file.django?.atomicOf(item.expr, this);
+      if (atomic) {
+        const { savepoint } = enterTransaction(atomic, this.file.model.file, '`with transaction.atomic()`');
+        this.contexts.push(atomic);
+        exits.push(() => {
+          leaveTransaction(atomic, savepoint);
+          this.contexts.pop();
+        });
+        continue;
       }
       const managed = this.contextManager(item.expr);
       const binding = managed ?? this.valueBinding(item.expr, true);
       // A connection, or what a @contextmanager yielded (connection or cursor): its end commits or returns it.
-      if (binding && binding.kind !== 'pool' && (binding.kind === 'conn' || managed)) {
+      if (binding && (binding.kind === 'conn' || (managed && binding.kind === 'cursor'))) {
         const { conn } = binding;
         if (target) this.env.set(target, binding);
         this.contexts.push(conn);
-        // Leaving `with conn:` / `with pool.connection()` / `with connect()` commits (rolls back on error).
+        // Leaving `with conn:` / `with pool.connection()` / `with connect()` commits (rolls back on error);
+        // leaving `with engine.connect()` / `with Session()` rolls back what was not committed.
         exits.push(() => {
-          ended(conn);
+          ended(conn, conn.exitEnds ?? 'commit');
           this.contexts.pop();
         });
       } else if (binding && target) {
@@ -888,7 +1342,7 @@ class Walk {
     walk.walkBlock(bodyStatements(def));
     for (const conn of walk.conns) this.conns.add(conn);
     const captured = walk.yieldCapture;
-    if (!captured?.binding || captured.binding.kind === 'pool' || !captured.flow) return undefined;
+    if (!captured?.binding || captured.binding.kind === 'pool' || captured.binding.kind === 'factory' || !captured.flow) return undefined;
     captured.binding.conn.flow = copyFlow(captured.flow);
     return captured.binding;
   }
@@ -904,6 +1358,12 @@ class Walk {
       const name = dottedName(target, this.text);
       if (target.name === 'MemberExpression' && name) {
         const property = name.slice(name.lastIndexOf('.') + 1);
+        const owner = name.slice(0, name.lastIndexOf('.'));
+        const instance = this.instances.get(owner);
+        if (instance && property !== 'autocommit') {
+          this.instanceWrite(instance, property, value, target);
+          continue;
+        }
         if (property === 'autocommit' || property === 'prepare_threshold') {
           const object = this.receiver(target.firstChild!, true);
           if (object?.kind === 'conn') {
@@ -920,6 +1380,64 @@ class Walk {
       const binding = this.valueBinding(value, false);
       if (binding) this.env.set(name, binding);
       else this.env.delete(name);
+      if (targets.length === 1 && target.name === 'VariableName') this.bindInstance(name, value);
+      else this.instances.delete(name);
+    }
+  }
+
+  /** `job = <a query that reads one row of a model>`: job is an instance the code can save or delete. */
+  private bindInstance(name: string, value: Node): void {
+    this.instances.delete(name);
+    let expr = unwrap(value);
+    // qs[:10], qs[0]: rows of the queryset.
+    if (expr?.name === 'MemberExpression' && expr.lastChild?.name === ']') expr = unwrap(expr.firstChild);
+    if (!expr || expr.name !== 'CallExpression') return;
+    const ctx = this.ormContext();
+    const built = this.file.django ? djangoStatement(expr, ctx) : sqlalchemyInstanceRead(expr, ctx);
+    if (!built?.returnsInstance) return;
+    const conn = this.file.django ? this.file.django.connectionFor(this, built.using) : this.instanceConn(expr);
+    this.instances.set(name, { ...built.returnsInstance, assigned: new Map(), conn });
+  }
+
+  /** The Session a SQLAlchemy read ran on: the receiver at the root of its chain. */
+  private instanceConn(expr: Node): Conn | undefined {
+    let current: Node | undefined = expr;
+    for (let k = 0; current && k < 12; k++) {
+      const method = methodCall(current, this.text);
+      if (!method) return undefined;
+      const object = unwrap(method.object);
+      if (object && object.name !== 'CallExpression') {
+        const binding = this.receiver(object, false);
+        if (binding?.kind === 'factory' && binding.scoped) return this.scopedOrNew(binding);
+        return binding?.kind === 'conn' ? binding.conn : undefined;
+      }
+      current = object;
+    }
+    return undefined;
+  }
+
+  /** `job.status = "done"`: Django keeps it for save(); SQLAlchemy's Session writes it at its next flush. */
+  private instanceWrite(instance: Instance, column: string, value: Node, target: Node): void {
+    if (this.file.django) {
+      instance.assigned?.set(column, value);
+      return;
+    }
+    instance.pending ??= new Map();
+    instance.pending.set(column, { value, at: target });
+    if (instance.conn) this.dirtyInstances.add(instance);
+  }
+
+  /**
+   * The Session writes its instances' changes in one UPDATE each at commit(),
+   * flush(), its next query (autoflush) or the end of its begin() block.
+   */
+  flushInstances(conn: Conn): void {
+    for (const instance of [...this.dirtyInstances]) {
+      if (instance.conn !== conn || !instance.pending) continue;
+      this.dirtyInstances.delete(instance);
+      const built = updateInstance(instance, instance.pending, this.ormContext());
+      instance.pending = undefined;
+      if (built) this.builtSite(built, conn);
     }
   }
 
@@ -952,16 +1470,33 @@ class Walk {
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
     this.sideEffect(node, qualified, method?.method);
+    // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
+    const orm = method ? this.ormChain(node) : undefined;
+    if (orm === 'step') return;
+    if (orm === 'query') {
+      const built = sqlalchemyStatement(node, this.ormContext());
+      const conn = this.instanceConn(node);
+      if (built && built.host.text) this.builtSite(built, conn);
+      else if (conn) executed(conn, span(node));
+      return;
+    }
     if (method) {
-      const object = this.receiver(method.object, EXECUTE_METHODS.has(method.method) || ['commit', 'rollback', 'cursor', 'set_autocommit', 'set_session'].includes(method.method));
+      let object = this.receiver(method.object, SQL_METHOD_NAMES.has(method.method) || CONTROL_METHODS.has(method.method));
+      if (object?.kind === 'factory' && object.scoped) object = { kind: 'conn', conn: this.scopedOrNew(object) };
       if (object?.kind === 'conn' || object?.kind === 'cursor') {
         this.connectionMethod(node, object.conn, method.method, call.args, object.kind);
         return;
       }
-      if (!object && EXECUTE_METHODS.has(method.method)) {
-        this.sqlSite(sqlArgument(call.args), undefined);
+      if (object?.kind === 'pool' && poolSqlMethod(object.driver, method.method)) {
+        this.poolSite(node, object, method.method, call.args);
         return;
       }
+      if (!object && EXECUTE_METHODS.has(method.method)) {
+        this.sqlSite(sqlArgument(call.args), undefined, call.args, method.method);
+        return;
+      }
+      // Django: Job.objects.select_for_update(skip_locked=True).filter(...).first(), job.save(), job.delete().
+      if (this.file.django && this.djangoOrm(node)) return;
     }
     if (qualified && EXTRAS_FUNCTIONS.has(qualified)) {
       const cursor = positional(call.args, 0);
@@ -972,11 +1507,34 @@ class Walk {
       return;
     }
     if (this.isQueryFunction(call.callee)) {
-      this.sqlSite(positional(call.args, 0), undefined);
+      this.sqlSite(positional(call.args, 0), undefined, call.args, 'execute');
       return;
     }
     if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
-    this.maybeInline(node, call.callee, call.args, !!method);
+    if (!this.maybeInline(node, call.callee, call.args, !!method)) this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+  }
+
+  /**
+   * A call this walk does not follow: a connection passed to it, or a shared
+   * one (Django's, a scoped_session) it can reach, may be committed there.
+   */
+  private escapes(args: Arg[], callee: string | undefined, method: string | undefined): void {
+    if (!isWork(callee, method)) return;
+    for (const a of args) {
+      const name = dottedName(unwrap(a.value), this.text);
+      const binding = name ? this.env.get(name) : undefined;
+      if (binding?.kind === 'conn' || binding?.kind === 'cursor') noteEnd(binding.conn, 'unknown');
+    }
+    for (const conn of this.conns) if (conn.shared) noteEnd(conn, 'unknown');
+  }
+
+  /** asyncpg's pool.execute/fetch/fetchrow/fetchval and SQLAlchemy 1.x's engine.execute: each call on any connection of the pool. */
+  private poolSite(node: Node, pool: Extract<Binding, { kind: 'pool' }>, name: string, args: Arg[]): void {
+    const use: ConnectionUse = { kind: 'pool', configId: pool.entry?.config.id };
+    const conn = this.newConn(pool.driver, use, 'parameter', pool.entry, pool.driver === 'asyncpg' ? true : 'unknown');
+    this.conns.delete(conn);
+    this.sqlSite(sqlArgument(args), conn, args, name);
+    void node;
   }
 
   /** The code does something other than SQL while these transactions are open. */
@@ -989,8 +1547,10 @@ class Walk {
   }
 
   private connectionMethod(node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): void {
-    if (EXECUTE_METHODS.has(name) && !(via === 'conn' && conn.driver === 'psycopg2')) {
-      const statements = this.sqlSite(sqlArgument(args), conn);
+    if (conn.driver === 'sqlalchemy' && via === 'conn' && conn.origin !== 'sa.raw') {
+      if (this.sqlalchemyMethod(node, conn, name, args)) return;
+    } else if (sqlMethodOf(conn.driver, via).has(name) && !(via === 'conn' && (conn.driver === 'psycopg2' || conn.driver === 'django' || conn.origin === 'sa.raw'))) {
+      const statements = this.sqlSite(sqlArgument(args), conn, args, name);
       this.afterStatements(conn, statements, span(node));
       return;
     }
@@ -999,12 +1559,133 @@ class Walk {
       return;
     }
     if (via !== 'conn') return;
-    if (name === 'commit' || name === 'rollback') ended(conn);
+    if (name === 'commit' || name === 'rollback') ended(conn, name);
+    else if (name === 'close' && conn.exitEnds === 'rollback') ended(conn, 'rollback');
     else if (name === 'set_autocommit') conn.flow.autocommit = literalBool(positional(args, 0), this.text);
     else if (name === 'set_session') {
       const value = keyword(args, 'autocommit');
       if (value) conn.flow.autocommit = literalBool(value, this.text);
     }
+  }
+
+  /**
+   * A SQLAlchemy Connection or Session: execute(text(...) | select/update/delete
+   * builders), exec_driver_sql(), scalars(), session.query(...) chains,
+   * session.delete(obj). True when the call was one of these.
+   */
+  private sqlalchemyMethod(node: Node, conn: Conn, name: string, args: Arg[]): boolean {
+    if (name === 'commit' || name === 'flush' || name === 'execute' || name === 'scalars' || name === 'scalar' || name === 'query') this.flushInstances(conn);
+    if (name === 'exec_driver_sql' || ((name === 'execute' || name === 'scalars' || name === 'scalar' || name === 'stream' || name === 'stream_scalars') && args.length > 0)) {
+      const argument = sqlArgument(args);
+      const built = argument ? this.sqlalchemyBuilder(argument) : undefined;
+      const statements = built ? this.builtSite(built, conn) : this.sqlSite(argument, conn, args, name === 'exec_driver_sql' ? 'exec_driver_sql' : 'sqlalchemy');
+      this.afterStatements(conn, statements, span(node));
+      return true;
+    }
+    if (name === 'delete' || name === 'merge' || name === 'add' || name === 'flush') {
+      const target = positional(args, 0);
+      const instance = name === 'delete' && target ? this.instanceOf(target) : undefined;
+      if (instance) this.builtSite(deleteInstance(instance, target!), conn);
+      else executed(conn, span(node));
+      return true;
+    }
+    return false;
+  }
+
+  /** session.query(...) chains and select()/update()/delete()/insert() builders, as SQL. */
+  private sqlalchemyBuilder(node: Node): BuiltStatement | undefined {
+    return sqlalchemyStatement(node, this.ormContext());
+  }
+
+  /** A SQL site for SQL the front end wrote for ORM code (an ORM chain or builder): its text maps onto the code it stands for. */
+  builtSite(built: BuiltStatement, conn: Conn | undefined) {
+    const analysis = analyzeHostText(built.host, 'dollar');
+    if (analysis.statements.length === 0) return [];
+    const site: SqlSite = {
+      span: built.host.span,
+      analysis: { statements: analysis.statements, errors: [] },
+      scope: conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' },
+      connection: conn ? conn.use : { kind: 'unknown' },
+      driver: conn ? conn.driver : this.file.driverOfFile,
+    };
+    if (built.params.length > 0) site.params = built.params;
+    if (conn?.callback) site.callback = conn.callback;
+    if (this.info.name) site.functionName = this.info.name;
+    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler });
+    if (conn) executed(conn, built.host.span);
+    return analysis.statements;
+  }
+
+  /** What the ORM code of this walk can read: names, constants, models and the enclosing function's parameters. */
+  ormContext(): OrmContext {
+    return {
+      text: this.text,
+      qualify: (n) => this.file.qualify(n),
+      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
+      isParameter: (name) => this.params.has(name),
+      model: (n) => this.file.models.modelOf(n, this.file),
+      instance: (n) => this.instanceOf(n),
+    };
+  }
+
+  /** The model instance a name holds (`job = Job.objects.select_for_update()...first()`), if this walk knows. */
+  instanceOf(node: Node): ModelRef | undefined {
+    const name = dottedName(unwrap(node), this.text);
+    return name ? this.instances.get(name) : undefined;
+  }
+
+  /**
+   * 'query' for the last call of a SQLAlchemy session.query(...) chain, 'step'
+   * for the calls inside an ORM chain or builder (SQL is written at their end),
+   * undefined for anything else.
+   */
+  private readonly chainRoots = new Map<number, { root: Node; first: string } | null>();
+
+  /** chainRoot, remembered per call: every link of a long chain asks for the same root. */
+  private rootOf(node: Node): { root: Node; first: string } | undefined {
+    const known = this.chainRoots.get(node.from * 65536 + (node.to - node.from));
+    if (known !== undefined) return known ?? undefined;
+    const method = methodCall(node, this.text);
+    let found: { root: Node; first: string } | undefined;
+    if (method) {
+      const object = unwrap(method.object);
+      found = object?.name === 'CallExpression' && methodCall(object, this.text) ? this.rootOf(object) : object ? { root: object, first: method.method } : undefined;
+    }
+    this.chainRoots.set(node.from * 65536 + (node.to - node.from), found ?? null);
+    return found;
+  }
+
+  private ormChain(node: Node): 'query' | 'step' | undefined {
+    const found = this.rootOf(node);
+    if (!found) return undefined;
+    const { root, first } = found;
+    const outer = isOuterCall(node);
+    if (first === 'query' && root.name !== 'CallExpression') {
+      const binding = this.receiver(root, false);
+      const isSession = binding?.kind === 'conn' ? binding.conn.driver === 'sqlalchemy' : binding?.kind === 'factory' && binding.scoped;
+      if (!isSession) return undefined;
+      const steps = this.text.slice(node.from, node.to);
+      if (outer) return 'query';
+      return steps.includes('.query(') && methodCall(node, this.text)?.method !== 'query' ? 'step' : undefined;
+    }
+    if (root.name === 'CallExpression') {
+      const qualified = this.file.qualify(root.firstChild!) ?? '';
+      if (/^sqlalchemy(\.sql|\.sql\.expression|\.future|\.dialects\.postgresql)?\.(select|update|delete|insert)$/.test(qualified)) return 'step';
+    }
+    // Job.objects.filter(...): inner steps of a Django chain (its last call is djangoOrm's).
+    if (!outer && this.file.django && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(this.text.slice(root.from, root.to))) return 'step';
+    return undefined;
+  }
+
+  /** Django ORM calls on a model's manager or an instance; true when the call was one. */
+  private djangoOrm(node: Node): boolean {
+    if (!isOuterCall(node)) return false;
+    const built = djangoStatement(node, this.ormContext());
+    if (!built) return false;
+    const conn = this.file.django!.connectionFor(this, built.using);
+    const statements = this.builtSite(built, conn);
+    if (statements.length === 0) executed(conn, span(node));
+    return true;
   }
 
   /** Transaction control sent as SQL, then the statement's own effect on the transaction. */
@@ -1015,17 +1696,23 @@ class Walk {
     }
     for (const statement of statements) {
       if (statement.transaction === 'begin') beganBySql(conn, this.file.model.file);
-      else if (statement.transaction === 'commit' || statement.transaction === 'rollback') endedBySql(conn);
+      else if (statement.transaction === 'commit' || statement.transaction === 'rollback') endedBySql(conn, statement.transaction);
       else executed(conn, at);
     }
   }
 
-  /** Records a site for the SQL of `sqlNode` run on `conn`; returns its statements. */
-  private sqlSite(sqlNode: Node | undefined, conn: Conn | undefined) {
+  /**
+   * Records a site for the SQL of `sqlNode` run on `conn`; returns its
+   * statements. `args` and `method` are the call's, for the values bound to
+   * the placeholders and the placeholder style.
+   */
+  private sqlSite(sqlNode: Node | undefined, conn: Conn | undefined, args: Arg[] = [], method = 'execute') {
     if (!sqlNode) return undefined;
-    const host = resolveText(sqlNode, this.file.resolveContext());
-    if (!host || host.text.trim() === '') return undefined;
-    const analysis = analyzeHostText(host);
+    const resolved = resolveText(sqlNode, this.file.resolveContext());
+    if (!resolved || resolved.text.trim() === '') return undefined;
+    const style = placeholderStyle(conn?.driver ?? this.file.driverOfFile, method, resolved);
+    const { host, refs } = numberPlaceholders(resolved, style);
+    const analysis = analyzeHostText(host, 'dollar');
     const known = conn !== undefined && conn.origin !== 'parameter' && conn.driver !== 'unknown';
     if (known && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
     if (analysis.statements.length === 0) return [];
@@ -1037,6 +1724,9 @@ class Walk {
       connection: conn ? conn.use : { kind: 'unknown' },
       driver: conn ? conn.driver : this.file.driverOfFile,
     };
+    const params = paramsOf(refs, this.boundValuesOf(args, method, conn?.driver ?? this.file.driverOfFile, resolved), (n) => this.hostParam(n));
+    if (params) site.params = params;
+    resolveSettingNames(site.analysis.statements, host, params);
     if (conn?.callback) site.callback = conn.callback;
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({
@@ -1045,6 +1735,26 @@ class Walk {
       inHandler: this.handler,
     });
     return analysis.statements;
+  }
+
+  /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */
+  private boundValuesOf(args: Arg[], method: string, driver: Driver, host: HostText): BoundValues | undefined {
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    if (driver === 'asyncpg' && method !== 'executemany') {
+      const rest = args.filter((a) => !a.name && !a.star).slice(1).map((a) => a.value);
+      if (args.some((a) => a.star)) return { opaque: true };
+      return { sequence: rest };
+    }
+    const given = positional(args, 1) ?? keyword(args, 'params') ?? keyword(args, 'parameters') ?? keyword(args, 'vars');
+    const bound = given ? boundValues(given, this.text, valueOf) : undefined;
+    if (host.boundParams) return { ...bound, mapping: new Map([...(bound?.mapping ?? []), ...host.boundParams]), opaque: false };
+    return bound;
+  }
+
+  /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
+  hostParam(node: Node | undefined): HostParam {
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    return hostParam(node, this.text, (name) => this.params.has(name), valueOf);
   }
 
   private isQueryFunction(callee: Node): boolean {
@@ -1057,28 +1767,30 @@ class Walk {
   }
 
   /** A function of this file called with a pool, connection or cursor: walk it here, with them. */
-  private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): void {
-    if (args.length === 0 || this.stack.length > 4) return;
+  private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): boolean {
+    if (args.length === 0 || this.stack.length > 4) return false;
     const def = this.file.resolveDef(callee, node);
-    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return;
+    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
     // Names only: a call as an argument would be evaluated twice here.
     const bindings = (value: Node): Binding | undefined => {
       const name = dottedName(unwrap(value), this.text);
       return name ? this.lookup(name) : undefined;
     };
-    if (!args.some((a) => bindings(a.value))) return;
+    if (!args.some((a) => bindings(a.value))) return false;
     this.file.walkedAtCall.add(def.from);
     const walk = new Walk(this.file, { name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
     walk.bindParameters(def, args, isMethodCall, undefined, bindings);
     for (const conn of walk.conns) this.conns.add(conn);
     walk.walkBlock(bodyStatements(def));
     for (const conn of walk.conns) this.conns.add(conn);
+    return true;
   }
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
     const isEffect = pythonSideEffect(qualified, method) !== undefined;
     if (!isEffect) return;
-    const conn = this.contexts[this.contexts.length - 1];
+    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
+    const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
@@ -1089,6 +1801,38 @@ class Walk {
 }
 
 // ---- small syntax helpers ------------------------------------------------------------
+
+/** Names of parameters that identify a tenant. */
+const TENANT_PARAMETER = /(^|_)(tenant|schema|customer|org|organization|account|shard|workspace)(_|$|id|name|slug)/i;
+
+/** Parameter annotations that say what a parameter is. */
+const ANNOTATED: Record<string, { kind: 'pool' | 'conn'; driver: Driver }> = {
+  'asyncpg.Pool': { kind: 'pool', driver: 'asyncpg' },
+  'asyncpg.pool.Pool': { kind: 'pool', driver: 'asyncpg' },
+  'asyncpg.Connection': { kind: 'conn', driver: 'asyncpg' },
+  'asyncpg.connection.Connection': { kind: 'conn', driver: 'asyncpg' },
+  'asyncpg.pool.PoolConnectionProxy': { kind: 'conn', driver: 'asyncpg' },
+  'sqlalchemy.engine.Engine': { kind: 'pool', driver: 'sqlalchemy' },
+  'sqlalchemy.Engine': { kind: 'pool', driver: 'sqlalchemy' },
+  'sqlalchemy.ext.asyncio.AsyncEngine': { kind: 'pool', driver: 'sqlalchemy' },
+  'sqlalchemy.orm.Session': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlalchemy.orm.session.Session': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlalchemy.ext.asyncio.AsyncSession': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlalchemy.engine.Connection': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlalchemy.Connection': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlalchemy.ext.asyncio.AsyncConnection': { kind: 'conn', driver: 'sqlalchemy' },
+  'sqlmodel.Session': { kind: 'conn', driver: 'sqlalchemy' },
+};
+
+/** `Optional[Session]`, `Session | None`, `"Session"`: the type named. */
+function annotationType(node: Node): Node {
+  if (node.name === 'MemberExpression' && node.lastChild?.name === ']') {
+    const inner = children(node).find((c, i, all) => i > 0 && all[i - 1].name === '[');
+    return inner ? annotationType(inner) : node;
+  }
+  if (node.name === 'BinaryExpression') return annotationType(node.firstChild ?? node);
+  return node;
+}
 
 const NOT_WORK_FUNCTIONS = new Set([
   'len', 'str', 'int', 'float', 'bool', 'dict', 'list', 'tuple', 'set', 'frozenset', 'print', 'isinstance', 'range',
@@ -1106,7 +1850,7 @@ function isWork(callee: string | undefined, method: string | undefined): boolean
   if (method && NOT_WORK_METHODS.has(method)) return false;
   if (!callee) return true;
   if (NOT_WORK_FUNCTIONS.has(callee)) return false;
-  if (/^(psycopg2?\.sql|logging|log|logger|self\.log|self\.logger)\b/.test(callee)) return false;
+  if (/^(psycopg2?\.sql|logging|log|logger|self\.log|self\.logger|sqlalchemy|sqlmodel|django\.db\.models|django\.utils\.timezone|datetime|F|Q|timedelta)\b/.test(callee)) return false;
   return true;
 }
 

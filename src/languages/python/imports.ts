@@ -8,10 +8,12 @@ export interface Imports {
   names: Map<string, string>;
   /** Top-level modules the file imports (psycopg, psycopg_pool, psycopg2, ...). */
   modules: Set<string>;
+  /** Names imported from modules of the project: `from .db import pool` / `from app.db import pool as p`. */
+  fromImports: Map<string, { module: string; level: number; name: string; span: { start: number; end: number } }>;
 }
 
 export function readImports(tree: Tree, text: string): Imports {
-  const imports: Imports = { names: new Map(), modules: new Set() };
+  const imports: Imports = { names: new Map(), modules: new Set(), fromImports: new Map() };
   tree.iterate({
     enter(ref) {
       if (ref.name !== 'ImportStatement') return;
@@ -41,17 +43,24 @@ function readImport(node: Node, text: string, imports: Imports): void {
   const importAt = parts.findIndex((n) => n.name === 'import');
   if (importAt < 0) return;
   const source = parts.slice(1, importAt);
-  if (source.some((n) => n.name === '.' && n === source[0]) || source[0]?.name === 'Ellipsis') return; // relative import
+  // Leading dots: `.` and `...` (Lezer reads three dots as an Ellipsis).
+  let level = 0;
+  for (const n of source) {
+    if (n.name === '.') level++;
+    else if (n.name === 'Ellipsis') level += 3;
+    else break;
+  }
   const module = source.filter((n) => n.name === 'VariableName').map(word).join('.');
-  if (!module) return;
-  imports.modules.add(module.split('.')[0]);
+  if (!module && level === 0) return;
+  if (level === 0) imports.modules.add(module.split('.')[0]);
   for (const group of splitCommas(parts.slice(importAt + 1))) {
     const names = group.filter((n) => n.name === 'VariableName');
     if (names.length === 0) continue;
     const asAt = group.findIndex((n) => n.name === 'as');
     const imported = word(names[0]);
     const local = asAt >= 0 && group[asAt + 1] ? word(group[asAt + 1]) : imported;
-    imports.names.set(local, `${module}.${imported}`);
+    if (level === 0) imports.names.set(local, `${module}.${imported}`);
+    imports.fromImports.set(local, { module, level, name: imported, span: { start: node.from, end: node.to } });
   }
 }
 

@@ -2,21 +2,24 @@
 // psycopg_pool's ConnectionPool / AsyncConnectionPool / NullConnectionPool
 // (kwargs=, reset=, configure=, check=, connection_class=), psycopg.connect()
 // and Connection.connect() (autocommit=, prepare_threshold=), psycopg2's
-// pools and connect().
+// pools and connect(); SQLAlchemy engines and asyncpg pools in drivers.ts.
 import type { ConnectionConfig, Driver, ResetCallback } from '../../model/index.ts';
 import { compareVersions, type VersionPin } from './versions.ts';
 import { callParts, children, keyword, span, unwrap, type Arg, type Node } from './syntax.ts';
+import { otherMakerOf, readOtherConfig } from './drivers.ts';
 
 const PSYCOPG_POOLS = ['ConnectionPool', 'AsyncConnectionPool', 'NullConnectionPool', 'AsyncNullConnectionPool'];
 const PSYCOPG2_POOLS = ['SimpleConnectionPool', 'ThreadedConnectionPool', 'PersistentConnectionPool', 'AbstractConnectionPool'];
 
 export type Maker =
-  | { kind: 'pool'; driver: 'psycopg' | 'psycopg2'; name: string }
-  | { kind: 'connect'; driver: 'psycopg' | 'psycopg2'; name: string };
+  | { kind: 'pool'; driver: 'psycopg' | 'psycopg2' | 'asyncpg' | 'sqlalchemy'; name: string }
+  | { kind: 'connect'; driver: 'psycopg' | 'psycopg2' | 'asyncpg'; name: string };
 
 /** What a qualified callee makes, if it is one of the drivers' pool classes or connect functions. */
 export function makerOf(qualified: string | undefined): Maker | undefined {
   if (!qualified) return undefined;
+  const other = otherMakerOf(qualified);
+  if (other) return other;
   const parts = qualified.split('.');
   const last = parts[parts.length - 1];
   if (parts[0] === 'psycopg_pool' && PSYCOPG_POOLS.includes(last)) return { kind: 'pool', driver: 'psycopg', name: last };
@@ -38,7 +41,25 @@ export interface ConfigEntry {
   /** Where the code turns prepared statements off after connecting (`conn.prepare_threshold = None` in configure=). */
   thresholdOff?: string;
   /** Callback arguments (reset=, configure=, check=) to follow to their definitions. */
-  callbackArgs: { role: ResetCallback['role']; node: Node }[];
+  callbackArgs: CallbackArg[];
+  /** SQLAlchemy: the DBAPI its URL names (what its event listeners' connections are). */
+  dbapi?: 'psycopg2' | 'psycopg' | 'asyncpg';
+}
+
+export interface CallbackArg {
+  role: ResetCallback['role'];
+  /** The callback expression, or the decorated def of a SQLAlchemy listener. */
+  node: Node;
+  /** Which positional parameter receives the connection (0 unless said: after_begin's is 2). */
+  connParam?: number;
+  /** The connection it receives, when not the pool's own (SQLAlchemy: the DBAPI connection). */
+  connDriver?: Driver;
+  /** Its autocommit state when the callback starts, when not the pool's. */
+  autocommit?: boolean | 'unknown';
+  /** It runs inside a transaction that is already open (SQLAlchemy after_begin). */
+  inTransaction?: string;
+  /** What the callback is, for the model's name: the SQLAlchemy event. */
+  event?: string;
 }
 
 export interface ReadContext {
@@ -51,6 +72,7 @@ export interface ReadContext {
 }
 
 export function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
+  if (maker.driver === 'sqlalchemy' || maker.driver === 'asyncpg') return readOtherConfig(callNode, maker, ctx);
   const call = callParts(callNode, ctx.text)!;
   const args = call.args;
   const hasSplat = args.some((a) => a.star === '**');
@@ -100,14 +122,14 @@ export function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): Conf
   return entry;
 }
 
-function keywordMap(args: Arg[]): Map<string, Node> {
+export function keywordMap(args: Arg[]): Map<string, Node> {
   const map = new Map<string, Node>();
   for (const a of args) if (a.name) map.set(a.name, a.value);
   return map;
 }
 
 /** `{"k": v, ...}` or `dict(k=v)`, through a name; 'unknown' when it has `**` parts or is computed. */
-function readDict(node: Node, ctx: ReadContext, depth = 0): Map<string, Node> | 'unknown' {
+export function readDict(node: Node, ctx: ReadContext, depth = 0): Map<string, Node> | 'unknown' {
   const expr = unwrap(node);
   if (!expr || depth > 4) return 'unknown';
   if (expr.name === 'VariableName') {
@@ -135,7 +157,7 @@ function readDict(node: Node, ctx: ReadContext, depth = 0): Map<string, Node> | 
   return map;
 }
 
-function booleanOf(node: Node, ctx: ReadContext): boolean | 'unknown' {
+export function booleanOf(node: Node, ctx: ReadContext): boolean | 'unknown' {
   const expr = unwrap(node);
   if (!expr) return 'unknown';
   const text = ctx.text.slice(expr.from, expr.to);

@@ -20,7 +20,23 @@ export interface Flow {
   explicit: { id: string; form: string }[];
 }
 
-export type Origin = 'pool.connection' | 'getconn' | 'connect' | 'parameter' | 'callback';
+export type Origin =
+  | 'pool.connection'
+  | 'getconn'
+  | 'connect'
+  | 'parameter'
+  | 'callback'
+  /** SQLAlchemy: engine.connect(), a Session, the DBAPI connection of engine.raw_connection(). */
+  | 'sa.connect'
+  | 'sa.session'
+  | 'sa.raw'
+  /** asyncpg: pool.acquire(). */
+  | 'acquire'
+  /** Django's connection of the thread (django.db.connection, connections[alias]). */
+  | 'django';
+
+/** How a transaction left open ends where the code ends it implicitly: a `with` block's exit, close(). */
+export type EndKind = 'commit' | 'rollback' | 'unknown';
 
 export interface Conn {
   /** Unique within the file. */
@@ -31,6 +47,10 @@ export interface Conn {
   origin: Origin;
   callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
   flow: Flow;
+  /** What leaving `with <this connection>` does to an open transaction: psycopg commits, SQLAlchemy rolls back. */
+  exitEnds?: EndKind;
+  /** A connection or Session other code uses too (Django's, a scoped_session, a module's): any call may commit it. */
+  shared?: boolean;
 }
 
 export function initialFlow(autocommit: boolean | 'unknown'): Flow {
@@ -43,11 +63,34 @@ export function copyFlow(flow: Flow): Flow {
 
 let fresh = 1_000_000;
 let transactions = 0;
+/** How each implicit transaction (`<conn>.<serial>`) was seen to end, on every path the walk followed. */
+let ends = new Map<string, Set<EndKind>>();
 
 /** Numbering starts over for every file, so ids do not depend on the order files are read in. */
 export function resetNumbering(): void {
   fresh = 1_000_000;
   transactions = 0;
+  ends = new Map();
+}
+
+/** Records how the connection's open implicit transaction ends here. */
+export function noteEnd(conn: Conn, how: EndKind): void {
+  if (conn.flow.explicit.length > 0 || conn.flow.autocommit === true) return;
+  const key = `${conn.id}.${conn.flow.serial}`;
+  const set = ends.get(key) ?? new Set<EndKind>();
+  set.add(how);
+  ends.set(key, set);
+}
+
+/**
+ * True when the implicit transaction of this scope id was rolled back on
+ * every path that ended it and committed on none (SQLAlchemy's `with
+ * engine.connect()` left without commit()): what it wrote is undone.
+ */
+export function neverCommits(scopeId: string): boolean {
+  const key = scopeId.slice(scopeId.lastIndexOf('#') + 1);
+  const set = ends.get(key);
+  return !!set && set.has('rollback') && !set.has('commit') && !set.has('unknown');
 }
 
 /** The flow after either of two paths: what they disagree on becomes unknown (or a new transaction). */
@@ -64,6 +107,12 @@ export function mergeFlows(a: Flow, b: Flow): Flow {
 function implicitForm(conn: Conn): string {
   const driver = conn.driver === 'psycopg2' ? 'psycopg2' : 'psycopg';
   switch (conn.origin) {
+    case 'sa.connect':
+      return "SQLAlchemy's transaction, begun at the connection's first statement";
+    case 'sa.session':
+      return "the SQLAlchemy Session's transaction, begun at its first statement";
+    case 'sa.raw':
+      return "the DBAPI connection's implicit transaction (autocommit off)";
     case 'pool.connection':
       return `${driver}'s implicit transaction, committed when \`with pool.connection()\` ends`;
     case 'callback':
@@ -103,15 +152,16 @@ export function executed(conn: Conn, at: Span): void {
 }
 
 /** commit(), rollback(), COMMIT or ROLLBACK sent as SQL, the end of `with conn:`. */
-export function ended(conn: Conn): void {
+export function ended(conn: Conn, how: EndKind = 'unknown'): void {
   const { flow } = conn;
+  if (flow.dirty !== false) noteEnd(conn, how);
   flow.serial++;
   flow.dirty = false;
   flow.dirtyAt = undefined;
 }
 
 /** `with conn.transaction():` — a savepoint inside an open transaction, else its own transaction. */
-export function enterTransaction(conn: Conn, file: string): { savepoint: boolean } {
+export function enterTransaction(conn: Conn, file: string, form = '`with conn.transaction()`'): { savepoint: boolean } {
   const { flow } = conn;
   if (flow.explicit.length > 0) {
     flow.explicit.push({ ...flow.explicit[0] });
@@ -121,13 +171,13 @@ export function enterTransaction(conn: Conn, file: string): { savepoint: boolean
     flow.explicit.push({ id: implicitId(conn, file), form: implicitForm(conn) });
     return { savepoint: true };
   }
-  flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form: '`with conn.transaction()`' });
+  flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form });
   return { savepoint: false };
 }
 
 export function leaveTransaction(conn: Conn, savepoint: boolean): void {
   conn.flow.explicit.pop();
-  if (!savepoint && conn.flow.explicit.length === 0) ended(conn);
+  if (!savepoint && conn.flow.explicit.length === 0) ended(conn, 'commit');
 }
 
 /** BEGIN sent as SQL on a connection in autocommit. */
@@ -136,11 +186,11 @@ export function beganBySql(conn: Conn, file: string): void {
   conn.flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form: 'BEGIN' });
 }
 
-export function endedBySql(conn: Conn): void {
+export function endedBySql(conn: Conn, how: EndKind = 'unknown'): void {
   if (conn.flow.explicit.length > 0 && conn.flow.explicit[0].form === 'BEGIN') {
     conn.flow.explicit = [];
-    ended(conn);
+    ended(conn, how);
     return;
   }
-  if (conn.flow.explicit.length === 0) ended(conn);
+  if (conn.flow.explicit.length === 0) ended(conn, how);
 }

@@ -1,13 +1,25 @@
 // Python string literals as SQL text with a map back to the host file:
-// prefixes, escapes, implicit concatenation, f-string replacements (holes),
-// `+` concatenation, `%` and `.format()` (psycopg's placeholders look the
-// same), psycopg.sql.SQL(...) and names of constants.
+// prefixes, escapes, implicit concatenation, f-string replacements (holes,
+// or the text of a constant), `+` concatenation, `%` and `.format()`
+// (psycopg's placeholders look the same), psycopg.sql composition
+// (SQL, Identifier, Literal, Placeholder, Composed `+`, `.join`, `.format`),
+// SQLAlchemy's text() and names of constants.
 import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../host-text.ts';
-import { callParts, children, dottedName, methodCall, positional, span, unwrap, type Node } from './syntax.ts';
+import { forEachCodeChar } from '../../sql/lexer.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
 
 export interface HostText extends BaseHostText {
   /** The text passed through psycopg.sql.SQL(). */
   composed: boolean;
+  /** The text passed through SQLAlchemy's text(): its placeholders are `:name`. */
+  colonParams?: boolean;
+  /**
+   * `{}` fields of a psycopg.sql template left in the text because their
+   * argument could not be read (text offset of the `{` -> the argument).
+   */
+  formatArgs?: Map<number, Node>;
+  /** Values given to text(...).bindparams(name=value). */
+  boundParams?: Map<string, Node>;
 }
 
 export { toHost };
@@ -19,7 +31,7 @@ class Builder extends HostTextBuilder {
 }
 
 /** Decodes one String or FormatString node into the builder; false when it is not a literal we read. */
-function decodeLiteral(node: Node, text: string, out: Builder): boolean {
+function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (expr: Node) => HostText | undefined): boolean {
   const raw = text.slice(node.from, node.to);
   const head = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(raw);
   if (!head) return false;
@@ -34,8 +46,15 @@ function decodeLiteral(node: Node, text: string, out: Builder): boolean {
   let r = 0;
   while (i < end) {
     if (r < replacements.length && i >= replacements[r].from) {
-      out.hole(replacements[r].from, replacements[r].to);
-      i = replacements[r].to;
+      const field = replacements[r];
+      const inner = children(field).filter((c) => c.name !== '{' && c.name !== '}');
+      // {TABLE} where TABLE is a constant string: its text, at the replacement.
+      const constant = inner.length === 1 && replacement ? replacement(inner[0]) : undefined;
+      if (constant && constant.holes.length === 0) out.push(constant.text, field.from, field.to);
+      // UPDATE {table} / FROM {schema}.{table}: a name, not a value; named after the expression so the same hole reads as the same table.
+      else if (inner.length === 1 && identifierPosition(out.text)) out.push(identifierFor(text.slice(inner[0].from, inner[0].to)), field.from, field.to);
+      else out.hole(field.from, field.to);
+      i = field.to;
       r++;
       continue;
     }
@@ -99,8 +118,15 @@ export interface ResolveContext {
 }
 
 const SQL_CLASSES = new Set(['psycopg.sql.SQL', 'psycopg2.sql.SQL']);
+const IDENTIFIER_CLASSES = new Set(['psycopg.sql.Identifier', 'psycopg2.sql.Identifier']);
+const LITERAL_CLASSES = new Set(['psycopg.sql.Literal', 'psycopg2.sql.Literal']);
+const PLACEHOLDER_CLASSES = new Set(['psycopg.sql.Placeholder', 'psycopg2.sql.Placeholder']);
+/** SQLAlchemy's text() construct: SQL with `:name` bind parameters. */
+export const TEXT_CONSTRUCTS = new Set(['sqlalchemy.text', 'sqlalchemy.sql.text', 'sqlalchemy.sql.expression.text', 'sqlalchemy.sql.elements.text']);
 const TEXT_WRAPPERS = new Set(['textwrap.dedent', 'inspect.cleandoc']);
 const TEXT_METHODS = new Set(['strip', 'lstrip', 'rstrip', 'format']);
+/** Methods of a text() or Composed object that keep its SQL. */
+const CONSTRUCT_METHODS = new Set(['bindparams', 'columns', 'execution_options', 'as_string']);
 
 /** The SQL text of an expression, or undefined when it is not text we can read. */
 export function resolveText(node: Node | null | undefined, ctx: ResolveContext, depth = 0): HostText | undefined {
@@ -110,11 +136,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     case 'String':
     case 'FormatString': {
       const out = new Builder();
-      return decodeLiteral(expr, ctx.text, out) ? out.build(expr, false) : undefined;
+      return decodeLiteral(expr, ctx.text, out, constantText(ctx, depth)) ? out.build(expr, false) : undefined;
     }
     case 'ContinuedString': {
       const out = new Builder();
-      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out)) return undefined;
+      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out, constantText(ctx, depth))) return undefined;
       return out.build(expr, false);
     }
     case 'BinaryExpression': {
@@ -130,7 +156,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       else out.hole(left.from, left.to);
       if (b) out.append(b);
       else out.hole(right.from, right.to);
-      return out.build(expr, !!(a?.composed || b?.composed));
+      const built = out.build(expr, !!(a?.composed || b?.composed));
+      if (a?.colonParams || b?.colonParams) built.colonParams = true;
+      const formatArgs = mergeFormatArgs(a, b, a ? a.text.length : 1);
+      if (formatArgs) built.formatArgs = formatArgs;
+      return built;
     }
     case 'VariableName': {
       const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
@@ -146,13 +176,193 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         const inner = resolveText(positional(call.args, 0), ctx, depth + 1);
         return inner && SQL_CLASSES.has(qualified) ? { ...inner, composed: true } : inner;
       }
+      if (qualified && TEXT_CONSTRUCTS.has(qualified)) {
+        const inner = resolveText(positional(call.args, 0) ?? keyword(call.args, 'text'), ctx, depth + 1);
+        return inner ? { ...inner, colonParams: true } : undefined;
+      }
+      if (qualified && (IDENTIFIER_CLASSES.has(qualified) || LITERAL_CLASSES.has(qualified) || PLACEHOLDER_CLASSES.has(qualified))) {
+        return composable(expr, qualified, call.args, ctx, depth);
+      }
       const method = methodCall(expr, ctx.text);
-      if (method && TEXT_METHODS.has(method.method)) return resolveText(method.object, ctx, depth + 1);
+      if (method?.method === 'format') {
+        const template = resolveText(method.object, ctx, depth + 1);
+        // psycopg.sql.SQL(...).format(...): the arguments are composed into the text where they can be read.
+        if (template?.composed) return composeFormat(template, call.args, expr, ctx, depth);
+        return template;
+      }
+      if (method?.method === 'join') {
+        const separator = resolveText(method.object, ctx, depth + 1);
+        if (separator?.composed) return composeJoin(separator, positional(call.args, 0), expr, ctx, depth);
+        return undefined;
+      }
+      if (method?.method === 'bindparams') {
+        const inner = resolveText(method.object, ctx, depth + 1);
+        if (!inner) return undefined;
+        const boundParams = new Map(inner.boundParams ?? []);
+        for (const a of call.args) if (a.name) boundParams.set(a.name, a.value);
+        return { ...inner, boundParams };
+      }
+      if (method && (TEXT_METHODS.has(method.method) || CONSTRUCT_METHODS.has(method.method))) return resolveText(method.object, ctx, depth + 1);
       return undefined;
     }
     default:
       return undefined;
   }
+}
+
+/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, or a schema's dot. */
+export function identifierPosition(before: string): boolean {
+  return /(\b(from|update|into|join|table|only)\s+|\w\.)$/i.test(before);
+}
+
+/** An identifier standing for the expression that computes a name: `self.table` -> self_table. */
+export function identifierFor(expression: string): string {
+  // Quoted: `table` or `order` are reserved words.
+  const name = expression.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
+  return `"${/^[a-z_]/.test(name) ? name : `t_${name}`}"`;
+}
+
+/** The expression of sql.Identifier(expr) when it is not a literal (a name the code computes). */
+function identifierArgument(arg: Node, ctx: ResolveContext): string | undefined {
+  const call = callParts(arg, ctx.text);
+  if (!call || !IDENTIFIER_CLASSES.has(ctx.qualify(call.callee) ?? '')) return undefined;
+  const parts = call.args.filter((a) => !a.name && !a.star);
+  if (parts.length === 0) return undefined;
+  return parts.map((p) => ctx.text.slice(p.value.from, p.value.to)).join('.');
+}
+
+/** A constant's text for an f-string replacement `{NAME}`. */
+function constantText(ctx: ResolveContext, depth: number): (expr: Node) => HostText | undefined {
+  return (expr) => {
+    if (expr.name !== 'VariableName' || depth > 6) return undefined;
+    const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
+    const kind = value ? unwrap(value)?.name : undefined;
+    if (!value || (kind !== 'String' && kind !== 'ContinuedString')) return undefined;
+    return resolveText(value, ctx, depth + 1);
+  };
+}
+
+/** The string value of a literal argument (`"app.tenant"`), if it is one with no replacements. */
+function literalString(node: Node | undefined, ctx: ResolveContext, depth: number): string | undefined {
+  const expr = unwrap(node);
+  if (!expr) return undefined;
+  const kind = expr.name === 'VariableName' ? unwrap(ctx.constant(ctx.text.slice(expr.from, expr.to), expr))?.name : expr.name;
+  if (kind !== 'String' && kind !== 'ContinuedString') return undefined;
+  const host = resolveText(expr, ctx, depth + 1);
+  return host && host.holes.length === 0 ? host.text : undefined;
+}
+
+/** sql.Identifier("a", "b") -> "a"."b"; sql.Literal("x") -> 'x'; sql.Placeholder() -> %s: the text psycopg composes. */
+function composable(expr: Node, qualified: string, args: Arg[], ctx: ResolveContext, depth: number): HostText | undefined {
+  const out = new Builder();
+  if (PLACEHOLDER_CLASSES.has(qualified)) {
+    const name = literalString(positional(args, 0) ?? keyword(args, 'name'), ctx, depth);
+    if (args.length > 0 && name === undefined) return undefined;
+    out.push(name === undefined ? '%s' : `%(${name})s`, expr.from, expr.to);
+    return out.build(expr, true);
+  }
+  if (IDENTIFIER_CLASSES.has(qualified)) {
+    const parts = args.filter((a) => !a.name && !a.star).map((a) => literalString(a.value, ctx, depth));
+    if (parts.length === 0 || parts.some((p) => p === undefined)) return undefined;
+    out.push(parts.map((p) => `"${p!.replace(/"/g, '""')}"`).join('.'), expr.from, expr.to);
+    return out.build(expr, true);
+  }
+  const value = unwrap(positional(args, 0));
+  if (!value) return undefined;
+  const raw = ctx.text.slice(value.from, value.to);
+  const literal = literalString(value, ctx, depth);
+  if (literal !== undefined) out.push(`'${literal.replace(/'/g, "''")}'`, expr.from, expr.to);
+  else if (value.name === 'Number' && /^[\d.]+$/.test(raw)) out.push(raw, expr.from, expr.to);
+  else if (value.name === 'Boolean' || raw === 'True' || raw === 'False') out.push(raw.toLowerCase(), expr.from, expr.to);
+  else if (value.name === 'None') out.push('NULL', expr.from, expr.to);
+  else return undefined;
+  return out.build(expr, true);
+}
+
+/** One `{}` / `{0}` / `{name}` field of a template, at text offsets [start, end). */
+interface FormatField {
+  start: number;
+  end: number;
+  key: string;
+}
+
+function formatFields(text: string): FormatField[] {
+  const fields: FormatField[] = [];
+  forEachCodeChar(text, (i) => {
+    if (text[i] !== '{') return;
+    if (text[i + 1] === '{') return i + 2;
+    const close = text.indexOf('}', i + 1);
+    if (close < 0 || !/^\w*$/.test(text.slice(i + 1, close))) return;
+    fields.push({ start: i, end: close + 1, key: text.slice(i + 1, close) });
+    return close + 1;
+  });
+  return fields;
+}
+
+/**
+ * sql.SQL("SET {} = {}").format(sql.Identifier("search_path"), value): each
+ * field becomes the text of its argument where that is readable; the others
+ * stay `{}` fields (placeholders to the analyzer), with their argument kept
+ * so the site's params can say where the value comes from.
+ */
+function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: ResolveContext, depth: number): HostText {
+  const positionalArgs = args.filter((a) => !a.name && !a.star).map((a) => a.value);
+  const named = new Map(args.filter((a) => a.name).map((a) => [a.name!, a.value]));
+  const out = new Builder();
+  const formatArgs = new Map<number, Node>();
+  let next = 0;
+  let last = 0;
+  const copy = (from: number, to: number) => {
+    for (let k = from; k < to; k++) {
+      const hole = template.holes.find((h) => h.start === k);
+      if (hole) out.hole(template.starts[k], template.ends[k]);
+      else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
+    }
+  };
+  for (const field of formatFields(template.text)) {
+    copy(last, field.start);
+    last = field.end;
+    const arg = field.key === '' ? positionalArgs[next++] : /^\d+$/.test(field.key) ? positionalArgs[Number(field.key)] : named.get(field.key);
+    const value = arg ? resolveText(arg, ctx, depth + 1) : undefined;
+    if (value && value.composed) {
+      out.append(value);
+      continue;
+    }
+    // UPDATE {} with sql.Identifier(table): a table name the code chooses, named after its expression.
+    const identifier = arg ? identifierArgument(arg, ctx) : undefined;
+    if (identifier && arg && identifierPosition(out.text)) {
+      out.push(identifierFor(identifier), arg.from, arg.to);
+      continue;
+    }
+    if (arg) formatArgs.set(out.text.length, arg);
+    copy(field.start, field.end);
+  }
+  copy(last, template.text.length);
+  const built = out.build(expr, true);
+  if (formatArgs.size > 0) built.formatArgs = formatArgs;
+  return built;
+}
+
+/** sql.SQL(", ").join([sql.Identifier("a"), ...]): the parts, readable ones only. */
+function composeJoin(separator: HostText, list: Node | undefined, expr: Node, ctx: ResolveContext, depth: number): HostText | undefined {
+  const items = unwrap(list);
+  if (!items || (items.name !== 'ArrayExpression' && items.name !== 'TupleExpression')) return undefined;
+  const parts = children(items).filter((c) => !['[', ']', '(', ')', ','].includes(c.name));
+  const out = new Builder();
+  parts.forEach((part, k) => {
+    if (k > 0) out.append(separator);
+    const value = resolveText(part, ctx, depth + 1);
+    if (value) out.append(value);
+    else out.hole(part.from, part.to);
+  });
+  return out.build(expr, true);
+}
+
+function mergeFormatArgs(a: HostText | undefined, b: HostText | undefined, offset: number): Map<number, Node> | undefined {
+  if (!a?.formatArgs && !b?.formatArgs) return undefined;
+  const merged = new Map(a?.formatArgs ?? []);
+  for (const [at, node] of b?.formatArgs ?? []) merged.set(at + offset, node);
+  return merged;
 }
 
 /** True for `sql.SQL(...)` (psycopg or psycopg2), possibly with `.format(...)` after it. */

@@ -118,6 +118,18 @@ export function methodCall(node: Node | null | undefined, text: string): { objec
   return { object, method: text.slice(property.from, property.to), call };
 }
 
+/** A decorator `@a.b(args)` as its dotted name and arguments (Lezer writes it flat: At, names, dots, ArgList). */
+export function decoratorParts(decorator: Node, text: string): { name: string; args?: Arg[] } | undefined {
+  const names: string[] = [];
+  let args: Arg[] | undefined;
+  for (const c of children(decorator)) {
+    if (c.name === 'VariableName') names.push(text.slice(c.from, c.to));
+    else if (c.name === 'ArgList') args = argsOf(c, text);
+    else if (c.name !== 'At' && c.name !== '.') return undefined;
+  }
+  return names.length > 0 ? { name: names.join('.'), args } : undefined;
+}
+
 export function span(node: Node): Span {
   return { start: node.from, end: node.to };
 }
@@ -127,6 +139,15 @@ export function span(node: Node): Span {
 export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false; message: string; span: Span };
 
 export function parsePython(original: string): ParseOutcome {
+  try {
+    return parseChecked(original);
+  } catch {
+    // Lezer's tree of some inputs cannot be walked (a method chain thousands of links long).
+    return { ok: false, message: 'This file is nested too deeply to be read: it was not analysed.', span: { start: 0, end: 0 } };
+  }
+}
+
+function parseChecked(original: string): ParseOutcome {
   const nul = original.indexOf('\u0000');
   if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
   // Form feeds are whitespace to Python (and to no Lezer rule).

@@ -2,18 +2,82 @@
 
 Run by test/proofs/py-*.test.ts with Debian's interpreter:
     /usr/bin/python3 test/proofs/python/psycopg_proofs.py <proof> <worker-url>
-Each proof runs the bad and the good pattern against the seeded test database
-and prints one JSON object with what it measured. It asserts nothing itself:
+Each proof imports the rule's bad and good fixtures (fixtures/python/...),
+runs their own functions and pools against the seeded test database and
+prints one JSON object with what it measured. It asserts nothing itself:
 the Node tests read the JSON and assert.
 """
 
 import json
 import logging
 import sys
+from types import SimpleNamespace
 
 import psycopg
 import psycopg_pool
-from psycopg_pool import ConnectionPool
+
+from fixtures import load_psycopg
+
+
+def probe(pool):
+    """A job that sets nothing: what tenant and how many invoices does it see?"""
+    with pool.connection() as conn:
+        setting, rows = conn.execute(
+            "select current_setting('app.tenant', true), (select count(*) from invoices)"
+        ).fetchone()
+        return {"setting": setting, "rows": rows}
+
+
+def opened(pool):
+    pool.open(wait=True, timeout=10)
+    return pool
+
+
+# ---- F2: session setting with psycopg's implicit transaction -------------------------
+
+
+def tenant_jobs(module):
+    """The fixture's run_job for tenants 1, 2, 3; job 2 fails after setting its tenant."""
+    pool = opened(module.pool)
+    seen = []
+    try:
+        for tenant in (1, 2, 3):
+            failed = False
+            try:
+                module.run_job(SimpleNamespace(tenant_id=tenant, kind="fail" if tenant == 2 else "report"))
+                if tenant == 2:
+                    raise RuntimeError("job 2 fails")
+            except RuntimeError:
+                failed = True
+            seen.append({"tenant": tenant, "failed": failed, "next": probe(pool)})
+    finally:
+        pool.close()
+    return seen
+
+
+def proof_session_leak(url):
+    bad = load_psycopg("python/no-session-tenant-setting/bad.py", url)
+    good = load_psycopg("python/no-session-tenant-setting/good.py", url)
+    return {"session": tenant_jobs(bad), "local": tenant_jobs(good)}
+
+
+# ---- F3 in psycopg: a local setting in autocommit ------------------------------------
+
+
+def proof_local_autocommit(url):
+    bad = load_psycopg("python/no-local-setting-outside-transaction/bad.py", url)
+    good = load_psycopg("python/no-local-setting-outside-transaction/good.py", url)
+    results = {}
+    for name, module in (("autocommit", bad), ("transaction", good)):
+        pool = opened(module.pool)
+        try:
+            results[name] = {"rows": module.run_job(SimpleNamespace(tenant_id=1))[0]}
+        finally:
+            pool.close()
+    return results
+
+
+# ---- F7: reset= and configure= callbacks that run SQL without autocommit --------------
 
 
 class Collect(logging.Handler):
@@ -27,81 +91,20 @@ class Collect(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def make_pool(url, **options):
-    return ConnectionPool(url, min_size=1, max_size=1, open=True, **options)
+def single(pool):
+    """The fixture's pool with one connection: its own kwargs and callbacks, so each job reuses it (or not)."""
+    return psycopg_pool.ConnectionPool(
+        pool.conninfo, min_size=1, max_size=1, open=False, kwargs=pool.kwargs, reset=pool._reset, configure=pool._configure
+    )
 
 
-def probe(pool):
-    """A job that sets nothing: what tenant and how many invoices does it see?"""
-    with pool.connection() as conn:
-        setting, rows = conn.execute(
-            "select current_setting('app.tenant', true), (select count(*) from invoices)"
-        ).fetchone()
-        return {"setting": setting, "rows": rows}
-
-
-# ---- F2: session setting with psycopg's implicit transaction -------------------------
-
-
-def tenant_jobs(url, local):
-    """Jobs for tenants 1, 2, 3; job 2 raises after setting its tenant."""
-    pool = make_pool(url)
-    seen = []
-    try:
-        for tenant in (1, 2, 3):
-            failed = False
-            try:
-                with pool.connection() as conn:
-                    conn.execute(
-                        "select set_config('app.tenant', %s, %s)", [str(tenant), local]
-                    )
-                    conn.execute("select count(*) from invoices").fetchone()
-                    if tenant == 2:
-                        raise RuntimeError("job 2 fails")
-            except RuntimeError:
-                failed = True
-            seen.append({"tenant": tenant, "failed": failed, "next": probe(pool)})
-    finally:
-        pool.close()
-    return seen
-
-
-def proof_session_leak(url):
-    return {"session": tenant_jobs(url, False), "local": tenant_jobs(url, True)}
-
-
-# ---- F3 in psycopg: a local setting in autocommit ------------------------------------
-
-
-def local_in_autocommit(url, in_transaction):
-    """A pool in autocommit: set the tenant with set_config(..., true), then count."""
-    pool = make_pool(url, kwargs={"autocommit": True})
-    try:
-        with pool.connection() as conn:
-            if in_transaction:
-                with conn.transaction():
-                    conn.execute("select set_config('app.tenant', '1', true)")
-                    rows = conn.execute("select count(*) from invoices").fetchone()[0]
-            else:
-                conn.execute("select set_config('app.tenant', '1', true)")
-                rows = conn.execute("select count(*) from invoices").fetchone()[0]
-    finally:
-        pool.close()
-    return {"rows": rows}
-
-
-def proof_local_autocommit(url):
-    return {"autocommit": local_in_autocommit(url, False), "transaction": local_in_autocommit(url, True)}
-
-
-# ---- F7: reset= callback that runs SQL without autocommit ----------------------------
-
-
-def reset_jobs(url, reset, jobs=20, **options):
+def reset_jobs(fixture_pool, jobs=20):
+    """20 jobs on the fixture's pool (one connection), each setting the tenant for its session."""
+    pool = single(fixture_pool)
     handler = Collect()
     logger = logging.getLogger("psycopg.pool")
     logger.addHandler(handler)
-    pool = make_pool(url, reset=reset, **options)
+    opened(pool)
     backends = []
     try:
         for _ in range(jobs):
@@ -130,76 +133,44 @@ def reset_jobs(url, reset, jobs=20, **options):
     }
 
 
-def reset_in_transaction(conn):
-    conn.execute("RESET app.tenant")
-
-
-def reset_in_autocommit(conn):
-    conn.autocommit = True
-    conn.execute("RESET app.tenant")
-    conn.autocommit = False
-
-
-def reset_then_commit(conn):
-    conn.execute("RESET app.tenant")
-    conn.commit()
-
-
-def discard_in_transaction(conn):
-    conn.execute("DISCARD ALL")
-
-
-def configure_in_transaction(conn):
-    conn.execute("SET search_path TO public")
-
-
-def configure_then_commit(conn):
-    conn.execute("SET search_path TO public")
-    conn.commit()
-
-
-def configure_pool(url, configure):
+def configure_pool(fixture_pool):
     """Can a pool whose configure= leaves a transaction open get a connection at all?"""
+    pool = single(fixture_pool)
     handler = Collect()
     logger = logging.getLogger("psycopg.pool")
     logger.addHandler(handler)
-    pool = ConnectionPool(url, min_size=1, max_size=1, open=False, configure=configure)
-    opened = True
+    ok = True
     try:
         # The wait only bounds how long the proof tries: a pool that refuses
         # every new connection never gets one, however long it waits.
         pool.open(wait=True, timeout=3)
     except psycopg_pool.PoolTimeout:
-        opened = False
+        ok = False
     finally:
         pool.close()
         logger.removeHandler(handler)
-    return {"opened": opened, "warnings": handler.messages}
+    return {"opened": ok, "warnings": handler.messages}
 
 
 def proof_reset_intrans(url):
+    bad = load_psycopg("python/require-autocommit-in-reset/bad.py", url)
+    good = load_psycopg("python/require-autocommit-in-reset/good.py", url)
     return {
-        "bad": reset_jobs(url, reset_in_transaction),
-        "discard_bad": reset_jobs(url, discard_in_transaction),
-        "good_autocommit": reset_jobs(url, reset_in_autocommit),
-        "good_commit": reset_jobs(url, reset_then_commit),
-        "configure_bad": configure_pool(url, configure_in_transaction),
-        "configure_good": configure_pool(url, configure_then_commit),
+        "bad": reset_jobs(bad.pool),  # reset=reset_tenant
+        "discard_bad": reset_jobs(bad.discarding),  # reset=discard_all
+        "good_autocommit": reset_jobs(good.a),  # reset=reset_autocommit (and configure=configure)
+        "good_commit": reset_jobs(good.b),  # reset=reset_commit
+        "configure_bad": configure_pool(bad.configured),  # configure=set_search_path
+        "configure_good": configure_pool(good.a),  # configure=configure, which commits
     }
 
 
 # ---- F6: DISCARD ALL with psycopg's automatic prepared statements --------------------
 
 
-def discard_in_autocommit(conn):
-    conn.autocommit = True
-    conn.execute("DISCARD ALL")
-    conn.autocommit = False
-
-
-def prepared_jobs(url, jobs=12, queries_per_job=1, **options):
-    """Each job runs the same query; the reset callback runs DISCARD ALL."""
-    pool = make_pool(url, reset=discard_in_autocommit, **options)
+def prepared_jobs(fixture_pool, jobs=12, queries_per_job=1):
+    """Each job runs the same query; the fixture's reset callback runs DISCARD ALL."""
+    pool = opened(single(fixture_pool))
     results = []
     try:
         for job in range(1, jobs + 1):
@@ -218,12 +189,15 @@ def prepared_jobs(url, jobs=12, queries_per_job=1, **options):
 
 
 def proof_discard_prepared(url):
+    bad = load_psycopg("python/no-discard-all-with-prepared-statements/bad.py", url)
+    good = load_psycopg("python/no-discard-all-with-prepared-statements/good.py", url)
     return {
-        # The source's shape: one query per job, DISCARD ALL on every return.
-        "default_threshold": prepared_jobs(url),
+        # The source's shape: one query per job, DISCARD ALL (reset=discard_all) on every return.
+        "default_threshold": prepared_jobs(bad.pool),
         # The query is prepared within job 1, before the first DISCARD ALL runs.
-        "prepared_before_first_discard": prepared_jobs(url, jobs=3, queries_per_job=7),
-        "threshold_none": prepared_jobs(url, kwargs={"prepare_threshold": None}),
+        "prepared_before_first_discard": prepared_jobs(bad.pool, jobs=3, queries_per_job=7),
+        # kwargs={"prepare_threshold": None}, the same reset.
+        "threshold_none": prepared_jobs(good.pool),
     }
 
 

@@ -1,23 +1,34 @@
-// Runs one proof of test/proofs/python/psycopg_proofs.py with Debian's Python
-// (or PGQ_PYTHON) and returns what it measured. A missing interpreter or a
-// missing psycopg is a failure with the install line, never a skip.
+// Runs one proof of a script in test/proofs/python/ (psycopg_proofs.py by
+// default; sqlalchemy_proofs.py, asyncpg_proofs.py, django_proofs.py) with
+// Debian's Python (or PGQ_PYTHON) and returns what it measured. The scripts
+// import the fixtures and run their functions. A missing interpreter or a
+// missing package is a failure with the install line, never a skip.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const PYTHON = process.env.PGQ_PYTHON ?? '/usr/bin/python3';
-const SCRIPT = fileURLToPath(new URL('./psycopg_proofs.py', import.meta.url));
-const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool';
+const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool python3-sqlalchemy python3-asyncpg python3-django';
+
+/** What each proof script imports. */
+const SCRIPTS = {
+  psycopg: { file: 'psycopg_proofs.py', modules: ['psycopg', 'psycopg_pool'] },
+  sqlalchemy: { file: 'sqlalchemy_proofs.py', modules: ['sqlalchemy', 'psycopg2'] },
+  asyncpg: { file: 'asyncpg_proofs.py', modules: ['asyncpg'] },
+  django: { file: 'django_proofs.py', modules: ['django', 'psycopg2'] },
+} as const;
+export type ProofScript = keyof typeof SCRIPTS;
 
 export interface ProofOutput<T> {
   python: string;
-  psycopg: string;
-  psycopg_pool: string;
+  /** The versions of the packages the script ran with (psycopg, psycopg_pool, sqlalchemy, asyncpg, django, ...). */
+  [pkg: string]: unknown;
   result: T;
 }
 
 function run(args: string[]): Promise<{ stdout: string; stderr: string; code: number | null; spawnError?: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
-    execFile(PYTHON, args, { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+    // A proof that hangs fails here, in bounded time, with what it printed.
+    execFile(PYTHON, args, { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024, timeout: 120_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
       const spawnError = error && typeof (error as NodeJS.ErrnoException).code === 'string' ? (error as NodeJS.ErrnoException) : undefined;
       resolve({ stdout, stderr, code: error ? ((error as { code?: number }).code ?? 1) : 0, spawnError });
     });
@@ -37,9 +48,19 @@ export async function requirePsycopg(): Promise<{ psycopg: string; pool: string 
   return { psycopg, pool };
 }
 
-export async function runProof<T>(name: string, workerUrl: string): Promise<ProofOutput<T>> {
-  await requirePsycopg();
-  const result = await run([SCRIPT, name, workerUrl]);
+/** Throws with the install line when a module of the script cannot be imported. */
+async function requireModules(modules: readonly string[]): Promise<void> {
+  const probe = await run(['-c', `import ${modules.join(', ')}`]);
+  if (probe.spawnError) throw new Error(`The Python proofs need ${PYTHON} (${probe.spawnError.code}). Install Debian's packages: ${INSTALL}`);
+  if (probe.code !== 0) throw new Error(`The Python proofs need ${modules.join(', ')} importable by ${PYTHON}: ${INSTALL}\n${probe.stderr.trim()}`);
+}
+
+/** `extra`: more arguments for the script (the owner URL, for proofs that need a superuser session). */
+export async function runProof<T>(name: string, workerUrl: string, script: ProofScript = 'psycopg', ...extra: string[]): Promise<ProofOutput<T>> {
+  const { file, modules } = SCRIPTS[script];
+  await requireModules(modules);
+  const path = fileURLToPath(new URL(`./${file}`, import.meta.url));
+  const result = await run([path, name, workerUrl, ...extra]);
   if (result.code !== 0) throw new Error(`proof ${name} failed (exit ${result.code}):\n${result.stderr}`);
   return JSON.parse(result.stdout) as ProofOutput<T>;
 }

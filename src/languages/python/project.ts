@@ -1,0 +1,146 @@
+// Other modules of the same Python project, read from disk when a file
+// imports a name from them (`from app.db import pool`, `from .database
+// import SessionLocal, engine`, `from .models import Job`): most apps make
+// their pool, engine or models in one module and use them everywhere.
+//
+// Bounded: only modules inside the project unit (the nearest folder with a
+// pyproject.toml, setup.cfg, setup.py or manage.py, else the repository
+// root), at most MAX_MODULES per file, each parsed once per process (keyed
+// by path and mtime). What cannot be found stays unknown.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import type { Tree } from '@lezer/common';
+import { moduleConstants, readImports, type Imports } from './imports.ts';
+import { parsePython, type Node } from './syntax.ts';
+
+export interface ModuleSource {
+  path: string;
+  text: string;
+  tree: Tree;
+  imports: Imports;
+  constants: Map<string, Node>;
+}
+
+/** Files that mark the root of a Python project unit. */
+const UNIT_MARKERS = ['pyproject.toml', 'setup.cfg', 'setup.py', 'manage.py'];
+export const MAX_MODULES = 24;
+/** Source files larger than this are not read for bindings. */
+const MAX_BYTES = 512 * 1024;
+
+const roots = new Map<string, string>();
+const modules = new Map<string, { mtime: number; source: ModuleSource | null }>();
+
+/** The project unit a file belongs to: the nearest folder with a marker, else the repository root, else the file's folder. */
+export function projectRoot(file: string): string {
+  const start = dirname(file);
+  const known = roots.get(start);
+  if (known) return known;
+  let dir = start;
+  let found: string | undefined;
+  for (let depth = 0; depth < 16; depth++) {
+    if (UNIT_MARKERS.some((m) => existsSync(join(dir, m)))) {
+      found = dir;
+      break;
+    }
+    if (existsSync(join(dir, '.git'))) {
+      found = dir;
+      break;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  const root = found ?? start;
+  roots.set(start, root);
+  return root;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
+}
+
+function candidates(base: string, parts: string[]): string[] {
+  const path = join(base, ...parts);
+  return parts.length === 0 ? [join(base, '__init__.py')] : [`${path}.py`, join(path, '__init__.py')];
+}
+
+/**
+ * The file of `from <module> import ...` seen from `file`: relative imports
+ * from the file's package, absolute ones from the project root, its src/
+ * folder, or any folder between the file and the root.
+ */
+export function resolveModule(file: string, module: string, level: number): string | undefined {
+  const root = projectRoot(file);
+  const parts = module ? module.split('.') : [];
+  const tried: string[] = [];
+  if (level > 0) {
+    let base = dirname(file);
+    for (let k = 1; k < level; k++) base = dirname(base);
+    tried.push(...candidates(base, parts));
+  } else {
+    for (let dir = dirname(file); ; dir = dirname(dir)) {
+      tried.push(...candidates(dir, parts));
+      if (dir === root || !inside(root, dir) || dirname(dir) === dir) break;
+    }
+    tried.push(...candidates(join(root, 'src'), parts));
+  }
+  return tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && existsSync(path));
+}
+
+/** Parses a module of the project once per process (per mtime); null when it is unreadable, too large or not Python 3. */
+export function readModule(path: string): ModuleSource | null {
+  let mtime = 0;
+  try {
+    const stat = statSync(path);
+    if (stat.size > MAX_BYTES) return null;
+    mtime = stat.mtimeMs;
+  } catch {
+    return null;
+  }
+  const cached = modules.get(path);
+  if (cached && cached.mtime === mtime) return cached.source;
+  let source: ModuleSource | null = null;
+  try {
+    const parsed = parsePython(readFileSync(path, 'utf8'));
+    if (parsed.ok) source = { path, text: parsed.text, tree: parsed.tree, imports: readImports(parsed.tree, parsed.text), constants: moduleConstants(parsed.tree, parsed.text) };
+  } catch {
+    source = null;
+  }
+  modules.set(path, { mtime, source });
+  return source;
+}
+
+/** Forgets what was read (tests that rewrite files). */
+export function clearProjectCache(): void {
+  roots.clear();
+  modules.clear();
+}
+
+/**
+ * What a module binds a top-level name to: `NAME = value` once, or — the
+ * asyncpg idiom — `NAME = None` at the top and `global NAME; NAME = await
+ * create_pool(...)` in one startup function.
+ */
+export function moduleValue(source: ModuleSource, name: string): Node | undefined {
+  const constant = source.constants.get(name);
+  if (constant) return constant;
+  let found: Node | undefined;
+  let count = 0;
+  source.tree.iterate({
+    enter(ref) {
+      if (ref.name !== 'FunctionDefinition') return;
+      const body = source.text.slice(ref.from, ref.to);
+      if (!new RegExp(`\\bglobal\\s+[\\w\\s,]*\\b${name}\\b`).test(body)) return false;
+      ref.node.cursor().iterate((inner) => {
+        if (inner.name !== 'AssignStatement') return;
+        const target = inner.node.firstChild;
+        if (!target || source.text.slice(target.from, target.to) !== name) return;
+        count++;
+        found = inner.node.lastChild ?? undefined;
+      });
+      return false;
+    },
+  });
+  return count === 1 ? found : undefined;
+}

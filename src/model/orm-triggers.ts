@@ -1,0 +1,11 @@
+// Prefilter triggers for row writes that ORM code makes without writing SQL
+// (the Python front end writes the SQL for them): SQLAlchemy's
+// update(jobs).where(...) / delete(Job).where(...), Django's
+// Job.objects.filter(...).update(status=...) and instance.save(), and the
+// ORM locks select_for_update / with_for_update. Rules that read row writes
+// add these so a file written with an ORM is parsed.
+
+/** `update(jobs)` / `delete(Job)` / `insert(jobs)` builders, and queryset `.update(field=...)`. */
+export const ORM_WRITE = /\b(?:update|delete|insert)\(\s*\w+(?:\.\w+)*\s*\)|\.update\(\s*\w+\s*=/i;
+/** ORM row locks. */
+export const ORM_LOCK = /\b(?:select|with)_for_update\b|skip_locked/i;

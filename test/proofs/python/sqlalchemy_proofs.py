@@ -1,0 +1,66 @@
+"""Proofs of what survives a checkin under SQLAlchemy 1.4 + psycopg2, run on
+the fixtures of no-session-tenant-setting: each job sets tenant 1 its way,
+then a job that sets nothing takes the same pooled connection and reports
+the tenant it sees and the invoices it can read.
+
+    /usr/bin/python3 test/proofs/python/sqlalchemy_proofs.py <proof> <worker-url>
+"""
+
+import json
+import sys
+
+import psycopg2
+import sqlalchemy
+from sqlalchemy import text
+
+from fixtures import PROBE, load
+
+
+def probe(engine):
+    with engine.connect() as conn:
+        setting, user, rows = conn.execute(text(PROBE)).one()
+        return {"setting": setting, "rows": rows}
+
+
+def after(module, function, engine_name):
+    engine = getattr(module, engine_name)
+    getattr(module, function)(1)
+    return probe(engine)
+
+
+def proof_session_leak(url):
+    bad = load("python/no-session-tenant-setting/bad-sqlalchemy.py", url)
+    good = load("python/no-session-tenant-setting/good-sqlalchemy.py", url)
+    return {
+        "bad": {
+            "run_job_begin": after(bad, "run_job_begin", "engine"),
+            "run_job_session": after(bad, "run_job_session", "engine"),
+            "run_job_autocommit": after(bad, "run_job_autocommit", "autocommit_engine"),
+        },
+        "good": {
+            "run_job_local": after(good, "run_job_local", "engine"),
+            "run_job_set_local": after(good, "run_job_set_local", "engine"),
+            "run_report_uncommitted": after(good, "run_report_uncommitted", "engine"),
+            "run_job_null_pool": after(good, "run_job_null_pool", "null_engine"),
+        },
+        # The connect listener's SET search_path is on the connection the jobs ran on.
+        "listener_search_path": search_path(good.engine),
+    }
+
+
+def search_path(engine):
+    with engine.connect() as conn:
+        return conn.execute(text("select current_setting('search_path')")).scalar()
+
+
+PROOFS = {"session-leak": proof_session_leak}
+
+
+def main():
+    name, url = sys.argv[1], sys.argv[2]
+    url = url.replace("postgres://", "postgresql://", 1)
+    print(json.dumps({"python": sys.version.split()[0], "sqlalchemy": sqlalchemy.__version__, "psycopg2": psycopg2.__version__.split()[0], "result": PROOFS[name](url)}))
+
+
+if __name__ == "__main__":
+    main()
