@@ -242,7 +242,6 @@ interface WalkOptions {
 class Walk {
   private tries: TryFrame[] = [];
   private loops: State[][] = [];
-  private silent = 0;
 
   constructor(
     readonly file: TsFile,
@@ -566,14 +565,12 @@ class Walk {
     const returns = [...frame.returns, ...(handlerFrame?.returns ?? [])];
     if (node.finalizer) {
       const normal = State.merge([afterBlock, afterHandler]);
-      // Every way into the finally block, for what it does (release, rollback) on each of them.
-      this.state = State.merge([afterBlock, afterHandler, ...pending.map((s) => s.asError()), ...returns]);
+      // Every way into the finally block, for what it does (release, rollback) on each of them: walked once,
+      // the abrupt ways tagged, so that what comes after the try statement goes on from the normal ones only.
+      const id = node.range[0];
+      this.state = State.merge([normal, ...[...pending.map((s) => s.asError()), ...returns].map((s) => s.tagged(id))]);
       this.statement(node.finalizer);
-      // What comes after the try statement is reached only by the normal paths: walk the finally once more, silently, from them.
-      this.state = normal;
-      this.silent++;
-      this.statement(node.finalizer);
-      this.silent--;
+      this.state = this.state.withoutTag(id, normal.reachable);
     } else {
       this.state = State.merge([afterBlock, afterHandler]);
     }
@@ -595,7 +592,6 @@ class Walk {
       outerTries: extra.outerTries ?? (runsNow ? [...(this.options.outerTries ?? []), ...this.blockTries()] : []),
       arrayTx: extra.arrayTx,
     });
-    walk.silent = this.silent;
     for (const param of fn.params) {
       const value = walk.parameterValue(param);
       walk.bindPattern(param.type === 'TSParameterProperty' ? param.parameter : param, value);
@@ -775,7 +771,7 @@ class Walk {
   }
 
   private markWork(): void {
-    if (this.silent || !this.state.reachable) return;
+    if (!this.state.reachable) return;
     for (const tx of this.currentTxs()) {
       if (!tx.claim) continue;
       tx.work = true;
@@ -784,7 +780,6 @@ class Walk {
   }
 
   private sideEffect(call: Call): void {
-    if (this.silent) return;
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
@@ -841,7 +836,6 @@ class Walk {
       const inner = new Walk(this.file, this.env, this.state, { ...this.options, arrayTx: { on, tx } });
       inner.tries = this.tries;
       inner.loops = this.loops;
-      inner.silent = this.silent;
       for (const arg of call.arguments) inner.expression(arg);
       this.state = inner.state;
       this.throwPoint();
@@ -907,7 +901,7 @@ class Walk {
   }
 
   private release(conn: Conn, call: Call): void {
-    if (this.silent || !this.state.reachable) return;
+    if (!this.state.reachable) return;
     const atoms = this.state.atoms(conn);
     const open = atoms.filter((a): a is Extract<Atom, { kind: 'open' }> => a.kind === 'open');
     const normal = open.find((a) => !a.error);
@@ -1030,10 +1024,6 @@ class Walk {
   }
 
   private site(query: QueryCall): void {
-    if (this.silent) {
-      this.siteEffects(query, undefined);
-      return;
-    }
     let host: HostText | undefined;
     if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
     else host = resolveText(query.text, this.file.resolveContext);
@@ -1061,19 +1051,8 @@ class Walk {
   }
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
-  private siteEffects(query: QueryCall, site: SqlSite | undefined): void {
+  private siteEffects(query: QueryCall, site: SqlSite): void {
     const on = query.on;
-    if (!site) {
-      // Silent re-walk: only the state moves.
-      if (on?.kind !== 'conn') return;
-      const host = query.tagged && query.text.type === 'TemplateLiteral' ? templateText(query.text, this.file.text) : resolveText(query.text, this.file.resolveContext);
-      if (!host) return;
-      const control = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\b/i.exec(host.text)?.[1]?.toLowerCase();
-      if (!control) return;
-      if (control === 'begin' || control.startsWith('start')) this.begin(on.conn, query.at, 'BEGIN');
-      else this.state.set(on.conn, { kind: 'none' });
-      return;
-    }
     const tx = this.txOfSite(on);
     if (tx && !tx.claim) {
       for (const statement of site.analysis.statements) {
