@@ -123,6 +123,12 @@ export interface ConnectionConfig {
    * closed after one job). Undefined: not known, read as 'shared'.
    */
   reuse?: 'shared' | 'single-connection' | 'per-tenant' | 'no-reuse';
+  /**
+   * Absolute path of the module that makes this pool or client, when it is not
+   * the model's own file (`import { pool } from './db'`): `span` is then where
+   * it enters this file (the import), not where it is made.
+   */
+  definedIn?: string;
   /** The reset the driver runs itself when a connection is returned, where it is known (asyncpg's RESET ALL ..., Slonik's DISCARD ALL). */
   driverReset?: { statements: string[]; reason: string };
   callbacks: ResetCallback[];
@@ -171,6 +177,12 @@ export interface FileModel {
   fatal?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
+  /**
+   * Other files this model was built from (absolute paths, sorted): the
+   * project modules a TS/JS file imports its pool or client from. A cached
+   * model holds only while these are unchanged too.
+   */
+  dependencies?: string[];
 }
 
 export interface CommentDirective {

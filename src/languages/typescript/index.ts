@@ -15,8 +15,21 @@ export function buildTypeScriptModel(program: TSESTree.Program, text: string, fi
   for (const comment of program.comments ?? []) {
     if (comment.value.includes('pgq-audit-')) model.comments.push({ span: { start: comment.range[0], end: comment.range[1] }, text: comment.value.trim() });
   }
-  analyzeTypeScript(model, program, options);
+  analyzeTypeScript(model, program, options, parseImported);
   return model;
+}
+
+/**
+ * Parses a project module a file imports (for what it exports): the same
+ * parser as for the file itself, in the CLI and in ESLint alike. Undefined
+ * where it does not parse; what it exports is then unknown.
+ */
+export function parseImported(text: string, file: string): TSESTree.Program | undefined {
+  try {
+    return parse(text, { range: true, loc: false, comment: false, jsx: jsxFor(file), filePath: file });
+  } catch {
+    return undefined;
+  }
 }
 
 function jsxFor(file: string): boolean {
