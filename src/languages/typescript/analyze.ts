@@ -6,17 +6,19 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { isAbsolute } from 'node:path';
 import { emptyFileModel, type ConnectionUse, type Driver, type FileModel, type Scope, type SqlSite } from '../../model/index.ts';
-import type { PlaceholderStyle, RowWrite, StatementFacts } from '../../sql/index.ts';
+import type { PlaceholderStyle, RowWrite, SqlAnalysis, StatementFacts } from '../../sql/index.ts';
 import { RUNNING_STATUS, STATUS_COLUMN } from '../../model/queue.ts';
 import type { FrontEndOptions } from '../types.ts';
 import { finishConfigs, makeConfig, type ConfigEntry } from './connections.ts';
 import { pgApi, postgresApi, readImports, valueOfType, type Conn, type Imports, type TxInfo, type Value } from './drivers.ts';
 import { allNone, State, txOf, type Atom, type Tx } from './flow.ts';
+import { builtQuery, readTable, type TableValue } from './builders.ts';
+import { policyText } from './policies.ts';
 import { readExport } from './exports.ts';
 import { eventHook, FunctionIndex, optionHooks, reuseOf, type PoolHook } from './pool-facts.ts';
 import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_FILE, ModuleCache, resolveProjectModule } from './modules.ts';
 import { typescriptSideEffect } from './side-effects.ts';
-import { classifyValue, hostParams, type ValuesSource } from './params.ts';
+import { classifyValue, holeExpressions, hostParams, type ValuesSource } from './params.ts';
 import { analyzeHostText, pgPromiseHoles, PG_PROMISE_METHODS, PRISMA_TAG_METHODS, PRISMA_UNSAFE_METHODS, SLONIK_METHODS } from './sql-sites.ts';
 import { HostTextBuilder } from '../host-text.ts';
 import { constantInit, resolveText, templateText, type HostText, type ResolveContext } from './strings.ts';
@@ -139,6 +141,8 @@ export class TsFile {
   /** Functions a pool runs on its connections (connect, checkout hooks), with the pool's config. */
   readonly hooks = new Map<FunctionNode, { configId: string; role: 'configure' | 'checkout' | 'reset' }>();
   readonly functions: FunctionIndex;
+  /** Drizzle tables made in this file (`pgTable(...)`), for the policies declared in them. */
+  readonly tables: { node: Node; table: TableValue }[] = [];
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
   private moduleEnv?: Env;
@@ -409,6 +413,12 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
   const visit = (node: Node, scope: [number, number]) => {
     let inner = scope;
     if (isFunction(node)) inner = node.range;
+    // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
+    if (node.type === 'FunctionDeclaration' && node.id) {
+      const list = out.get(node.id.name) ?? [];
+      list.push({ init: node, scope });
+      out.set(node.id.name, list);
+    }
     if (node.type === 'VariableDeclaration' && node.kind === 'const') {
       for (const d of node.declarations) {
         if (d.id.type === 'Identifier' && d.init) {
@@ -566,6 +576,12 @@ class Walk {
         ? { kind: 'maker', driver: 'pg-promise', makes: 'pool' }
         : undefined;
     }
+    if (maker.makes === 'table') {
+      const table = n.type === 'CallExpression' ? tableValue(n) : undefined;
+      if (table?.kind === 'table') this.file.tables.push({ node: n, table: table.table });
+      return table;
+    }
+    if (maker.makes === 'policy') return undefined;
     if (maker.makes === 'adapter') {
       // Kysely's new PostgresDialect({ pool }), slonik's createSqlTag(): what they wrap, if it is a pool.
       const wrapped = this.wrappedPool(n.arguments);
@@ -711,6 +727,9 @@ class Walk {
         return;
       case 'ReturnStatement':
         if (node.argument) {
+          // A returned promise runs when the caller awaits it.
+          const returned = unwrap(node.argument);
+          if (returned?.type === 'CallExpression' || returned?.type === 'TaggedTemplateExpression') this.file.awaited.add(returned);
           this.expression(node.argument);
           if (this.options.fn) this.file.recordReturn(this.options.fn, this.value(node.argument));
         }
@@ -899,6 +918,8 @@ class Walk {
     if (fn.body) {
       if (fn.body.type === 'BlockStatement') walk.statements(fn.body.body);
       else {
+        const body = unwrap(fn.body as Node);
+        if (body?.type === 'CallExpression' || body?.type === 'TaggedTemplateExpression') this.file.awaited.add(body);
         walk.expression(fn.body as Node);
         this.file.recordReturn(fn, walk.value(fn.body as Node));
       }
@@ -981,7 +1002,7 @@ class Walk {
         return;
       case 'AwaitExpression': {
         const inner = unwrap(node.argument);
-        if (inner?.type === 'TaggedTemplateExpression') this.file.awaited.add(inner);
+        if (inner?.type === 'TaggedTemplateExpression' || inner?.type === 'CallExpression') this.file.awaited.add(inner);
         this.expression(node.argument);
         return;
       }
@@ -1031,7 +1052,7 @@ class Walk {
       if (on?.kind === 'pool' && on.configId) this.file.registerHook(hook, on.configId, this);
     }
     if (this.transactionCallback(call)) return;
-    const query = this.file.consumed.has(call) ? undefined : this.queryOf(call);
+    const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     this.expression(call.callee);
     for (const arg of call.arguments) this.argument(arg);
     let db = false;
@@ -1335,6 +1356,23 @@ class Walk {
     return { text: arg, on, driver, placeholders, at: call, values: this.valuesOf(call, driver) };
   }
 
+  /** An ORM builder chain that ends here (Drizzle, Kysely, Knex): the SQL it sends. Drizzle's pgPolicy(...) and enableRLS(): the DDL drizzle-kit writes. */
+  private builderQuery(call: Call): QueryCall | undefined {
+    const callee = unwrap(call.callee);
+    const calleeValue = callee?.type === 'Identifier' ? this.value(callee) : undefined;
+    const method = methodOf(call);
+    if ((calleeValue?.kind === 'maker' && calleeValue.makes === 'policy') || method?.name === 'enableRLS') {
+      const table = method?.name === 'enableRLS' ? this.value(method.object) : undefined;
+      const owner = table?.kind === 'table' ? table.table : this.file.tables.find((t) => t.node.range[0] < call.range[0] && call.range[1] <= t.node.range[1])?.table;
+      const host = owner ? policyText(call, owner.name, method?.name === 'enableRLS', this.file.text) : undefined;
+      return host ? { text: call, synthesized: host, on: undefined, driver: 'drizzle', placeholders: 'dollar', at: call, scope: { kind: 'script' } } : undefined;
+    }
+    const built = builtQuery(call, this, this.file.awaited.has(call));
+    if (!built) return undefined;
+    for (const c of built.calls) this.file.consumed.add(c);
+    return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
+  }
+
   /** Sequelize `sequelize.query(sql, { transaction, bind, replacements })`: it runs in `transaction` when one is given, else on any connection. */
   private sequelizeQuery(text: Node, on: Value | undefined, call: Call): QueryCall {
     const options = unwrap(call.arguments[1] as Node | undefined);
@@ -1426,8 +1464,11 @@ class Walk {
     const analysis = analyzeHostText(host, query.placeholders, extraHoles);
     // SQL we cannot parse is unknown here, not an error: ESLint has no place for it and the text may not be SQL at all.
     analysis.errors = [];
+    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
     if (analysis.statements.length === 0) return;
-    const { scope, connection, tx } = this.placement(query.on, query.driver, query.at);
+    const placed = this.placement(query.on, query.driver, query.at);
+    const { connection, tx } = placed;
+    const scope = query.scope ?? placed.scope;
     const site: SqlSite = {
       span: host.pinned ?? host.span,
       analysis,
@@ -1533,6 +1574,8 @@ interface QueryCall {
   values?: ValuesSource;
   /** SQL the front end wrote for a call that is not SQL text (an RPC, an ORM builder), mapped to the call. */
   synthesized?: HostText;
+  /** Where it runs, when the call says it itself (schema declarations: the migration tool's script). */
+  scope?: Scope;
 }
 
 /** SQL text the front end writes itself, every character mapped to `at` (the call it stands for). */
@@ -1540,6 +1583,34 @@ function synthesizedText(sql: string, at: { start: number; end: number }): HostT
   const out = new HostTextBuilder();
   out.push(sql, at.start, at.end);
   return out.done({ ...at });
+}
+
+/**
+ * A hole where a table name stands (`UPDATE ${table} SET ...`) reads as the
+ * analyzer's `pgq_param_N`: name it after the expression instead
+ * (`${table}`, `${this_table}`), so the claim and the finish that interpolate
+ * the same name are statements on the same table.
+ */
+function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string): void {
+  if (holes.size === 0) return;
+  const rename = (table: string): string => {
+    const match = /^(?:(.*)\.)?pgq_param_(\d+)$/.exec(table);
+    const node = match ? holes.get(Number(match[2])) : undefined;
+    if (!match || !node) return table;
+    const name = `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
+    return match[1] ? `${match[1]}.${name}` : name;
+  };
+  for (const statement of analysis.statements) {
+    for (const w of statement.rowWrites) w.table = rename(w.table);
+    for (const l of statement.lockingReads) l.tables = l.tables.map(rename);
+    for (const p of statement.policies) p.table = rename(p.table);
+    for (const r of statement.rowSecurity) r.table = rename(r.table);
+  }
+}
+
+function tableValue(call: Call): Value | undefined {
+  const table = readTable(call);
+  return table ? { kind: 'table', table } : undefined;
 }
 
 function driverOfValue(v: Value | undefined): Driver | undefined {

@@ -3,6 +3,7 @@
 // connections, transaction handles, SQL tags.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
+import type { TableValue } from './builders.ts';
 import type { Tx } from './flow.ts';
 import { patternNames, span, stringValue, unwrap, type FunctionNode, type Node } from './syntax.ts';
 
@@ -36,13 +37,15 @@ export type Value =
    * Neon's neon() (one connection and transaction per call), 'supabase' a
    * Supabase client, 'prisma-adapter' a Prisma driver adapter over a pool.
    */
-  | { kind: 'maker'; driver: Driver; makes: 'pool' | 'client' | 'pgp' | 'adapter' | 'http' | 'supabase' | 'prisma-adapter' }
+  | { kind: 'maker'; driver: Driver; makes: 'pool' | 'client' | 'pgp' | 'adapter' | 'http' | 'supabase' | 'prisma-adapter' | 'table' | 'policy' }
   /** A function of the project: a call of it is what it returns. */
   | { kind: 'function'; node: FunctionNode; owner: FunctionOwner; env: unknown }
   /** `import * as db from './db'`, a CommonJS module.exports object: its members. */
   | { kind: 'namespace'; member(name: string): Value | undefined }
   /** A Prisma driver adapter (`new PrismaPg(pool)`): runs on the pool it wraps. */
   | { kind: 'prisma-adapter'; configId?: string }
+  /** A Drizzle table (`pgTable('jobs', {...})`): its name and columns, for its builders' SQL. */
+  | { kind: 'table'; table: TableValue }
   /** An SQL template tag (kysely/drizzle/slonik `sql`, `Prisma.sql`). */
   | { kind: 'tag'; driver: Driver }
   /** The Prisma namespace (`Prisma.sql`). */
@@ -108,6 +111,8 @@ export function exportValue(driver: Driver, imported: string | 'default' | '*', 
     case 'drizzle':
       if (imported === 'sql') return { kind: 'tag', driver };
       if (imported === 'drizzle') return { kind: 'maker', driver, makes: 'pool' };
+      if (imported === 'pgTable') return { kind: 'maker', driver, makes: 'table' };
+      if (imported === 'pgPolicy') return { kind: 'maker', driver, makes: 'policy' };
       return undefined;
     case 'slonik':
       if (imported === 'createPool') return { kind: 'maker', driver, makes: 'pool' };

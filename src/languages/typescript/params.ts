@@ -85,6 +85,23 @@ function holeCandidates(textNode: Node, out: Node[] = [], depth = 0): Node[] {
   return out;
 }
 
+/** The expression each hole stands for, by the placeholder number the analyzer gives it. */
+export function holeExpressions(host: HostText, textNode: Node, extraHoles: readonly { start: number; end: number }[]): Map<number, Node> {
+  const out = new Map<number, Node>();
+  if (host.pinned) return out;
+  const max = maxDollar(host.text);
+  const holes = [...host.holes, ...extraHoles.filter((h) => !host.holes.some((k) => k.start < h.end && h.start < k.end))].sort((a, b) => a.start - b.start);
+  const candidates = holeCandidates(textNode);
+  holes.slice(0, MAX_PARAMS).forEach((hole, k) => {
+    const from = host.starts[hole.start];
+    const to = host.ends[hole.start];
+    let best: Node | undefined;
+    for (const c of candidates) if (c.range[0] >= from && c.range[1] <= to && (!best || c.range[1] - c.range[0] > best.range[1] - best.range[0])) best = c;
+    if (best) out.set(max + 1 + k, best);
+  });
+  return out;
+}
+
 /**
  * The params of a site: values from `source` for the native and `?`
  * placeholders, the interpolated expressions for the holes. Undefined when
