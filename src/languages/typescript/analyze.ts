@@ -498,6 +498,8 @@ class Walk {
           if (name === 'Client') return { kind: 'maker', driver: 'pg', makes: 'client' };
         }
         if (object.kind === 'namespace') return object.member(name);
+        // @vercel/postgres: client.sql`...` and pool.sql`...` run on that client or pool.
+        if ((object.kind === 'conn' || object.kind === 'pool') && driverOfValue(object) === 'vercel-postgres' && name === 'sql') return object;
         if (object.kind === 'module' && object.driver === 'bun') {
           if (name === 'SQL') return { kind: 'maker', driver: 'bun', makes: 'pool' };
           if (name === 'sql') return { kind: 'pool', driver: 'bun' };
@@ -1210,6 +1212,10 @@ class Walk {
     const on = this.value(method.object);
     if (on?.kind !== 'conn') return this.isDbValue(on);
     const conn = on.conn;
+    if (conn.origin === 'adapter-tx') {
+      if (method.name === 'commit' || method.name === 'rollback') this.state.set(conn, { kind: 'none' });
+      return true;
+    }
     if (conn.origin === 'query-runner') {
       if (method.name === 'startTransaction') this.begin(conn, call, 'queryRunner.startTransaction()');
       if (method.name === 'commitTransaction' || method.name === 'rollbackTransaction') this.state.set(conn, { kind: 'none' });

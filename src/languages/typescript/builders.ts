@@ -36,6 +36,10 @@ interface Link {
   args: Node[];
 }
 
+function isDb(v: Value | undefined): boolean {
+  return v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'conn';
+}
+
 /** The calls of a chain from its root: `db.update(jobs).set(x).where(y)` -> root `db`, links update, set, where. */
 function chainOf(top: TSESTree.CallExpression): { root: Node; links: Link[] } | undefined {
   const links: Link[] = [];
@@ -203,6 +207,7 @@ class Writer {
   dotted(node: Node | null | undefined): string | undefined {
     const n = unwrap(node);
     if (n?.type === 'Identifier') return n.name;
+    if (n?.type === 'ThisExpression') return 'this';
     if (n?.type === 'MemberExpression') {
       const object = this.dotted(n.object);
       const name = propertyName(n);
@@ -404,7 +409,13 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
   const chain = chainOf(top);
   if (!chain || chain.links.length === 0) return undefined;
   const build = (inner: TSESTree.CallExpression) => builtQuery(inner, host, true);
-  const on = host.value(chain.root);
+  let on = host.value(chain.root);
+  // this.db('jobs') / repo.knex('jobs'): the pool called as a function, reached through a member.
+  const calleeOfFirst = unwrap(chain.links[0].call.callee);
+  if (!isDb(on) && calleeOfFirst?.type === 'MemberExpression' && isDb(host.value(calleeOfFirst))) {
+    on = host.value(calleeOfFirst);
+    chain.links[0] = { ...chain.links[0], name: '()' };
+  }
   const driver = on && 'driver' in on ? on.driver : on?.kind === 'conn' ? on.conn.driver : undefined;
   if (!on || !(on.kind === 'pool' || on.kind === 'tx' || on.kind === 'conn') || !driver) return undefined;
   const w = new Writer(host);
