@@ -10,11 +10,11 @@ import type { PlaceholderStyle, RowWrite, SqlAnalysis, StatementFacts } from '..
 import { RUNNING_STATUS, STATUS_COLUMN } from '../../model/queue.ts';
 import type { FrontEndOptions } from '../types.ts';
 import { finishConfigs, makeConfig, type ConfigEntry } from './connections.ts';
-import { pgApi, postgresApi, readImports, valueOfType, type Conn, type Imports, type TxInfo, type Value } from './drivers.ts';
+import { pgApi, postgresApi, readImports, valueOfType, type Conn, type Imports, type TxInfo, type TypeMeaning, type Value } from './drivers.ts';
 import { allNone, State, txOf, type Atom, type Tx } from './flow.ts';
 import { builtQuery, readTable, type TableValue } from './builders.ts';
 import { policyText } from './policies.ts';
-import { readExport } from './exports.ts';
+import { readExport, readExportedType } from './exports.ts';
 import { eventHook, FunctionIndex, optionHooks, reuseOf, type PoolHook } from './pool-facts.ts';
 import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_FILE, ModuleCache, resolveProjectModule } from './modules.ts';
 import { typescriptSideEffect } from './side-effects.ts';
@@ -146,7 +146,7 @@ export class TsFile {
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
   private moduleEnv?: Env;
-  private moduleWalk?: Walk;
+  moduleWalk?: Walk;
   private connCount = 0;
 
   constructor(
@@ -311,6 +311,43 @@ export class TsFile {
     return values.find((v) => v !== undefined && v.kind !== 'tx');
   }
 
+  /**
+   * What a type annotation says a name holds: a driver's type (`pg.PoolClient`,
+   * `Knex.Transaction`, `NodePgDatabase<...>`), one of a union with
+   * null/undefined, `typeof db`, or a type alias of this file or exported by a
+   * project module (`export type Db = typeof db`).
+   */
+  typeMeaning(type: TSESTree.TypeNode, walk: { value(node: Node): Value | undefined }, depth = 0): TypeMeaning | Value | undefined {
+    if (depth > 4) return undefined;
+    switch (type.type) {
+      case 'TSUnionType': {
+        const meanings = type.types.filter((t) => t.type !== 'TSUndefinedKeyword' && t.type !== 'TSNullKeyword').map((t) => this.typeMeaning(t, walk, depth + 1));
+        return meanings.length === 1 ? meanings[0] : undefined;
+      }
+      case 'TSTypeQuery':
+        return type.exprName.type === 'Identifier' ? walk.value(type.exprName) : undefined;
+      case 'TSTypeReference': {
+        const typeName = type.typeName;
+        const name = typeName.type === 'Identifier' ? typeName.name : typeName.type === 'TSQualifiedName' ? typeName.right.name : undefined;
+        const qualifier = typeName.type === 'TSQualifiedName' && typeName.left.type === 'Identifier' ? typeName.left.name : undefined;
+        if (!name) return undefined;
+        const known = valueOfType(name, qualifier, this.imports);
+        if (known) return known;
+        if (qualifier) return undefined;
+        for (const statement of this.program.body) {
+          const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+          if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return this.typeMeaning(d.typeAnnotation, this.moduleWalk ?? walk, depth + 1);
+        }
+        const imported = this.imports.project.get(name);
+        const module = imported && imported.imported !== '*' ? this.module(imported.specifier) : undefined;
+        const meaning = module ? readExportedType(module, imported!.imported, (file, t) => file.typeMeaning(t, file.moduleWalk ?? walk, depth + 1)) : undefined;
+        return meaning && 'kind' in meaning ? this.adopt(meaning, module!, imported!.at) : meaning;
+      }
+      default:
+        return undefined;
+    }
+  }
+
   /** A hook of the pool `configId`: its sites run on each new (or checked-out) connection, before any job. */
   registerHook(hook: PoolHook, configId: string, walk: { value(node: Node): Value | undefined }): void {
     const entry = this.configById(configId);
@@ -382,7 +419,9 @@ export class TsFile {
     for (const [fn, hook] of this.hooks) {
       for (const site of this.model.sites) if (!site.callback && fn.range[0] <= site.span.start && site.span.end <= fn.range[1]) site.callback = { configId: hook.configId, role: hook.role };
     }
-    this.model.connections = this.configs.map((c) => c.config);
+    // In source order (module-level pools are made before the walk reaches them).
+    for (const entry of this.configs) entry.config.callbacks.sort((a, b) => a.span.start - b.span.start);
+    this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);
     this.model.sites.sort((a, b) => a.span.start - b.span.start);
     this.model.releases.sort((a, b) => a.span.start - b.span.start);
     this.collectJobTransactions();
@@ -465,9 +504,15 @@ class Walk {
       const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
       if (declaration?.type !== 'VariableDeclaration') continue;
       for (const d of declaration.declarations) {
-        if (d.id.type === 'Identifier' && d.init) this.env.vars.set(d.id.name, this.value(d.init));
+        if (isRequire(d.init)) this.bindRequire(d.id);
+        else if (d.id.type === 'Identifier' && d.init) this.env.vars.set(d.id.name, this.value(d.init));
       }
     }
+  }
+
+  /** `const pg = require('pg')`, `const { pool } = require('./db')`: the names are the imports readImports read (top level only). */
+  private bindRequire(pattern: Node): void {
+    for (const id of patternNames(pattern)) this.env.vars.set(id.name, this.file.imports.names.get(id.name) ?? this.file.importedValue(id.name));
   }
 
   lookup(name: string): Value | undefined {
@@ -665,18 +710,16 @@ class Walk {
     const target = param.type === 'TSParameterProperty' ? param.parameter : param;
     const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
     const type = annotation.typeAnnotation?.typeAnnotation;
-    if (type?.type !== 'TSTypeReference') return undefined;
-    const typeName = type.typeName;
-    const name = typeName.type === 'Identifier' ? typeName.name : typeName.type === 'TSQualifiedName' ? typeName.right.name : undefined;
-    const qualifier = typeName.type === 'TSQualifiedName' && typeName.left.type === 'Identifier' ? typeName.left.name : undefined;
-    if (!name) return undefined;
-    const known = valueOfType(name, qualifier, this.file.imports);
+    const known = type ? this.file.typeMeaning(type, this) : undefined;
     if (!known) return undefined;
+    // `typeof db`: the value itself (a pool, most often).
+    if ('kind' in known) return known.kind === 'pool' ? known : undefined;
+    const label = type?.type === 'TSTypeReference' ? (type.typeName.type === 'Identifier' ? type.typeName.name : type.typeName.type === 'TSQualifiedName' ? type.typeName.right.name : 'typed') : 'typed';
     switch (known.what) {
       case 'pool':
         return { kind: 'pool', driver: known.driver };
       case 'tx': {
-        const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${name} parameter`, span(param));
+        const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${label} parameter`, span(param));
         return { kind: 'tx', driver: known.driver, tx };
       }
       case 'checked-out':
@@ -690,6 +733,7 @@ class Walk {
         return undefined;
     }
   }
+
 
   private bindPattern(pattern: Node, value: Value | undefined): void {
     if (pattern.type === 'Identifier') {
@@ -721,6 +765,10 @@ class Walk {
         return;
       case 'VariableDeclaration':
         for (const d of node.declarations) {
+          if (isRequire(d.init)) {
+            this.bindRequire(d.id);
+            continue;
+          }
           if (d.init) this.expression(d.init);
           const value = d.init ? this.value(d.init) : undefined;
           const fromType = !value && d.id.type === 'Identifier' ? this.parameterValue(d.id) : undefined;
@@ -1582,6 +1630,11 @@ interface QueryCall {
   synthesized?: HostText;
   /** Where it runs, when the call says it itself (schema declarations: the migration tool's script). */
   scope?: Scope;
+}
+
+function isRequire(node: Node | null | undefined): boolean {
+  const n = unwrap(node);
+  return n?.type === 'CallExpression' && n.callee.type === 'Identifier' && n.callee.name === 'require' && n.arguments.length === 1;
 }
 
 /** SQL text the front end writes itself, every character mapped to `at` (the call it stands for). */

@@ -226,10 +226,11 @@ export function readImports(program: TSESTree.Program): Imports {
         const imported = s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value);
         const typeOnly = statement.importKind === 'type' || (s.type === 'ImportSpecifier' && s.importKind === 'type');
         if (s.type === 'ImportSpecifier') imports.types.set(s.local.name, { driver, name: imported });
+        // `import type pg from 'pg'` names pg.PoolClient as well as `import pg from 'pg'` does.
+        if (imported === 'default' || imported === '*') imports.types.set(s.local.name, { driver, name: '*' });
         if (typeOnly) continue;
         const value = exportValue(driver, imported, specifier);
         if (value) imports.names.set(s.local.name, value);
-        if (imported === 'default' || imported === '*') imports.types.set(s.local.name, { driver, name: '*' });
       }
     } else if (statement.type === 'TSImportEqualsDeclaration' && statement.moduleReference.type === 'TSExternalModuleReference') {
       const specifier = String((statement.moduleReference.expression as TSESTree.StringLiteral).value);
