@@ -93,6 +93,9 @@ class Env {
   }
 }
 
+/** How many pools of one file get their reuse read (see reuseOf). */
+const MAX_REUSE_READS = 32;
+
 interface ConstEntry {
   init: Node;
   scope: [number, number];
@@ -691,7 +694,8 @@ class Walk {
       this.file.configByNode.set(node, entry);
       this.file.configs.push(entry);
       const hooks = optionHooks(driver, args);
-      if (node.type === 'NewExpression' || node.type === 'CallExpression') {
+      // Reading how a pool is kept costs a look through its scope: the first pools of a file only (a file of thousands is generated code).
+      if ((node.type === 'NewExpression' || node.type === 'CallExpression') && this.file.configs.length <= MAX_REUSE_READS) {
         const reuse = reuseOf(node, kind, hooks, this.file.program, this.file.functions);
         if (reuse) entry.config.reuse = reuse;
       }

@@ -1,7 +1,9 @@
 // .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
-// postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM and Prisma,
-// parsed with typescript-estree (no type information needed). The ESLint
-// plugin builds the same model from ESLint's own tree (src/eslint/).
+// postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM, Prisma,
+// Sequelize, Bun SQL, Neon, @vercel/postgres and Supabase, parsed with
+// typescript-estree (no type information needed). The ESLint plugin builds the
+// same model from ESLint's own tree (src/eslint/); both read the project
+// modules a file imports its pool from with parseImported.
 import { parse, type TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';

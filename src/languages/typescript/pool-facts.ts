@@ -78,11 +78,7 @@ export class FunctionIndex {
   enclosing(node: Node): FunctionNode | undefined {
     if (!this.functions) {
       const out: FunctionNode[] = [];
-      const visit = (n: Node) => {
-        if (isFunction(n)) out.push(n);
-        for (const c of children(n)) visit(c);
-      };
-      visit(this.program);
+      for (const n of nodesUnder(this.program, Number.POSITIVE_INFINITY)) if (isFunction(n)) out.push(n);
       this.functions = out;
     }
     let best: FunctionNode | undefined;
