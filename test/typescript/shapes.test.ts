@@ -76,7 +76,7 @@ const s = new Sequelize('', { hooks: { afterConnect: async (connection) => { awa
   assert.deepEqual(pg.callbacks.map((c) => `${c.role}:${c.name}`), ['configure:onConnect', 'configure:on(\'connect\')', 'checkout:on(\'acquire\')', 'checkout:onReserveConnection']);
 });
 
-test('reuse: a pool per tenant (kept by a key from the parameters, or configured from them), a one-connection script client, and not a shared max: 1 pool', () => {
+test('reuse: a pool per tenant (kept by a tenant key from the parameters, or configured from them), a one-connection script client; not a pool kept by its URL, a shared max: 1 pool or one ended at shutdown', () => {
   const m = model(`import pg from 'pg';
 import knex from 'knex';
 import postgres from 'postgres';
@@ -92,8 +92,26 @@ export function byHook(schema: string) {
 export function factory(url: string) { return new pg.Pool({ connectionString: url }); }
 export async function script() { const sql = postgres('', { max: 1 }); await sql\`select 1\`; await sql.end(); }
 export async function client() { const c = new pg.Client(); await c.connect(); await c.end(); }
-export const shared = postgres('', { max: 1 });`);
-  assert.deepEqual(m.connections.map((c) => `${c.driver} ${c.reuse ?? 'shared'}`), ['pg per-tenant', 'knex per-tenant', 'pg shared', 'postgres.js single-connection', 'pg single-connection', 'postgres.js shared']);
+export const shared = postgres('', { max: 1 });
+// Kept by its URL: one pool for every tenant that shares it.
+export function byUrl(url: string) {
+  let p = pools.get(url);
+  if (!p) { p = new pg.Pool({ connectionString: url }); pools.set(url, p); }
+  return p;
+}
+// Ended by a shutdown handler: a long-lived pool.
+export const worker = postgres('', { max: 1 });
+process.on('SIGTERM', () => void worker.end());`);
+  assert.deepEqual(m.connections.map((c) => `${c.driver} ${c.reuse ?? 'shared'}`), [
+    'pg per-tenant',
+    'knex per-tenant',
+    'pg shared',
+    'postgres.js single-connection',
+    'pg single-connection',
+    'postgres.js shared',
+    'pg shared',
+    'postgres.js shared',
+  ]);
   // The one-connection pool's calls run on the connection the script opened.
   assert.equal(m.sites.find((s) => s.driver === 'postgres.js')!.connection.kind, 'dedicated');
 });

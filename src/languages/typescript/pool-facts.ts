@@ -89,16 +89,35 @@ export class FunctionIndex {
   }
 }
 
-/** Every node under `root`, depth-first, with a bound on how many are visited. */
-function* nodesUnder(root: Node, limit = 50_000): Generator<Node> {
+/** Every node under `root`, depth-first, with a bound on how many are visited; `ownBody` leaves out nested functions. */
+function* nodesUnder(root: Node, limit = 50_000, ownBody = false): Generator<Node> {
   const stack: Node[] = [root];
   let seen = 0;
   while (stack.length > 0 && seen++ < limit) {
     const n = stack.pop()!;
     yield n;
+    if (ownBody && n !== root && isFunction(n)) continue;
     const c = children(n);
     for (let i = c.length - 1; i >= 0; i--) stack.push(c[i]);
   }
+}
+
+/** A key that names a tenant: `tenantId`, `tenant.id`, `orgSlug`, `schema`, `workspace`... */
+const TENANT_KEY = /tenant|org|account|customer|workspace|company|team|shard|schema|realm|site/i;
+
+/**
+ * A map key from the function's parameters that names a tenant. A pool kept by
+ * its connection string (`pools.set(url, pool)`) is one pool for every tenant
+ * that shares the URL: not per tenant.
+ */
+function tenantKey(key: Node, params: ReadonlySet<string>): boolean {
+  for (const n of nodesUnder(key, 500)) {
+    if (n.type === 'Identifier' && params.has(n.name) && TENANT_KEY.test(n.name)) return true;
+    if (n.type === 'MemberExpression' && unwrap(n.object)?.type === 'Identifier' && params.has((unwrap(n.object) as TSESTree.Identifier).name)) {
+      if (TENANT_KEY.test((unwrap(n.object) as TSESTree.Identifier).name) || TENANT_KEY.test(propertyName(n) ?? '')) return true;
+    }
+  }
+  return false;
 }
 
 function mentions(node: Node, names: ReadonlySet<string>): boolean {
@@ -132,11 +151,12 @@ function maxConnections(args: readonly TSESTree.CallExpressionArgument[]): numbe
 /**
  * Whether a pool or client made at `made` can carry one tenant's session to
  * another's job: 'per-tenant' when it is made in a function and kept in a
- * map or object under a key taken from that function's parameters (or its
- * connect hook is configured from them); 'single-connection' for a client, or
- * a pool of one connection, that is ended (`end()`, `close()`, `destroy()`)
- * in the same function (or module) that makes it. Undefined: shared, as far
- * as the code shows.
+ * map or object under a key that names a tenant and comes from that
+ * function's parameters (or its connect hook is configured from them);
+ * 'single-connection' for a client, or a pool of one connection, that is
+ * ended (`end()`, `close()`, `destroy()`) by the function (or module code)
+ * that makes it, not by a nested callback. Undefined: shared, as far as the
+ * code shows.
  */
 export function reuseOf(
   made: TSESTree.NewExpression | TSESTree.CallExpression,
@@ -156,11 +176,11 @@ export function reuseOf(
         if (n.type === 'CallExpression') {
           const method = methodOf(n);
           const value = unwrap(n.arguments[1] as Node | undefined);
-          if (method?.name === 'set' && n.arguments.length === 2 && value && (value === made || (holder && value.type === 'Identifier' && value.name === holder)) && mentions(n.arguments[0] as Node, params)) return 'per-tenant';
+          if (method?.name === 'set' && n.arguments.length === 2 && value && (value === made || (holder && value.type === 'Identifier' && value.name === holder)) && tenantKey(n.arguments[0] as Node, params)) return 'per-tenant';
         }
         if (n.type === 'AssignmentExpression' && n.left.type === 'MemberExpression' && n.left.computed) {
           const value = unwrap(n.right);
-          if ((value === made || (holder && value?.type === 'Identifier' && value.name === holder)) && mentions(n.left.property as Node, params)) return 'per-tenant';
+          if ((value === made || (holder && value?.type === 'Identifier' && value.name === holder)) && tenantKey(n.left.property as Node, params)) return 'per-tenant';
         }
       }
       // A connect hook configured from the function's parameters: every connection of the pool carries that one value.
@@ -169,7 +189,8 @@ export function reuseOf(
   }
   if (!holder) return undefined;
   if (kind === 'pool' && maxConnections(made.arguments) !== 1) return undefined;
-  for (const n of nodesUnder(scope)) {
+  // Ended by the code that made it, not by a shutdown handler (`process.on('SIGTERM', () => sql.end())` ends a long-lived pool).
+  for (const n of nodesUnder(scope, 50_000, true)) {
     if (n.type !== 'CallExpression') continue;
     const callee = unwrap(n.callee);
     if (callee?.type !== 'MemberExpression') continue;
