@@ -1,6 +1,7 @@
 // The ESLint plugin's own contract: a front-end failure on a file is one
-// message (not silence, not a crash, not one per rule), and a rule says it has
-// suggestions only if it makes them.
+// message (not silence, not a crash, not one per rule), a rule says it has
+// suggestions only if it makes them, and a file's imported pool module is read
+// from disk as the scan reads it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Linter } from 'eslint';
@@ -47,4 +48,19 @@ test('hasSuggestions only on the rules that make suggestions', () => {
   }
   assert.equal(plugin.rules['no-session-tenant-setting'].meta.hasSuggestions, true);
   assert.equal(plugin.rules['no-release-in-open-transaction'].meta.hasSuggestions, undefined);
+});
+
+test('ESLint, given one file, reads the pool from the project module it imports, as the scan does', async () => {
+  const { ESLint } = await import('eslint');
+  const { join } = await import('node:path');
+  const { scan } = await import('../../src/scan/scan.ts');
+  const { repoRoot } = await import('../helpers/cli.ts');
+  const project = join(repoRoot, 'fixtures/projects/ts-pool-module-bad');
+  const eslint = new ESLint({ cwd: repoRoot, overrideConfigFile: true, overrideConfig: [...plugin.configs.recommended] as never, ignore: false });
+  const linted = await eslint.lintFiles([project]);
+  const fromEslint = linted.flatMap((r) => r.messages.map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId?.replace(/^pgq\//, '')}`)).sort();
+  const { results } = await scan({ paths: [project], cwd: repoRoot, concurrency: 'off' });
+  const fromScan = results.flatMap((r) => r.messages.map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId}`)).sort();
+  assert.equal(fromEslint.length, 4, fromEslint.join('\n'));
+  assert.deepEqual(fromEslint, fromScan);
 });
