@@ -181,7 +181,7 @@ test('identical code gives identical findings whatever the pool is called (pool.
   const code = (name: string) => `import pg from 'pg';\nconst ${name} = new pg.Pool();\nexport async function enter(t: string) {\n  await ${name}.query("select set_config('app.tenant', $1, true)", [t]);\n}\n`;
   const dir = project({ 'a.ts': code('pool'), 'b.ts': code('db'), 'c.ts': code('primaryPool') });
   const { results } = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
-  const ids = results.map((r) => r.messages.map((m) => `${m.line}:${m.column} ${m.ruleId}`).join(', '));
+  const ids = results.map((r) => r.messages.map((m) => `${m.line} ${m.ruleId} ${m.messageId}`).join(', '));
   assert.equal(new Set(ids).size, 1, ids.join('\n'));
   assert.equal(results[0].messages.length, 2);
 });
