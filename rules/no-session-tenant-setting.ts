@@ -28,6 +28,7 @@ export default defineRule<Options>({
   schema: { type: 'object', properties: { settings: settingsOptionSchema }, additionalProperties: false },
   defaultOptions: {},
   triggers: ['set_config', SET_STATEMENT],
+  hasSuggestions: true,
   check({ file, options, report }) {
     const isTenant = tenantSettingMatcher(options.settings);
     for (const { site, statement } of statementsOf(file)) {

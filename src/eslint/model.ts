@@ -10,7 +10,14 @@ interface SourceCodeLike {
   ast: unknown;
 }
 
-const models = new WeakMap<object, FileModel>();
+interface Built {
+  model: FileModel;
+  /** Why the front end failed on this file; reported once, by the first pgq rule that runs on it. */
+  error?: string;
+  reported?: boolean;
+}
+
+const models = new WeakMap<object, Built>();
 
 export interface ModelSettings {
   /** Extra call names (in-house wrappers) that take SQL as their first argument: ESLint `settings.pgq.queryFunctions`. */
@@ -18,15 +25,30 @@ export interface ModelSettings {
 }
 
 export function modelFor(sourceCode: SourceCodeLike, file: string, settings: ModelSettings = {}): FileModel {
-  let model = models.get(sourceCode);
-  if (!model) {
+  return builtFor(sourceCode, file, settings).model;
+}
+
+/**
+ * The file's model, and once per file the error the front end stopped with:
+ * a bug of ours on one file must not stop the user's lint run, nor pass in
+ * silence — the file gets one message saying its pgq rules did not run.
+ */
+export function builtFor(sourceCode: SourceCodeLike, file: string, settings: ModelSettings = {}): Built {
+  let built = models.get(sourceCode);
+  if (!built) {
     try {
-      model = buildTypeScriptModel(sourceCode.ast as TSESTree.Program, sourceCode.text, file, { queryFunctions: settings.queryFunctions });
-    } catch {
-      // A bug of ours on one file must not stop the user's lint run: the file simply gets no pgq findings.
-      model = emptyFileModel(file, 'typescript', sourceCode.text);
+      built = { model: buildTypeScriptModel(sourceCode.ast as TSESTree.Program, sourceCode.text, file, { queryFunctions: settings.queryFunctions }) };
+    } catch (error) {
+      built = { model: emptyFileModel(file, 'typescript', sourceCode.text), error: (error as Error)?.message ?? String(error) };
     }
-    models.set(sourceCode, model);
+    models.set(sourceCode, built);
   }
-  return model;
+  return built;
+}
+
+/** The front end's error on this file, the first time it is asked for (one message per file). */
+export function takeError(built: Built): string | undefined {
+  if (!built.error || built.reported) return undefined;
+  built.reported = true;
+  return built.error;
 }

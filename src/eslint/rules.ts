@@ -6,7 +6,10 @@ import { rules as allRules } from '../../rules/index.ts';
 import type { Rule } from '../model/index.ts';
 import { docsUrl } from '../report/rule-docs.ts';
 import { triggerPattern } from '../scan/prefilter.ts';
-import { modelFor, type ModelSettings } from './model.ts';
+import { builtFor, takeError, type ModelSettings } from './model.ts';
+
+/** The messageId of the one message a file gets when the front end fails on it. */
+export const INTERNAL_ERROR = 'pgqInternalError';
 
 export interface PgqRuleDocs {
   description: string;
@@ -26,8 +29,8 @@ export function toEslintRule(rule: Rule<any>): PgqEslintRule {
     meta: {
       type: 'problem',
       docs: { description: rule.description, recommended: rule.recommended },
-      messages: rule.messages,
-      hasSuggestions: true,
+      messages: { ...rule.messages, [INTERNAL_ERROR]: 'pgq-audit could not analyse this file, so no pgq rule checked it: {{error}}' },
+      ...(rule.hasSuggestions ? { hasSuggestions: true } : {}),
       schema: [rule.schema as never],
       defaultOptions: [rule.defaultOptions],
     },
@@ -37,7 +40,10 @@ export function toEslintRule(rule: Rule<any>): PgqEslintRule {
           const { sourceCode } = context;
           if (triggers && !triggers.test(sourceCode.text)) return;
           const settings = (context.settings as { pgq?: ModelSettings }).pgq ?? {};
-          const file = modelFor(sourceCode, context.filename, settings);
+          const built = builtFor(sourceCode, context.filename, settings);
+          const error = takeError(built);
+          if (error !== undefined) context.report({ loc: { line: 1, column: 0 }, messageId: INTERNAL_ERROR, data: { error } });
+          const file = built.model;
           rule.check({
             file,
             options: { ...rule.defaultOptions, ...options },

@@ -91,6 +91,8 @@ export interface Rule<Options extends object = Record<string, unknown>, Facts = 
    * See src/scan/prefilter.ts.
    */
   triggers: readonly (string | RegExp)[];
+  /** The rule's reports can carry suggestions (an edit the user may apply): ESLint's meta.hasSuggestions. */
+  hasSuggestions?: boolean;
   check(context: RuleContext<Options>): void;
   /**
    * Cross-file rules: the facts this rule needs from one file. They must be

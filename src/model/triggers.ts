@@ -10,8 +10,17 @@ const GAP = String.raw`(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+`;
 /** The table of UPDATE ... SET: a name, a template hole or a placeholder, with an alias. */
 const TARGET = String.raw`[^;]{1,160}?`;
 
-export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])`, 'i');
-export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from`, 'i');
+/**
+ * The same statements written with a query builder, which the TS front end
+ * reads as the SQL they send: Drizzle `.update(jobs).set(`, Kysely
+ * `.updateTable(`, Knex `.update({` / `.increment(`; Kysely `.deleteFrom(`,
+ * Drizzle `.delete(jobs)`, Knex `.del()`.
+ */
+const BUILDER_UPDATE = String.raw`\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update\s*\(\s*\{|\.(?:increment|decrement)\s*\(`;
+const BUILDER_DELETE = String.raw`\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)`;
+
+export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])|${BUILDER_UPDATE}`, 'i');
+export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from|${BUILDER_DELETE}`, 'i');
 export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
 export const MERGE_INTO = new RegExp(String.raw`merge${GAP}into`, 'i');
 /** SET [LOCAL|SESSION] name = | TO, SET ROLE, SET SESSION AUTHORIZATION. */

@@ -130,6 +130,12 @@ export interface ConnectionConfig {
    * closed after one job). Undefined: not known, read as 'shared'.
    */
   reuse?: 'shared' | 'single-connection' | 'per-tenant' | 'no-reuse';
+  /**
+   * Absolute path of the module that makes this pool or client, when it is not
+   * the model's own file (`import { pool } from './db'`): `span` is then where
+   * it enters this file (the import), not where it is made.
+   */
+  definedIn?: string;
   /** The reset the driver runs itself when a connection is returned, where it is known (asyncpg's RESET ALL ..., Slonik's DISCARD ALL). */
   driverReset?: { statements: string[]; reason: string };
   callbacks: ResetCallback[];
@@ -179,9 +185,10 @@ export interface FileModel {
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
   /**
-   * Other project files the front end read to build this model (a Python
-   * module an imported pool is defined in, Django's settings.py): a cached
-   * model holds only while they are unchanged.
+   * Other project files the front end read to build this model (absolute
+   * paths, sorted): the TS/JS or Python module an imported pool or client is
+   * defined in, Django's settings.py. A cached model holds only while they
+   * are unchanged too.
    */
   dependencies?: string[];
 }

@@ -23,6 +23,8 @@ export interface FileAnalysis {
   facts?: ProjectFacts;
   /** Its pgq-audit-ignore-next-line comments, applied after the project pass. */
   directives?: FileDirectives;
+  /** Other files the analysis read (a TS/JS file's imported pool module): the cache checks them too. */
+  dependencies?: string[];
 }
 
 /** The config that runs exactly `active` (rules left out of it are off). */
@@ -57,6 +59,7 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
     if (facts) analysis.facts = facts;
     const directives = readDirectives(model);
     if (directives) analysis.directives = directives;
+    if (model.dependencies && model.dependencies.length > 0) analysis.dependencies = model.dependencies;
     return analysis;
   } catch (error) {
     // A bug of ours on one file must not cost the user the rest of the scan.

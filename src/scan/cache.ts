@@ -28,6 +28,8 @@ interface CacheFile {
 interface CacheEntry {
   hash: string;
   analysis: FileAnalysis;
+  /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
+  dependencies?: Record<string, string>;
 }
 
 /** The default location: node_modules/.cache/pgq-audit/ of the folder the scan runs in. */
@@ -169,14 +171,33 @@ export class AnalysisCache {
   get(file: string, contentHash: string): FileAnalysis | undefined {
     const entry = this.entries[file];
     if (entry?.hash !== contentHash) return undefined;
+    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return undefined;
     this.seen.add(file);
     return entry.analysis;
   }
 
   set(file: string, contentHash: string, analysis: FileAnalysis): void {
-    this.entries[file] = { hash: contentHash, analysis };
+    const entry: CacheEntry = { hash: contentHash, analysis };
+    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
+    this.entries[file] = entry;
     this.seen.add(file);
     this.changed = true;
+  }
+
+  private readonly dependencyHashes = new Map<string, string>();
+
+  /** A dependency's content hash, read once per scan ('missing' when it cannot be read). */
+  private dependencyHash(path: string): string {
+    let value = this.dependencyHashes.get(path);
+    if (value === undefined) {
+      try {
+        value = contentHash(readFileSync(path));
+      } catch {
+        value = 'missing';
+      }
+      this.dependencyHashes.set(path, value);
+    }
+    return value;
   }
 
   /** The file was scanned and needs no entry (it no longer passes the prefilter, or could not be analysed). */

@@ -4,6 +4,29 @@ const header = `import pg from 'pg';\nimport postgres from 'postgres';\nconst po
 
 ruleTester.run('no-local-setting-outside-transaction', pgqRule('no-local-setting-outside-transaction'), {
   valid: [
+    // Hono middleware inside a transaction per request: the local setting holds for the request's queries.
+    `import { Hono } from 'hono';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+const db = drizzle(new pg.Pool());
+const app = new Hono();
+app.use(async (c, next) => {
+  await db.transaction(async (tx) => { await tx.execute(sql\`select set_config('app.tenant', \${c.req.header('x-tenant')}, true)\`); c.set('tx', tx); await next(); });
+});`,
+    // Neon over HTTP: sql.transaction([...]) runs the array in one transaction.
+    `import { neon } from '@neondatabase/serverless';
+const sql = neon('');
+await sql.transaction([sql\`select set_config('app.tenant', \${t}, true)\`, sql\`select * from invoices\`]);`,
+    // A Prisma extension with the batch transaction of Prisma's documentation.
+    `import { PrismaClient } from '@prisma/client';
+const prisma = new PrismaClient();
+export const forTenant = (t: string) => prisma.$extends({ query: { $allModels: { async $allOperations({ args, query }) {
+  const [, result] = await prisma.$transaction([prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`, query(args)]);
+  return result;
+} } } });`,
+    // Regression (bindings decide, not names): an untyped parameter called pool is not known to be a pool.
+    `export async function enter(pool: any, t: string) { await pool.query("select set_config('app.tenant', $1, true)", [t]); }`,
     // set_config(..., true) inside BEGIN..COMMIT with a rollback on error.
     `${header}export async function run(t: string) {
   const client = await pool.connect();
@@ -36,6 +59,30 @@ ruleTester.run('no-local-setting-outside-transaction', pgqRule('no-local-setting
     `${header}const c = await pool.connect();\nawait c.query(buildQuery(t));`,
   ],
   invalid: [
+    {
+      // Hono middleware on the app's shared Drizzle instance, outside any transaction.
+      code: `import { Hono } from 'hono';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import pg from 'pg';
+const db = drizzle(new pg.Pool());
+const app = new Hono();
+app.use(async (c, next) => {
+  await db.execute(sql\`select set_config('app.tenant', \${c.req.header('x-tenant')}, true)\`);
+  await next();
+});`,
+      errors: [{ messageId: 'outsideTransaction', line: 8, column: 31, endLine: 8, endColumn: 41 }],
+    },
+    {
+      // Neon over HTTP: each call is its own connection and transaction.
+      code: `import { neon } from '@neondatabase/serverless';
+const sql = neon('');
+export async function f(t: string) {
+  await sql\`select set_config('app.tenant', \${t}, true)\`;
+  return sql\`select * from invoices\`;
+}`,
+      errors: [{ messageId: 'outsideTransaction', line: 4, column: 20, endLine: 4, endColumn: 30 }],
+    },
     {
       code: `${header}const client = await pool.connect();\nawait client.query("select set_config('app.tenant', $1, true)", [t]);`,
       errors: [{ messageId: 'outsideTransaction', line: 6, column: 28, endLine: 6, endColumn: 38 }],

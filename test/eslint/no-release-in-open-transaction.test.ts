@@ -44,6 +44,19 @@ ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-tra
   ],
   invalid: [
     {
+      // Regression: ROLLBACK TO SAVEPOINT does not end the transaction (it was read as ROLLBACK).
+      code: `import pg from 'pg';
+const pool = new pg.Pool();
+export async function run() {
+  const c = await pool.connect();
+  await c.query('BEGIN');
+  await c.query('SAVEPOINT s');
+  await c.query('ROLLBACK TO SAVEPOINT s');
+  c.release();
+}`,
+      errors: [{ messageId: 'noEnd', line: 8, column: 3, endLine: 8, endColumn: 14 }],
+    },
+    {
       // An error between BEGIN and COMMIT, with only finally { release() }.
       code: `${header}export async function run() {
   const client = await pool.connect();

@@ -2,6 +2,28 @@ import { pgqRule, ruleTester } from './rule-tester.ts';
 
 ruleTester.run('no-session-tenant-setting', pgqRule('no-session-tenant-setting'), {
   valid: [
+    // A constant applied in the pool's connect hook: every connection gets the same value before any job.
+    `import pg from 'pg';
+const pool = new pg.Pool();
+pool.on('connect', (client) => { client.query('SET search_path TO app'); });`,
+    // A Knex pool per tenant whose afterCreate hook points its connections at that tenant's schema.
+    `import knex from 'knex';
+const pools = new Map();
+export function tenantDb(tenantId: string) {
+  let db = pools.get(tenantId);
+  if (!db) {
+    db = knex({ client: 'pg', pool: { afterCreate(conn, done) { conn.query(\`SET search_path TO tenant_\${tenantId}\`, done); } } });
+    pools.set(tenantId, db);
+  }
+  return db;
+}`,
+    // A one-connection script client, ended where it is made.
+    `import postgres from 'postgres';
+export async function migrate() {
+  const sql = postgres('', { max: 1 });
+  await sql\`SET search_path TO tenant_1\`;
+  await sql.end();
+}`,
     // The local form inside BEGIN..COMMIT with a rollback on error.
     `import pg from 'pg';
 const pool = new pg.Pool();
@@ -37,6 +59,23 @@ await c.query("SET pg_stat_statements.track = 'all'");`,
     `router.query('SET app.tenant');`,
   ],
   invalid: [
+    {
+      // The parameter's type says it is a Knex pool, whatever it is called.
+      code: `import type { Knex } from 'knex';
+export async function enter(db: Knex, t: string) {
+  await db.raw("select set_config('app.tenant', ?, false)", [t]);
+}`,
+      errors: [{ messageId: 'onPool', line: 3, column: 24, endLine: 3, endColumn: 34 }],
+    },
+    {
+      // A module-level pool of one connection serves every job: max: 1 is not a script client.
+      code: `import postgres from 'postgres';
+export const sql = postgres('', { max: 1 });
+export async function job(t: string) {
+  await sql\`select set_config('app.tenant', \${t}, false)\`;
+}`,
+      errors: [{ messageId: 'onPool', line: 4, column: 20, endLine: 4, endColumn: 30 }],
+    },
     {
       code: `import pg from 'pg';
 const pool = new pg.Pool();

@@ -4,15 +4,23 @@
 // each connection's transaction state along the paths of the function
 // (branches, loops, try/catch/finally, return, throw).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../model/index.ts';
-import type { PlaceholderStyle, RowWrite, StatementFacts } from '../../sql/index.ts';
+import { isAbsolute } from 'node:path';
+import { emptyFileModel, type ConnectionUse, type Driver, type FileModel, type Scope, type SqlSite } from '../../model/index.ts';
+import type { PlaceholderStyle, RowWrite, SqlAnalysis, StatementFacts } from '../../sql/index.ts';
 import { RUNNING_STATUS, STATUS_COLUMN } from '../../model/queue.ts';
 import type { FrontEndOptions } from '../types.ts';
 import { finishConfigs, makeConfig, type ConfigEntry } from './connections.ts';
-import { readImports, valueOfType, type Conn, type Imports, type TxInfo, type Value } from './drivers.ts';
+import { pgApi, postgresApi, readImports, valueOfType, type Conn, type Imports, type TxInfo, type TypeMeaning, type Value } from './drivers.ts';
 import { allNone, State, txOf, type Atom, type Tx } from './flow.ts';
+import { builtQuery, readTable, type TableValue } from './builders.ts';
+import { policyText } from './policies.ts';
+import { readExport, readExportedType } from './exports.ts';
+import { eventHook, FunctionIndex, optionHooks, reuseOf, type PoolHook } from './pool-facts.ts';
+import { MAX_IMPORT_DEPTH, MAX_MODULES_PER_FILE, ModuleCache, resolveProjectModule } from './modules.ts';
 import { typescriptSideEffect } from './side-effects.ts';
+import { classifyValue, holeExpressions, hostParams, type ValuesSource } from './params.ts';
 import { analyzeHostText, pgPromiseHoles, PG_PROMISE_METHODS, PRISMA_TAG_METHODS, PRISMA_UNSAFE_METHODS, SLONIK_METHODS } from './sql-sites.ts';
+import { HostTextBuilder } from '../host-text.ts';
 import { constantInit, resolveText, templateText, type HostText, type ResolveContext } from './strings.ts';
 import {
   annotatedType,
@@ -60,7 +68,14 @@ const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|d
 
 class Env {
   readonly vars = new Map<string, Value | undefined>();
+  /** Names of `vars` that are parameters of the function this scope is the body of (its callers choose them). */
+  readonly params = new Set<string>();
   constructor(readonly parent?: Env) {}
+
+  isParameter(name: string): boolean {
+    for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return env.params.has(name);
+    return false;
+  }
 
   lookup(name: string): { found: boolean; value?: Value } {
     for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return { found: true, value: env.vars.get(name) };
@@ -78,15 +93,31 @@ class Env {
   }
 }
 
+/** How many pools of one file get their reuse read (see reuseOf). */
+const MAX_REUSE_READS = 32;
+
 interface ConstEntry {
   init: Node;
   scope: [number, number];
 }
 
-export function analyzeTypeScript(model: FileModel, program: TSESTree.Program, options: FrontEndOptions): void {
-  const file = new TsFile(model, program, options);
-  file.run();
+/** What the analysis of one file may do beyond the file: read the project modules it imports. */
+export interface AnalysisContext {
+  /** How many more levels of project imports may be followed from this file. */
+  importDepth: number;
+  /** Parses an imported module (the front end's parser); undefined where it does not parse. */
+  parse?: (text: string, file: string) => TSESTree.Program | undefined;
 }
+
+export function analyzeTypeScript(model: FileModel, program: TSESTree.Program, options: FrontEndOptions, parse?: AnalysisContext['parse']): void {
+  const file = new TsFile(model, program, options, { importDepth: MAX_IMPORT_DEPTH, parse });
+  file.run();
+  const dependencies = file.dependencies();
+  if (dependencies.length > 0) model.dependencies = dependencies;
+}
+
+/** What imported modules export, once per process per file version and import depth. */
+const moduleCache = new ModuleCache<TsFile>();
 
 export class TsFile {
   readonly text: string;
@@ -104,14 +135,31 @@ export class TsFile {
   readonly queryFunctions: readonly string[];
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;
+  /** Functions walked already (a call may walk a hoisted declaration before its place). */
+  readonly walked = new Set<FunctionNode>();
+  /** What each function returns, as far as the walk could tell. */
+  readonly returns = new Map<FunctionNode, (Value | undefined)[]>();
+  /** Modules of the project read for this file, by path (undefined: read, but nothing known). */
+  readonly modules = new Map<string, TsFile | undefined>();
+  /** Functions a pool runs on its connections (connect, checkout hooks), with the pool's config. */
+  readonly hooks = new Map<FunctionNode, { configId: string; role: 'configure' | 'checkout' | 'reset' }>();
+  readonly functions: FunctionIndex;
+  /** Drizzle tables made in this file (`pgTable(...)`), for the policies declared in them. */
+  readonly tables: { node: Node; table: TableValue }[] = [];
+  private readonly importValues = new Map<string, Value | undefined>();
+  private readonly exportValues = new Map<string, Value | undefined>();
+  private moduleEnv?: Env;
+  moduleWalk?: Walk;
   private connCount = 0;
 
   constructor(
     readonly model: FileModel,
     readonly program: TSESTree.Program,
-    options: FrontEndOptions,
+    readonly options: FrontEndOptions,
+    readonly context: AnalysisContext,
   ) {
     this.text = model.text;
+    this.functions = new FunctionIndex(program);
     this.imports = readImports(program);
     this.queryFunctions = options.queryFunctions ?? [];
     this.fileDriver = this.imports.drivers.length === 1 ? this.imports.drivers[0] : 'unknown';
@@ -131,9 +179,194 @@ export class TsFile {
   run(): void {
     const moduleEnv = new Env();
     const walk = new Walk(this, moduleEnv, new State(), { name: undefined });
+    this.moduleEnv = moduleEnv;
+    this.moduleWalk = walk;
     walk.prebind(this.program.body);
     walk.statements(this.program.body);
     this.finish();
+  }
+
+  // ---- the project's modules -------------------------------------------------------
+
+  /** The value of a name imported from another module, when that module is the project's and says. */
+  importedValue(name: string): Value | undefined {
+    if (this.importValues.has(name)) return this.importValues.get(name);
+    const entry = this.imports.project.get(name);
+    let value: Value | undefined;
+    if (entry && !entry.typeOnly) {
+      const module = this.module(entry.specifier);
+      if (module) value = this.adopt(entry.imported === '*' ? module.namespace() : module.exported(entry.imported), module, entry.at);
+    }
+    this.importValues.set(name, value);
+    return value;
+  }
+
+  /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
+  module(specifier: string): TsFile | undefined {
+    if (this.context.importDepth <= 0 || !this.context.parse || !isAbsolute(this.model.file)) return undefined;
+    const path = resolveProjectModule(this.model.file, specifier);
+    if (!path || path === this.model.file) return undefined;
+    if (this.modules.has(path)) return this.modules.get(path);
+    if (this.modules.size >= MAX_MODULES_PER_FILE) return undefined;
+    const depth = this.context.importDepth - 1;
+    const parse = this.context.parse;
+    const module = moduleCache.get(path, String(depth), (text: string) => {
+      const program = parse(text, path);
+      if (!program) return undefined;
+      const file = new TsFile(emptyFileModel(path, 'typescript', text), program, this.options, { importDepth: depth, parse });
+      file.run();
+      return file;
+    });
+    this.modules.set(path, module);
+    return module;
+  }
+
+  /** Every file this file's model depends on besides itself: the modules read, and theirs. */
+  dependencies(): string[] {
+    const out = new Set<string>();
+    const visit = (file: TsFile) => {
+      for (const [path, module] of file.modules) {
+        if (out.has(path)) continue;
+        out.add(path);
+        if (module) visit(module);
+      }
+    };
+    visit(this);
+    out.delete(this.model.file);
+    return [...out].sort();
+  }
+
+  /** The module object (`import * as db`): every export by name. */
+  namespace(): Value {
+    return { kind: 'namespace', member: (name) => this.exported(name) };
+  }
+
+  /** What this module exports as `name` ('default', or 'module.exports' for a CommonJS require of the whole). */
+  exported(name: string): Value | undefined {
+    if (this.exportValues.has(name)) return this.exportValues.get(name);
+    this.exportValues.set(name, undefined); // a cycle of re-exports reads as unknown
+    const value = readExport(this, name);
+    this.exportValues.set(name, value);
+    return value;
+  }
+
+  /** A module-level name's value after the walk (the module's own binding or import). */
+  moduleBinding(name: string): Value | undefined {
+    const local = this.moduleEnv?.lookup(name);
+    if (local?.found) return local.value;
+    return this.imports.names.get(name) ?? this.importedValue(name);
+  }
+
+  /** The value of an expression at module level, after the walk (`export default new Pool()`). */
+  moduleValue(node: Node): Value | undefined {
+    return this.moduleWalk?.value(node);
+  }
+
+  /**
+   * A value that comes from another module, as this file holds it: its pool's
+   * config joins this file's configs (placed at the import), a connection is a
+   * new one in an unknown state, transaction handles are left out.
+   */
+  adopt(value: Value | undefined, from: TsFile, at: { start: number; end: number }): Value | undefined {
+    if (!value || from === this) return value;
+    switch (value.kind) {
+      case 'pool':
+      case 'builder':
+      case 'prisma-adapter':
+        if (value.configId) this.adoptConfig(value.configId, from, at);
+        return value;
+      case 'conn': {
+        if (value.conn.configId) this.adoptConfig(value.conn.configId, from, at);
+        return { kind: 'conn', conn: this.newConn(value.conn.driver, value.conn.use, 'parameter', value.conn.configId) };
+      }
+      case 'tx':
+        return undefined;
+      case 'namespace': {
+        const inner = value;
+        return { kind: 'namespace', member: (name) => this.adopt(inner.member(name), from, at) };
+      }
+      default:
+        return value;
+    }
+  }
+
+  private adoptConfig(id: string, from: TsFile, at: { start: number; end: number }): void {
+    if (this.configById(id)) return;
+    const entry = from.configById(id);
+    if (!entry) return;
+    const remap = <T extends { span: { start: number; end: number } }>(x: T): T => ({ ...x, span: { ...at } });
+    const config = {
+      ...entry.config,
+      span: { ...at },
+      definedIn: entry.config.definedIn ?? from.model.file,
+      callbacks: entry.config.callbacks.map((c) => ({ ...remap(c), leavesTransactionAt: c.leavesTransactionAt ? { ...at } : undefined })),
+    };
+    this.configs.push({ config, namedQueries: [], transactions: [], imported: true, prepareOff: entry.prepareOff });
+  }
+
+  /** What a function returns: the first value its returns hold. A hoisted declaration not walked yet is walked now. */
+  returnsOf(fn: FunctionNode, env: unknown): Value | undefined {
+    if (!this.walked.has(fn) && env instanceof Env) {
+      const name = fn.type === 'FunctionDeclaration' ? fn.id?.name : undefined;
+      new Walk(this, env, new State(), { name }).nestedFunction(fn, name, false);
+    }
+    const values = this.returns.get(fn) ?? [];
+    return values.find((v) => v !== undefined && v.kind !== 'tx');
+  }
+
+  /**
+   * What a type annotation says a name holds: a driver's type (`pg.PoolClient`,
+   * `Knex.Transaction`, `NodePgDatabase<...>`), one of a union with
+   * null/undefined, `typeof db`, or a type alias of this file or exported by a
+   * project module (`export type Db = typeof db`).
+   */
+  typeMeaning(type: TSESTree.TypeNode, walk: { value(node: Node): Value | undefined }, depth = 0): TypeMeaning | Value | undefined {
+    if (depth > 4) return undefined;
+    switch (type.type) {
+      case 'TSUnionType': {
+        const meanings = type.types.filter((t) => t.type !== 'TSUndefinedKeyword' && t.type !== 'TSNullKeyword').map((t) => this.typeMeaning(t, walk, depth + 1));
+        return meanings.length === 1 ? meanings[0] : undefined;
+      }
+      case 'TSTypeQuery':
+        return type.exprName.type === 'Identifier' ? walk.value(type.exprName) : undefined;
+      case 'TSTypeReference': {
+        const typeName = type.typeName;
+        const name = typeName.type === 'Identifier' ? typeName.name : typeName.type === 'TSQualifiedName' ? typeName.right.name : undefined;
+        const qualifier = typeName.type === 'TSQualifiedName' && typeName.left.type === 'Identifier' ? typeName.left.name : undefined;
+        if (!name) return undefined;
+        const known = valueOfType(name, qualifier, this.imports);
+        if (known) return known;
+        if (qualifier) return undefined;
+        for (const statement of this.program.body) {
+          const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+          if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return this.typeMeaning(d.typeAnnotation, this.moduleWalk ?? walk, depth + 1);
+        }
+        const imported = this.imports.project.get(name);
+        const module = imported && imported.imported !== '*' ? this.module(imported.specifier) : undefined;
+        const meaning = module ? readExportedType(module, imported!.imported, (file, t) => file.typeMeaning(t, file.moduleWalk ?? walk, depth + 1)) : undefined;
+        return meaning && 'kind' in meaning ? this.adopt(meaning, module!, imported!.at) : meaning;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** A hook of the pool `configId`: its sites run on each new (or checked-out) connection, before any job. */
+  registerHook(hook: PoolHook, configId: string, walk: { value(node: Node): Value | undefined }): void {
+    const entry = this.configById(configId);
+    const fnValue = isFunction(hook.fn) ? undefined : walk.value(hook.fn);
+    const fn = isFunction(hook.fn) ? hook.fn : fnValue?.kind === 'function' && fnValue.owner === this ? fnValue.node : undefined;
+    if (fn && this.hooks.has(fn)) return;
+    if (fn) this.hooks.set(fn, { configId, role: hook.role });
+    if (entry && !entry.config.callbacks.some((c) => c.span.start === hook.fn.range[0])) {
+      entry.config.callbacks.push({ role: hook.role, name: hook.name, span: span(hook.fn), endsOutsideTransaction: 'unknown', resolved: fn !== undefined });
+    }
+  }
+
+  recordReturn(fn: FunctionNode, value: Value | undefined): void {
+    const list = this.returns.get(fn);
+    if (list) list.push(value);
+    else this.returns.set(fn, [value]);
   }
 
   newConn(driver: Driver, use: Conn['use'], origin: Conn['origin'], configId?: string): Conn {
@@ -185,7 +418,13 @@ export class TsFile {
     }
     for (const entry of this.configs) entry.namedQueries.sort((a, b) => a.span.start - b.span.start);
     finishConfigs(this.configs, this.text);
-    this.model.connections = this.configs.map((c) => c.config);
+    // Sites of a hook function walked before the pool was made (declared above it).
+    for (const [fn, hook] of this.hooks) {
+      for (const site of this.model.sites) if (!site.callback && fn.range[0] <= site.span.start && site.span.end <= fn.range[1]) site.callback = { configId: hook.configId, role: hook.role };
+    }
+    // In source order (module-level pools are made before the walk reaches them).
+    for (const entry of this.configs) entry.config.callbacks.sort((a, b) => a.span.start - b.span.start);
+    this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);
     this.model.sites.sort((a, b) => a.span.start - b.span.start);
     this.model.releases.sort((a, b) => a.span.start - b.span.start);
     this.collectJobTransactions();
@@ -216,6 +455,12 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
   const visit = (node: Node, scope: [number, number]) => {
     let inner = scope;
     if (isFunction(node)) inner = node.range;
+    // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
+    if (node.type === 'FunctionDeclaration' && node.id) {
+      const list = out.get(node.id.name) ?? [];
+      list.push({ init: node, scope });
+      out.set(node.id.name, list);
+    }
     if (node.type === 'VariableDeclaration' && node.kind === 'const') {
       for (const d of node.declarations) {
         if (d.id.type === 'Identifier' && d.init) {
@@ -237,12 +482,15 @@ interface WalkOptions {
   outerTries?: TSESTree.TryStatement[];
   /** prisma.$transaction([...]): calls on this value run in that transaction. */
   arrayTx?: { on: Value; tx: Tx };
+  /** The function being walked (its returns are recorded). */
+  fn?: FunctionNode;
+  /** The walk is inside a pool's hook: its sites run on each connection the pool sets up. */
+  callback?: SqlSite['callback'];
 }
 
 class Walk {
   private tries: TryFrame[] = [];
   private loops: State[][] = [];
-  private silent = 0;
 
   constructor(
     readonly file: TsFile,
@@ -259,15 +507,25 @@ class Walk {
       const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
       if (declaration?.type !== 'VariableDeclaration') continue;
       for (const d of declaration.declarations) {
-        if (d.id.type === 'Identifier' && d.init) this.env.vars.set(d.id.name, this.value(d.init));
+        if (isRequire(d.init)) this.bindRequire(d.id);
+        else if (d.id.type === 'Identifier' && d.init) this.env.vars.set(d.id.name, this.value(d.init));
       }
     }
+  }
+
+  /** `const pg = require('pg')`, `const { pool } = require('./db')`: the names are the imports readImports read (top level only). */
+  private bindRequire(pattern: Node): void {
+    for (const id of patternNames(pattern)) this.env.vars.set(id.name, this.file.imports.names.get(id.name) ?? this.file.importedValue(id.name));
   }
 
   lookup(name: string): Value | undefined {
     const local = this.env.lookup(name);
     if (local.found) return local.value;
-    return this.file.imports.names.get(name);
+    const imported = this.file.imports.names.get(name) ?? this.file.importedValue(name);
+    if (imported) return imported;
+    // Bun's global: Bun.sql, new Bun.SQL(url).
+    if (name === 'Bun') return { kind: 'module', driver: 'bun' };
+    return undefined;
   }
 
   /** What an expression holds, when it is a driver value. Makes pools, configs and connections once per node. */
@@ -287,11 +545,21 @@ class Walk {
           if (name === 'Pool') return { kind: 'maker', driver: 'pg', makes: 'pool' };
           if (name === 'Client') return { kind: 'maker', driver: 'pg', makes: 'client' };
         }
+        if (object.kind === 'namespace') return object.member(name);
+        // @vercel/postgres: client.sql`...` and pool.sql`...` run on that client or pool.
+        if ((object.kind === 'conn' || object.kind === 'pool') && driverOfValue(object) === 'vercel-postgres' && name === 'sql') return object;
+        if (object.kind === 'module' && object.driver === 'bun') {
+          if (name === 'SQL') return { kind: 'maker', driver: 'bun', makes: 'pool' };
+          if (name === 'sql') return { kind: 'pool', driver: 'bun' };
+        }
         if (object.kind === 'prisma-namespace' && name === 'sql') return { kind: 'tag', driver: 'prisma' };
         if (object.kind === 'tag' && object.driver === 'slonik' && ['unsafe', 'type', 'typeAlias', 'fragment'].includes(name)) return object;
         if (object.kind === 'pool' && object.driver === 'typeorm' && name === 'manager') return object;
         return undefined;
       }
+      case 'ArrowFunctionExpression':
+      case 'FunctionExpression':
+        return { kind: 'function', node: n, owner: this.file, env: this.env };
       case 'LogicalExpression':
         return this.value(n.left) ?? this.value(n.right);
       case 'ConditionalExpression':
@@ -312,15 +580,32 @@ class Walk {
   private make(n: TSESTree.NewExpression | TSESTree.CallExpression): Value | undefined {
     const callee = unwrap(n.callee);
     if (!callee) return undefined;
+    if (n.type === 'CallExpression') {
+      const fn = callee.type === 'Identifier' || (callee.type === 'MemberExpression' && this.value(callee.object)?.kind === 'namespace') ? this.value(callee) : undefined;
+      if (fn?.kind === 'function') return this.callResult(fn, n);
+    }
     if (n.type === 'CallExpression' && callee.type === 'MemberExpression') {
       const method = propertyName(callee);
       const on = this.value(callee.object);
       if (!on || method === undefined) return undefined;
       const configId = 'configId' in on ? on.configId : undefined;
       const hasCallback = callbackArg(n) !== undefined;
+      if (on.kind === 'prisma-adapter' && method === 'connect') return { kind: 'pool', driver: 'prisma', configId };
       if (on.kind === 'pool') {
-        if (on.driver === 'pg' && method === 'connect' && n.arguments.length === 0) return this.conn(this.file.newConn('pg', 'pooled-client', 'checkout', configId));
-        if (on.driver === 'postgres.js' && method === 'reserve') return this.conn(this.file.newConn('postgres.js', 'pooled-client', 'reserve', configId));
+        if (pgApi(on.driver) && method === 'connect' && n.arguments.length === 0) return this.conn(this.file.newConn(on.driver, 'pooled-client', 'checkout', configId));
+        if (postgresApi(on.driver) && method === 'reserve') return this.conn(this.file.newConn(on.driver, 'pooled-client', 'reserve', configId));
+        // A Prisma driver adapter's transaction: its queryRaw/executeRaw run in it until commit() or rollback().
+        if (on.driver === 'prisma' && method === 'startTransaction') {
+          const conn = this.file.newConn('prisma', 'pooled-client', 'adapter-tx', configId);
+          this.state.set(conn, { kind: 'open', tx: this.file.txAt(`begin@${n.range[0]}`, 'flow', 'adapter.startTransaction()', span(n)), error: false });
+          return { kind: 'conn', conn };
+        }
+        // Same client, with an extension or a plugin: the same pool.
+        if ((on.driver === 'prisma' && method === '$extends') || (on.driver === 'kysely' && (method === 'withPlugin' || method === 'withSchema' || method === 'withoutPlugins'))) return on;
+        if (on.driver === 'sequelize' && method === 'transaction' && !hasCallback) {
+          const tx = this.file.txAt(`sequelize@${n.range[0]}`, 'callback', 'sequelize.transaction()', span(n));
+          return { kind: 'tx', driver: 'sequelize', tx, configId };
+        }
         if (on.driver === 'typeorm' && method === 'createQueryRunner') return this.conn(this.file.newConn('typeorm', 'pooled-client', 'query-runner', configId));
         if (on.driver === 'kysely' && method === 'transaction' && n.arguments.length === 0) return { kind: 'builder', driver: 'kysely', of: 'kysely-transaction', configId };
         if (on.driver === 'kysely' && method === 'connection' && n.arguments.length === 0) return { kind: 'builder', driver: 'kysely', of: 'kysely-connection', configId };
@@ -341,14 +626,65 @@ class Walk {
         ? { kind: 'maker', driver: 'pg-promise', makes: 'pool' }
         : undefined;
     }
-    if (maker.makes === 'adapter') return undefined;
+    if (maker.makes === 'table') {
+      const table = n.type === 'CallExpression' ? tableValue(n) : undefined;
+      if (table?.kind === 'table') this.file.tables.push({ node: n, table: table.table });
+      return table;
+    }
+    if (maker.makes === 'policy') return undefined;
+    if (maker.makes === 'adapter') {
+      // Kysely's new PostgresDialect({ pool }), slonik's createSqlTag(): what they wrap, if it is a pool.
+      const wrapped = this.wrappedPool(n.arguments);
+      return wrapped ? { kind: 'prisma-adapter', configId: wrapped } : undefined;
+    }
     if (maker.makes === 'client') {
       const entry = this.config(n, maker.driver, 'client', n.arguments);
       return this.conn(this.file.newConn(maker.driver, 'dedicated', 'new-client', entry.config.id));
     }
-    // A pool: drizzle(pool) and new Kysely({ dialect: new PostgresDialect({ pool }) }) run on the pool they wrap.
+    // drizzle(pool), new Kysely({ dialect: new PostgresDialect({ pool }) }), new PrismaPg(pool), new PrismaClient({ adapter }):
+    // they run on the pool they wrap, with its config (its connect hooks, its reuse).
+    const wrapped = maker.driver === 'drizzle' || maker.driver === 'kysely' || maker.driver === 'prisma' ? this.wrappedPool(n.arguments) : undefined;
+    if (maker.makes === 'prisma-adapter') return { kind: 'prisma-adapter', configId: wrapped ?? this.config(n, 'pg', 'pool', n.arguments).config.id };
+    if (wrapped) {
+      for (const hook of optionHooks(maker.driver, n.arguments)) this.file.registerHook(hook, wrapped, this);
+      return { kind: 'pool', driver: maker.driver, configId: wrapped };
+    }
     const entry = this.config(n, maker.driver, 'pool', n.arguments);
     return { kind: 'pool', driver: maker.driver, configId: entry.config.id };
+  }
+
+  /** The config of a pool an ORM is made over: `drizzle(pool)`, `{ client: pool }`, `{ dialect: new PostgresDialect({ pool }) }`, `{ adapter }`. */
+  private wrappedPool(args: readonly TSESTree.CallExpressionArgument[], depth = 0): string | undefined {
+    if (depth > 3) return undefined;
+    for (const arg of args) {
+      const a = unwrap(arg as Node);
+      if (!a) continue;
+      if (a.type === 'ObjectExpression') {
+        for (const key of ['client', 'pool', 'postgres', 'sql', 'dialect', 'adapter', 'connection']) {
+          const property = objectProperty(a, key);
+          if (!property) continue;
+          const found = this.wrappedPool([property.value as TSESTree.Expression], depth + 1);
+          if (found) return found;
+        }
+        continue;
+      }
+      const value = this.value(a);
+      if ((value?.kind === 'pool' || value?.kind === 'prisma-adapter') && value.configId) return value.configId;
+      if (value?.kind === 'conn' && value.conn.configId) return value.conn.configId;
+    }
+    return undefined;
+  }
+
+  /** What a call of a project function gives: its return value; a connection it checks out is a new one at each call. */
+  private callResult(fn: Extract<Value, { kind: 'function' }>, call: Call): Value | undefined {
+    const returned = fn.owner.returnsOf(fn.node, fn.env);
+    if (!returned) return undefined;
+    if (returned.kind === 'conn') {
+      const c = returned.conn;
+      if (c.origin === 'parameter') return undefined; // the function hands back what its caller gave it
+      return this.conn(this.file.newConn(c.driver, c.use, c.origin, c.configId));
+    }
+    return fn.owner === this.file ? returned : this.file.adopt(returned, fn.owner as TsFile, span(call.callee));
   }
 
   private config(node: Node, driver: Driver, kind: 'pool' | 'client', args: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {
@@ -357,6 +693,13 @@ class Walk {
       entry = makeConfig(this.file.model.file, node, driver, kind, args);
       this.file.configByNode.set(node, entry);
       this.file.configs.push(entry);
+      const hooks = optionHooks(driver, args);
+      // Reading how a pool is kept costs a look through its scope: the first pools of a file only (a file of thousands is generated code).
+      if ((node.type === 'NewExpression' || node.type === 'CallExpression') && this.file.configs.length <= MAX_REUSE_READS) {
+        const reuse = reuseOf(node, kind, hooks, this.file.program, this.file.functions);
+        if (reuse) entry.config.reuse = reuse;
+      }
+      for (const hook of hooks) this.file.registerHook(hook, entry.config.id, this);
     }
     return entry;
   }
@@ -371,18 +714,16 @@ class Walk {
     const target = param.type === 'TSParameterProperty' ? param.parameter : param;
     const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
     const type = annotation.typeAnnotation?.typeAnnotation;
-    if (type?.type !== 'TSTypeReference') return undefined;
-    const typeName = type.typeName;
-    const name = typeName.type === 'Identifier' ? typeName.name : typeName.type === 'TSQualifiedName' ? typeName.right.name : undefined;
-    const qualifier = typeName.type === 'TSQualifiedName' && typeName.left.type === 'Identifier' ? typeName.left.name : undefined;
-    if (!name) return undefined;
-    const known = valueOfType(name, qualifier, this.file.imports);
+    const known = type ? this.file.typeMeaning(type, this) : undefined;
     if (!known) return undefined;
+    // `typeof db`: the value itself (a pool, most often).
+    if ('kind' in known) return known.kind === 'pool' ? known : undefined;
+    const label = type?.type === 'TSTypeReference' ? (type.typeName.type === 'Identifier' ? type.typeName.name : type.typeName.type === 'TSQualifiedName' ? type.typeName.right.name : 'typed') : 'typed';
     switch (known.what) {
       case 'pool':
         return { kind: 'pool', driver: known.driver };
       case 'tx': {
-        const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${name} parameter`, span(param));
+        const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${label} parameter`, span(param));
         return { kind: 'tx', driver: known.driver, tx };
       }
       case 'checked-out':
@@ -397,6 +738,7 @@ class Walk {
     }
   }
 
+
   private bindPattern(pattern: Node, value: Value | undefined): void {
     if (pattern.type === 'Identifier') {
       this.env.vars.set(pattern.name, value);
@@ -408,8 +750,11 @@ class Walk {
   // ---- statements ------------------------------------------------------------------
 
   statements(body: readonly Node[]): void {
-    // Function declarations are hoisted: bind their names first (they hold no driver value).
-    for (const s of body) if (s.type === 'FunctionDeclaration' && s.id && !this.env.vars.has(s.id.name)) this.env.vars.set(s.id.name, undefined);
+    // Function declarations are hoisted: bind their names first, so a call above the declaration knows what it returns.
+    for (const s of body) {
+      const d = s.type === 'ExportNamedDeclaration' || s.type === 'ExportDefaultDeclaration' ? s.declaration : s;
+      if (d?.type === 'FunctionDeclaration' && d.id && !this.env.vars.has(d.id.name)) this.env.vars.set(d.id.name, { kind: 'function', node: d, owner: this.file, env: this.env });
+    }
     for (const s of body) this.statement(s);
   }
 
@@ -424,6 +769,10 @@ class Walk {
         return;
       case 'VariableDeclaration':
         for (const d of node.declarations) {
+          if (isRequire(d.init)) {
+            this.bindRequire(d.id);
+            continue;
+          }
           if (d.init) this.expression(d.init);
           const value = d.init ? this.value(d.init) : undefined;
           const fromType = !value && d.id.type === 'Identifier' ? this.parameterValue(d.id) : undefined;
@@ -431,7 +780,13 @@ class Walk {
         }
         return;
       case 'ReturnStatement':
-        if (node.argument) this.expression(node.argument);
+        if (node.argument) {
+          // A returned promise runs when the caller awaits it.
+          const returned = unwrap(node.argument);
+          if (returned?.type === 'CallExpression' || returned?.type === 'TaggedTemplateExpression') this.file.awaited.add(returned);
+          this.expression(node.argument);
+          if (this.options.fn) this.file.recordReturn(this.options.fn, this.value(node.argument));
+        }
         for (const frame of this.tries) frame.returns.push(this.state.clone());
         this.state = State.unreachable();
         return;
@@ -566,14 +921,12 @@ class Walk {
     const returns = [...frame.returns, ...(handlerFrame?.returns ?? [])];
     if (node.finalizer) {
       const normal = State.merge([afterBlock, afterHandler]);
-      // Every way into the finally block, for what it does (release, rollback) on each of them.
-      this.state = State.merge([afterBlock, afterHandler, ...pending.map((s) => s.asError()), ...returns]);
+      // Every way into the finally block, for what it does (release, rollback) on each of them: walked once,
+      // the abrupt ways tagged, so that what comes after the try statement goes on from the normal ones only.
+      const id = node.range[0];
+      this.state = State.merge([normal, ...[...pending.map((s) => s.asError()), ...returns].map((s) => s.tagged(id))]);
       this.statement(node.finalizer);
-      // What comes after the try statement is reached only by the normal paths: walk the finally once more, silently, from them.
-      this.state = normal;
-      this.silent++;
-      this.statement(node.finalizer);
-      this.silent--;
+      this.state = this.state.withoutTag(id, normal.reachable);
     } else {
       this.state = State.merge([afterBlock, afterHandler]);
     }
@@ -585,8 +938,12 @@ class Walk {
   // ---- functions and classes -------------------------------------------------------
 
   /** Walks a function declared here. Connections it captures are in an unknown state unless it runs now (a callback argument). */
-  nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean, bind?: (walk: Walk) => void, extra: Partial<WalkOptions> = {}): Walk {
-    const state = runsNow ? this.state.clone() : this.state.clone();
+  nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean, bind?: (walk: Walk) => void, extra: Partial<WalkOptions> = {}): void {
+    // A declaration walked already (a call above it walked it): its sites are in the model.
+    if (!runsNow && this.file.walked.has(fn)) return;
+    this.file.walked.add(fn);
+    const hook = this.file.hooks.get(fn);
+    const state = this.state.clone();
     if (!runsNow) for (const conn of state.conns.keys()) state.set(conn, { kind: 'unknown' });
     const walk = new Walk(this.file, new Env(this.env), state, {
       name: name ?? this.options.name,
@@ -594,18 +951,33 @@ class Walk {
       callbackTxs: extra.callbackTxs ?? (runsNow ? this.options.callbackTxs : []),
       outerTries: extra.outerTries ?? (runsNow ? [...(this.options.outerTries ?? []), ...this.blockTries()] : []),
       arrayTx: extra.arrayTx,
+      fn,
+      callback: hook ? { configId: hook.configId, role: hook.role } : extra.callback ?? (runsNow ? this.options.callback : undefined),
     });
-    walk.silent = this.silent;
     for (const param of fn.params) {
       const value = walk.parameterValue(param);
-      walk.bindPattern(param.type === 'TSParameterProperty' ? param.parameter : param, value);
+      const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
+      walk.bindPattern(pattern, value);
+      // A callback run here gets its arguments from the code that runs it, not from a caller of ours.
+      if (!runsNow) for (const id of patternNames(pattern)) walk.env.params.add(id.name);
     }
     bind?.(walk);
+    if (hook && fn.params[0]) {
+      // The connection the pool is setting up: one connection, outside any transaction.
+      const driver = this.file.configById(hook.configId)?.config.driver ?? 'unknown';
+      const conn = this.file.newConn(driver, 'pooled-client', 'task', hook.configId);
+      walk.state.set(conn, { kind: 'none' });
+      walk.bindPattern(fn.params[0], { kind: 'conn', conn });
+    }
     if (fn.body) {
       if (fn.body.type === 'BlockStatement') walk.statements(fn.body.body);
-      else walk.expression(fn.body as Node);
+      else {
+        const body = unwrap(fn.body as Node);
+        if (body?.type === 'CallExpression' || body?.type === 'TaggedTemplateExpression') this.file.awaited.add(body);
+        walk.expression(fn.body as Node);
+        this.file.recordReturn(fn, walk.value(fn.body as Node));
+      }
     }
-    return walk;
   }
 
   private classBody(node: TSESTree.ClassDeclaration | TSESTree.ClassExpression): void {
@@ -670,9 +1042,10 @@ class Walk {
         this.call(node);
         return;
       case 'NewExpression':
+        // Made first: a pool's hooks in its options are walked knowing whose they are.
+        this.value(node);
         for (const arg of node.arguments) this.argument(arg);
         this.expression(node.callee);
-        this.value(node);
         this.afterCall(node, false);
         return;
       case 'TaggedTemplateExpression':
@@ -683,7 +1056,7 @@ class Walk {
         return;
       case 'AwaitExpression': {
         const inner = unwrap(node.argument);
-        if (inner?.type === 'TaggedTemplateExpression') this.file.awaited.add(inner);
+        if (inner?.type === 'TaggedTemplateExpression' || inner?.type === 'CallExpression') this.file.awaited.add(inner);
         this.expression(node.argument);
         return;
       }
@@ -724,8 +1097,16 @@ class Walk {
   }
 
   private call(call: Call): void {
+    // Made first: a pool's hooks in its options are walked knowing whose they are.
+    this.value(call);
+    const hook = eventHook(call);
+    if (hook) {
+      const method = methodOf(call);
+      const on = method ? this.value(method.object) : undefined;
+      if (on?.kind === 'pool' && on.configId) this.file.registerHook(hook, on.configId, this);
+    }
     if (this.transactionCallback(call)) return;
-    const query = this.queryOf(call);
+    const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     this.expression(call.callee);
     for (const arg of call.arguments) this.argument(arg);
     let db = false;
@@ -775,7 +1156,7 @@ class Walk {
   }
 
   private markWork(): void {
-    if (this.silent || !this.state.reachable) return;
+    if (!this.state.reachable) return;
     for (const tx of this.currentTxs()) {
       if (!tx.claim) continue;
       tx.work = true;
@@ -784,7 +1165,6 @@ class Walk {
   }
 
   private sideEffect(call: Call): void {
-    if (this.silent) return;
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
@@ -813,9 +1193,9 @@ class Walk {
     let driver: Driver = 'unknown';
     let kind: 'tx' | 'conn' | 'same-tx' = 'tx';
     if (fn) {
-      if (method.name === 'begin' && (!on || driverOfValue(on) === 'postgres.js')) {
+      if (method.name === 'begin' && (!on || postgresApi(driverOfValue(on)))) {
         form = 'sql.begin';
-        driver = 'postgres.js';
+        driver = driverOfValue(on) ?? 'postgres.js';
       } else if (method.name === 'savepoint' && on?.kind === 'tx') {
         kind = 'same-tx';
       } else if (method.name === 'transaction' || method.name === 'tx' || method.name === 'txIf' || method.name === '$transaction') {
@@ -834,14 +1214,13 @@ class Walk {
       } else {
         return false;
       }
-    } else if (method.name === '$transaction' && call.arguments.length > 0 && unwrap(call.arguments[0])?.type === 'ArrayExpression' && on) {
-      // prisma.$transaction([prisma.$executeRaw`...`, ...]): every call in the array runs in one transaction.
+    } else if ((method.name === '$transaction' || (method.name === 'transaction' && driverOfValue(on) === 'neon')) && call.arguments.length > 0 && unwrap(call.arguments[0])?.type === 'ArrayExpression' && on) {
+      // prisma.$transaction([prisma.$executeRaw`...`, ...]), Neon's sql.transaction([sql`...`, ...]): every query in the array runs in one transaction.
       const tx = this.file.txAt(`call@${call.range[0]}`, 'callback', `${receiverName}.$transaction([...])`, span(call.callee));
       this.expression(call.callee);
       const inner = new Walk(this.file, this.env, this.state, { ...this.options, arrayTx: { on, tx } });
       inner.tries = this.tries;
       inner.loops = this.loops;
-      inner.silent = this.silent;
       for (const arg of call.arguments) inner.expression(arg);
       this.state = inner.state;
       this.throwPoint();
@@ -885,6 +1264,10 @@ class Walk {
     const on = this.value(method.object);
     if (on?.kind !== 'conn') return this.isDbValue(on);
     const conn = on.conn;
+    if (conn.origin === 'adapter-tx') {
+      if (method.name === 'commit' || method.name === 'rollback') this.state.set(conn, { kind: 'none' });
+      return true;
+    }
     if (conn.origin === 'query-runner') {
       if (method.name === 'startTransaction') this.begin(conn, call, 'queryRunner.startTransaction()');
       if (method.name === 'commitTransaction' || method.name === 'rollbackTransaction') this.state.set(conn, { kind: 'none' });
@@ -907,7 +1290,7 @@ class Walk {
   }
 
   private release(conn: Conn, call: Call): void {
-    if (this.silent || !this.state.reachable) return;
+    if (!this.state.reachable) return;
     const atoms = this.state.atoms(conn);
     const open = atoms.filter((a): a is Extract<Atom, { kind: 'open' }> => a.kind === 'open');
     const normal = open.find((a) => !a.error);
@@ -952,9 +1335,29 @@ class Walk {
     switch (method.name) {
       case 'query':
         if (arg0.type === 'TaggedTemplateExpression') return this.taggedArg(arg0, on, driver, call);
+        if (onDriver === 'sequelize') return this.sequelizeQuery(arg0, on, call);
         return this.textArg(arg0, on, driver, 'dollar', call);
       case 'unsafe':
-        if (onDriver === 'postgres.js' || (!on && imports.includes('postgres.js'))) return this.textArg(arg0, on, 'postgres.js', 'dollar', call);
+        if (postgresApi(onDriver) || (!on && imports.includes('postgres.js'))) return this.textArg(arg0, on, onDriver ?? 'postgres.js', 'dollar', call);
+        return undefined;
+      case 'executeQuery': {
+        // Kysely's connection.executeQuery(CompiledQuery.raw(text, params)) (in onCreateConnection hooks).
+        const compiled = arg0.type === 'CallExpression' ? methodOf(arg0) : undefined;
+        if (compiled?.name === 'raw' && dottedName(compiled.object)?.endsWith('CompiledQuery') && arg0.type === 'CallExpression' && arg0.arguments[0]) {
+          this.file.consumed.add(arg0);
+          const query = this.textArg(unwrap(arg0.arguments[0] as Node)!, on, 'kysely', 'dollar', call);
+          query.values = arg0.arguments[1] ? { kind: 'array', node: arg0.arguments[1] as Node } : undefined;
+          return query;
+        }
+        return undefined;
+      }
+      case 'queryRaw':
+      case 'executeRaw':
+        // A Prisma driver adapter (or its transaction): { sql, args }.
+        if (onDriver === 'prisma' && arg0.type === 'ObjectExpression') return this.textArg(arg0, on, 'prisma', 'dollar', call);
+        return undefined;
+      case 'rpc':
+        if (onDriver === 'supabase') return this.rpcCall(call, on);
         return undefined;
       case 'raw':
         if (onDriver === 'knex' || (!on && imports.includes('knex'))) return this.textArg(arg0, on, 'knex', 'qmark', call);
@@ -998,14 +1401,91 @@ class Walk {
     }
     if (object.type === 'NewExpression' && dottedName(object.callee)?.endsWith('PreparedStatement')) object = unwrap(object.arguments[0] as Node);
     if (object?.type === 'ObjectExpression') {
-      const text = objectProperty(object, 'text');
+      // node-postgres { text, values }; a Prisma driver adapter's { sql, args }.
+      const text = objectProperty(object, 'text') ?? objectProperty(object, 'sql');
       const name = objectProperty(object, 'name');
+      const valuesProperty = objectProperty(object, 'values') ?? objectProperty(object, 'args');
       const preparedName = name ? stringValue(name.value as Node) : undefined;
       if (text) {
-        return { text: unwrap(text.value as Node)!, on, driver, placeholders, at: call, preparedName, pinnedTo: pinned ? span(arg) : undefined };
+        const values: ValuesSource | undefined = valuesProperty ? { kind: 'array', node: valuesProperty.value as Node } : this.valuesOf(call, driver);
+        return { text: unwrap(text.value as Node)!, on, driver, placeholders, at: call, preparedName, pinnedTo: pinned ? span(arg) : undefined, values };
       }
     }
-    return { text: arg, on, driver, placeholders, at: call };
+    return { text: arg, on, driver, placeholders, at: call, values: this.valuesOf(call, driver) };
+  }
+
+  /** An ORM builder chain that ends here (Drizzle, Kysely, Knex): the SQL it sends. Drizzle's pgPolicy(...) and enableRLS(): the DDL drizzle-kit writes. */
+  private builderQuery(call: Call): QueryCall | undefined {
+    const callee = unwrap(call.callee);
+    const calleeValue = callee?.type === 'Identifier' ? this.value(callee) : undefined;
+    const method = methodOf(call);
+    if ((calleeValue?.kind === 'maker' && calleeValue.makes === 'policy') || method?.name === 'enableRLS') {
+      const table = method?.name === 'enableRLS' ? this.value(method.object) : undefined;
+      const owner = table?.kind === 'table' ? table.table : this.file.tables.find((t) => t.node.range[0] < call.range[0] && call.range[1] <= t.node.range[1])?.table;
+      const host = owner ? policyText(call, owner.name, method?.name === 'enableRLS', this.file.text) : undefined;
+      return host ? { text: call, synthesized: host, on: undefined, driver: 'drizzle', placeholders: 'dollar', at: call, scope: { kind: 'script' } } : undefined;
+    }
+    const built = builtQuery(call, this, this.file.awaited.has(call));
+    if (!built) return undefined;
+    for (const c of built.calls) this.file.consumed.add(c);
+    return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
+  }
+
+  /** Sequelize `sequelize.query(sql, { transaction, bind, replacements })`: it runs in `transaction` when one is given, else on any connection. */
+  private sequelizeQuery(text: Node, on: Value | undefined, call: Call): QueryCall {
+    const options = unwrap(call.arguments[1] as Node | undefined);
+    const transaction = options?.type === 'ObjectExpression' ? objectProperty(options, 'transaction') : undefined;
+    const replacements = options?.type === 'ObjectExpression' ? objectProperty(options, 'replacements') : undefined;
+    let runsOn = on;
+    if (transaction) {
+      const tx = this.value(transaction.value as Node);
+      runsOn = tx?.kind === 'tx' ? tx : undefined;
+    } else if (this.file.imports.names.has('useCLS') || /\buseCLS\s*\(/.test(this.file.text)) {
+      // With CLS, a query inside sequelize.transaction(fn) joins it without the option: we cannot tell which.
+      runsOn = undefined;
+    }
+    return this.textArg(text, runsOn, 'sequelize', replacements ? 'qmark' : 'dollar', call);
+  }
+
+  /**
+   * Supabase `supabase.rpc('fn', { a: x })`: PostgREST runs `SELECT fn(a => $1)`
+   * in a transaction of its own on a connection of its pool. The site is that
+   * call, so the routine's own facts (in the project's SQL) can be linked to it.
+   */
+  private rpcCall(call: Call, on: Value | undefined): QueryCall | undefined {
+    const name = stringValue(call.arguments[0] as Node);
+    if (!name || !/^[A-Za-z_][\w$]*(\.[A-Za-z_][\w$]*)?$/.test(name)) return undefined;
+    const args = unwrap(call.arguments[1] as Node | undefined);
+    const named: { key: string; value: Node }[] = [];
+    if (args?.type === 'ObjectExpression') {
+      for (const p of args.properties) {
+        if (p.type !== 'Property' || p.computed) return undefined;
+        const key = p.key.type === 'Identifier' ? p.key.name : p.key.type === 'Literal' ? String(p.key.value) : undefined;
+        if (!key || !/^[A-Za-z_]\w*$/.test(key)) return undefined;
+        named.push({ key, value: p.value as Node });
+      }
+    } else if (args) {
+      return undefined;
+    }
+    const at = call.arguments[0] as Node;
+    const sql = `SELECT ${name}(${named.map((a, i) => `${a.key} => $${i + 1}`).join(', ')})`;
+    return { text: at, synthesized: synthesizedText(sql, span(call)), on, driver: 'supabase', placeholders: 'dollar', at: call, values: { kind: 'args', nodes: named.map((a) => a.value) } };
+  }
+
+  /** The values a query call passes after its SQL text. */
+  private valuesOf(call: Call, driver: Driver): ValuesSource | undefined {
+    const rest = call.arguments.slice(1) as Node[];
+    const second = unwrap(rest[0]);
+    if (!second) return undefined;
+    const method = methodOf(call)?.name;
+    if (driver === 'prisma' && method && PRISMA_UNSAFE_METHODS.has(method)) return { kind: 'args', nodes: rest };
+    if (driver === 'sequelize' && second.type === 'ObjectExpression') {
+      const bind = objectProperty(second, 'bind') ?? objectProperty(second, 'replacements');
+      return bind ? { kind: 'array', node: bind.value as Node } : undefined;
+    }
+    if (second.type === 'ArrayExpression' || second.type === 'Identifier' || second.type === 'MemberExpression') return { kind: 'array', node: second };
+    if (driver === 'pg-promise' && second.type !== 'ObjectExpression' && !isFunction(second)) return { kind: 'single', node: second };
+    return undefined;
   }
 
   private taggedSite(node: TSESTree.TaggedTemplateExpression): void {
@@ -1018,8 +1498,10 @@ class Walk {
     }
     const value = this.value(tag);
     if (value?.kind === 'tag' || value?.kind === 'maker' || value?.kind === 'module') return;
-    if (value && (value.kind === 'pool' || value.kind === 'conn' || value.kind === 'tx') && driverOfValue(value) === 'postgres.js') {
-      this.site({ text: node.quasi, tagged: true, on: value, driver: 'postgres.js', placeholders: 'dollar', at: node });
+    const tagDriver = driverOfValue(value);
+    // postgres.js and Bun sql`...`, Neon's neon()`...`, @vercel/postgres sql`...`: the tagged template is the query.
+    if (value && (value.kind === 'pool' || value.kind === 'conn' || value.kind === 'tx') && (postgresApi(tagDriver) || tagDriver === 'neon' || tagDriver === 'vercel-postgres')) {
+      this.site({ text: node.quasi, tagged: true, on: value, driver: tagDriver!, placeholders: 'dollar', at: node });
       return;
     }
     if (value) return;
@@ -1030,12 +1512,9 @@ class Walk {
   }
 
   private site(query: QueryCall): void {
-    if (this.silent) {
-      this.siteEffects(query, undefined);
-      return;
-    }
     let host: HostText | undefined;
-    if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
+    if (query.synthesized) host = query.synthesized;
+    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
     else host = resolveText(query.text, this.file.resolveContext);
     if (!host) return;
     if (query.pinnedTo) host = { ...host, pinned: query.pinnedTo };
@@ -1043,8 +1522,11 @@ class Walk {
     const analysis = analyzeHostText(host, query.placeholders, extraHoles);
     // SQL we cannot parse is unknown here, not an error: ESLint has no place for it and the text may not be SQL at all.
     analysis.errors = [];
+    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
     if (analysis.statements.length === 0) return;
-    const { scope, connection, tx } = this.placement(query.on, query.driver, query.at);
+    const placed = this.placement(query.on, query.driver, query.at);
+    const { connection, tx } = placed;
+    const scope = query.scope ?? placed.scope;
     const site: SqlSite = {
       span: host.pinned ?? host.span,
       analysis,
@@ -1054,6 +1536,17 @@ class Walk {
     };
     if (this.options.name) site.functionName = this.options.name;
     if (query.preparedName) site.preparedName = query.preparedName;
+    if (this.options.callback) site.callback = { ...this.options.callback };
+    const params = hostParams(
+      host,
+      query.text,
+      query.placeholders,
+      extraHoles,
+      query.values,
+      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.resolveContext)),
+      (node) => constantInit(node, this.file.resolveContext),
+    );
+    if (params) site.params = params;
     this.file.model.sites.push(site);
     const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
     this.file.metas.push(meta);
@@ -1061,19 +1554,8 @@ class Walk {
   }
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
-  private siteEffects(query: QueryCall, site: SqlSite | undefined): void {
+  private siteEffects(query: QueryCall, site: SqlSite): void {
     const on = query.on;
-    if (!site) {
-      // Silent re-walk: only the state moves.
-      if (on?.kind !== 'conn') return;
-      const host = query.tagged && query.text.type === 'TemplateLiteral' ? templateText(query.text, this.file.text) : resolveText(query.text, this.file.resolveContext);
-      if (!host) return;
-      const control = /^\s*(begin|start\s+transaction|commit|end|rollback|abort)\b/i.exec(host.text)?.[1]?.toLowerCase();
-      if (!control) return;
-      if (control === 'begin' || control.startsWith('start')) this.begin(on.conn, query.at, 'BEGIN');
-      else this.state.set(on.conn, { kind: 'none' });
-      return;
-    }
     const tx = this.txOfSite(on);
     if (tx && !tx.claim) {
       for (const statement of site.analysis.statements) {
@@ -1112,13 +1594,14 @@ class Walk {
       const configId = 'configId' in on ? on.configId : undefined;
       return { scope: txScope(tx), connection: { kind: 'pooled-client', configId }, tx };
     }
-    if (!on) {
-      const connection = this.guessConnection(at);
-      return { scope: connection.kind === 'pool' ? { kind: 'autocommit' } : { kind: 'unknown' }, connection };
-    }
+    // A receiver whose binding we cannot tell (a parameter without a type, a value from a package): unknown, whatever its name.
+    if (!on) return { scope: { kind: 'unknown' }, connection: { kind: 'unknown' } };
     switch (on.kind) {
-      case 'pool':
-        return { scope: { kind: 'autocommit' }, connection: { kind: 'pool', configId: on.configId } };
+      case 'pool': {
+        // A pool of one connection the script opens and ends: every call runs on that one connection.
+        const single = this.file.configById(on.configId)?.config.reuse === 'single-connection';
+        return { scope: { kind: 'autocommit' }, connection: { kind: single ? 'dedicated' : 'pool', configId: on.configId } };
+      }
       case 'tx':
         return { scope: txScope(on.tx), connection: { kind: 'pooled-client', configId: on.configId }, tx: on.tx };
       case 'conn': {
@@ -1131,16 +1614,6 @@ class Walk {
         return { scope: { kind: 'unknown' }, connection: { kind: 'unknown' } };
     }
     void driver;
-  }
-
-  /** A receiver we cannot resolve, by its name: `pool.query(...)` / `this.pool.query(...)` is a pool's. */
-  private guessConnection(at: Node): ConnectionUse {
-    const callee = at.type === 'CallExpression' ? unwrap(at.callee) : at.type === 'TaggedTemplateExpression' ? unwrap(at.tag) : undefined;
-    const object = callee?.type === 'MemberExpression' ? callee.object : undefined;
-    const name = object ? dottedName(object) : undefined;
-    const last = name?.split('.').pop();
-    if (last && /^(pool|[a-z]\w*Pool)$/.test(last)) return { kind: 'pool' };
-    return { kind: 'unknown' };
   }
 }
 
@@ -1155,6 +1628,52 @@ interface QueryCall {
   preparedName?: string;
   /** A query config reached through a name: the site is reported at the name. */
   pinnedTo?: { start: number; end: number };
+  /** Where the values of the placeholders are. */
+  values?: ValuesSource;
+  /** SQL the front end wrote for a call that is not SQL text (an RPC, an ORM builder), mapped to the call. */
+  synthesized?: HostText;
+  /** Where it runs, when the call says it itself (schema declarations: the migration tool's script). */
+  scope?: Scope;
+}
+
+function isRequire(node: Node | null | undefined): boolean {
+  const n = unwrap(node);
+  return n?.type === 'CallExpression' && n.callee.type === 'Identifier' && n.callee.name === 'require' && n.arguments.length === 1;
+}
+
+/** SQL text the front end writes itself, every character mapped to `at` (the call it stands for). */
+function synthesizedText(sql: string, at: { start: number; end: number }): HostText {
+  const out = new HostTextBuilder();
+  out.push(sql, at.start, at.end);
+  return out.done({ ...at });
+}
+
+/**
+ * A hole where a table name stands (`UPDATE ${table} SET ...`) reads as the
+ * analyzer's `pgq_param_N`: name it after the expression instead
+ * (`${table}`, `${this_table}`), so the claim and the finish that interpolate
+ * the same name are statements on the same table.
+ */
+function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string): void {
+  if (holes.size === 0) return;
+  const rename = (table: string): string => {
+    const match = /^(?:(.*)\.)?pgq_param_(\d+)$/.exec(table);
+    const node = match ? holes.get(Number(match[2])) : undefined;
+    if (!match || !node) return table;
+    const name = `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
+    return match[1] ? `${match[1]}.${name}` : name;
+  };
+  for (const statement of analysis.statements) {
+    for (const w of statement.rowWrites) w.table = rename(w.table);
+    for (const l of statement.lockingReads) l.tables = l.tables.map(rename);
+    for (const p of statement.policies) p.table = rename(p.table);
+    for (const r of statement.rowSecurity) r.table = rename(r.table);
+  }
+}
+
+function tableValue(call: Call): Value | undefined {
+  const table = readTable(call);
+  return table ? { kind: 'table', table } : undefined;
 }
 
 function driverOfValue(v: Value | undefined): Driver | undefined {

@@ -14,6 +14,8 @@ export interface ConfigEntry {
   namedQueries: { name: string; span: Span }[];
   /** Transactions opened on this config (postgres.js sql.begin): where its retry cannot help. */
   transactions: Span[];
+  /** Made in another module of the project: its facts were read there. */
+  imported?: boolean;
 }
 
 export function makeConfig(file: string, node: Node, driver: Driver, kind: 'pool' | 'client', args: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {

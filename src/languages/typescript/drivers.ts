@@ -3,8 +3,9 @@
 // connections, transaction handles, SQL tags.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
+import type { TableValue } from './builders.ts';
 import type { Tx } from './flow.ts';
-import { patternNames, stringValue, unwrap, type Node } from './syntax.ts';
+import { patternNames, span, stringValue, unwrap, type FunctionNode, type Node } from './syntax.ts';
 
 /** A flow-tracked connection: its transaction state is followed through the function that holds it. */
 export interface Conn {
@@ -13,7 +14,7 @@ export interface Conn {
   use: 'pooled-client' | 'dedicated' | 'unknown';
   configId?: string;
   /** Where the connection came from, for releases: pg `pool.connect()`, postgres.js `sql.reserve()`. */
-  origin: 'checkout' | 'reserve' | 'new-client' | 'query-runner' | 'parameter' | 'task';
+  origin: 'checkout' | 'reserve' | 'new-client' | 'query-runner' | 'parameter' | 'task' | 'adapter-tx';
 }
 
 export interface TxInfo {
@@ -23,11 +24,28 @@ export interface TxInfo {
   beginSpan: { start: number; end: number };
 }
 
+/** Who can tell what a function of a file returns (the file that declares it). */
+export interface FunctionOwner {
+  returnsOf(fn: FunctionNode, env: unknown): Value | undefined;
+}
+
 export type Value =
   /** The module object of a driver (`import pg from 'pg'`, `import * as pg`, `require('pg')`). */
   | { kind: 'module'; driver: Driver }
-  /** A class or factory whose call or `new` makes a pool or a client. */
-  | { kind: 'maker'; driver: Driver; makes: 'pool' | 'client' | 'pgp' | 'adapter' }
+  /**
+   * A class or factory whose call or `new` makes a pool or a client; 'http' is
+   * Neon's neon() (one connection and transaction per call), 'supabase' a
+   * Supabase client, 'prisma-adapter' a Prisma driver adapter over a pool.
+   */
+  | { kind: 'maker'; driver: Driver; makes: 'pool' | 'client' | 'pgp' | 'adapter' | 'http' | 'supabase' | 'prisma-adapter' | 'table' | 'policy' }
+  /** A function of the project: a call of it is what it returns. */
+  | { kind: 'function'; node: FunctionNode; owner: FunctionOwner; env: unknown }
+  /** `import * as db from './db'`, a CommonJS module.exports object: its members. */
+  | { kind: 'namespace'; member(name: string): Value | undefined }
+  /** A Prisma driver adapter (`new PrismaPg(pool)`): runs on the pool it wraps. */
+  | { kind: 'prisma-adapter'; configId?: string }
+  /** A Drizzle table (`pgTable('jobs', {...})`): its name and columns, for its builders' SQL. */
+  | { kind: 'table'; table: TableValue }
   /** An SQL template tag (kysely/drizzle/slonik `sql`, `Prisma.sql`). */
   | { kind: 'tag'; driver: Driver }
   /** The Prisma namespace (`Prisma.sql`). */
@@ -42,6 +60,16 @@ export type Value =
   /** A connection object whose driver is known but whose use we cannot tell (an untyped parameter named like one). */
   | { kind: 'opaque'; driver: Driver };
 
+/** Drivers with node-postgres' API: Pool, Client, pool.connect(), client.query(text, values). */
+export function pgApi(driver: Driver | undefined): boolean {
+  return driver === 'pg' || driver === 'neon' || driver === 'vercel-postgres';
+}
+
+/** Drivers with postgres.js' API: sql`...`, sql.begin(fn), sql.unsafe(text, args), sql.reserve(). */
+export function postgresApi(driver: Driver | undefined): boolean {
+  return driver === 'postgres.js' || driver === 'bun';
+}
+
 /** Module specifiers of the drivers. */
 export function driverOfModule(specifier: string): Driver | undefined {
   if (specifier === 'pg' || specifier === 'pg-pool' || specifier === 'pg/lib/client' || specifier === 'pg-native') return 'pg';
@@ -52,7 +80,14 @@ export function driverOfModule(specifier: string): Driver | undefined {
   if (specifier === 'slonik') return 'slonik';
   if (specifier === 'pg-promise') return 'pg-promise';
   if (specifier === 'typeorm') return 'typeorm';
-  if (specifier === '@prisma/client' || specifier.startsWith('@prisma/client/') || specifier === '.prisma/client') return 'prisma';
+  if (specifier === '@prisma/client' || specifier.startsWith('@prisma/client/') || specifier === '.prisma/client' || specifier.startsWith('@prisma/adapter-')) return 'prisma';
+  // Prisma 7 generates its client into the project (`../generated/prisma`, `./generated/prisma/client`).
+  if (/(^|\/)generated\/prisma(\/client)?(\.[cm]?[jt]s)?$/.test(specifier)) return 'prisma';
+  if (specifier === 'sequelize' || specifier === 'sequelize-typescript' || specifier === '@sequelize/core') return 'sequelize';
+  if (specifier === 'bun') return 'bun';
+  if (specifier === '@neondatabase/serverless') return 'neon';
+  if (specifier === '@vercel/postgres') return 'vercel-postgres';
+  if (specifier === '@supabase/supabase-js' || specifier === '@supabase/ssr') return 'supabase';
   return undefined;
 }
 
@@ -76,6 +111,8 @@ export function exportValue(driver: Driver, imported: string | 'default' | '*', 
     case 'drizzle':
       if (imported === 'sql') return { kind: 'tag', driver };
       if (imported === 'drizzle') return { kind: 'maker', driver, makes: 'pool' };
+      if (imported === 'pgTable') return { kind: 'maker', driver, makes: 'table' };
+      if (imported === 'pgPolicy') return { kind: 'maker', driver, makes: 'policy' };
       return undefined;
     case 'slonik':
       if (imported === 'createPool') return { kind: 'maker', driver, makes: 'pool' };
@@ -90,7 +127,29 @@ export function exportValue(driver: Driver, imported: string | 'default' | '*', 
       if (imported === 'PrismaClient') return { kind: 'maker', driver, makes: 'pool' };
       if (imported === 'Prisma') return { kind: 'prisma-namespace' };
       if (imported === 'sql') return { kind: 'tag', driver };
+      if (imported === 'PrismaPg' || imported === 'PrismaNeon' || imported === 'PrismaPostgresAdapter') return { kind: 'maker', driver, makes: 'prisma-adapter' };
       return undefined;
+    case 'sequelize':
+      return imported === 'Sequelize' || imported === 'default' ? { kind: 'maker', driver, makes: 'pool' } : undefined;
+    case 'bun':
+      // `sql` is Bun's default instance (from the environment); `new SQL(url)` makes another.
+      if (imported === 'SQL') return { kind: 'maker', driver, makes: 'pool' };
+      if (imported === 'sql') return { kind: 'pool', driver };
+      if (imported === 'default' || imported === '*') return { kind: 'module', driver };
+      return undefined;
+    case 'neon':
+      if (imported === 'neon') return { kind: 'maker', driver, makes: 'http' };
+      if (imported === 'Pool') return { kind: 'maker', driver, makes: 'pool' };
+      if (imported === 'Client') return { kind: 'maker', driver, makes: 'client' };
+      return undefined;
+    case 'vercel-postgres':
+      // `sql` and `db` are pools made from the environment.
+      if (imported === 'sql' || imported === 'db') return { kind: 'pool', driver };
+      if (imported === 'createPool' || imported === 'VercelPool') return { kind: 'maker', driver, makes: 'pool' };
+      if (imported === 'createClient' || imported === 'VercelClient') return { kind: 'maker', driver, makes: 'client' };
+      return undefined;
+    case 'supabase':
+      return imported === 'createClient' || imported === 'createServerClient' || imported === 'createBrowserClient' ? { kind: 'maker', driver, makes: 'supabase' } : undefined;
     default:
       return undefined;
   }
@@ -102,11 +161,22 @@ export interface Imports {
   drivers: Driver[];
   /** Type names imported from a driver: `PoolClient` from pg, `TransactionSql` from postgres. */
   types: Map<string, { driver: Driver; name: string }>;
+  /** Names imported from other modules (maybe the project's own): resolved when the walk needs them. */
+  project: Map<string, ProjectImport>;
+}
+
+export interface ProjectImport {
+  specifier: string;
+  /** The exported name; 'default', '*' (the namespace) or 'module.exports' (a CommonJS require of the whole). */
+  imported: string;
+  /** The import's specifier in this file: where configs that come through it are placed. */
+  at: { start: number; end: number };
+  typeOnly: boolean;
 }
 
 /** Imports, `import x = require()` and top-level `const x = require('pg')`. */
 export function readImports(program: TSESTree.Program): Imports {
-  const imports: Imports = { names: new Map(), drivers: [], types: new Map() };
+  const imports: Imports = { names: new Map(), drivers: [], types: new Map(), project: new Map() };
   const addDriver = (d: Driver) => {
     if (!imports.drivers.includes(d)) imports.drivers.push(d);
   };
@@ -115,6 +185,17 @@ export function readImports(program: TSESTree.Program): Imports {
     if (init?.type !== 'CallExpression' || init.callee.type !== 'Identifier' || init.callee.name !== 'require') return;
     const specifier = stringValue(init.arguments[0] as Node);
     const driver = specifier ? driverOfModule(specifier) : undefined;
+    if (specifier && !driver) {
+      const at = span(init.arguments[0] as Node);
+      if (declarator.id.type === 'Identifier') imports.project.set(declarator.id.name, { specifier, imported: 'module.exports', at, typeOnly: false });
+      else if (declarator.id.type === 'ObjectPattern') {
+        for (const p of declarator.id.properties) {
+          if (p.type !== 'Property' || p.key.type !== 'Identifier') continue;
+          for (const local of patternNames(p.value as Node)) imports.project.set(local.name, { specifier, imported: p.key.name, at, typeOnly: false });
+        }
+      }
+      return;
+    }
     if (!driver || !specifier) return;
     addDriver(driver);
     if (declarator.id.type === 'Identifier') {
@@ -132,21 +213,32 @@ export function readImports(program: TSESTree.Program): Imports {
     if (statement.type === 'ImportDeclaration') {
       const specifier = String(statement.source.value);
       const driver = driverOfModule(specifier);
-      if (!driver) continue;
+      if (!driver) {
+        for (const s of statement.specifiers) {
+          const imported = s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value);
+          const typeOnly = statement.importKind === 'type' || (s.type === 'ImportSpecifier' && s.importKind === 'type');
+          imports.project.set(s.local.name, { specifier, imported, at: span(statement.source), typeOnly });
+        }
+        continue;
+      }
       addDriver(driver);
       for (const s of statement.specifiers) {
         const imported = s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value);
         const typeOnly = statement.importKind === 'type' || (s.type === 'ImportSpecifier' && s.importKind === 'type');
         if (s.type === 'ImportSpecifier') imports.types.set(s.local.name, { driver, name: imported });
+        // `import type pg from 'pg'` names pg.PoolClient as well as `import pg from 'pg'` does.
+        if (imported === 'default' || imported === '*') imports.types.set(s.local.name, { driver, name: '*' });
         if (typeOnly) continue;
         const value = exportValue(driver, imported, specifier);
         if (value) imports.names.set(s.local.name, value);
-        if (imported === 'default' || imported === '*') imports.types.set(s.local.name, { driver, name: '*' });
       }
     } else if (statement.type === 'TSImportEqualsDeclaration' && statement.moduleReference.type === 'TSExternalModuleReference') {
       const specifier = String((statement.moduleReference.expression as TSESTree.StringLiteral).value);
       const driver = driverOfModule(specifier);
-      if (!driver) continue;
+      if (!driver) {
+        imports.project.set(statement.id.name, { specifier, imported: 'module.exports', at: span(statement.moduleReference.expression), typeOnly: false });
+        continue;
+      }
       addDriver(driver);
       const value = exportValue(driver, 'default', specifier);
       if (value) imports.names.set(statement.id.name, value);
@@ -163,11 +255,19 @@ export function readImports(program: TSESTree.Program): Imports {
  * (imported from pg), postgres.js `Sql`/`TransactionSql`/`ReservedSql`, Knex
  * `Knex.Transaction`, Kysely `Transaction<DB>`, `Prisma.TransactionClient`.
  */
-export function valueOfType(name: string, qualifier: string | undefined, imports: Imports): { driver: Driver; what: 'pool' | 'client' | 'checked-out' | 'tx' | 'query-runner' } | undefined {
+export type TypeMeaning = { driver: Driver; what: 'pool' | 'client' | 'checked-out' | 'tx' | 'query-runner' };
+
+export function valueOfType(name: string, qualifier: string | undefined, imports: Imports): TypeMeaning | undefined {
   const from = qualifier ? imports.types.get(qualifier) : imports.types.get(name);
   const driver = from?.driver;
   if (!driver) return undefined;
   const exported = qualifier ? name : from.name;
+  return driverType(driver, exported, qualifier !== undefined);
+}
+
+/** What a type a driver module exports stands for. */
+export function driverType(driver: Driver, exported: string, qualified: boolean): TypeMeaning | undefined {
+  const qualifier = qualified ? '*' : undefined;
   switch (driver) {
     case 'pg':
       if (exported === 'PoolClient') return { driver, what: 'checked-out' };
@@ -203,6 +303,31 @@ export function valueOfType(name: string, qualifier: string | undefined, imports
       if (exported === 'ITask') return { driver, what: 'checked-out' };
       if (exported === 'IDatabase') return { driver, what: 'pool' };
       return undefined;
+    case 'drizzle':
+      // drizzle-orm/node-postgres NodePgDatabase, drizzle-orm/postgres-js PostgresJsDatabase, pg-core PgDatabase / PgTransaction.
+      if (/^(NodePgDatabase|PostgresJsDatabase|PgDatabase|NeonHttpDatabase|NeonDatabase|VercelPgDatabase|BunSQLDatabase|PgliteDatabase)$/.test(exported)) return { driver, what: 'pool' };
+      if (/^(PgTransaction|NodePgTransaction|PostgresJsTransaction)$/.test(exported)) return { driver, what: 'tx' };
+      return undefined;
+    case 'sequelize':
+      if (exported === 'Sequelize') return { driver, what: 'pool' };
+      return undefined;
+    case 'bun':
+      if (exported === 'SQL') return { driver, what: 'pool' };
+      if (exported === 'TransactionSQL') return { driver, what: 'tx' };
+      if (exported === 'ReservedSQL') return { driver, what: 'checked-out' };
+      return undefined;
+    case 'neon':
+      if (exported === 'Pool' || exported === 'NeonQueryFunction') return { driver, what: 'pool' };
+      if (exported === 'PoolClient') return { driver, what: 'checked-out' };
+      if (exported === 'Client') return { driver, what: 'client' };
+      return undefined;
+    case 'vercel-postgres':
+      if (exported === 'VercelPool') return { driver, what: 'pool' };
+      if (exported === 'VercelPoolClient') return { driver, what: 'checked-out' };
+      if (exported === 'VercelClient') return { driver, what: 'client' };
+      return undefined;
+    case 'supabase':
+      return exported === 'SupabaseClient' ? { driver, what: 'pool' } : undefined;
     default:
       return undefined;
   }

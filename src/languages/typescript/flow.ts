@@ -23,9 +23,19 @@ export interface Tx {
   tries: Set<TSESTree.TryStatement>;
 }
 
-export type Atom = { kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean };
+/**
+ * One state a connection may be in. `tags` names the finally blocks this state
+ * entered abruptly (by a throw or a return), as ",id,id,": after such a block
+ * only the states that entered it normally go on, so one walk of the block
+ * serves every way into it (walking it once per way is exponential in the
+ * nesting of finally blocks).
+ */
+export type Atom = ({ kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string };
 
-const keyOf = (a: Atom) => (a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind);
+const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind}|${a.tags ?? ''}`;
+
+/** More states than this for one connection (deeply nested finally blocks): their tags are dropped. */
+const MAX_ATOMS = 32;
 
 export class State {
   reachable = true;
@@ -44,6 +54,33 @@ export class State {
 
   atoms(conn: Conn): Atom[] {
     return [...(this.conns.get(conn)?.values() ?? [])];
+  }
+
+  /** This state entering finally block `id` abruptly. */
+  tagged(id: number): State {
+    const s = this.clone();
+    for (const [conn, atoms] of s.conns) {
+      const marked = new Map<string, Atom>();
+      for (const a of atoms.values()) {
+        const m: Atom = { ...a, tags: `${a.tags ?? ','}${id},` };
+        marked.set(keyOf(m), m);
+      }
+      s.conns.set(conn, marked);
+    }
+    return s;
+  }
+
+  /** After finally block `id`: the states that entered it abruptly go no further. */
+  withoutTag(id: number, reachable: boolean): State {
+    const s = new State();
+    s.reachable = this.reachable && reachable;
+    const tag = `,${id},`;
+    for (const [conn, atoms] of this.conns) {
+      const kept = new Map<string, Atom>();
+      for (const [k, a] of atoms) if (!a.tags?.includes(tag)) kept.set(k, a);
+      if (kept.size > 0) s.conns.set(conn, kept);
+    }
+    return s;
   }
 
   /** This state as reached by an exception: open transactions are now on an error path. */
@@ -85,10 +122,19 @@ export class State {
         if (!own) continue;
         for (const [k, a] of own) atoms.set(k, a);
       }
-      out.conns.set(conn, atoms);
+      out.conns.set(conn, atoms.size > MAX_ATOMS ? untagged(atoms) : atoms);
     }
     return out;
   }
+}
+
+function untagged(atoms: Map<string, Atom>): Map<string, Atom> {
+  const out = new Map<string, Atom>();
+  for (const a of atoms.values()) {
+    const { tags: _, ...plain } = a;
+    out.set(keyOf(plain as Atom), plain as Atom);
+  }
+  return out;
 }
 
 /** The one transaction all of a connection's states are in, or undefined. */

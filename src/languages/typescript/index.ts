@@ -1,7 +1,9 @@
 // .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
-// postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM and Prisma,
-// parsed with typescript-estree (no type information needed). The ESLint
-// plugin builds the same model from ESLint's own tree (src/eslint/).
+// postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM, Prisma,
+// Sequelize, Bun SQL, Neon, @vercel/postgres and Supabase, parsed with
+// typescript-estree (no type information needed). The ESLint plugin builds the
+// same model from ESLint's own tree (src/eslint/); both read the project
+// modules a file imports its pool from with parseImported.
 import { parse, type TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
@@ -15,8 +17,21 @@ export function buildTypeScriptModel(program: TSESTree.Program, text: string, fi
   for (const comment of program.comments ?? []) {
     if (comment.value.includes('pgq-audit-')) model.comments.push({ span: { start: comment.range[0], end: comment.range[1] }, text: comment.value.trim() });
   }
-  analyzeTypeScript(model, program, options);
+  analyzeTypeScript(model, program, options, parseImported);
   return model;
+}
+
+/**
+ * Parses a project module a file imports (for what it exports): the same
+ * parser as for the file itself, in the CLI and in ESLint alike. Undefined
+ * where it does not parse; what it exports is then unknown.
+ */
+export function parseImported(text: string, file: string): TSESTree.Program | undefined {
+  try {
+    return parse(text, { range: true, loc: false, comment: false, jsx: jsxFor(file), filePath: file });
+  } catch {
+    return undefined;
+  }
 }
 
 function jsxFor(file: string): boolean {

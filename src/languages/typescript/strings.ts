@@ -156,8 +156,42 @@ function closingBrace(source: string, from: number, limit: number): number {
 
 export interface ResolveContext {
   source: string;
-  /** The initializer of a `const` visible at the use, if the name is one. */
+  /** The initializer of a `const` visible at the use, if the name is one (a function declaration is its own). */
   constant(name: string, at: Node): Node | undefined;
+  /** Inside a helper's returned SQL: what its parameters were given at the call. */
+  bindings?: ReadonlyMap<string, Node | undefined>;
+  /** The context of the call, for what the helper's arguments stand for. */
+  caller?: ResolveContext;
+}
+
+/** What a function returns when that is one expression: an arrow's body, or the single return of its block. */
+function returnedExpression(fn: Node): Node | undefined {
+  if (fn.type !== 'ArrowFunctionExpression' && fn.type !== 'FunctionExpression' && fn.type !== 'FunctionDeclaration') return undefined;
+  if (!fn.body) return undefined;
+  if (fn.body.type !== 'BlockStatement') return fn.body as Node;
+  const returns = fn.body.body.filter((s): s is TSESTree.ReturnStatement => s.type === 'ReturnStatement');
+  return returns.length === 1 && fn.body.body[fn.body.body.length - 1] === returns[0] ? (returns[0].argument ?? undefined) : undefined;
+}
+
+/**
+ * SQL returned by a helper of the file, `claimSql('jobs')` with `function
+ * claimSql(table) { return `UPDATE ${table} ...` }`: its text with the
+ * arguments the call gives (a literal or a constant argument is text, any
+ * other a hole), pinned to the call.
+ */
+function helperText(call: TSESTree.CallExpression, ctx: ResolveContext, depth: number): HostText | undefined {
+  const callee = unwrap(call.callee);
+  if (callee?.type !== 'Identifier') return undefined;
+  const fn = unwrap(ctx.constant(callee.name, callee));
+  const returned = fn ? returnedExpression(fn) : undefined;
+  if (!fn || !returned || !('params' in fn)) return undefined;
+  const bindings = new Map<string, Node | undefined>();
+  fn.params.forEach((p, i) => {
+    if (p.type === 'Identifier') bindings.set(p.name, call.arguments[i] as Node | undefined);
+    else if (p.type === 'AssignmentPattern' && p.left.type === 'Identifier') bindings.set(p.left.name, (call.arguments[i] as Node | undefined) ?? p.right);
+  });
+  const resolved = resolveText(returned, { ...ctx, bindings, caller: ctx }, depth + 1);
+  return resolved ? { ...resolved, pinned: span(call) } : undefined;
 }
 
 /**
@@ -175,6 +209,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       return templateText(n, ctx.source, (expression) => {
         // A constant interpolated into SQL text is SQL text (`${JOBS} where ...`).
         const inner = unwrap(expression);
+        if (inner?.type === 'Identifier' && ctx.bindings?.has(inner.name)) {
+          // A helper's parameter: what the call gave it, if that is text.
+          const given = ctx.bindings.get(inner.name);
+          return given && ctx.caller ? resolveText(given, ctx.caller, depth + 1) : undefined;
+        }
         if (inner?.type === 'Identifier' || inner?.type === 'MemberExpression') {
           const resolved = resolveText(inner, ctx, depth + 1);
           if (resolved) return resolved;
@@ -193,8 +232,14 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       if (!left && !right) return undefined;
       return out.done(span(n));
     }
+    case 'CallExpression':
+      return helperText(n, ctx, depth);
     case 'Identifier':
     case 'MemberExpression': {
+      if (n.type === 'Identifier' && ctx.bindings?.has(n.name)) {
+        const given = ctx.bindings.get(n.name);
+        return given && ctx.caller ? resolveText(given, ctx.caller, depth + 1) : undefined;
+      }
       const init = constantInit(n, ctx);
       if (!init) return undefined;
       const resolved = resolveText(init, ctx, depth + 1);

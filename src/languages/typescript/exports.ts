@@ -1,0 +1,121 @@
+// What a module of the project exports, read from its export statements
+// after its walk: `export const pool = new Pool()`, `export default db`,
+// `export { primaryPool as pool }`, re-exports (`export { db } from './db'`,
+// `export * from './pool'`), CommonJS `module.exports = { pool }` and
+// `exports.pool = ...`, and exported type aliases (`export type Db = typeof db`).
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { TsFile } from './analyze.ts';
+import type { TypeMeaning, Value } from './drivers.ts';
+import { isFunction, propertyName, span, unwrap, type Node } from './syntax.ts';
+
+const exportedName = (n: TSESTree.Identifier | TSESTree.StringLiteral) => (n.type === 'Identifier' ? n.name : String(n.value));
+
+/** `module.exports`, `module.exports.x`, `exports.x`: the exported name ('module.exports' for the whole). */
+function commonJsTarget(left: Node): string | undefined {
+  if (left.type !== 'MemberExpression') return undefined;
+  const object = unwrap(left.object);
+  const name = propertyName(left);
+  if (object?.type === 'Identifier' && object.name === 'module' && name === 'exports') return 'module.exports';
+  if (object?.type === 'Identifier' && object.name === 'exports' && name) return name;
+  if (object?.type === 'MemberExpression' && commonJsTarget(object) === 'module.exports' && name) return name;
+  return undefined;
+}
+
+/** The value `file` exports as `name`, or undefined. */
+export function readExport(file: TsFile, name: string): Value | undefined {
+  const stars: TSESTree.ExportAllDeclaration[] = [];
+  let commonJs: Node | undefined;
+  for (const statement of file.program.body) {
+    switch (statement.type) {
+      case 'ExportNamedDeclaration': {
+        const d = statement.declaration;
+        if (d?.type === 'VariableDeclaration') {
+          for (const declarator of d.declarations) if (declarator.id.type === 'Identifier' && declarator.id.name === name) return file.moduleBinding(name);
+        } else if (d?.type === 'FunctionDeclaration' && d.id?.name === name) {
+          return file.moduleBinding(name);
+        }
+        for (const s of statement.specifiers) {
+          if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
+          const local = exportedName(s.local);
+          if (!statement.source) return file.moduleBinding(local);
+          const module = file.module(String(statement.source.value));
+          return module ? file.adopt(module.exported(local), module, span(statement.source)) : undefined;
+        }
+        break;
+      }
+      case 'ExportDefaultDeclaration': {
+        if (name !== 'default') break;
+        const d = statement.declaration as Node;
+        if (d.type === 'Identifier') return file.moduleBinding(d.name);
+        if ((d.type === 'FunctionDeclaration' || d.type === 'ClassDeclaration') && d.id) return file.moduleBinding(d.id.name);
+        if (isFunction(d)) return file.moduleValue(d);
+        return file.moduleValue(d);
+      }
+      case 'ExportAllDeclaration':
+        if (statement.exported) {
+          if (exportedName(statement.exported) !== name) break;
+          const module = file.module(String(statement.source.value));
+          return module ? file.adopt(module.namespace(), module, span(statement.source)) : undefined;
+        }
+        stars.push(statement);
+        break;
+      case 'ExpressionStatement': {
+        const e = statement.expression;
+        if (e.type !== 'AssignmentExpression' || e.operator !== '=') break;
+        const target = commonJsTarget(e.left);
+        if (target === 'module.exports') commonJs = unwrap(e.right);
+        else if (target === name) return file.moduleValue(e.right);
+        break;
+      }
+      case 'TSExportAssignment':
+        // `export = pool`
+        commonJs = unwrap(statement.expression);
+        break;
+      default:
+        break;
+    }
+  }
+  if (commonJs) {
+    if (commonJs.type === 'ObjectExpression') {
+      if (name === 'module.exports') return file.namespace();
+      for (const p of commonJs.properties) {
+        if (p.type !== 'Property' || p.computed) continue;
+        const key = p.key.type === 'Identifier' ? p.key.name : p.key.type === 'Literal' ? String(p.key.value) : undefined;
+        if (key === name) return file.moduleValue(p.value as Node);
+      }
+    } else if (name === 'module.exports' || name === 'default') {
+      return file.moduleValue(commonJs);
+    }
+  }
+  if (name === 'module.exports') return file.namespace();
+  if (name === 'default') return undefined;
+  for (const star of stars) {
+    const module = file.module(String(star.source.value));
+    const value = module ? file.adopt(module.exported(name), module, span(star.source)) : undefined;
+    if (value) return value;
+  }
+  return undefined;
+}
+
+/** What a type the module exports stands for: `export type Db = typeof db`, `export type Tx = Knex.Transaction`. */
+export function readExportedType(file: TsFile, name: string, meaningOf: (file: TsFile, type: TSESTree.TypeNode) => TypeMeaning | Value | undefined): TypeMeaning | Value | undefined {
+  for (const statement of file.program.body) {
+    const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : undefined;
+    if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return meaningOf(file, d.typeAnnotation);
+    if (statement.type === 'ExportNamedDeclaration' && !statement.declaration) {
+      for (const s of statement.specifiers) {
+        if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
+        const local = exportedName(s.local);
+        if (statement.source) {
+          const module = file.module(String(statement.source.value));
+          return module ? readExportedType(module, local, meaningOf) : undefined;
+        }
+        for (const other of file.program.body) {
+          const alias = other.type === 'ExportNamedDeclaration' ? other.declaration : other;
+          if (alias?.type === 'TSTypeAliasDeclaration' && alias.id.name === local) return meaningOf(file, alias.typeAnnotation);
+        }
+      }
+    }
+  }
+  return undefined;
+}

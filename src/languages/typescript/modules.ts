@@ -1,0 +1,226 @@
+// The project's own modules a TS/JS file imports: where a specifier leads
+// (relative paths, tsconfig/jsconfig `paths`), bounded to the importing file's
+// project unit (the folder of its nearest package.json) and never into
+// node_modules. The front end reads what such a module exports (a pool made
+// in `db/pool.ts`, `export const db = drizzle(pool)`) by analysing it the same
+// way; each module is read once per process while its size and time stay the
+// same. The ESLint plugin, which is given one file, resolves the same way.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
+
+/** How deep a chain of imports is followed (worker -> db/index -> db/pool -> ...). */
+export const MAX_IMPORT_DEPTH = 4;
+/** Modules larger than this are not read for their exports. */
+export const MAX_MODULE_BYTES = 256 * 1024;
+/** At most this many modules are read for one file's model. */
+export const MAX_MODULES_PER_FILE = 24;
+
+const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'];
+/** TypeScript's ESM convention: `import './pool.js'` names the source `pool.ts`. */
+const SOURCE_FOR: Record<string, string[]> = { '.js': ['.ts', '.tsx'], '.jsx': ['.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'] };
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+const unitRoots = new Map<string, string>();
+
+/** The folder of the nearest package.json above `file` (the project unit), or the filesystem root. */
+export function unitRoot(file: string): string {
+  const start = dirname(resolve(file));
+  const cached = unitRoots.get(start);
+  if (cached !== undefined) return cached;
+  let dir = start;
+  let root = dir;
+  for (let depth = 0; depth < 32; depth++) {
+    if (isFile(join(dir, 'package.json'))) {
+      root = dir;
+      break;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) {
+      root = dir;
+      break;
+    }
+    dir = parent;
+  }
+  unitRoots.set(start, root);
+  return root;
+}
+
+interface PathsConfig {
+  base: string;
+  /** baseUrl is set: bare specifiers may name files under it. */
+  explicitBase: boolean;
+  paths: [pattern: string, targets: string[]][];
+}
+
+const pathsConfigs = new Map<string, PathsConfig | null>();
+
+/** JSON with comments and trailing commas, as tsconfig.json allows. */
+function parseJsonc(text: string): unknown {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const close = text.indexOf('*/', i + 2);
+      i = close < 0 ? text.length : close + 2;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return JSON.parse(out.replace(/,(\s*[}\]])/g, '$1'));
+}
+
+/** `compilerOptions.paths` of the nearest tsconfig.json / jsconfig.json between `file` and its unit root. */
+function pathsConfigFor(file: string): PathsConfig | undefined {
+  const root = unitRoot(file);
+  let dir = dirname(resolve(file));
+  for (let depth = 0; depth < 32; depth++) {
+    let found = pathsConfigs.get(dir);
+    if (found === undefined) {
+      found = null;
+      for (const name of ['tsconfig.json', 'jsconfig.json']) {
+        const path = join(dir, name);
+        if (!isFile(path)) continue;
+        try {
+          const options = (parseJsonc(readFileSync(path, 'utf8')) as { compilerOptions?: { baseUrl?: string; paths?: Record<string, string[]> } }).compilerOptions ?? {};
+          const base = resolve(dir, options.baseUrl ?? '.');
+          const paths = Object.entries(options.paths ?? {}).filter((e): e is [string, string[]] => Array.isArray(e[1]));
+          found = { base, paths, explicitBase: options.baseUrl !== undefined };
+        } catch {
+          found = null;
+        }
+        break;
+      }
+      pathsConfigs.set(dir, found);
+    }
+    if (found) return found;
+    if (dir === root || dirname(dir) === dir) return undefined;
+    dir = dirname(dir);
+  }
+  return undefined;
+}
+
+function withExtension(base: string): string | undefined {
+  if (EXTENSIONS.includes(extname(base)) && isFile(base)) return base;
+  const ext = extname(base);
+  for (const source of SOURCE_FOR[ext] ?? []) {
+    const candidate = base.slice(0, -ext.length) + source;
+    if (isFile(candidate)) return candidate;
+  }
+  for (const e of EXTENSIONS) if (isFile(base + e)) return base + e;
+  for (const e of EXTENSIONS) if (isFile(join(base, `index${e}`))) return join(base, `index${e}`);
+  return undefined;
+}
+
+/**
+ * The file a specifier of `fromFile` names, when it is a module of the same
+ * project unit: `./pool`, `../db/index.js`, `@/lib/db` through the paths (or
+ * the baseUrl) of the nearest tsconfig.json, `#db` through package.json
+ * "imports". Undefined for packages and for anything outside the unit.
+ */
+export function resolveProjectModule(fromFile: string, specifier: string): string | undefined {
+  if (!isAbsolute(fromFile) || specifier.startsWith('node:')) return undefined;
+  const root = unitRoot(fromFile);
+  let found: string | undefined;
+  if (specifier.startsWith('.') || specifier.startsWith('/')) {
+    found = withExtension(resolve(dirname(fromFile), specifier));
+  } else if (specifier.startsWith('#')) {
+    found = packageImport(root, specifier);
+  } else {
+    const config = pathsConfigFor(fromFile);
+    for (const [pattern, targets] of config?.paths ?? []) {
+      const star = pattern.indexOf('*');
+      const matches = star < 0 ? specifier === pattern : specifier.startsWith(pattern.slice(0, star)) && specifier.endsWith(pattern.slice(star + 1)) && specifier.length >= pattern.length - 1;
+      if (!matches) continue;
+      const rest = star < 0 ? '' : specifier.slice(star, specifier.length - (pattern.length - star - 1));
+      for (const target of targets) {
+        found = withExtension(resolve(config!.base, target.replace('*', rest)));
+        if (found) break;
+      }
+      if (found) break;
+    }
+    if (!found && config?.explicitBase) found = withExtension(resolve(config.base, specifier));
+  }
+  if (!found) return undefined;
+  const inside = found.startsWith(root.endsWith(sep) ? root : root + sep);
+  if (!inside || found.split(sep).includes('node_modules') || /\.d\.[cm]?ts$/.test(found)) return undefined;
+  return found;
+}
+
+/** package.json "imports" of the unit: `"#db": "./src/db.js"`, `"#lib/*": "./src/lib/*.js"` (string targets, or their "default"). */
+function packageImport(root: string, specifier: string): string | undefined {
+  let imports: Record<string, unknown> | undefined;
+  try {
+    imports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { imports?: Record<string, unknown> }).imports;
+  } catch {
+    return undefined;
+  }
+  for (const [pattern, raw] of Object.entries(imports ?? {})) {
+    const target = typeof raw === 'string' ? raw : typeof (raw as { default?: unknown })?.default === 'string' ? (raw as { default: string }).default : undefined;
+    if (!target) continue;
+    const star = pattern.indexOf('*');
+    if (star < 0 ? pattern !== specifier : !(specifier.startsWith(pattern.slice(0, star)) && specifier.endsWith(pattern.slice(star + 1)))) continue;
+    const rest = star < 0 ? '' : specifier.slice(star, specifier.length - (pattern.length - star - 1));
+    return withExtension(resolve(root, target.replace('*', rest)));
+  }
+  return undefined;
+}
+
+interface CacheEntry<T> {
+  size: number;
+  mtimeMs: number;
+  value: T | undefined;
+}
+
+/**
+ * A per-process cache of what each imported module exports, keyed by path and
+ * checked against the file's size and time. `build` runs at most once per
+ * version of a file and key.
+ */
+export class ModuleCache<T> {
+  private readonly entries = new Map<string, CacheEntry<T>>();
+  private readonly building = new Set<string>();
+
+  /** `key` tells apart builds of one file that may differ (how deep its own imports are followed). */
+  get(path: string, key: string, build: (text: string) => T | undefined): T | undefined {
+    let size: number;
+    let mtimeMs: number;
+    try {
+      const stats = statSync(path);
+      size = stats.size;
+      mtimeMs = stats.mtimeMs;
+    } catch {
+      return undefined;
+    }
+    const id = `${path}\0${key}`;
+    const cached = this.entries.get(id);
+    if (cached && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
+    if (size > MAX_MODULE_BYTES || this.building.has(id)) return undefined;
+    this.building.add(id);
+    let value: T | undefined;
+    try {
+      value = build(readFileSync(path, 'utf8'));
+    } catch {
+      value = undefined;
+    } finally {
+      this.building.delete(id);
+    }
+    this.entries.set(id, { size, mtimeMs, value });
+    return value;
+  }
+}

@@ -1,0 +1,202 @@
+// Facts of a pool or client read from how the code makes it, for the rules
+// that ask whether one job's session state can reach another tenant's job:
+// its connect/checkout hooks (pg-pool `onConnect`, `pool.on('connect')`,
+// Knex `pool.afterCreate`, Kysely `onCreateConnection`/`onReserveConnection`,
+// Sequelize `hooks.afterConnect`), whether it is built per tenant (made in a
+// function and cached by a key taken from that function's parameters, or
+// configured from them), and whether it is a one-connection script client
+// (`new Client()` or `postgres(url, { max: 1 })` ended where it is made).
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { ConnectionConfig, Driver } from '../../model/index.ts';
+import { children, isFunction, methodOf, objectProperty, patternNames, propertyName, unwrap, type FunctionNode, type Node } from './syntax.ts';
+
+export interface PoolHook {
+  /** The function, or the name of one, the pool runs. */
+  fn: Node;
+  role: 'configure' | 'checkout' | 'reset';
+  /** How the code names it, for messages: 'onConnect', "pool.on('connect')", 'afterCreate'. */
+  name: string;
+}
+
+/** Hooks given in a pool's options object. */
+export function optionHooks(driver: Driver, args: readonly TSESTree.CallExpressionArgument[]): PoolHook[] {
+  const hooks: PoolHook[] = [];
+  const take = (object: TSESTree.ObjectExpression, key: string, role: PoolHook['role'], name = key) => {
+    const property = objectProperty(object, key);
+    const value = property ? unwrap(property.value as Node) : undefined;
+    if (value && (isFunction(value) || value.type === 'Identifier' || value.type === 'MemberExpression')) hooks.push({ fn: value, role, name });
+  };
+  for (const arg of args) {
+    const options = unwrap(arg as Node);
+    if (options?.type !== 'ObjectExpression') continue;
+    if (driver === 'pg' || driver === 'neon' || driver === 'vercel-postgres') take(options, 'onConnect', 'configure');
+    if (driver === 'knex') {
+      const pool = objectProperty(options, 'pool');
+      const value = pool ? unwrap(pool.value as Node) : undefined;
+      if (value?.type === 'ObjectExpression') take(value, 'afterCreate', 'configure');
+    }
+    if (driver === 'kysely') {
+      // new PostgresDialect({ pool, onCreateConnection, onReserveConnection }) inside new Kysely({ dialect }).
+      const dialect = objectProperty(options, 'dialect');
+      const made = dialect ? unwrap(dialect.value as Node) : undefined;
+      const dialectOptions = made?.type === 'NewExpression' ? unwrap(made.arguments[0] as Node) : undefined;
+      for (const object of [options, dialectOptions]) {
+        if (object?.type !== 'ObjectExpression') continue;
+        take(object, 'onCreateConnection', 'configure');
+        take(object, 'onReserveConnection', 'checkout');
+      }
+    }
+    if (driver === 'sequelize') {
+      const hooksProperty = objectProperty(options, 'hooks');
+      const value = hooksProperty ? unwrap(hooksProperty.value as Node) : undefined;
+      if (value?.type === 'ObjectExpression') take(value, 'afterConnect', 'configure');
+    }
+  }
+  return hooks;
+}
+
+/** `pool.on('connect', fn)` (pg-pool: each new client), `'acquire'` (each checkout); Sequelize `addHook('afterConnect', fn)`. */
+export function eventHook(call: TSESTree.CallExpression): PoolHook | undefined {
+  const method = methodOf(call);
+  if (!method) return undefined;
+  const event = unwrap(call.arguments[0] as Node);
+  const fn = unwrap(call.arguments[call.arguments.length - 1] as Node);
+  if (event?.type !== 'Literal' || typeof event.value !== 'string' || !fn || call.arguments.length < 2) return undefined;
+  if (method.name === 'on' || method.name === 'once' || method.name === 'addListener') {
+    if (event.value === 'connect') return { fn, role: 'configure', name: `${method.name}('connect')` };
+    if (event.value === 'acquire') return { fn, role: 'checkout', name: `${method.name}('acquire')` };
+  }
+  if (method.name === 'addHook' && event.value === 'afterConnect') return { fn, role: 'configure', name: "addHook('afterConnect')" };
+  return undefined;
+}
+
+/** The innermost function holding a node, by range (functions listed once per program). */
+export class FunctionIndex {
+  private functions?: FunctionNode[];
+  constructor(private readonly program: TSESTree.Program) {}
+
+  enclosing(node: Node): FunctionNode | undefined {
+    if (!this.functions) {
+      const out: FunctionNode[] = [];
+      for (const n of nodesUnder(this.program, Number.POSITIVE_INFINITY)) if (isFunction(n)) out.push(n);
+      this.functions = out;
+    }
+    let best: FunctionNode | undefined;
+    for (const f of this.functions) {
+      if (f.range[0] <= node.range[0] && node.range[1] <= f.range[1] && f !== node && (!best || f.range[0] >= best.range[0])) best = f;
+    }
+    return best;
+  }
+}
+
+/** Every node under `root`, depth-first, with a bound on how many are visited; `ownBody` leaves out nested functions. */
+function* nodesUnder(root: Node, limit = 50_000, ownBody = false): Generator<Node> {
+  const stack: Node[] = [root];
+  let seen = 0;
+  while (stack.length > 0 && seen++ < limit) {
+    const n = stack.pop()!;
+    yield n;
+    if (ownBody && n !== root && isFunction(n)) continue;
+    const c = children(n);
+    for (let i = c.length - 1; i >= 0; i--) stack.push(c[i]);
+  }
+}
+
+/** A key that names a tenant: `tenantId`, `tenant.id`, `orgSlug`, `schema`, `workspace`... */
+const TENANT_KEY = /tenant|org|account|customer|workspace|company|team|shard|schema|realm|site/i;
+
+/**
+ * A map key from the function's parameters that names a tenant. A pool kept by
+ * its connection string (`pools.set(url, pool)`) is one pool for every tenant
+ * that shares the URL: not per tenant.
+ */
+function tenantKey(key: Node, params: ReadonlySet<string>): boolean {
+  for (const n of nodesUnder(key, 500)) {
+    if (n.type === 'Identifier' && params.has(n.name) && TENANT_KEY.test(n.name)) return true;
+    if (n.type === 'MemberExpression' && unwrap(n.object)?.type === 'Identifier' && params.has((unwrap(n.object) as TSESTree.Identifier).name)) {
+      if (TENANT_KEY.test((unwrap(n.object) as TSESTree.Identifier).name) || TENANT_KEY.test(propertyName(n) ?? '')) return true;
+    }
+  }
+  return false;
+}
+
+function mentions(node: Node, names: ReadonlySet<string>): boolean {
+  for (const n of nodesUnder(node, 5000)) if (n.type === 'Identifier' && names.has(n.name)) return true;
+  return false;
+}
+
+/** The name the made value is kept under: `const pool = new Pool()`, `pool = knex(...)`, `this.pool = ...` (not followed). */
+function holderName(made: Node, scope: Node): string | undefined {
+  for (const n of nodesUnder(scope)) {
+    if (n.type === 'VariableDeclarator' && n.id.type === 'Identifier' && n.init && unwrap(n.init) === made) return n.id.name;
+    if (n.type === 'AssignmentExpression' && n.left.type === 'Identifier' && unwrap(n.right) === made) return n.left.name;
+  }
+  return undefined;
+}
+
+/** A numeric option: `max: 1`, or Knex's `pool: { max: 1 }`. */
+function maxConnections(args: readonly TSESTree.CallExpressionArgument[]): number | undefined {
+  for (const arg of args) {
+    const options = unwrap(arg as Node);
+    if (options?.type !== 'ObjectExpression') continue;
+    for (const object of [options, unwrap(objectProperty(options, 'pool')?.value as Node | undefined)]) {
+      if (object?.type !== 'ObjectExpression') continue;
+      const max = unwrap(objectProperty(object, 'max')?.value as Node | undefined);
+      if (max?.type === 'Literal' && typeof max.value === 'number') return max.value;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether a pool or client made at `made` can carry one tenant's session to
+ * another's job: 'per-tenant' when it is made in a function and kept in a
+ * map or object under a key that names a tenant and comes from that
+ * function's parameters (or its connect hook is configured from them);
+ * 'single-connection' for a client, or a pool of one connection, that is
+ * ended (`end()`, `close()`, `destroy()`) by the function (or module code)
+ * that makes it, not by a nested callback. Undefined: shared, as far as the
+ * code shows.
+ */
+export function reuseOf(
+  made: TSESTree.NewExpression | TSESTree.CallExpression,
+  kind: 'pool' | 'client',
+  hooks: readonly PoolHook[],
+  program: TSESTree.Program,
+  functions: FunctionIndex,
+): ConnectionConfig['reuse'] {
+  const fn = functions.enclosing(made);
+  const scope: Node = fn ?? program;
+  const holder = holderName(made, scope);
+  if (fn) {
+    const params = new Set(fn.params.flatMap((p) => patternNames(p.type === 'TSParameterProperty' ? p.parameter : p).map((id) => id.name)));
+    if (params.size > 0) {
+      for (const n of nodesUnder(fn)) {
+        // pools.set(tenantId, pool) / cache[tenant.id] = pool
+        if (n.type === 'CallExpression') {
+          const method = methodOf(n);
+          const value = unwrap(n.arguments[1] as Node | undefined);
+          if (method?.name === 'set' && n.arguments.length === 2 && value && (value === made || (holder && value.type === 'Identifier' && value.name === holder)) && tenantKey(n.arguments[0] as Node, params)) return 'per-tenant';
+        }
+        if (n.type === 'AssignmentExpression' && n.left.type === 'MemberExpression' && n.left.computed) {
+          const value = unwrap(n.right);
+          if ((value === made || (holder && value?.type === 'Identifier' && value.name === holder)) && tenantKey(n.left.property as Node, params)) return 'per-tenant';
+        }
+      }
+      // A connect hook configured from the function's parameters: every connection of the pool carries that one value.
+      for (const hook of hooks) if (isFunction(hook.fn) && mentions(hook.fn.body as Node, params)) return 'per-tenant';
+    }
+  }
+  if (!holder) return undefined;
+  if (kind === 'pool' && maxConnections(made.arguments) !== 1) return undefined;
+  // Ended by the code that made it, not by a shutdown handler (`process.on('SIGTERM', () => sql.end())` ends a long-lived pool).
+  for (const n of nodesUnder(scope, 50_000, true)) {
+    if (n.type !== 'CallExpression') continue;
+    const callee = unwrap(n.callee);
+    if (callee?.type !== 'MemberExpression') continue;
+    const name = propertyName(callee);
+    const object = unwrap(callee.object);
+    if ((name === 'end' || name === 'close' || name === 'destroy') && object?.type === 'Identifier' && object.name === holder) return 'single-connection';
+  }
+  return undefined;
+}
