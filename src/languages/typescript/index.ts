@@ -1,11 +1,13 @@
 // .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
 // postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM and Prisma,
-// parsed with typescript-estree (no type information needed). The ESLint
-// plugin builds the same model from ESLint's own tree (src/eslint/).
-import { parse, type TSESTree } from '@typescript-eslint/typescript-estree';
+// parsed with oxc-parser into typescript-estree's shape (parse.ts; no type
+// information needed). The ESLint plugin builds the same model from ESLint's
+// own tree (src/eslint/).
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { analyzeTypeScript } from './analyze.ts';
+import { parseTypeScriptProgram } from './parse.ts';
 
 export const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
 
@@ -19,19 +21,13 @@ export function buildTypeScriptModel(program: TSESTree.Program, text: string, fi
   return model;
 }
 
-function jsxFor(file: string): boolean {
-  const lower = file.toLowerCase();
-  // .js files may hold JSX (React projects); .ts and the module variants may not (`<T>x` is a cast there).
-  return lower.endsWith('.tsx') || lower.endsWith('.jsx') || lower.endsWith('.js');
-}
-
 export const typescriptFrontEnd: FrontEnd = {
   language: 'typescript',
   extensions: TYPESCRIPT_EXTENSIONS,
   parse(text, file, options) {
     let program: TSESTree.Program;
     try {
-      program = parse(text, { range: true, loc: false, comment: true, jsx: jsxFor(file), filePath: file });
+      program = parseTypeScriptProgram(text, file);
     } catch (error) {
       const model = emptyFileModel(file, 'typescript', text);
       const e = error as { message?: string; index?: number; location?: { start?: { offset?: number } } };
