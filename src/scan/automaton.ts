@@ -255,13 +255,12 @@ class Nfa {
 
 /** The DFA, built as the input asks for it; one per set of triggers, shared by every file. */
 class LazyDfa implements TextMatcher {
-  /** Symbol -> byte class (symbols no set tells apart share one). */
+  /** Symbol -> its class (symbols no set tells apart share one). */
   private readonly classOf: Int32Array;
-  private readonly classes: number;
-  /** Per class, one symbol of it. */
-  private readonly sample: number[];
+  /** Per class, its symbols: a transition built for one symbol is the one of its whole class. */
+  private readonly classMembers: number[][];
   private table!: Int32Array;
-  /** DFA state (its table row offset / classes) -> its NFA states. */
+  /** DFA state (its table row offset / SYMBOLS) -> its NFA states. The table has a column per symbol, so a byte needs no class lookup. */
   private states!: Int32Array[];
   private ids!: Map<string, number>;
   /** The start state's row offset. */
@@ -282,7 +281,7 @@ class LazyDfa implements TextMatcher {
     this.work = { symbols: 0, nfaSteps: 0, nfaStates: nfa.set.length };
     const signatures = new Map<string, number>();
     this.classOf = new Int32Array(SYMBOLS);
-    this.sample = [];
+    this.classMembers = [];
     for (let symbol = 0; symbol < SYMBOLS; symbol++) {
       let signature = '';
       for (const members of sets.members) signature += members[symbol];
@@ -290,11 +289,11 @@ class LazyDfa implements TextMatcher {
       if (cls === undefined) {
         cls = signatures.size;
         signatures.set(signature, cls);
-        this.sample.push(symbol);
+        this.classMembers.push([]);
       }
       this.classOf[symbol] = cls;
+      this.classMembers[cls].push(symbol);
     }
-    this.classes = signatures.size;
     this.mark = new Uint32Array(nfa.set.length);
     this.startClosure = this.closure([nfa.start]);
     if (this.startClosure.includes(0)) throw new TriggerSyntaxError('a trigger matches the empty text');
@@ -302,7 +301,7 @@ class LazyDfa implements TextMatcher {
   }
 
   private reset(): void {
-    this.table = new Int32Array(64 * this.classes).fill(UNKNOWN);
+    this.table = new Int32Array(64 * SYMBOLS).fill(UNKNOWN);
     this.states = [];
     this.ids = new Map();
     this.start = this.intern(Int32Array.from(this.startClosure));
@@ -338,8 +337,8 @@ class LazyDfa implements TextMatcher {
     const key = nfaStates.join(',');
     const known = this.ids.get(key);
     if (known !== undefined) return known;
-    const offset = this.states.length * this.classes;
-    if (offset + this.classes > this.table.length) {
+    const offset = this.states.length * SYMBOLS;
+    if (offset + SYMBOLS > this.table.length) {
       const grown = new Int32Array(this.table.length * 2).fill(UNKNOWN);
       grown.set(this.table);
       this.table = grown;
@@ -349,18 +348,18 @@ class LazyDfa implements TextMatcher {
     return offset;
   }
 
-  /** Builds the transition of the state at row `offset` on class `cls`; returns the next row or ACCEPT. */
-  private step(offset: number, cls: number): number {
+  /** Builds the transition of the state at row `offset` on `symbol` (and its class); returns the next row or ACCEPT. */
+  private step(offset: number, symbol: number): number {
     const { set, next } = this.nfa;
-    const symbol = this.sample[cls];
     const seeds: number[] = [];
-    for (const state of this.states[offset / this.classes]) {
+    for (const state of this.states[offset / SYMBOLS]) {
       this.work.nfaSteps++;
       if (state !== 0 && this.members[set[state]][symbol] === 1) seeds.push(next[state][0]);
     }
     const reached = this.closure(seeds, []);
+    const members = this.classMembers[this.classOf[symbol]];
     if (reached.includes(0)) {
-      this.table[offset + cls] = ACCEPT;
+      for (const member of members) this.table[offset + member] = ACCEPT;
       return ACCEPT;
     }
     // Every state also holds the start: a match can begin at the next byte.
@@ -371,7 +370,7 @@ class LazyDfa implements TextMatcher {
       return this.intern(Int32Array.from(reached));
     }
     const target = this.intern(Int32Array.from(reached));
-    this.table[offset + cls] = target;
+    for (const member of members) this.table[offset + member] = target;
     return target;
   }
 
@@ -381,15 +380,13 @@ class LazyDfa implements TextMatcher {
   }
 
   private testBytes(bytes: Uint8Array): boolean {
-    const classOf = this.classOf;
     let table = this.table;
     let state = this.start;
     for (let i = 0, n = bytes.length; i < n; i++) {
-      const cls = classOf[bytes[i]];
-      let target = table[state + cls];
+      let target = table[state + bytes[i]];
       if (target < 0) {
         if (target === ACCEPT) return true;
-        target = this.step(state, cls);
+        target = this.step(state, bytes[i]);
         if (target === ACCEPT) return true;
         table = this.table;
       }
@@ -399,16 +396,15 @@ class LazyDfa implements TextMatcher {
   }
 
   private testString(text: string): boolean {
-    const classOf = this.classOf;
     let table = this.table;
     let state = this.start;
     for (let i = 0, n = text.length; i < n; i++) {
       const code = text.charCodeAt(i);
-      const cls = classOf[code < 256 ? code : wideSymbol(code)];
-      let target = table[state + cls];
+      const symbol = code < 256 ? code : wideSymbol(code);
+      let target = table[state + symbol];
       if (target < 0) {
         if (target === ACCEPT) return true;
-        target = this.step(state, cls);
+        target = this.step(state, symbol);
         if (target === ACCEPT) return true;
         table = this.table;
       }

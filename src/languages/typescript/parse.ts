@@ -7,9 +7,11 @@
 // bench tree, it builds the same FileModel as typescript-estree
 // (test/scan/ts-parser-parity.test.ts) several times faster.
 //
-// A file oxc rejects is parsed again with typescript-estree, so a syntax
-// error is reported exactly as before (and a file that only oxc rejects is
-// still analysed). Each parser is loaded on the first file that needs it.
+// A file oxc rejects is parsed again with typescript-estree where it is
+// installed (it comes with the ESLint plugin's optional peers), so a syntax
+// error reads as before and a file only oxc rejects is still analysed;
+// without it, oxc's own error is reported. Each parser is loaded on the
+// first file that needs it.
 import { createRequire } from 'node:module';
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 
@@ -18,27 +20,60 @@ type TypeScriptEstree = typeof import('@typescript-eslint/typescript-estree');
 
 const require = createRequire(import.meta.url);
 let oxc: Oxc | undefined;
-let estree: TypeScriptEstree | undefined;
+/** null: not installed (a CLI-only install). */
+let estree: TypeScriptEstree | null | undefined;
 
 /** Parses a TS/JS file into a typescript-estree-shaped Program with `range` and `comments`. Throws on a syntax error. */
 export function parseTypeScriptProgram(text: string, file: string): TSESTree.Program {
-  return parseWithOxc(text, file) ?? parseWithTypeScriptEstree(text, file);
+  const parsed = oxcParse(text, file);
+  if (parsed.program) return parsed.program;
+  // typescript-estree comes with the ESLint plugin's dependencies; a CLI-only install reports oxc's error.
+  if (typeScriptEstree() !== undefined) return parseWithTypeScriptEstree(text, file);
+  throw parsed.error;
 }
 
 /** oxc's tree in typescript-estree's shape, or undefined when oxc reports a syntax error. */
 export function parseWithOxc(text: string, file: string): TSESTree.Program | undefined {
+  return oxcParse(text, file).program;
+}
+
+function oxcParse(text: string, file: string): { program?: TSESTree.Program; error?: ParseError } {
   oxc ??= require('oxc-parser') as Oxc;
   const result = oxc.parseSync(file, text, { lang: langFor(file), sourceType: sourceTypeFor(file), astType: 'ts', range: true, preserveParens: false });
-  if (result.errors.some((e) => e.severity === 'Error')) return undefined;
+  const error = result.errors.find((e) => e.severity === 'Error');
+  if (error) return { error: new ParseError(error.message, error.labels[0]?.start ?? 0) };
   const program = result.program as unknown as TSESTree.Program;
   program.comments = result.comments.map((c) => ({ type: c.type, value: c.value, range: [c.start, c.end] }) as TSESTree.Comment);
-  return program;
+  return { program };
+}
+
+/** A syntax error, at an offset: the shape the front end reads from typescript-estree's errors. */
+export class ParseError extends Error {
+  constructor(
+    message: string,
+    readonly index: number,
+  ) {
+    super(message);
+  }
 }
 
 /** typescript-estree, as the CLI ran it before: the reference for the tree, and the parser of files oxc rejects. */
 export function parseWithTypeScriptEstree(text: string, file: string): TSESTree.Program {
-  estree ??= require('@typescript-eslint/typescript-estree') as TypeScriptEstree;
+  const estree = typeScriptEstree();
+  if (!estree) throw new Error('@typescript-eslint/typescript-estree is not installed');
   return estree.parse(text, { range: true, loc: false, comment: true, jsx: jsxFor(file), filePath: file });
+}
+
+function typeScriptEstree(): TypeScriptEstree | undefined {
+  if (estree === undefined) {
+    try {
+      estree = require('@typescript-eslint/typescript-estree') as TypeScriptEstree;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+      estree = null;
+    }
+  }
+  return estree ?? undefined;
 }
 
 function extension(file: string): string {
