@@ -18,7 +18,7 @@ import type { Severity } from '../model/index.ts';
 import { loadSqlParser } from '../sql/index.ts';
 import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
 import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
-import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation } from './cache.ts';
+import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
@@ -102,6 +102,7 @@ interface FileOutcome {
 
 export async function scan(options: ScanOptions): Promise<ScanResult> {
   const started = performance.now();
+  const startedAt = Date.now();
   const cwd = options.cwd ?? process.cwd();
   const active = activeRules(options.rules);
   const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd });
@@ -155,6 +156,22 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
+      const frontEnd = frontEndFor(file);
+      // With --cache, an unchanged file (by its stat) is not read at all.
+      const stat = cache ? statKey(file, startedAt) : undefined;
+      const known = cache?.byStat(file, stat);
+      if (known && 'skipped' in known) {
+        finish(index, { result: fileResult(file, []) });
+        continue;
+      }
+      if (known && frontEnd && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, frontEnd.language)}`) {
+        stats.parsed++;
+        stats.cached++;
+        // The text is needed only for the code frames of what is reported.
+        const text = known.analysis.messages.length > 0 ? readText(file) : undefined;
+        finish(index, outcomeOf(file, text, known.analysis));
+        continue;
+      }
       let bytes: Buffer;
       try {
         bytes = readFileSync(file);
@@ -164,20 +181,19 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       stats.bytes += bytes.length;
-      const frontEnd = frontEndFor(file);
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
       if (!frontEnd || !prefilter(bytes, frontEnd.language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
-        cache?.drop(file);
+        cache?.skip(file, stat);
         finish(index, { result: fileResult(file, []) });
         continue;
       }
       stats.parsed++;
       const text = bytes.toString('utf8');
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? [contentHash(bytes), context!.of(file, frontEnd.language)].filter(Boolean).join('+') : undefined;
-      const cached = hash ? cache?.get(file, hash) : undefined;
+      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, frontEnd.language)}` : undefined;
+      const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached) {
         stats.cached++;
         finish(index, outcomeOf(file, text, cached));
@@ -186,7 +202,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       pending.push(
         analyzer.analyze(file, text).then((outcome) => {
           if (outcome.kind === 'done') {
-            if (hash) cache?.set(file, hash, outcome.analysis);
+            if (hash) cache?.set(file, hash, outcome.analysis, stat);
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
@@ -244,7 +260,15 @@ function fileResult(filePath: string, messages: Finding[], source?: string): Fil
   return result;
 }
 
-function outcomeOf(file: string, text: string, analysis: FileAnalysis): FileOutcome {
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {
   // Cached analyses are shared objects: copy the messages the later passes add to and sort.
   const outcome: FileOutcome = { result: fileResult(file, [...analysis.messages], text) };
   if (analysis.facts) outcome.facts = analysis.facts;
