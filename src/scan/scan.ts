@@ -5,7 +5,8 @@
 // discover -> read each file once (main thread) -> prefilter on the rules'
 // textual triggers (most files stop here, unparsed) -> cache lookup by
 // content hash -> analyse the rest (in-process for small scans, else across
-// worker threads with a per-file time budget) -> cross-file rules over the
+// worker threads and the main thread once it has read everything; a per-file
+// time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
 import { readFileSync } from 'node:fs';
@@ -20,6 +21,7 @@ import { applySuppressions, type FileDirectives } from '../suppressions/index.ts
 import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
+import { runWithin } from './budget.ts';
 import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -48,8 +50,9 @@ export interface ScanOptions {
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
   /**
    * Worker threads for the analysis: a number, 'auto' (the default: the
-   * available cores, at most 4) or 'off' (everything in-process, no time
-   * budget). Small scans run in-process whatever this says.
+   * available cores less one, at least 1, at most 4) or 'off' (everything
+   * in-process). Small scans run in-process whatever this says; in-process
+   * analysis has the same time budget.
    */
   concurrency?: number | 'auto' | 'off';
   /** Per-file time budget in ms (default 10,000; 0 for none). A file over it is reported as skipped. */
@@ -305,16 +308,27 @@ interface AnalyzerOptions {
   inProcessFiles: number;
 }
 
+type Pending = { file: string; text: string; resolve: (outcome: PoolOutcome) => void };
+
 /**
  * Runs scanFileText in-process or on the pool. Files are held back until the
- * scan is known to be big enough for workers (or the end of reading); from
- * then on they go to the pool as they are read.
+ * parse work ahead (bytes that passed the prefilter) is worth starting
+ * workers for, or reading ends; from then on they queue for the workers,
+ * and once reading is over the main thread takes files from the same queue.
+ * In-process analysis has the same per-file time budget as the workers'.
  */
 class Analyzer {
   private pool: AnalysisPool | undefined;
-  private held: { file: string; text: string; resolve: (outcome: PoolOutcome) => void }[] = [];
+  private held: Pending[] = [];
   private heldBytes = 0;
   private seen = 0;
+  /** Files waiting for a worker (or, after reading, for the main thread). */
+  private queue: Pending[] = [];
+  private inFlight = 0;
+  private readingDone = false;
+  private helping = false;
+  /** An in-process analysis was stopped mid-way: the main thread's parser state is not trusted again. */
+  private tainted = false;
   private parserLoaded: Promise<void> | undefined;
   private parserReady = false;
 
@@ -342,27 +356,37 @@ class Analyzer {
 
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
-    if (this.pool) return this.onPool(file, text);
-    if (this.parserReady) return Promise.resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+    if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
+    if (this.parserReady && !this.poolAllowed()) return Promise.resolve(this.inProcess(file, text));
     const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
     this.heldBytes += text.length;
-    const { concurrency, inProcessFiles } = this.options;
+    const { inProcessFiles } = this.options;
     const big = this.seen > inProcessFiles || (inProcessFiles > 0 && (this.heldBytes > IN_PROCESS_MAX_BYTES || text.length > IN_PROCESS_MAX_FILE));
-    if (concurrency !== 'off' && big) {
-      this.startPool();
-    }
+    if (this.poolAllowed() && big) this.startPool();
     return promise;
   }
 
-  /** Reading is over: whatever is still held is analysed in-process. */
+  /** Reading is over: what is held is analysed in-process; with workers, the main thread joins them. */
   flush(): void {
+    this.readingDone = true;
     const held = this.held;
     this.held = [];
+    if (this.pool) {
+      void this.help();
+      return;
+    }
     if (held.length === 0) return;
     this.parserLoaded ??= loadSqlParser();
     void this.parserLoaded.then(
       () => {
-        for (const { file, text, resolve } of held) resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+        for (const [i, { file, text, resolve }] of held.entries()) {
+          // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
+          if (this.tainted && this.poolAllowed()) {
+            this.startPool(held.slice(i));
+            return;
+          }
+          resolve(this.inProcess(file, text));
+        }
       },
       (error: unknown) => {
         for (const { resolve } of held) resolve({ kind: 'failed', message: `the SQL parser did not load: ${(error as Error)?.stack ?? error}` });
@@ -370,22 +394,69 @@ class Analyzer {
     );
   }
 
-  private startPool(): void {
-    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
-    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
-    const held = this.held;
-    this.held = [];
-    for (const { file, text, resolve } of held) void this.onPool(file, text).then(resolve);
+  private poolAllowed(): boolean {
+    return this.options.concurrency !== 'off';
   }
 
-  private async onPool(file: string, text: string): Promise<PoolOutcome> {
+  private inProcess(file: string, text: string): PoolOutcome {
+    const run = runWithin(this.options.timeBudget, () => scanFileText(file, text, this.config));
+    if (run.done) return { kind: 'done', analysis: run.value };
+    this.tainted = true;
+    return { kind: 'timeout' };
+  }
+
+  private startPool(extra: Pending[] = []): void {
+    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
+    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+    const held = [...this.held, ...extra];
+    this.held = [];
+    for (const item of held) this.enqueue(item);
+    if (this.readingDone) void this.help();
+  }
+
+  private enqueue(item: Pending): void {
+    this.queue.push(item);
+    this.pump();
+  }
+
+  /** Hands queued files to free workers (the pool runs one task per thread at a time). */
+  private pump(): void {
+    const pool = this.pool!;
+    while (this.inFlight < pool.threads && this.queue.length > 0) {
+      const item = this.queue.shift()!;
+      this.inFlight++;
+      pool.analyze(item.file, item.text, this.config).then(
+        (outcome) => {
+          this.inFlight--;
+          item.resolve(outcome);
+          this.pump();
+        },
+        () => {
+          // The workers could not start (a platform without threads, a broken install): analyse here.
+          this.inFlight--;
+          this.queue.unshift(item);
+          this.tainted = false;
+          void this.help(true);
+        },
+      );
+    }
+  }
+
+  /** After reading (or when the workers cannot run), the main thread takes files from the queue too. */
+  private async help(always = false): Promise<void> {
+    if (this.helping) return;
+    this.helping = true;
     try {
-      return await this.pool!.analyze(file, text, this.config);
-    } catch {
-      // The workers could not start (a platform without threads, a broken install): analyse here.
       this.parserLoaded ??= loadSqlParser();
-      await this.parserLoaded;
-      return { kind: 'done', analysis: scanFileText(file, text, this.config) };
+      await this.parserLoaded.catch(() => undefined);
+      while (this.queue.length > 0 && (always || !this.tainted)) {
+        const item = this.queue.shift()!;
+        item.resolve(this.inProcess(item.file, item.text));
+        // Let worker results in between, so they take the next files.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.helping = false;
     }
   }
 

@@ -10,6 +10,8 @@ import { test } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
 import { discoverFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
+import { runWithin } from '../../src/scan/budget.ts';
+import { frontEnds } from '../../src/languages/index.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -107,4 +109,30 @@ test('workers that cannot start (a heap too small to load the parsers) fall back
   const result = await scan({ paths: [dir], cwd: dir, concurrency: 2, memoryLimit: 4 });
   assert.equal(result.errorCount, 40);
   assert.ok(result.results.every((r) => r.messages.length === 1 && r.messages[0].ruleId === 'no-session-tenant-setting'));
+});
+
+test('in-process analysis has the time budget too: a file that never finishes is skipped, the scan goes on', { timeout: 60_000 }, async () => {
+  // A front end that never returns, registered for this test only (in-process: workers load their own).
+  const stuck = { language: 'sql' as const, extensions: ['.stuck'], parse: (): never => { for (;;); } };
+  frontEnds.push(stuck);
+  try {
+    const dir = tree({ 'a.stuck': 'x', 'b.sql': session });
+    for (const concurrency of ['off', 'auto'] as const) {
+      const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency });
+      const [a, b] = result.results;
+      assert.equal(a.messages[0]?.messageId, 'skipped', JSON.stringify(a.messages));
+      assert.match(a.messages[0].message, /longer than 300 ms/);
+      assert.deepEqual(b.messages.map((m) => m.ruleId), ['no-session-tenant-setting'], `${concurrency}: the next file is analysed`);
+      assert.equal(result.stats.skipped, 1);
+    }
+  } finally {
+    frontEnds.splice(frontEnds.indexOf(stuck), 1);
+  }
+});
+
+test('runWithin stops synchronous work at its budget and passes values and errors through', () => {
+  assert.deepEqual(runWithin(100, () => 42), { done: true, value: 42 });
+  assert.deepEqual(runWithin(0, () => 'no budget'), { done: true, value: 'no budget' });
+  assert.deepEqual(runWithin(50, () => { for (;;); }), { done: false });
+  assert.throws(() => runWithin(100, () => { throw new TypeError('mine'); }), /mine/);
 });
