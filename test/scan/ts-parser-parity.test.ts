@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { FileModel } from '../../src/model/index.ts';
 import { buildTypeScriptModel, TYPESCRIPT_EXTENSIONS, typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
-import { parseTypeScriptProgram, parseWithOxc, parseWithTypeScriptEstree } from '../../src/languages/typescript/parse.ts';
+import { parseTypeScriptProgram, parseWithOxc, parseWithTypeScriptEstree, tooDeepForOxc } from '../../src/languages/typescript/parse.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
 
 before(() => loadSqlParser());
@@ -113,5 +113,27 @@ test('a file that does not parse: the same parse error as typescript-estree give
     }
     assert.ok(expected, `${file} does not parse with typescript-estree`);
     assert.deepEqual(model.fatal, { message: `Parsing error: ${expected.message}`, span: { start: expected.index, end: expected.index } }, file);
+  }
+});
+
+test('nesting deep enough to overflow oxc is left to typescript-estree: one parse error, never a crashed process', { timeout: 120_000 }, () => {
+  const forms: Record<string, (n: number) => string> = {
+    parentheses: (n) => `x = ${'('.repeat(n)}1${')'.repeat(n)};`,
+    conditionals: (n) => `x = ${'a ? b : '.repeat(n)}c;`,
+    'else-if chain': (n) => `${'if (a) x(); else '.repeat(n)}y();`,
+    arrows: (n) => `x = ${'a => '.repeat(n)}1;`,
+    negations: (n) => `x = ${'!'.repeat(n)}y;`,
+    'type arguments': (n) => `type T = ${'A<'.repeat(n)}B${'>'.repeat(n)};`,
+  };
+  for (const [name, make] of Object.entries(forms)) {
+    // Past every measured crash depth of oxc (3,000-30,000 levels in a worker thread).
+    const text = `await pool.query("select set_config('app.tenant', $1, false)", [t]);\n${make(40_000)}\n`;
+    assert.ok(tooDeepForOxc(text), `${name}: recognised as too deep for oxc`);
+    const model = typescriptFrontEnd.parse(text, 'deep.ts', {});
+    assert.ok(model.fatal || model.sites.length > 0, `${name}: a model or a parse error`);
+  }
+  // Ordinary code is not mistaken for it: every fixture and this repository's sources go to oxc.
+  for (const file of ['fixtures', 'src', 'test'].flatMap((dir) => sourceFiles(join(root, dir)))) {
+    assert.equal(tooDeepForOxc(readFileSync(file, 'utf8')), false, file);
   }
 });
