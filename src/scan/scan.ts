@@ -21,7 +21,7 @@ import { applySuppressions, type FileDirectives } from '../suppressions/index.ts
 import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
-import { runWithin } from './budget.ts';
+import { runEachWithin } from './budget.ts';
 import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -33,8 +33,15 @@ export const DEFAULT_MEMORY_LIMIT = 512;
 /** Scans up to this size are analysed in-process: starting workers costs more than it saves. */
 const IN_PROCESS_MAX_FILES = 32;
 const IN_PROCESS_MAX_BYTES = 512 * 1024;
-/** A file this large goes to a worker even in a small scan, so the time budget can stop it. */
+/** A file this large goes to a worker even in a small scan: it would hold up reading the rest. */
 const IN_PROCESS_MAX_FILE = 256 * 1024;
+/** In-process files are analysed in batches under one budget watchdog (budget.ts). */
+const IN_PROCESS_BATCH = 256;
+/** With workers running, the main thread takes this many at a time from their queue. */
+const HELP_BATCH = 8;
+/** --concurrency off analyses what it has read every this many files or bytes. */
+const OFF_BATCH_FILES = 64;
+const OFF_BATCH_BYTES = 4 * 1024 * 1024;
 
 export interface ScanOptions {
   paths: readonly string[];
@@ -324,6 +331,9 @@ class Analyzer {
   private seen = 0;
   /** Files waiting for a worker (or, after reading, for the main thread). */
   private queue: Pending[] = [];
+  /** --concurrency off: files read and not yet analysed. */
+  private batch: Pending[] = [];
+  private batchBytes = 0;
   private inFlight = 0;
   private readingDone = false;
   private helping = false;
@@ -357,7 +367,13 @@ class Analyzer {
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
     if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
-    if (this.parserReady && !this.poolAllowed()) return Promise.resolve(this.inProcess(file, text));
+    if (this.parserReady && !this.poolAllowed()) {
+      // --concurrency off: analysed in batches as they are read, not held to the end.
+      const promise = new Promise<PoolOutcome>((resolve) => this.batch.push({ file, text, resolve }));
+      this.batchBytes += text.length;
+      if (this.batch.length >= OFF_BATCH_FILES || this.batchBytes >= OFF_BATCH_BYTES) this.runBatch();
+      return promise;
+    }
     const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
     this.heldBytes += text.length;
     const { inProcessFiles } = this.options;
@@ -366,9 +382,17 @@ class Analyzer {
     return promise;
   }
 
+  private runBatch(): void {
+    const batch = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    this.inProcess(batch);
+  }
+
   /** Reading is over: what is held is analysed in-process; with workers, the main thread joins them. */
   flush(): void {
     this.readingDone = true;
+    if (this.batch.length > 0) this.runBatch();
     const held = this.held;
     this.held = [];
     if (this.pool) {
@@ -379,13 +403,13 @@ class Analyzer {
     this.parserLoaded ??= loadSqlParser();
     void this.parserLoaded.then(
       () => {
-        for (const [i, { file, text, resolve }] of held.entries()) {
-          // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
+        // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
+        for (let i = 0; i < held.length; i += IN_PROCESS_BATCH) {
           if (this.tainted && this.poolAllowed()) {
             this.startPool(held.slice(i));
             return;
           }
-          resolve(this.inProcess(file, text));
+          this.inProcess(held.slice(i, i + IN_PROCESS_BATCH));
         }
       },
       (error: unknown) => {
@@ -398,11 +422,25 @@ class Analyzer {
     return this.options.concurrency !== 'off';
   }
 
-  private inProcess(file: string, text: string): PoolOutcome {
-    const run = runWithin(this.options.timeBudget, () => scanFileText(file, text, this.config));
-    if (run.done) return { kind: 'done', analysis: run.value };
-    this.tainted = true;
-    return { kind: 'timeout' };
+  /** Analyses files on this thread, each within the time budget, and resolves them. */
+  private inProcess(items: readonly Pending[]): void {
+    let run: ReturnType<typeof runEachWithin<FileAnalysis>>;
+    try {
+      run = runEachWithin(
+        this.options.timeBudget,
+        items.map(({ file, text }) => () => scanFileText(file, text, this.config)),
+      );
+    } catch (error) {
+      // scanFileText never throws: this is the budget machinery failing. No file may stay pending.
+      for (const item of items) item.resolve({ kind: 'failed', message: String((error as Error)?.stack ?? error) });
+      return;
+    }
+    const { results, interrupted } = run;
+    if (interrupted) this.tainted = true;
+    for (const [i, item] of items.entries()) {
+      const result = results[i];
+      item.resolve(result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' });
+    }
   }
 
   private startPool(extra: Pending[] = []): void {
@@ -450,9 +488,8 @@ class Analyzer {
       this.parserLoaded ??= loadSqlParser();
       await this.parserLoaded.catch(() => undefined);
       while (this.queue.length > 0 && (always || !this.tainted)) {
-        const item = this.queue.shift()!;
-        item.resolve(this.inProcess(item.file, item.text));
-        // Let worker results in between, so they take the next files.
+        // A few at a time, letting worker results in between so they take the next files.
+        this.inProcess(this.queue.splice(0, HELP_BATCH));
         await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {

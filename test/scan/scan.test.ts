@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
 import { discoverFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
-import { runWithin } from '../../src/scan/budget.ts';
+import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
 import { frontEnds } from '../../src/languages/index.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
@@ -135,4 +135,28 @@ test('runWithin stops synchronous work at its budget and passes values and error
   assert.deepEqual(runWithin(0, () => 'no budget'), { done: true, value: 'no budget' });
   assert.deepEqual(runWithin(50, () => { for (;;); }), { done: false });
   assert.throws(() => runWithin(100, () => { throw new TypeError('mine'); }), /mine/);
+});
+
+test('runEachWithin: one stuck task is not done, every other one is, and none runs past its own budget', () => {
+  const spin = (ms: number) => () => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+    return ms;
+  };
+  const stuck = () => {
+    for (;;);
+  };
+  const started: number[] = [];
+  const tasks = [spin(1), stuck, spin(1), spin(120), spin(120), spin(1)].map((task, i) => () => {
+    started.push(i);
+    return task();
+  });
+  // 300 ms each: the two 120 ms tasks cross the half-way hand-over of a batch, the stuck one uses its budget up.
+  const { results, interrupted } = runEachWithin(300, tasks);
+  assert.equal(interrupted, true);
+  assert.deepEqual(results.map((r) => r.done), [true, false, true, true, true, true]);
+  assert.deepEqual(results.filter((r) => r.done).map((r) => (r as { value: number }).value), [1, 1, 120, 120, 1]);
+  // Caught under a watchdog it did not start under, it is run once more with what is left of its budget.
+  assert.ok(started.filter((i) => i === 1).length <= 2, 'the stuck task ran at most twice');
+  assert.deepEqual(runEachWithin(0, [() => 'a', () => 'b']), { results: [{ done: true, value: 'a' }, { done: true, value: 'b' }], interrupted: false });
 });
