@@ -12,11 +12,17 @@ const script = new vm.Script('task()', { filename: 'pgq-audit-budget' });
 /** Runs `task` for at most `budgetMs` (0: no limit). `done: false` when it was stopped. */
 export function runWithin<T>(budgetMs: number, task: () => T): { done: true; value: T } | { done: false } {
   if (!(budgetMs > 0)) return { done: true, value: task() };
-  context.task = task;
+  // Node reports a timeout when its watchdog fired, even if the task had returned by then (a thread
+  // descheduled on a busy machine): what the task returned is kept and counts.
+  let finished: { value: T } | undefined;
+  context.task = () => {
+    finished = { value: task() };
+    return finished.value;
+  };
   try {
     return { done: true, value: script.runInContext(context, { timeout: Math.max(1, Math.ceil(budgetMs)) }) as T };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return { done: false };
+    if ((error as NodeJS.ErrnoException)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return finished ? { done: true, value: finished.value } : { done: false };
     throw error;
   } finally {
     context.task = undefined;
