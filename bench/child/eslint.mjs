@@ -28,6 +28,8 @@ const eslint = await ESLint.fromOptionsModule(pathToFileURL(optionsModule));
 const results = await eslint.lintFiles(paths);
 note({
   files: results.length,
+  // Every pgq finding, for the parity check against the CLI's report.
+  pgq: results.flatMap((r) => r.messages.filter((m) => m.ruleId?.startsWith('pgq/')).map((m) => `${r.filePath}:${m.line}:${m.column} ${m.ruleId.slice(4)}`)),
   findings: results.reduce((n, r) => n + r.messages.filter((m) => m.ruleId?.startsWith('pgq/')).length, 0),
   fatal: results.reduce((n, r) => n + r.messages.filter((m) => m.fatal).length, 0),
 });

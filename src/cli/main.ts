@@ -1,13 +1,9 @@
 // `pgq-audit` command line. Exit codes follow ESLint: 0 clean, 1 findings at
 // error severity (or more warnings than --max-warnings), 2 usage, config or
 // internal error. One file per command.
-import { ConfigError } from '../engine/rule-config.ts';
-import { UsageError } from '../scan/discover.ts';
+// Commands are loaded when run: `--version` and `--help` load nothing else.
 import { VERSION } from '../version.ts';
-import { explainCommand } from './explain-command.ts';
 import type { Io } from './io.ts';
-import { rulesCommand } from './rules-command.ts';
-import { scanCommand } from './scan-command.ts';
 
 export type { Io } from './io.ts';
 
@@ -27,10 +23,12 @@ Options:
 Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config or internal error.
 `;
 
-const COMMANDS: Record<string, (argv: string[], io: Io) => number | Promise<number>> = {
-  scan: scanCommand,
-  rules: rulesCommand,
-  explain: explainCommand,
+type Command = (argv: string[], io: Io) => number | Promise<number>;
+
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  scan: async () => (await import('./scan-command.ts')).scanCommand,
+  rules: async () => (await import('./rules-command.ts')).rulesCommand,
+  explain: async () => (await import('./explain-command.ts')).explainCommand,
 };
 
 export async function main(argv: string[], io: Io): Promise<number> {
@@ -48,13 +46,15 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return 2;
   }
   try {
-    const command = COMMANDS[first];
-    if (!command) {
+    const load = COMMANDS[first];
+    if (!load) {
       const hint = first.startsWith('-') ? ' (options go after the command: pgq-audit scan --format json .)' : '';
+      const { UsageError } = await import('../scan/discover.ts');
       throw new UsageError(`Unknown command '${first}'${hint}. Valid commands: ${Object.keys(COMMANDS).join(', ')}`);
     }
-    return await command(rest, io);
+    return await (await load())(rest, io);
   } catch (error) {
+    const [{ UsageError }, { ConfigError }] = await Promise.all([import('../scan/discover.ts'), import('../engine/rule-config.ts')]);
     if (error instanceof UsageError || error instanceof ConfigError) {
       io.stderr(`pgq-audit: ${error.message}\n`);
       return 2;

@@ -32,6 +32,12 @@ export interface GuardOptions {
   checkTimeoutMs?: number;
   /** Called at each release the next check may need; names the job in reports (e.g. from AsyncLocalStorage). */
   jobName?: () => string | undefined;
+  /**
+   * Skip the check after a job whose query texts provably left no setting behind: it wrote
+   * settings only transaction-locally, called only built-in functions, and released outside a
+   * transaction (src/guard/proof.ts). Default true; false checks every (sampled) checkout.
+   */
+  elide?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -43,6 +49,7 @@ export interface ResolvedOptions {
   enabled: boolean;
   checkTimeoutMs: number;
   jobName: (() => string | undefined) | undefined;
+  elide: boolean;
 }
 
 const KNOWN = new Set([
@@ -54,6 +61,7 @@ const KNOWN = new Set([
   'enabled',
   'checkTimeoutMs',
   'jobName',
+  'elide',
 ]);
 
 // A GUC name: identifiers separated by dots. The names are put into the
@@ -152,6 +160,9 @@ export function resolveOptions(
     fail('jobName', 'a function () => string | undefined', jobName);
   }
 
+  const elide = o.elide === undefined ? true : o.elide;
+  if (typeof elide !== 'boolean') fail('elide', 'true or false', elide);
+
   return {
     settings: [...new Set(settings as string[])],
     onViolation: onViolation as ResolvedOptions['onViolation'],
@@ -161,5 +172,6 @@ export function resolveOptions(
     enabled,
     checkTimeoutMs,
     jobName: jobName as ResolvedOptions['jobName'],
+    elide,
   };
 }

@@ -13,6 +13,7 @@ import {
   type CheckPlan,
 } from './check.ts';
 import { resolveOptions, type GuardOptions, type ResolvedOptions, type ViolationAction } from './options.ts';
+import { loadProver, textLeavesNoSetting } from './proof.ts';
 import { LeakReport, TenantLeakError, type OpenTransaction } from './report.ts';
 
 export interface GuardStats {
@@ -24,6 +25,8 @@ export interface GuardStats {
   violations: number;
   /** Check queries that failed (the connection was destroyed, the checkout rejected). */
   checkErrors: number;
+  /** Checkouts handed out without a check because the jobs before provably left no setting (option elide). */
+  elided: number;
 }
 
 type Callback = (err: Error | undefined, client?: PoolClient, done?: (release?: unknown) => void) => void;
@@ -38,9 +41,21 @@ interface ClientState {
   release: Error | undefined;
   via: 'release' | 'pool.query' | undefined;
   jobName: string | undefined;
+  /** Query texts sent on the connection since its last release (or its check). */
+  texts: string[];
+  /** A query was sent whose text could not be read (or too many to keep): the job proves nothing. */
+  unseen: boolean;
+  /** Some job since the connection was last known clean may have left a setting: checks apply (sampled). */
+  unproven: boolean;
+  /** The next checkout skips its check because every job since the last check proved clean. */
+  elided: boolean;
+  /** client.query as the driver has it: the guard's own check goes through it unrecorded. */
+  query: PoolClient['query'];
 }
 
 const GUARDED = Symbol.for('pgq-audit.guard.stats');
+/** Texts kept per job; a job that sends more distinct texts than this is checked. */
+const MAX_TEXTS_PER_JOB = 256;
 const STATE = Symbol('pgq-audit.guard.client');
 const NOOP = () => {};
 
@@ -98,7 +113,8 @@ export function guardPool<P extends Pool>(pool: P, options: GuardOptions): P {
 
 function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   const plan: CheckPlan = makePlan(opts.settings);
-  const stats: GuardStats = { checkouts: 0, checks: 0, violations: 0, checkErrors: 0 };
+  const stats: GuardStats = { checkouts: 0, checks: 0, violations: 0, checkErrors: 0, elided: 0 };
+  if (opts.elide) void loadProver();
   Object.defineProperty(pool, GUARDED, { value: stats, enumerable: false });
 
   const originalConnect = pool.connect as unknown as (this: Pool, cb: Callback) => void;
@@ -149,7 +165,18 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       stats.checkouts++;
       const state = client[STATE];
       if (state === undefined) return first(client, site, discards, cb);
-      if (!state.checkNext) return handOut(client, state, site, cb);
+      if (state.texts.length > 0 || state.unseen) {
+        // Queries sent while the connection sat in the pool (a job that kept using it after release).
+        state.texts = [];
+        state.unseen = false;
+        state.unproven = true;
+        state.elided = false;
+        state.checkNext = site === undefined ? sample() : site !== null;
+      }
+      if (!state.checkNext) {
+        if (state.elided) stats.elided++;
+        return handOut(client, state, site, cb);
+      }
       check(client, state, site, discards, cb);
     });
   }
@@ -166,8 +193,20 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, undefined);
       const baseline = baselineFrom(plan, row, adopted);
-      const state: ClientState = { baseline, checkNext: true, release: undefined, via: undefined, jobName: undefined };
+      const state: ClientState = {
+        baseline,
+        checkNext: true,
+        release: undefined,
+        via: undefined,
+        jobName: undefined,
+        texts: [],
+        unseen: false,
+        unproven: false,
+        elided: false,
+        query: client.query,
+      };
       client[STATE] = state;
+      record(client, state);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       const dirty = adopted ? dirtyNames(plan, row, baseline) : [];
       if (tx || dirty.length) {
@@ -186,8 +225,8 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   ): void {
     const status = driverStatus(client);
     if (status === 'E') {
-      // A failed transaction answers every query with 25P02: nothing to read.
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb);
+      // A failed transaction answers every query with 25P02: nothing to read; the release that left it is in the state.
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
     }
     const withTx = status === undefined;
     read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
@@ -197,6 +236,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       if (tx || dirty.length) {
         return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, state);
       }
+      state.unproven = false;
       handOut(client, state, site, cb);
     });
   }
@@ -302,11 +342,17 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     cb: Callback,
   ): void {
     const poolRelease = client.release;
+    state.texts = [];
+    state.unseen = false;
     const release = (err?: unknown) => {
       if (!err) {
-        // Draw the next checkout's sample now, so the stack is captured only
-        // when a check will look at it. pool.query drew it at its call.
-        const next = site === undefined ? sample() : site !== null;
+        // Proven clean: no check, no stack to capture. Else draw the next checkout's sample now,
+        // so the stack is captured only when a check will look at it. pool.query drew it at its call.
+        if (!provenClean(client, state)) state.unproven = true;
+        state.texts = [];
+        state.unseen = false;
+        state.elided = !state.unproven;
+        const next = state.elided ? false : site === undefined ? sample() : site !== null;
         state.checkNext = next;
         if (next) {
           state.release = site ?? new Error('released here');
@@ -320,6 +366,28 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     };
     client.release = release;
     cb(undefined, client, release);
+  }
+
+  /** The job just released sent only texts that leave no setting, and left no transaction open. */
+  function provenClean(client: StatefulClient, state: ClientState): boolean {
+    if (!opts.elide || state.unseen || driverStatus(client) !== 'I') return false;
+    for (const text of state.texts) if (!textLeavesNoSetting(text)) return false;
+    return true;
+  }
+
+  /** Records the text of every query sent on the connection, for the proof at release. */
+  function record(client: StatefulClient, state: ClientState): void {
+    if (!opts.elide) return;
+    const driverQuery = state.query;
+    client.query = function recordedQuery(this: PoolClient, config: unknown, ...rest: unknown[]) {
+      const text = typeof config === 'string' ? config : (config as { text?: unknown } | null)?.text;
+      if (typeof text !== 'string') state.unseen = true;
+      else if (!state.texts.includes(text)) {
+        if (state.texts.length >= MAX_TEXTS_PER_JOB) state.unseen = true;
+        else state.texts.push(text);
+      }
+      return (driverQuery as (...args: unknown[]) => unknown).call(this, config, ...rest);
+    } as PoolClient['query'];
   }
 
   function jobNameNow(): string | undefined {
@@ -346,7 +414,9 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     };
     client.on('error', onError);
     try {
-      client.query(
+      const driverQuery = (client[STATE]?.query ?? client.query) as (this: PoolClient, ...args: unknown[]) => unknown;
+      driverQuery.call(
+        client,
         { text, rowMode: 'array', types: RAW_TYPES, query_timeout: timeout } as never,
         ((err: Error | undefined, res: { rows: Row[] } | undefined) => finish(err ?? undefined, res?.rows[0])) as never,
       );

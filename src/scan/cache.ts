@@ -1,7 +1,11 @@
 // --cache: a file's analysis, keyed by the hash of its bytes, under a key of
 // the tool (version and the fingerprint of its own code) and the config (rules,
-// severities, options, query functions, front ends). Only files that pass the
-// prefilter are stored: the others cost less to prefilter than to hash.
+// severities, options, query functions, front ends, triggers). Every file
+// also gets its stat (size, mtime in ns, inode): while that is unchanged the
+// file is not read again at all, and a file the prefilter let through keeps
+// its analysis, one it did not keeps that verdict. A file modified less than
+// two seconds before the scan gets no stat (a second write in the same tick
+// could keep size and mtime): it is read and hashed until it is older.
 //
 // What is cached is the per-file part: findings of per-file rules, the facts
 // cross-file rules collected, and suppression comments. Cross-file rules and
@@ -16,7 +20,9 @@ import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analyze-file.ts';
 
 /** Bumped when the cache file's shape changes. */
-const FORMAT = 1;
+const FORMAT = 2;
+/** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
+const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
 
 interface CacheFile {
@@ -26,10 +32,26 @@ interface CacheFile {
 }
 
 interface CacheEntry {
-  hash: string;
-  analysis: FileAnalysis;
+  /** size:mtimeNs:inode when the file was last read, if it was old enough to trust. */
+  stat?: string;
+  /** The prefilter let it through: its content hash (+ context) and analysis. */
+  hash?: string;
+  analysis?: FileAnalysis;
   /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
   dependencies?: Record<string, string>;
+  /** The prefilter did not let it through: nothing to report, no facts. */
+  skipped?: true;
+}
+
+/** What a file's stat says, when it can be trusted to stand for its bytes; undefined when it cannot. */
+export function statKey(file: string, now = Date.now()): string | undefined {
+  try {
+    const stats = statSync(file, { bigint: true });
+    if (now - Number(stats.mtimeMs) < RACY_MS) return undefined;
+    return `${stats.size}:${stats.mtimeNs}:${stats.ino}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The default location: node_modules/.cache/pgq-audit/ of the folder the scan runs in. */
@@ -168,16 +190,30 @@ export class AnalysisCache {
     this.entries = stored.entries;
   }
 
-  get(file: string, contentHash: string): FileAnalysis | undefined {
+  /** The entry of an unchanged file, by its stat alone (undefined: read it). */
+  byStat(file: string, stat: string | undefined): { skipped: true } | { hash: string; analysis: FileAnalysis } | undefined {
     const entry = this.entries[file];
-    if (entry?.hash !== contentHash) return undefined;
-    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return undefined;
+    if (stat === undefined || entry?.stat !== stat) return undefined;
+    if (!this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
+    if (entry.skipped) return { skipped: true };
+    return entry.hash !== undefined && entry.analysis ? { hash: entry.hash, analysis: entry.analysis } : undefined;
+  }
+
+  get(file: string, contentHash: string, stat?: string): FileAnalysis | undefined {
+    const entry = this.entries[file];
+    if (entry?.hash !== contentHash || !entry.analysis || !this.dependenciesUnchanged(entry)) return undefined;
+    this.seen.add(file);
+    if (entry.stat !== stat) {
+      if (stat === undefined) delete entry.stat;
+      else entry.stat = stat;
+      this.changed = true;
+    }
     return entry.analysis;
   }
 
-  set(file: string, contentHash: string, analysis: FileAnalysis): void {
-    const entry: CacheEntry = { hash: contentHash, analysis };
+  set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
+    const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis } : { stat, hash: contentHash, analysis };
     if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
     this.entries[file] = entry;
     this.seen.add(file);
@@ -198,6 +234,21 @@ export class AnalysisCache {
       this.dependencyHashes.set(path, value);
     }
     return value;
+  }
+
+  private dependenciesUnchanged(entry: CacheEntry): boolean {
+    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return false;
+    return true;
+  }
+
+  /** The prefilter let nothing of this file through: remembered by its stat, when there is one to trust. */
+  skip(file: string, stat: string | undefined): void {
+    if (stat === undefined) return this.drop(file);
+    const entry = this.entries[file];
+    this.seen.add(file);
+    if (entry?.skipped && entry.stat === stat) return;
+    this.entries[file] = { stat, skipped: true };
+    this.changed = true;
   }
 
   /** The file was scanned and needs no entry (it no longer passes the prefilter, or could not be analysed). */

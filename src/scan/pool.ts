@@ -21,9 +21,13 @@ export type PoolOutcome =
   | { kind: 'memory' }
   | { kind: 'failed'; message: string };
 
-/** Worker threads for `--concurrency auto`: the available cores, at most 4 (each worker holds its own parsers). */
+/**
+ * Worker threads for `--concurrency auto`: one core less than there are (the main thread reads and
+ * prefilters meanwhile, and analyses from the same queue once reading is over), at least 1, at most 4
+ * (each worker holds its own parsers).
+ */
 export function autoThreads(): number {
-  return Math.max(1, Math.min(4, availableParallelism()));
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
 }
 
 /** The worker module: compiled JS from dist/, or the TypeScript source through tsx when running from src/ (tests). */

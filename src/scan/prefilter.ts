@@ -5,7 +5,10 @@
 // facts a finding needs from elsewhere in the file (a named query, a pool's
 // config, a BEGIN) are there.
 //
-// Matching is one pass of one case-insensitive regex per language. A trigger
+// Matching is one linear pass over the bytes per language: the triggers are
+// compiled to one automaton (automaton.ts), never run as backtracking
+// regexes, so no text can stall it. The answer is the one the case-insensitive
+// regex triggerRegExp() gives on the bytes read as latin1. A trigger
 // matches as a substring (not at word starts: in host code SQL keywords follow
 // escapes, as in 'BEGIN;\nSET LOCAL ...'). A space in a trigger matches any run
 // of whitespace and of the escapes \n \r \t written in string literals ('set '
@@ -13,6 +16,7 @@
 // (ASCII only, as SQL keywords are).
 import type { ActiveRule } from '../engine/rule-config.ts';
 import type { Language } from '../model/index.ts';
+import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
 
 /**
  * Languages whose files are SQL through and through (.sql): always parsed, so
@@ -30,8 +34,8 @@ export const DIRECTIVE_TRIGGER = 'pgq-audit-';
 export type Trigger = string | RegExp;
 
 export interface Prefilter {
-  /** True when the file must be parsed: some trigger of a rule reading `language` occurs in `text`. */
-  (text: string, language: Language): boolean;
+  /** True when the file must be parsed: some trigger of a rule reading `language` occurs in `text` (bytes are read as latin1). */
+  (text: string | Uint8Array, language: Language): boolean;
   /** The triggers per language (regexes as their source text), for the cache key. */
   readonly triggers: ReadonlyMap<Language, readonly string[] | 'all'>;
 }
@@ -57,13 +61,13 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
       triggers.set(language, known);
     }
   }
-  const patterns = new Map<Language, RegExp | 'all'>();
+  const patterns = new Map<Language, TextMatcher | 'all'>();
   for (const [language, words] of triggers) {
     patterns.set(language, words === 'all' ? 'all' : triggerPattern([...words, DIRECTIVE_TRIGGER]));
   }
   const directive = triggerPattern([DIRECTIVE_TRIGGER]);
   for (const language of ALWAYS_PARSED) patterns.set(language, 'all');
-  const prefilter = ((text: string, language: Language) => {
+  const prefilter = ((text: string | Uint8Array, language: Language) => {
     const pattern = patterns.get(language);
     if (pattern === 'all') return true;
     // No active rule reads this language: only suppression comments can matter.
@@ -85,13 +89,28 @@ function checkTrigger(ruleId: string, trigger: Trigger): void {
   if (trigger.flags.replace('i', '') !== '') throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} may have no flag but i`);
   if (/\\[1-9k]/.test(trigger.source)) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} uses a backreference`);
   if (trigger.test('')) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} matches the empty text`);
+  try {
+    compileMatcher([{ source: trigger.source, flags: 'i' }]);
+  } catch (error) {
+    if (error instanceof TriggerSyntaxError) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger}: ${error.message}`);
+    throw error;
+  }
 }
 
 /** Whitespace in source text, or a whitespace escape inside a string literal. */
 const SPACE = String.raw`(?:\s|\\[nrt])`;
 
-/** One regex for a list of triggers: literal text, whitespace runs for spaces, ASCII case-insensitive. */
-export function triggerPattern(triggers: readonly Trigger[]): RegExp {
+/**
+ * The matcher for a list of triggers: literal text, whitespace runs for spaces, ASCII
+ * case-insensitive. Linear in the text: the answer of triggerRegExp() without its backtracking.
+ */
+export function triggerPattern(triggers: readonly Trigger[]): TextMatcher {
+  const regex = triggerRegExp(triggers);
+  return compileMatcher([{ source: regex.source, flags: regex.flags }]);
+}
+
+/** The triggers as one case-insensitive regex: the reference for what triggerPattern() matches. */
+export function triggerRegExp(triggers: readonly Trigger[]): RegExp {
   const alternatives = triggers.map((trigger) => {
     if (typeof trigger !== 'string') return `(?:${trigger.source})`;
     const words = trigger.trim().split(/\s+/).map((word) => word.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'));

@@ -5,7 +5,8 @@
 // discover -> read each file once (main thread) -> prefilter on the rules'
 // textual triggers (most files stop here, unparsed) -> cache lookup by
 // content hash -> analyse the rest (in-process for small scans, else across
-// worker threads with a per-file time budget) -> cross-file rules over the
+// worker threads and the main thread once it has read everything; a per-file
+// time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
 import { readFileSync } from 'node:fs';
@@ -20,8 +21,9 @@ import type { Severity } from '../model/index.ts';
 import { loadSqlParser } from '../sql/index.ts';
 import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
 import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
-import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation } from './cache.ts';
+import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
+import { runEachWithin } from './budget.ts';
 import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -33,8 +35,15 @@ export const DEFAULT_MEMORY_LIMIT = 512;
 /** Scans up to this size are analysed in-process: starting workers costs more than it saves. */
 const IN_PROCESS_MAX_FILES = 32;
 const IN_PROCESS_MAX_BYTES = 512 * 1024;
-/** A file this large goes to a worker even in a small scan, so the time budget can stop it. */
+/** A file this large goes to a worker even in a small scan: it would hold up reading the rest. */
 const IN_PROCESS_MAX_FILE = 256 * 1024;
+/** In-process files are analysed in batches under one budget watchdog (budget.ts). */
+const IN_PROCESS_BATCH = 256;
+/** With workers running, the main thread takes this many at a time from their queue. */
+const HELP_BATCH = 8;
+/** --concurrency off analyses what it has read every this many files or bytes. */
+const OFF_BATCH_FILES = 64;
+const OFF_BATCH_BYTES = 4 * 1024 * 1024;
 
 export interface ScanOptions {
   paths: readonly string[];
@@ -55,8 +64,9 @@ export interface ScanOptions {
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
   /**
    * Worker threads for the analysis: a number, 'auto' (the default: the
-   * available cores, at most 4) or 'off' (everything in-process, no time
-   * budget). Small scans run in-process whatever this says.
+   * available cores less one, at least 1, at most 4) or 'off' (everything
+   * in-process). Small scans run in-process whatever this says; in-process
+   * analysis has the same time budget.
    */
   concurrency?: number | 'auto' | 'off';
   /** Per-file time budget in ms (default 10,000; 0 for none). A file over it is reported as skipped. */
@@ -109,6 +119,7 @@ interface FileOutcome {
 
 export async function scan(options: ScanOptions): Promise<ScanResult> {
   const started = performance.now();
+  const startedAt = Date.now();
   const cwd = options.cwd ?? process.cwd();
   const active = activeRules(options.rules);
   const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd });
@@ -162,6 +173,22 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
+      const frontEnd = frontEndFor(file);
+      // With --cache, an unchanged file (by its stat) is not read at all.
+      const stat = cache ? statKey(file, startedAt) : undefined;
+      const known = cache?.byStat(file, stat);
+      if (known && 'skipped' in known) {
+        finish(index, { result: fileResult(file, []) });
+        continue;
+      }
+      if (known && frontEnd && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, frontEnd.language)}`) {
+        stats.parsed++;
+        stats.cached++;
+        // The text is needed only for the code frames of what is reported.
+        const text = known.analysis.messages.length > 0 ? readText(file) : undefined;
+        finish(index, outcomeOf(file, text, known.analysis));
+        continue;
+      }
       let bytes: Buffer;
       try {
         bytes = readFileSync(file);
@@ -171,20 +198,19 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       stats.bytes += bytes.length;
-      const frontEnd = frontEndFor(file);
-      // The triggers are ASCII, so they are looked for in the bytes read as latin1 (several times
-      // faster to decode than UTF-8, and an ASCII match there is one in the UTF-8 text too).
-      if (!frontEnd || !prefilter(bytes.toString('latin1'), frontEnd.language)) {
+      // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
+      // there is one in the UTF-8 text too), in one linear pass.
+      if (!frontEnd || !prefilter(bytes, frontEnd.language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
-        cache?.drop(file);
+        cache?.skip(file, stat);
         finish(index, { result: fileResult(file, []) });
         continue;
       }
       stats.parsed++;
       const text = bytes.toString('utf8');
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? [contentHash(bytes), context!.of(file, frontEnd.language)].filter(Boolean).join('+') : undefined;
-      const cached = hash ? cache?.get(file, hash) : undefined;
+      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, frontEnd.language)}` : undefined;
+      const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached) {
         stats.cached++;
         finish(index, outcomeOf(file, text, cached));
@@ -193,7 +219,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       pending.push(
         analyzer.analyze(file, text).then((outcome) => {
           if (outcome.kind === 'done') {
-            if (hash) cache?.set(file, hash, outcome.analysis);
+            if (hash) cache?.set(file, hash, outcome.analysis, stat);
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
@@ -253,7 +279,15 @@ function fileResult(filePath: string, messages: Finding[], source?: string): Fil
   return result;
 }
 
-function outcomeOf(file: string, text: string, analysis: FileAnalysis): FileOutcome {
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {
   // Cached analyses are shared objects: copy the messages the later passes add to and sort.
   const outcome: FileOutcome = { result: fileResult(file, [...analysis.messages], text) };
   if (analysis.facts) outcome.facts = analysis.facts;
@@ -290,16 +324,30 @@ interface AnalyzerOptions {
   inProcessFiles: number;
 }
 
+type Pending = { file: string; text: string; resolve: (outcome: PoolOutcome) => void };
+
 /**
  * Runs scanFileText in-process or on the pool. Files are held back until the
- * scan is known to be big enough for workers (or the end of reading); from
- * then on they go to the pool as they are read.
+ * parse work ahead (bytes that passed the prefilter) is worth starting
+ * workers for, or reading ends; from then on they queue for the workers,
+ * and once reading is over the main thread takes files from the same queue.
+ * In-process analysis has the same per-file time budget as the workers'.
  */
 class Analyzer {
   private pool: AnalysisPool | undefined;
-  private held: { file: string; text: string; resolve: (outcome: PoolOutcome) => void }[] = [];
+  private held: Pending[] = [];
   private heldBytes = 0;
   private seen = 0;
+  /** Files waiting for a worker (or, after reading, for the main thread). */
+  private queue: Pending[] = [];
+  /** --concurrency off: files read and not yet analysed. */
+  private batch: Pending[] = [];
+  private batchBytes = 0;
+  private inFlight = 0;
+  private readingDone = false;
+  private helping = false;
+  /** An in-process analysis was stopped mid-way: the main thread's parser state is not trusted again. */
+  private tainted = false;
   private parserLoaded: Promise<void> | undefined;
   private parserReady = false;
 
@@ -327,27 +375,51 @@ class Analyzer {
 
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
-    if (this.pool) return this.onPool(file, text);
-    if (this.parserReady) return Promise.resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+    if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
+    if (this.parserReady && !this.poolAllowed()) {
+      // --concurrency off: analysed in batches as they are read, not held to the end.
+      const promise = new Promise<PoolOutcome>((resolve) => this.batch.push({ file, text, resolve }));
+      this.batchBytes += text.length;
+      if (this.batch.length >= OFF_BATCH_FILES || this.batchBytes >= OFF_BATCH_BYTES) this.runBatch();
+      return promise;
+    }
     const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
     this.heldBytes += text.length;
-    const { concurrency, inProcessFiles } = this.options;
+    const { inProcessFiles } = this.options;
     const big = this.seen > inProcessFiles || (inProcessFiles > 0 && (this.heldBytes > IN_PROCESS_MAX_BYTES || text.length > IN_PROCESS_MAX_FILE));
-    if (concurrency !== 'off' && big) {
-      this.startPool();
-    }
+    if (this.poolAllowed() && big) this.startPool();
     return promise;
   }
 
-  /** Reading is over: whatever is still held is analysed in-process. */
+  private runBatch(): void {
+    const batch = this.batch;
+    this.batch = [];
+    this.batchBytes = 0;
+    this.inProcess(batch);
+  }
+
+  /** Reading is over: what is held is analysed in-process; with workers, the main thread joins them. */
   flush(): void {
+    this.readingDone = true;
+    if (this.batch.length > 0) this.runBatch();
     const held = this.held;
     this.held = [];
+    if (this.pool) {
+      void this.help();
+      return;
+    }
     if (held.length === 0) return;
     this.parserLoaded ??= loadSqlParser();
     void this.parserLoaded.then(
       () => {
-        for (const { file, text, resolve } of held) resolve({ kind: 'done', analysis: scanFileText(file, text, this.config) });
+        // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
+        for (let i = 0; i < held.length; i += IN_PROCESS_BATCH) {
+          if (this.tainted && this.poolAllowed()) {
+            this.startPool(held.slice(i));
+            return;
+          }
+          this.inProcess(held.slice(i, i + IN_PROCESS_BATCH));
+        }
       },
       (error: unknown) => {
         for (const { resolve } of held) resolve({ kind: 'failed', message: `the SQL parser did not load: ${(error as Error)?.stack ?? error}` });
@@ -355,22 +427,82 @@ class Analyzer {
     );
   }
 
-  private startPool(): void {
-    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
-    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
-    const held = this.held;
-    this.held = [];
-    for (const { file, text, resolve } of held) void this.onPool(file, text).then(resolve);
+  private poolAllowed(): boolean {
+    return this.options.concurrency !== 'off';
   }
 
-  private async onPool(file: string, text: string): Promise<PoolOutcome> {
+  /** Analyses files on this thread, each within the time budget, and resolves them. */
+  private inProcess(items: readonly Pending[]): void {
+    let run: ReturnType<typeof runEachWithin<FileAnalysis>>;
     try {
-      return await this.pool!.analyze(file, text, this.config);
-    } catch {
-      // The workers could not start (a platform without threads, a broken install): analyse here.
+      run = runEachWithin(
+        this.options.timeBudget,
+        items.map(({ file, text }) => () => scanFileText(file, text, this.config)),
+      );
+    } catch (error) {
+      // scanFileText never throws: this is the budget machinery failing. No file may stay pending.
+      for (const item of items) item.resolve({ kind: 'failed', message: String((error as Error)?.stack ?? error) });
+      return;
+    }
+    const { results, interrupted } = run;
+    if (interrupted) this.tainted = true;
+    for (const [i, item] of items.entries()) {
+      const result = results[i];
+      item.resolve(result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' });
+    }
+  }
+
+  private startPool(extra: Pending[] = []): void {
+    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
+    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+    const held = [...this.held, ...extra];
+    this.held = [];
+    for (const item of held) this.enqueue(item);
+    if (this.readingDone) void this.help();
+  }
+
+  private enqueue(item: Pending): void {
+    this.queue.push(item);
+    this.pump();
+  }
+
+  /** Hands queued files to free workers (the pool runs one task per thread at a time). */
+  private pump(): void {
+    const pool = this.pool!;
+    while (this.inFlight < pool.threads && this.queue.length > 0) {
+      const item = this.queue.shift()!;
+      this.inFlight++;
+      pool.analyze(item.file, item.text, this.config).then(
+        (outcome) => {
+          this.inFlight--;
+          item.resolve(outcome);
+          this.pump();
+        },
+        () => {
+          // The workers could not start (a platform without threads, a broken install): analyse here.
+          this.inFlight--;
+          this.queue.unshift(item);
+          this.tainted = false;
+          void this.help(true);
+        },
+      );
+    }
+  }
+
+  /** After reading (or when the workers cannot run), the main thread takes files from the queue too. */
+  private async help(always = false): Promise<void> {
+    if (this.helping) return;
+    this.helping = true;
+    try {
       this.parserLoaded ??= loadSqlParser();
-      await this.parserLoaded;
-      return { kind: 'done', analysis: scanFileText(file, text, this.config) };
+      await this.parserLoaded.catch(() => undefined);
+      while (this.queue.length > 0 && (always || !this.tainted)) {
+        // A few at a time, letting worker results in between so they take the next files.
+        this.inProcess(this.queue.splice(0, HELP_BATCH));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.helping = false;
     }
   }
 

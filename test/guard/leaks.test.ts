@@ -163,21 +163,28 @@ test('F4: BEGIN + local setting + release() without COMMIT is refused at the nex
   await pool.end();
 });
 
-test('a failed transaction left open is refused without a query (status E)', async () => {
-  const pool = guarded();
+async function failedTransactionJob(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   await client.query('begin');
   await assert.rejects(client.query('select 1/0'));
-  // The rejection comes before the ReadyForQuery that says 'E'; wait for it
+  // The rejection comes before the ReadyForQuery that says 'E'; wait for it, boundedly
   // (faults.test.ts covers a release before it arrives).
-  while (client.getTransactionStatus() !== 'E') await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 10_000 && client.getTransactionStatus() !== 'E'; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(client.getTransactionStatus(), 'E');
   client.release();
+}
+
+test('a failed transaction left open is refused without a query (status E), naming the release that left it', async () => {
+  const pool = guarded();
+  await failedTransactionJob(pool);
   const checksBefore = guardStats(pool)!.checks;
   const err = await refusal(pool.connect());
   assert.equal(err.report.transactionStatus, 'E');
   assert.equal(err.report.settingsRead, false);
   assert.equal(guardStats(pool)!.checks, checksBefore, 'the driver status answered, no round trip');
   assert.match(err.message, /failed transaction was still open/);
+  assert.equal(err.report.releasedVia, 'release');
+  assert.match(err.report.releasedAt ?? '', /^failedTransactionJob \(.*leaks\.test\.ts:\d+:\d+\)$/);
   await pool.end();
 });
 
@@ -217,8 +224,18 @@ test('clean jobs (local form, committed or rolled back) pass through on the same
   const stats = guardStats(pool)!;
   assert.equal(stats.violations, 0);
   assert.equal(stats.checkouts, 40);
-  assert.equal(stats.checks, 40, 'every checkout was checked (sampleRate 1)');
+  assert.equal(stats.checks, 1, 'only the new connection was read: every job after it provably left no setting');
+  assert.equal(stats.elided, 39);
   assert.equal(pool.totalCount, 1);
+  await pool.end();
+});
+
+test('with elide: false, clean jobs are checked at every checkout (sampleRate 1)', async () => {
+  const pool = guarded({ elide: false });
+  for (let i = 0; i < 10; i++) assert.equal(await cleanJob(pool, 2, 'commit'), rowsOf(2));
+  const stats = guardStats(pool)!;
+  assert.equal(stats.checks, 10);
+  assert.equal(stats.elided, 0);
   await pool.end();
 });
 

@@ -46,8 +46,9 @@ test('sampleRate is a number from 0 to 1', () => {
   }
 });
 
-test('enabled, includeValues, checkTimeoutMs and jobName are type-checked', () => {
+test('enabled, includeValues, elide, checkTimeoutMs and jobName are type-checked', () => {
   throwsNaming({ settings: ['app.tenant'], enabled: 'no' }, 'enabled', /true or false/);
+  throwsNaming({ settings: ['app.tenant'], elide: 1 }, 'elide', /true or false/);
   throwsNaming({ settings: ['app.tenant'], includeValues: 1 }, 'includeValues', /true or false/);
   throwsNaming({ settings: ['app.tenant'], checkTimeoutMs: -1 }, 'checkTimeoutMs', /whole number/);
   throwsNaming({ settings: ['app.tenant'], checkTimeoutMs: 1.5 }, 'checkTimeoutMs', /whole number/);
@@ -80,7 +81,7 @@ test('the guarded pool is the same pg.Pool object; a second guardPool() is refus
   assert.equal(guarded, pool);
   assert.ok(guarded instanceof pg.Pool);
   assert.ok(Object.hasOwn(pool, 'connect'));
-  assert.deepEqual(guardStats(pool), { checkouts: 0, checks: 0, violations: 0, checkErrors: 0 });
+  assert.deepEqual(guardStats(pool), { checkouts: 0, checks: 0, violations: 0, checkErrors: 0, elided: 0 });
   assert.throws(() => guardPool(pool, { settings: ['app.tenant'] }), /already guarded/);
 });
 

@@ -18,6 +18,8 @@ export class PgProxy {
   hold = false;
   /** Close new connections at once, as a server that is down would. */
   refuse = false;
+  /** ReadyForQuery ('Z') messages the server sent: each round trip, simple or extended, ends with exactly one. */
+  roundTrips = 0;
   /** Start holding at the next ReadyForQuery ('Z') message from the server. */
   private holdAtReadyForQuery = false;
   /** Run once on the next client-to-server chunk of an established connection, before it is forwarded. */
@@ -144,6 +146,7 @@ export class PgProxy {
         if (buffer.length < size) break;
         const message = buffer.subarray(0, size);
         buffer = buffer.subarray(size);
+        if (message[0] === 0x5a) this.roundTrips++;
         if (this.holdAtReadyForQuery && message[0] === 0x5a) {
           this.holdAtReadyForQuery = false;
           this.hold = true;

@@ -3,7 +3,7 @@
 // stay right when only some files changed (their facts are cached per file
 // and the project pass runs every time).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -129,4 +129,29 @@ test('cross-file findings stay right when only some files changed', async (t) =>
   // And back.
   writeFileSync(join(dir, 'policy.sql'), 'create policy p on jobs using (true);\n');
   assert.equal((await scan(options)).errorCount, 0);
+});
+
+test('files unchanged by their stat are not read again: neither those analysed nor those the prefilter left out', async () => {
+  const dir = tree({
+    'bad.ts': "await client.query(\"select set_config('app.tenant', $1, false)\", [t]);\n",
+    'plain.ts': 'export const total = (xs: number[]) => xs.reduce((a, b) => a + b, 0);\n',
+    'racy.ts': 'export const x = 1;\n',
+  });
+  // Old enough to be trusted by their stat; racy.ts is left as just written.
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  for (const name of ['bad.ts', 'plain.ts']) utimesSync(join(dir, name), hourAgo, hourAgo);
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off' };
+  const first = await scan(options);
+  const second = await scan(options);
+  assert.deepEqual(shape(second.results), shape(first.results));
+  assert.equal(second.stats.cached, 1, 'bad.ts from the cache');
+  assert.equal(second.stats.bytes, readFileSync(join(dir, 'racy.ts')).length, 'only the file modified just now was read');
+  assert.equal(second.results.find((r) => r.filePath.endsWith('bad.ts'))!.messages.length, 1);
+
+  // A change that moves mtime is seen; one the stat cannot see is the documented limit.
+  writeFileSync(join(dir, 'plain.ts'), "await client.query(\"select set_config('app.tenant', '1', false)\");\n");
+  utimesSync(join(dir, 'plain.ts'), new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  const third = await scan(options);
+  assert.equal(third.results.find((r) => r.filePath.endsWith('plain.ts'))!.messages.length, 1, 'the changed file was read and analysed');
+  assert.deepEqual(shape(third.results), shape((await scan({ ...options, cache: false })).results));
 });

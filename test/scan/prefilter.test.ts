@@ -10,8 +10,10 @@ import { rules } from '../../rules/index.ts';
 import type { FileResult } from '../../src/engine/findings.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
 import { supportedExtensions } from '../../src/languages/index.ts';
-import { buildPrefilter, triggerPattern } from '../../src/scan/prefilter.ts';
+import { compileMatcher } from '../../src/scan/automaton.ts';
+import { buildPrefilter, triggerPattern, triggerRegExp } from '../../src/scan/prefilter.ts';
 import { scan } from '../../src/scan/scan.ts';
+import { prng } from '../helpers/prng.ts';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 
@@ -113,4 +115,68 @@ test('host files without a trigger are not parsed and say nothing; .sql files ar
   assert.equal(result.stats.parsed, 2);
   const byName = Object.fromEntries(result.results.map((r) => [r.filePath.slice(dir.length + 1), r.messages.map((m) => m.ruleId ?? (m.fatal ? 'fatal' : 'other'))]));
   assert.deepEqual(byName, { 'bad.sql': ['no-session-tenant-setting'], 'broken.py': [], 'broken.sql': ['fatal'], 'plain.py': [] });
+});
+
+/** Every trigger of every rule, once: the union the TS prefilter runs. */
+const allTriggers = [...new Map(rules.flatMap((r) => r.triggers).map((t) => [String(t), t] as const)).values()];
+
+test('the linear matcher answers exactly what the trigger regex answers, on strings and on bytes', { timeout: 60_000 }, () => {
+  const matcher = triggerPattern(allTriggers);
+  const regex = triggerRegExp(allTriggers);
+  const tokens = ['update', 'UPDATE', 'set', 'SET', ' ', '  ', '\n', '\t', '\n', '\r', "'", '"', '`', '+', ';', 'jobs', '${t}', 'local', 'session', 'role', 'authorization', '=', 'to', 'x', 'delete', 'from', 'insert', 'into', 'merge', 'for', 'skip', 'locked', 'share', 'key', 'no', '.release', 'set_config', 'discard', 'pgq-audit-', '\t', '\n', 'é', '\u2028', '\u3000', '\u00a0', 'Ā'];
+  const random = prng(14);
+  let positives = 0;
+  for (let i = 0; i < 20_000; i++) {
+    let text = '';
+    const n = 1 + Math.floor(random() * 14);
+    for (let j = 0; j < n; j++) text += tokens[Math.floor(random() * tokens.length)];
+    const expected = regex.test(text);
+    if (expected) positives++;
+    assert.equal(matcher.test(text), expected, JSON.stringify(text));
+    const bytes = Buffer.from(text, 'utf8');
+    assert.equal(matcher.test(bytes), regex.test(bytes.toString('latin1')), `bytes of ${JSON.stringify(text)}`);
+  }
+  assert.ok(positives > 1000 && positives < 19_000, `both answers were exercised (${positives} matches)`);
+});
+
+test('the matcher refuses what it cannot run in linear time, and regexes it does not understand', () => {
+  for (const bad of [/(a)\1x/, /^update/, /update$/, /\bset\b/, /set(?=x)/, /caf\u00e9/, /[\u0100]x/]) {
+    assert.throws(() => compileMatcher([{ source: bad.source, flags: 'i' }]), /not supported|ASCII|backreference/, String(bad));
+  }
+  assert.throws(() => compileMatcher([{ source: 'x*', flags: 'i' }]), /empty text/);
+  assert.throws(() => compileMatcher([{ source: 'x', flags: 'g' }]), /flags/);
+});
+
+test('hostile text costs the matcher linear work: doubling it doubles the work, whatever its shape', { timeout: 60_000 }, () => {
+  const random = prng(13);
+  const shapes: Record<string, (n: number) => string> = {
+    '// update and spaces': (n) => '// update    '.repeat(n / 13),
+    'update then a long run of blanks': (n) => `update${' '.repeat(n - 10)}jobs`,
+    'set and spaces': (n) => 'set '.repeat(n / 4),
+    'update/set words at random gaps': (n) => {
+      let text = '';
+      while (text.length < n) text += ['update', ' ', '  \\n ', 'set', "' + '", 'x', ';'][Math.floor(random() * 7)];
+      return text;
+    },
+  };
+  for (const [name, make] of Object.entries(shapes)) {
+    const work = (size: number) => {
+      const matcher = triggerPattern(allTriggers);
+      assert.equal(typeof matcher.test(Buffer.from(make(size), 'latin1')), 'boolean');
+      return matcher.work;
+    };
+    const small = work(260_000);
+    const large = work(520_000);
+    // Per byte: one table lookup, and at most one DFA state built, which visits each NFA state at most twice.
+    assert.ok(large.nfaSteps <= large.symbols * 2 * large.nfaStates, `${name}: bounded work per byte`);
+    assert.ok(large.nfaSteps <= 2.2 * small.nfaSteps + 10 * large.nfaStates, `${name}: ${small.nfaSteps} NFA steps for ${small.symbols} bytes, ${large.nfaSteps} for ${large.symbols}`);
+  }
+});
+
+test('a 510 KB .ts of "// update" and spaces is read in one pass: not parsed, nothing reported', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-hostile-'));
+  writeFileSync(join(dir, 'hostile.ts'), '// update     '.repeat(510 * 1024 / 14));
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 1000 });
+  assert.equal(result.stats.parsed, 0);
+  assert.deepEqual(result.results.map((r) => r.messages), [[]]);
 });

@@ -10,6 +10,8 @@ import { test } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
 import { discoverFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
+import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
+import { frontEnds } from '../../src/languages/index.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -61,7 +63,8 @@ test('a file over the time budget is reported as skipped, and the rest of the sc
 });
 
 test('a file that needs more memory than the per-worker limit is skipped', async () => {
-  const big = 'select a, b from t where id = 1;\n'.repeat(100_000) + session;
+  // One statement of 600,000 select-list items: its parse tree alone is far over 96 MB of heap.
+  const big = `select ${'1, '.repeat(600_000)}1;\n${session}`;
   const dir = tree({ 'big.sql': big, 'small.sql': session });
   const result = await scan({ paths: [dir], cwd: dir, timeBudget: 0, memoryLimit: 96, concurrency: 1 });
   const [bigResult, small] = result.results;
@@ -106,4 +109,54 @@ test('workers that cannot start (a heap too small to load the parsers) fall back
   const result = await scan({ paths: [dir], cwd: dir, concurrency: 2, memoryLimit: 4 });
   assert.equal(result.errorCount, 40);
   assert.ok(result.results.every((r) => r.messages.length === 1 && r.messages[0].ruleId === 'no-session-tenant-setting'));
+});
+
+test('in-process analysis has the time budget too: a file that never finishes is skipped, the scan goes on', { timeout: 60_000 }, async () => {
+  // A front end that never returns, registered for this test only (in-process: workers load their own).
+  const stuck = { language: 'sql' as const, extensions: ['.stuck'], parse: (): never => { for (;;); } };
+  frontEnds.push(stuck);
+  try {
+    const dir = tree({ 'a.stuck': 'x', 'b.sql': session });
+    for (const concurrency of ['off', 'auto'] as const) {
+      const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency });
+      const [a, b] = result.results;
+      assert.equal(a.messages[0]?.messageId, 'skipped', JSON.stringify(a.messages));
+      assert.match(a.messages[0].message, /longer than 300 ms/);
+      assert.deepEqual(b.messages.map((m) => m.ruleId), ['no-session-tenant-setting'], `${concurrency}: the next file is analysed`);
+      assert.equal(result.stats.skipped, 1);
+    }
+  } finally {
+    frontEnds.splice(frontEnds.indexOf(stuck), 1);
+  }
+});
+
+test('runWithin stops synchronous work at its budget and passes values and errors through', () => {
+  assert.deepEqual(runWithin(5000, () => 42), { done: true, value: 42 });
+  assert.deepEqual(runWithin(0, () => 'no budget'), { done: true, value: 'no budget' });
+  assert.deepEqual(runWithin(50, () => { for (;;); }), { done: false });
+  assert.throws(() => runWithin(5000, () => { throw new TypeError('mine'); }), /mine/);
+});
+
+test('runEachWithin: one stuck task is not done, every other one is, and none runs past its own budget', () => {
+  const spin = (ms: number) => () => {
+    const end = performance.now() + ms;
+    while (performance.now() < end);
+    return ms;
+  };
+  const stuck = () => {
+    for (;;);
+  };
+  const started: number[] = [];
+  const tasks = [spin(1), stuck, spin(1), spin(120), spin(120), spin(1)].map((task, i) => () => {
+    started.push(i);
+    return task();
+  });
+  // 300 ms each: the two 120 ms tasks cross the half-way hand-over of a batch, the stuck one uses its budget up.
+  const { results, interrupted } = runEachWithin(300, tasks);
+  assert.equal(interrupted, true);
+  assert.deepEqual(results.map((r) => r.done), [true, false, true, true, true, true]);
+  assert.deepEqual(results.filter((r) => r.done).map((r) => (r as { value: number }).value), [1, 1, 120, 120, 1]);
+  // Caught under a watchdog it did not start under, it is run once more with what is left of its budget.
+  assert.ok(started.filter((i) => i === 1).length <= 2, 'the stuck task ran at most twice');
+  assert.deepEqual(runEachWithin(0, [() => 'a', () => 'b']), { results: [{ done: true, value: 'a' }, { done: true, value: 'b' }], interrupted: false });
 });

@@ -1,13 +1,16 @@
 // .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
+// .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
 // postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM, Prisma,
 // Sequelize, Bun SQL, Neon, @vercel/postgres and Supabase, parsed with
-// typescript-estree (no type information needed). The ESLint plugin builds the
-// same model from ESLint's own tree (src/eslint/); both read the project
-// modules a file imports its pool from with parseImported.
-import { parse, type TSESTree } from '@typescript-eslint/typescript-estree';
+// oxc-parser into typescript-estree's shape (parse.ts; no type information
+// needed). The ESLint plugin builds the same model from ESLint's own tree
+// (src/eslint/); both read the project modules a file imports its pool from
+// with parseImported.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { analyzeTypeScript } from './analyze.ts';
+import { parseTypeScriptProgram } from './parse.ts';
 
 export const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
 
@@ -22,22 +25,16 @@ export function buildTypeScriptModel(program: TSESTree.Program, text: string, fi
 }
 
 /**
- * Parses a project module a file imports (for what it exports): the same
- * parser as for the file itself, in the CLI and in ESLint alike. Undefined
- * where it does not parse; what it exports is then unknown.
+ * Parses a project module a file imports (for what it exports): the CLI's
+ * parser, in the CLI and in ESLint alike. Undefined where it does not parse;
+ * what it exports is then unknown.
  */
 export function parseImported(text: string, file: string): TSESTree.Program | undefined {
   try {
-    return parse(text, { range: true, loc: false, comment: false, jsx: jsxFor(file), filePath: file });
+    return parseTypeScriptProgram(text, file);
   } catch {
     return undefined;
   }
-}
-
-function jsxFor(file: string): boolean {
-  const lower = file.toLowerCase();
-  // .js files may hold JSX (React projects); .ts and the module variants may not (`<T>x` is a cast there).
-  return lower.endsWith('.tsx') || lower.endsWith('.jsx') || lower.endsWith('.js');
 }
 
 export const typescriptFrontEnd: FrontEnd = {
@@ -46,7 +43,7 @@ export const typescriptFrontEnd: FrontEnd = {
   parse(text, file, options) {
     let program: TSESTree.Program;
     try {
-      program = parse(text, { range: true, loc: false, comment: true, jsx: jsxFor(file), filePath: file });
+      program = parseTypeScriptProgram(text, file);
     } catch (error) {
       const model = emptyFileModel(file, 'typescript', text);
       const e = error as { message?: string; index?: number; location?: { start?: { offset?: number } } };
