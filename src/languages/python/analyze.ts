@@ -20,6 +20,7 @@ import {
   initialFlow,
   leaveTransaction,
   mergeFlows,
+  possibleImplicitIds,
   resetNumbering,
   scopeOf,
   type Conn,
@@ -46,6 +47,8 @@ interface SiteMeta {
   inTry: number[];
   /** The try statement whose except handler the site is in. */
   inHandler?: number;
+  /** The implicit transactions the site may run in, where paths disagree (an except handler after a commit in the try). */
+  mayBeIn?: string[];
 }
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -442,15 +445,18 @@ class PythonFile {
       );
       if (!endsJob) continue;
       const tries = new Set(metas.flatMap((m) => m.inTry));
+      const counts = (m: SiteMeta) =>
+        m.inHandler !== undefined &&
+        tries.has(m.inHandler) &&
+        m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && tables.has(bareTable(w.table))));
+      // A handler reached before the commit runs in the job's own transaction, whatever paths after the commit say.
+      const inside = (m: SiteMeta) => (m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) || (m.mayBeIn?.includes(scopeId) ?? false);
       const failureCountedOutside = this.metas.some(
-        (m) =>
-          m.inHandler !== undefined &&
-          tries.has(m.inHandler) &&
-          m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && tables.has(bareTable(w.table)))) &&
-          (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
+        (m) => counts(m) && !inside(m) && (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
       );
+      const countedInside = this.metas.find((m) => counts(m) && inside(m));
       const statement = claim.site.analysis.statements.find((s) => s.lockingReads.some((r) => r.skipLocked)) ?? claim.site.analysis.statements[0];
-      this.model.jobTransactions.push({ scopeId, span: statement.span, failureCountedOutside });
+      this.model.jobTransactions.push({ scopeId, span: statement.span, failureCountedOutside, ...(countedInside && !failureCountedOutside && { failureCountedInside: countedInside.site.span }) });
     }
   }
 }
@@ -1043,6 +1049,7 @@ class Walk {
       site,
       inTry: [...this.tries],
       inHandler: this.handler,
+      mayBeIn: conn ? possibleImplicitIds(conn, this.file.model.file) : undefined,
     });
     return analysis.statements;
   }

@@ -18,6 +18,8 @@ export interface Flow {
   dirtyAt?: Span;
   /** Open `with conn.transaction()` blocks (and BEGIN sent in autocommit), outermost first. */
   explicit: { id: string; form: string }[];
+  /** After paths that disagree on the implicit transaction (an except handler): the serials it may be. */
+  maybe?: number[];
 }
 
 export type Origin = 'pool.connection' | 'getconn' | 'connect' | 'parameter' | 'callback';
@@ -38,7 +40,7 @@ export function initialFlow(autocommit: boolean | 'unknown'): Flow {
 }
 
 export function copyFlow(flow: Flow): Flow {
-  return { ...flow, explicit: [...flow.explicit] };
+  return { ...flow, explicit: [...flow.explicit], maybe: flow.maybe && [...flow.maybe] };
 }
 
 let fresh = 1_000_000;
@@ -52,7 +54,9 @@ export function resetNumbering(): void {
 
 /** The flow after either of two paths: what they disagree on becomes unknown (or a new transaction). */
 export function mergeFlows(a: Flow, b: Flow): Flow {
+  const maybe = a.serial === b.serial && !a.maybe && !b.maybe ? undefined : [...new Set([...(a.maybe ?? [a.serial]), ...(b.maybe ?? [b.serial])])];
   return {
+    maybe,
     autocommit: a.autocommit === b.autocommit ? a.autocommit : 'unknown',
     serial: a.serial === b.serial ? a.serial : fresh++,
     dirty: a.dirty === b.dirty ? a.dirty : 'unknown',
@@ -89,6 +93,12 @@ export function implicitId(conn: Conn, file: string): string {
   return `${file}#${conn.id}.${conn.flow.serial}`;
 }
 
+/** The implicit transactions a statement on the connection may run in, where paths disagree (an except handler). */
+export function possibleImplicitIds(conn: Conn, file: string): string[] | undefined {
+  if (conn.flow.explicit.length > 0 || conn.flow.autocommit !== false || !conn.flow.maybe) return undefined;
+  return conn.flow.maybe.map((serial) => `${file}#${conn.id}.${serial}`);
+}
+
 /** A statement ran on the connection. */
 export function executed(conn: Conn, at: Span): void {
   const { flow } = conn;
@@ -106,6 +116,7 @@ export function executed(conn: Conn, at: Span): void {
 export function ended(conn: Conn): void {
   const { flow } = conn;
   flow.serial++;
+  flow.maybe = undefined;
   flow.dirty = false;
   flow.dirtyAt = undefined;
 }
