@@ -1,5 +1,6 @@
 import { LineIndex } from '../src/engine/lines.ts';
-import { defineRule } from '../src/model/index.ts';
+import { sqlSideEffect } from '../src/languages/sql/side-effects.ts';
+import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
@@ -13,32 +14,44 @@ export default defineRule<Options>({
   },
   defaultSeverity: 'error',
   recommended: true,
-  languages: ['typescript', 'python'],
+  languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   triggers: ['for update', 'for no key update', 'for share', 'for key share', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO],
   check({ file, report }) {
-    if (file.sideEffects.length === 0) return;
     let lines: LineIndex | undefined;
-    for (const call of file.sideEffects) {
-      if (call.scope.kind !== 'transaction') continue;
-      const scopeId = call.scope.id;
-      // The first statement of the same transaction, before the call, that locks or writes rows.
-      let first: { start: number; what: string } | undefined;
-      for (const site of file.sites) {
-        if (site.scope.kind !== 'transaction' || site.scope.id !== scopeId) continue;
-        for (const statement of site.analysis.statements) {
-          if (statement.span.start >= call.span.start) continue;
-          const locks = statement.lockingReads.length > 0;
-          const writes = statement.rowWrites.length > 0;
-          if (!locks && !writes) continue;
-          const start = statement.span.start;
-          if (!first || start < first.start) first = { start, what: locks ? 'locked' : 'written' };
-        }
-      }
-      if (!first) continue;
+    const reportAt = (callee: string, span: Span, scopeId: string) => {
+      const first = firstLockingBefore(file, scopeId, span.start);
+      if (!first) return;
       lines ??= new LineIndex(file.text);
-      report({ messageId: 'sideEffect', data: { callee: call.callee, what: first.what, line: lines.position(first.start).line }, span: call.span });
+      report({ messageId: 'sideEffect', data: { callee, what: first.what, line: lines.position(first.start).line }, span });
+    };
+    for (const call of file.sideEffects) {
+      if (call.scope.kind === 'transaction') reportAt(call.callee, call.span, call.scope.id);
+    }
+    // SQL that calls out itself: a PL/pgSQL job loop's `perform http_post(...)`, a `dblink_exec` in a BEGIN block.
+    for (const site of file.sites) {
+      if (site.scope.kind !== 'transaction') continue;
+      for (const statement of site.analysis.statements) {
+        for (const call of statement.calls ?? []) if (sqlSideEffect(call.name)) reportAt(call.name, call.span, site.scope.id);
+      }
     }
   },
 });
+
+/** The first statement of the transaction, before `offset`, that locks or writes rows. */
+function firstLockingBefore(file: FileModel, scopeId: string, offset: number): { start: number; what: string } | undefined {
+  let first: { start: number; what: string } | undefined;
+  for (const site of file.sites) {
+    if (site.scope.kind !== 'transaction' || site.scope.id !== scopeId) continue;
+    for (const statement of site.analysis.statements) {
+      if (statement.span.start >= offset) continue;
+      const locks = statement.lockingReads.length > 0;
+      const writes = statement.rowWrites.length > 0;
+      if (!locks && !writes) continue;
+      const start = statement.span.start;
+      if (!first || start < first.start) first = { start, what: locks ? 'locked' : 'written' };
+    }
+  }
+  return first;
+}
