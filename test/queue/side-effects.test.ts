@@ -58,3 +58,26 @@ test('quiet: the call before the first locking statement, in another transaction
   assert.deepEqual(runRules(model([{ sql: claim, scope: { kind: 'autocommit' } }, { call: 'fetch', scope: { kind: 'autocommit' } }]), only()), []);
   assert.deepEqual(runRules(model([{ sql: 'select 1', scope: tx }, { call: 'fetch', scope: tx }]), only()), []);
 });
+
+test('TS side effects by name: brokers, object stores and HTTP clients, not look-alikes', async () => {
+  const { typescriptSideEffect } = await import('../../src/languages/typescript/side-effects.ts');
+  for (const name of ['redis.xadd', 'this.redis.lPush', 'producer.send', 'this.kafkaProducer.sendBatch', 's3.send', 's3Client.send', 'emailQueue.add', 'axios.post', 'got.post', 'request', 'undici.fetch', 'apiClient.post', 'this.http.put', 'webhookClient.post', 'stripe.charges.create', 'sqsClient.send']) {
+    assert.ok(typescriptSideEffect(name), name);
+  }
+  for (const name of ['client.query', 'router.post', 'app.post', 'map.set', 'cache.get', 'queue.push', 'list.add', 'socket.send', 'res.send', 'client.get', 'logger.info']) {
+    assert.ok(!typescriptSideEffect(name), name);
+  }
+});
+
+test('Python side effects by name: a method on a receiver named for an HTTP client, a producer or S3', async () => {
+  const { pythonSideEffect } = await import('../../src/languages/python/side-effects.ts');
+  const yes: [string | undefined, string, string | undefined][] = [
+    [undefined, 'xadd', 'cache'], [undefined, 'lpush', 'self.redis'], [undefined, 'send', 'producer'], [undefined, 'send_and_wait', 'self.producer'],
+    [undefined, 'upload_file', 's3'], [undefined, 'put_object', 'bucket'], [undefined, 'post', 'http'], [undefined, 'get', 'self.api_client'],
+    [undefined, 'post', 'session'], [undefined, 'post', 'client'], ['httpx.post', 'post', 'httpx'],
+  ];
+  for (const [qualified, method, receiver] of yes) assert.ok(pythonSideEffect(qualified, method, receiver), `${receiver}.${method}`);
+  // SQLAlchemy sessions and Redis clients: get/delete/execute are the database's or a read.
+  const no: [string, string][] = [['get', 'session'], ['delete', 'session'], ['execute', 'session'], ['get', 'client'], ['send', 'socket'], ['post', 'router'], ['add', 'session']];
+  for (const [method, receiver] of no) assert.equal(pythonSideEffect(undefined, method, receiver), undefined, `${receiver}.${method}`);
+});

@@ -957,7 +957,7 @@ class Walk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    this.sideEffect(node, qualified, method?.method);
+    this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined);
     if (method) {
       const object = this.receiver(method.object, EXECUTE_METHODS.has(method.method) || ['commit', 'rollback', 'cursor', 'set_autocommit', 'set_session'].includes(method.method));
       if (object?.kind === 'conn' || object?.kind === 'cursor') {
@@ -1082,8 +1082,8 @@ class Walk {
     for (const conn of walk.conns) this.conns.add(conn);
   }
 
-  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
-    const isEffect = pythonSideEffect(qualified, method) !== undefined;
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
+    const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
     if (!isEffect) return;
     const conn = this.contexts[this.contexts.length - 1];
     if (!conn) return;
