@@ -503,9 +503,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
   const by = byId ? (stateCompared ? 'id and state' : 'id') : stateCompared ? 'state' : 'its WHERE';
-  // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() + an interval
-  // (the rules count it where it is the claim's lease column).
-  const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column));
+  // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() or now() + an
+  // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
+  const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
   const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
   // DELETE ... WHERE id = (SELECT ... SKIP LOCKED) RETURNING takes the job: it is a claim that is its own end, not a finish.
   const deletesClaimed = write.op === 'delete' && claimRead?.skipLocked === true;
