@@ -29,14 +29,26 @@ export function requeues(sweep: SweepFact, table: TableFacts): boolean {
   return sweep.requeue || sweep.sets.some((state) => takenBack(state, table));
 }
 
-/** The sweep retires jobs: it deletes them, or moves them to a state no claim takes back. */
+/**
+ * The sweep retires jobs: it deletes them, or moves them to a dead state that
+ * no claim takes back — or that claims take back only under the attempt
+ * limit (`status in ('queued', 'failed') and attempts < max_attempts`), where
+ * an exhausted job stays for good.
+ */
 export function retires(sweep: SweepFact, table: TableFacts): boolean {
   if (!sweep.dead) return false;
-  return sweep.sets.length === 0 || sweep.sets.some((state) => !takenBack(state, table) && !/^(queued|pending|available|ready|new|waiting|scheduled|retry|retryable)$/i.test(state));
+  if (sweep.sets.length === 0) return true;
+  return sweep.sets.some((state) => !WAITING.test(state) && claimsTaking(state, table).every((c) => c.fact.limitAt || c.fact.limitUnknown));
+}
+
+const WAITING = /^(queued|pending|available|ready|new|waiting|scheduled|retry|retryable)$/i;
+
+function claimsTaking(state: string, table: TableFacts): Located<ClaimFact>[] {
+  return table.claims.filter((c) => c.fact.takes.some((t) => t.toLowerCase() === state.toLowerCase()));
 }
 
 function takenBack(state: string, table: TableFacts): boolean {
-  return table.claims.some((c) => c.fact.takes.some((t) => t.toLowerCase() === state.toLowerCase()));
+  return claimsTaking(state, table).length > 0;
 }
 
 export interface Reclaimer {

@@ -24,7 +24,10 @@ function model(parts: ({ sql: string; scope: Scope } | { call: string; scope: Sc
       const start = text.length + 1;
       text += `\`${part.sql}\`;\n`;
       const analysis = analyzeSql(part.sql);
-      for (const s of analysis.statements) s.span = { start: s.span.start + start, end: s.span.end + start };
+      for (const s of analysis.statements) {
+        s.span = { start: s.span.start + start, end: s.span.end + start };
+        for (const c of s.calls ?? []) c.span = { start: c.span.start + start, end: c.span.end + start };
+      }
       file.sites.push({ span: { start, end: start + part.sql.length }, analysis, scope: part.scope, connection: { kind: 'pooled-client' }, driver: 'pg' });
     } else {
       const start = text.length;
@@ -80,4 +83,20 @@ test('Python side effects by name: a method on a receiver named for an HTTP clie
   // SQLAlchemy sessions and Redis clients: get/delete/execute are the database's or a read.
   const no: [string, string][] = [['get', 'session'], ['delete', 'session'], ['execute', 'session'], ['get', 'client'], ['send', 'socket'], ['post', 'router'], ['add', 'session']];
   for (const [method, receiver] of no) assert.equal(pythonSideEffect(undefined, method, receiver), undefined, `${receiver}.${method}`);
+});
+
+test('SQL that calls out itself: http_post and dblink_exec after the claim, not pg_net (queued until the commit)', () => {
+  const findings = runRules(
+    model([
+      { sql: claim, scope: tx },
+      { sql: "select http_post('https://hooks.example.com', '{}', 'application/json')", scope: tx },
+      { sql: "select dblink_exec('audit', 'insert into sent (id) values (1)')", scope: tx },
+      { sql: "select net.http_post(url := 'https://hooks.example.com', body := '{}'::jsonb)", scope: tx },
+    ]),
+    only(),
+  );
+  assert.deepEqual(findings.map((f) => [f.line, f.column]), [[2, 9], [3, 9]]);
+  assert.match(findings[0].message, /'http_post' runs inside a transaction that has locked rows \(line 1\)/);
+  // Before the claim, or in autocommit: nothing is held.
+  assert.deepEqual(runRules(model([{ sql: "select http_post('https://x', '{}', 'application/json')", scope: tx }, { sql: claim, scope: tx }]), only()), []);
 });
