@@ -30,6 +30,7 @@ export default defineRule<Options>({
   triggers: ['skip locked'],
   check({ file, report }) {
     let lines: LineIndex | undefined;
+    let increments: Map<string, { column: string; span: Span }> | undefined;
     for (const job of file.jobTransactions) {
       if (job.failureCountedOutside) continue;
       if (job.failureCountedInside) {
@@ -37,7 +38,8 @@ export default defineRule<Options>({
         report({ messageId: 'countedBeforeRollback', data: { line: lines.position(job.span.start).line }, span: job.failureCountedInside });
         continue;
       }
-      const increment = incrementIn(file, job.scopeId);
+      increments ??= firstIncrements(file);
+      const increment = increments.get(job.scopeId);
       if (increment) report({ messageId: 'rolledBack', data: { column: increment.column }, span: increment.span });
       else report({ messageId: 'notCounted', span: job.span });
     }
@@ -54,18 +56,19 @@ export default defineRule<Options>({
   },
 });
 
-/** The first `attempts = attempts + 1` of the transaction. */
-function incrementIn(file: FileModel, scopeId: string): { column: string; span: Span } | undefined {
+/** The first `attempts = attempts + 1` of each transaction: one pass over the file. */
+function firstIncrements(file: FileModel): Map<string, { column: string; span: Span }> {
+  const found = new Map<string, { column: string; span: Span }>();
   for (const site of file.sites) {
-    if (site.scope.kind !== 'transaction' || site.scope.id !== scopeId) continue;
+    if (site.scope.kind !== 'transaction' || found.has(site.scope.id)) continue;
     for (const statement of site.analysis.statements) {
       for (const write of statement.rowWrites) {
         for (const a of write.assignments) {
-          if (!ATTEMPT_COLUMN.test(a.column)) continue;
-          if (a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.some((c) => ATTEMPT_COLUMN.test(c)))) return { column: a.column, span: a.span };
+          if (found.has(site.scope.id) || !ATTEMPT_COLUMN.test(a.column)) continue;
+          if (a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.some((c) => ATTEMPT_COLUMN.test(c)))) found.set(site.scope.id, { column: a.column, span: a.span });
         }
       }
     }
   }
-  return undefined;
+  return found;
 }

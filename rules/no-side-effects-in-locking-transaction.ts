@@ -20,9 +20,12 @@ export default defineRule<Options>({
   triggers: ['for update', 'for no key update', 'for share', 'for key share', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO],
   check({ file, report }) {
     let lines: LineIndex | undefined;
+    let firsts: Map<string, { start: number; what: string }> | undefined;
     const reportAt = (callee: string, span: Span, scopeId: string) => {
-      const first = firstLockingBefore(file, scopeId, span.start);
-      if (!first) return;
+      firsts ??= firstLockingStatements(file);
+      // The transaction's first statement that locks or writes, if it comes before the call.
+      const first = firsts.get(scopeId);
+      if (!first || first.start >= span.start) return;
       lines ??= new LineIndex(file.text);
       report({ messageId: 'sideEffect', data: { callee, what: first.what, line: lines.position(first.start).line }, span });
     };
@@ -39,19 +42,17 @@ export default defineRule<Options>({
   },
 });
 
-/** The first statement of the transaction, before `offset`, that locks or writes rows. */
-function firstLockingBefore(file: FileModel, scopeId: string, offset: number): { start: number; what: string } | undefined {
-  let first: { start: number; what: string } | undefined;
+/** For each transaction, its first statement (by position) that locks or writes rows: one pass over the file. */
+function firstLockingStatements(file: FileModel): Map<string, { start: number; what: string }> {
+  const firsts = new Map<string, { start: number; what: string }>();
   for (const site of file.sites) {
-    if (site.scope.kind !== 'transaction' || site.scope.id !== scopeId) continue;
+    if (site.scope.kind !== 'transaction') continue;
     for (const statement of site.analysis.statements) {
-      if (statement.span.start >= offset) continue;
       const locks = statement.lockingReads.length > 0;
-      const writes = statement.rowWrites.length > 0;
-      if (!locks && !writes) continue;
-      const start = statement.span.start;
-      if (!first || start < first.start) first = { start, what: locks ? 'locked' : 'written' };
+      if (!locks && statement.rowWrites.length === 0) continue;
+      const first = firsts.get(site.scope.id);
+      if (!first || statement.span.start < first.start) firsts.set(site.scope.id, { start: statement.span.start, what: locks ? 'locked' : 'written' });
     }
   }
-  return first;
+  return firsts;
 }
