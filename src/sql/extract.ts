@@ -139,7 +139,7 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       case 'FuncCall': {
         const name = functionName(node);
         const called = qualifiedFunctionName(node);
-        (facts.calls ??= []).push({ name: called, span: spanAt(node.location, called.length) });
+        if (!VALUE_FUNCTIONS.has(name)) (facts.calls ??= []).push({ name: called, span: spanAt(node.location, called.length) });
         if (name === 'set_config') facts.settingWrites.push(setConfig(node, spanAt(node.location, 'set_config'.length)));
         if (name === 'current_setting') facts.settingReads.push(currentSetting(node, spanAt(node.location, 'current_setting'.length)));
         break;
@@ -206,6 +206,19 @@ export function functionName(funcCall: Node): string {
   const parts = (funcCall.funcname ?? []).map((p: Node) => p.String?.sval);
   return String(parts[parts.length - 1] ?? '').toLowerCase();
 }
+
+/**
+ * Builtins that only compute a value (and the setting functions, which have
+ * facts of their own): a statement calling only these calls nothing worth
+ * recording in StatementFacts.calls.
+ */
+const VALUE_FUNCTIONS = new Set([
+  'now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timeofday', 'count', 'sum', 'min', 'max', 'avg',
+  'array_agg', 'string_agg', 'jsonb_agg', 'json_agg', 'unnest', 'generate_series', 'jsonb_build_object', 'json_build_object',
+  'to_jsonb', 'to_json', 'jsonb_set', 'row_to_json', 'format', 'concat', 'concat_ws', 'lower', 'upper', 'length', 'substr',
+  'substring', 'trim', 'replace', 'split_part', 'gen_random_uuid', 'uuid_generate_v4', 'random', 'make_interval', 'date_trunc',
+  'date_part', 'age', 'extract', 'abs', 'round', 'floor', 'ceil', 'exp', 'ln', 'power', 'coalesce', 'current_setting', 'set_config',
+]);
 
 /** `net.http_post`, `http_post`: the name as written, lower-case, with its schema. */
 function qualifiedFunctionName(funcCall: Node): string {

@@ -158,7 +158,7 @@ export interface StatementFacts {
   routine?: RoutineInfo;
   /** Where the statement sits in its PL/pgSQL body: in a loop, in a block with an EXCEPTION clause, in a handler. */
   plpgsql?: PlpgsqlPlace;
-  /** Functions the statement calls, by their name as written (lower-case, with the schema: `net.http_post`). */
+  /** Functions the statement calls, by their name as written (lower-case, with the schema: `net.http_post`); builtins that only compute a value (now, count, format, ...) are left out. */
   calls?: { name: string; span: Span }[];
 }
 

@@ -44,6 +44,8 @@ export function copyFlow(flow: Flow): Flow {
 }
 
 let fresh = 1_000_000;
+/** How many implicit transactions a merged flow remembers it may be in. */
+const MAX_MAYBE = 16;
 let transactions = 0;
 
 /** Numbering starts over for every file, so ids do not depend on the order files are read in. */
@@ -54,7 +56,8 @@ export function resetNumbering(): void {
 
 /** The flow after either of two paths: what they disagree on becomes unknown (or a new transaction). */
 export function mergeFlows(a: Flow, b: Flow): Flow {
-  const maybe = a.serial === b.serial && !a.maybe && !b.maybe ? undefined : [...new Set([...(a.maybe ?? [a.serial]), ...(b.maybe ?? [b.serial])])];
+  // Bounded: a function of thousands of branches must not grow this list at every merge.
+  const maybe = a.serial === b.serial && !a.maybe && !b.maybe ? undefined : [...new Set([...(a.maybe ?? [a.serial]), ...(b.maybe ?? [b.serial])])].slice(0, MAX_MAYBE);
   return {
     maybe,
     autocommit: a.autocommit === b.autocommit ? a.autocommit : 'unknown',
