@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { leaseTables, queueFactsOf, type QueueFacts } from '../src/model/queue.ts';
+import { formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
+import { requeueSweeps } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
@@ -11,9 +12,15 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require claims that take back expired leases to count the attempt and stop at the attempt limit',
   messages: {
     noLimit:
-      "This claim takes back jobs of '{{table}}' whose lease expired but has no attempt limit in its predicate: a job that crashes its worker is claimed again after every lease, forever, and takes down every worker it reaches. Add `and attempts < max_attempts` to the claim's predicate and move exhausted jobs to a dead state.",
+      "This claim takes back jobs of '{{table}}' {{expired}} but has no attempt limit in its predicate: a job that crashes its worker is claimed again every time, forever, and takes down every worker it reaches. Add `and {{counter}} < max_attempts` to the claim's predicate (or have the worker check the returned count before it runs the job) and move exhausted jobs to a dead state.",
+    noRetryLimit:
+      "This claim takes failed jobs of '{{table}}' back ({{state}}) with no attempt limit in its predicate: a job that fails every time is retried forever and keeps a worker busy with it. Add `and {{counter}} < max_attempts` to the predicate and leave exhausted jobs in a dead state.",
+    noLimitSweep:
+      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue with no attempt limit, and the claim at {{claim}} takes them with none either: a job that crashes its worker comes back every time, forever, and takes down every worker it reaches. Re-queue only jobs under the limit here (`and {{counter}} < max_attempts`) and move the others to a dead state.",
     noIncrement:
-      "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`attempts = attempts + 1`), so it is committed before the job runs.",
+      "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`{{counter}} = {{counter}} + 1`), so it is committed before the job runs{{andLimit}}.",
+    noIncrementAtSweep:
+      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue without counting the attempt, and the claim at {{claim}} does not count it either{{failPath}}: a job that crashes its worker comes back with the same count every time and is retried forever. Count the crash where it is detected: `{{counter}} = {{counter}} + 1` in this sweep.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -26,25 +33,90 @@ export default defineRule<Options, QueueFacts>({
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { place }) => {
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {
-      const requeue = table.sweeps.find((s) => s.fact.requeue && s.fact.reclaimAt);
-      for (const { file, fact: claim } of table.claims) {
-        if (claim.reclaimAt && !claim.limitAt) {
-          out.push({ file, at: claim.reclaimAt, messageId: 'noLimit', data: { table: table.table } });
+      const sweeps = requeueSweeps(table);
+      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
+      // The failure path counts failures (Que, procrastinate): a crash is counted nowhere unless the sweep counts it.
+      const failCounts = table.finishes.find((f) => f.fact.kind === 'fail' && f.fact.increments);
+      const limited = table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || sweeps.some((s) => s.fact.limitAt);
+      const andLimit = limited ? '' : ", and stop at the limit (`and " + counter + " < max_attempts` in the claim's predicate)";
+      for (const claim of table.claims) {
+        const { file, fact } = claim;
+        if (fact.reclaimAt && !fact.limitAt) {
+          out.push({ file, at: fact.reclaimAt, messageId: 'noLimit', data: { table: table.table, expired: expiredText(fact), counter } });
+        } else if (fact.retryAt && !fact.limitAt) {
+          out.push({ file, at: fact.retryAt, messageId: 'noRetryLimit', data: { table: table.table, state: fact.takes.map((t) => `'${t}'`).join(', '), counter } });
         }
-        if (claim.increments) continue;
-        if (claim.reclaimAt) {
-          out.push({ file, at: claim.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: 'it takes the job back when its lease expires' } });
-        } else if (requeue) {
-          const where = place(requeue.file, requeue.fact.at, file);
+        if (fact.increments) continue;
+        if (fact.reclaimAt) {
+          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: reclaimText(fact), counter, andLimit: '' } });
+          continue;
+        }
+        if (fact.retryAt && !failCounts) {
+          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: 'it takes failed jobs back and nothing counts their failures', counter, andLimit: '' } });
+          continue;
+        }
+        const sweep = sweeps.find((s) => !s.fact.increments);
+        if (!sweep || sweeps.some((s) => s.fact.increments)) continue;
+        // Report where the fix goes: the sweep where it holds the limit or failures are counted apart, else the claim.
+        if (sweep.fact.limitAt || failCounts) {
+          const failPath = failCounts ? ` (the fail update at ${place(failCounts.file, failCounts.fact.at, sweep.file)} counts only the failures a live worker reports)` : '';
+          out.push({
+            file: sweep.file,
+            at: sweep.fact.reclaimAt!,
+            messageId: 'noIncrementAtSweep',
+            data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(file, fact.at, sweep.file), failPath, counter },
+          });
+        } else {
+          const where = place(sweep.file, sweep.fact.at, file);
           out.push({
             file,
-            at: claim.setAt,
+            at: fact.setAt,
             messageId: 'noIncrement',
-            data: { table: table.table, reclaim: `the sweep at ${where} puts jobs whose lease expired back in the queue` },
+            data: { table: table.table, reclaim: `the sweep at ${where} puts jobs ${sweepExpiredText(sweep.fact)} back in the queue`, counter, andLimit },
           });
         }
+      }
+      // A sweep that re-queues without a limit, for claims that have none either (where nothing counts, noIncrement says both).
+      const counted = table.claims.some((c) => c.fact.increments) || sweeps.some((s) => s.fact.increments);
+      if (table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || !counted) continue;
+      for (const sweep of sweeps) {
+        if (sweep.fact.limitAt) continue;
+        const claim = claimFor(table, sweep);
+        if (!claim || claim.fact.reclaimAt) continue; // the claim's own finding says it
+        out.push({
+          file: sweep.file,
+          at: sweep.fact.reclaimAt!,
+          messageId: 'noLimitSweep',
+          data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(claim.file, claim.fact.at, sweep.file), counter },
+        });
       }
     }
     return out;
   }),
 });
+
+function claimFor(table: TableFacts, sweep: Located<SweepFact>): Located<ClaimFact> | undefined {
+  return table.claims.find((c) => c.file === sweep.file) ?? table.claims[0];
+}
+
+function expiredText(claim: ClaimFact): string {
+  if (claim.byWorkerBeat) return `whose worker stopped beating (${beatColumn(claim.byWorkerBeat)} older than the window)`;
+  return 'whose lease expired';
+}
+
+function reclaimText(claim: ClaimFact): string {
+  if (claim.byWorkerBeat) return `it takes the job back when its worker stops beating (${beatColumn(claim.byWorkerBeat)})`;
+  return 'it takes the job back when its lease expires';
+}
+
+function sweepExpiredText(sweep: SweepFact): string {
+  if (sweep.byWorkerBeat) {
+    const window = sweep.leaseSeconds !== undefined ? ` for ${formatSeconds(sweep.leaseSeconds)}` : '';
+    return `whose worker stopped beating (${beatColumn(sweep.byWorkerBeat)} unchanged${window})`;
+  }
+  return 'whose lease expired';
+}
+
+function beatColumn(beat: { table?: string; column: string }): string {
+  return beat.table ? `\`${beat.table}.${beat.column}\`` : `\`${beat.column}\``;
+}

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type TableFacts } from '../src/model/queue.ts';
+import { requeues, retires } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
@@ -11,7 +12,7 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require a lease design to move exhausted jobs with an expired lease to a dead state',
   messages: {
     noDeadSweep:
-      "Jobs of '{{table}}' that crash on their last attempt are left running with an expired lease: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and attempts >= max_attempts`.",
+      "Jobs of '{{table}}' that crash on their last attempt are left running {{left}}: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and {{counter}} >= max_attempts`.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -26,15 +27,18 @@ export default defineRule<Options, QueueFacts>({
     if (mode === 'file') return [];
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {
-      if (table.sweeps.some((s) => s.fact.dead)) continue;
+      if (table.sweeps.some((s) => retires(s.fact, table))) continue;
+      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
       const fail = table.finishes.find((f) => f.fact.setsDead);
+      const beat = table.claims.find((c) => c.fact.byWorkerBeat)?.fact.byWorkerBeat ?? table.sweeps.find((s) => s.fact.byWorkerBeat)?.fact.byWorkerBeat;
       const leftBehind = [
         ...table.claims.filter((c) => c.fact.reclaimAt && c.fact.limitAt).map((c) => ({ file: c.file, at: c.fact.limitAt!, what: 'claim' })),
-        ...table.sweeps.filter((s) => s.fact.requeue && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
+        ...table.sweeps.filter((s) => requeues(s.fact, table) && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
       ];
       for (const { file, at, what } of leftBehind) {
         const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, file)} marks a job dead only when its worker lives to report the failure)` : '';
-        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, expired: expiredTest(table) } });
+        const left = beat ? 'after their worker died' : 'with an expired lease';
+        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), counter } });
       }
     }
     return out;
@@ -42,7 +46,8 @@ export default defineRule<Options, QueueFacts>({
 });
 
 /** The expiry test of the table's lease, for the suggested sweep. */
-function expiredTest(table: TableFacts): string {
+function expiredTest(table: TableFacts, beat: { table?: string; column: string } | undefined): string {
+  if (beat) return `worker_id in (select id from ${beat.table ?? 'workers'} where ${beat.column} < now() - interval '...')`;
   const column = table.claims.find((c) => c.fact.leaseColumn)?.fact.leaseColumn ?? 'locked_until';
   return LEASE_END_COLUMN.test(column) ? `${column} < now()` : `${column} < now() - interval '...'`;
 }

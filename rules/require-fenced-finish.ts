@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { formatSeconds, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+import { formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type Ref } from '../src/model/queue.ts';
+import { fenceOf, reclaimerOf, type Reclaimer } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
@@ -14,7 +15,7 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require the finish of a leased job to compare the claimed attempt or lock token',
   messages: {
     unfenced:
-      "This {{kind}} of '{{table}}' matches the job by {{by}} only, and the claim at {{claim}} gives a {{lease}} lease {{reclaim}}: a run that outlives its lease is claimed by a second worker, and this late {{kind}} of the first run overwrites the second run's result. Compare the attempt number or lock token the claim returned (`and attempts = $n`, `and locked_by = $worker`) and treat 0 updated rows as a lost lease.",
+      "This {{kind}} of '{{table}}' matches the job by {{by}} only{{notFence}}, and {{takenBack}}: a run that outlives its lease is claimed by a second worker, and this late {{kind}} of the first run overwrites the second run's result. Compare a value the claim wrote and returned (`and {{counter}} = $n`, `and locked_by = $worker`) and treat 0 updated rows as a lost lease.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -43,8 +44,9 @@ export default defineRule<Options, QueueFacts>({
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;
     for (const table of leaseTables(files)) {
+      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
       for (const { file, fact: finish } of table.finishes) {
-        if (finish.fence) continue;
+        if (fenceOf(finish, table)) continue;
         // The claim that makes the late run possible: a short fixed lease, and expired leases taken back.
         for (const claim of table.claims) {
           const reclaimer = reclaimerOf(table, claim);
@@ -52,13 +54,13 @@ export default defineRule<Options, QueueFacts>({
           const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
           if (lease === undefined || lease >= long) continue; // a lease set by code, or longer than any job
           if (options.maxJobSeconds !== undefined && options.maxJobSeconds < lease) continue; // the job's own timeout ends it first
-          const reclaim =
-            reclaimer.by === 'claim' ? 'and takes back expired leases' : `and the sweep at ${place(reclaimer.file, reclaimer.at, file)} puts expired jobs back in the queue`;
+          const others = finish.compared.filter((c) => !ID_COLUMN.test(c));
+          const notFence = others.length ? ` (${others.map((c) => `\`${c}\``).join(', ')} ${others.length === 1 ? 'is' : 'are'} not written by the claim: the same for every run)` : '';
           out.push({
             file,
             at: finish.whereAt,
             messageId: 'unfenced',
-            data: { kind: finish.kind, table: table.table, by: finish.by, claim: place(claim.file, claim.fact.at, file), lease: formatSeconds(lease), reclaim },
+            data: { kind: finish.kind, table: table.table, by: finish.by, notFence, takenBack: takenBackText(claim.fact.at, claim.file, reclaimer, lease, file, place), counter },
           });
           break;
         }
@@ -67,3 +69,15 @@ export default defineRule<Options, QueueFacts>({
     return out;
   }),
 });
+
+type Place = (file: string, ref: Ref, from: string) => string;
+
+function takenBackText(claimAt: Ref, claimFile: string, reclaimer: Reclaimer, lease: number, from: string, place: Place): string {
+  const claim = `the claim at ${place(claimFile, claimAt, from)}`;
+  if (reclaimer.workerBeat) {
+    const who = reclaimer.by === 'claim' ? claim : `the sweep at ${place(reclaimer.file, reclaimer.at, from)}`;
+    return `${who} takes jobs back from a worker whose heartbeat is ${formatSeconds(lease)} old`;
+  }
+  if (reclaimer.by === 'claim') return `${claim} gives a ${formatSeconds(lease)} lease and takes back expired leases`;
+  return `${claim} gives a ${formatSeconds(lease)} lease and the sweep at ${place(reclaimer.file, reclaimer.at, from)} puts expired jobs back in the queue`;
+}

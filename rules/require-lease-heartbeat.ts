@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, reclaimerOf, type QueueFacts } from '../src/model/queue.ts';
+import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts } from '../src/model/queue.ts';
+import { extendsLease, fenceOf, reclaimerOf } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
@@ -46,16 +47,18 @@ export default defineRule<Options, QueueFacts>({
     const long = options.longLeaseSeconds ?? 3600;
     for (const table of leaseTables(files)) {
       const reclaimed = table.claims.some((c) => reclaimerOf(table, c));
+      const heartbeats = table.heartbeats.filter((h) => extendsLease(h.fact, table));
       if (reclaimed) {
-        for (const { file, fact } of table.heartbeats) {
-          if (!fact.fence) out.push({ file, at: fact.at, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
+        for (const { file, fact } of heartbeats) {
+          if (!fenceOf(fact, table)) out.push({ file, at: fact.at, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
         }
       }
       // That no statement extends the lease is only known for the whole project.
-      if (mode === 'file' || table.heartbeats.length > 0) continue;
+      if (mode === 'file' || heartbeats.length > 0) continue;
       for (const claim of table.claims) {
         const reclaimer = reclaimerOf(table, claim);
-        if (!reclaimer) continue;
+        // Jobs taken back when their worker stops beating: the worker's own heartbeat is the design's.
+        if (!reclaimer || reclaimer.workerBeat) continue;
         const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
         if (lease === undefined || lease >= long) continue;
         if (options.maxJobSeconds !== undefined && options.maxJobSeconds < lease) continue;

@@ -10,32 +10,43 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { LineIndex } from '../engine/lines.ts';
-import type { Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import type { ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 
 // ---- column vocabulary --------------------------------------------------------------
+//
+// Names are the fallback: a column's role in the claim decides first. The
+// column the claim increments is the attempt counter whatever it is called
+// (`read_ct`, `delivery_count`); a column the claim sets to `now() + interval`
+// and takes back once it has passed is a lease end (`available_at`, `vt`);
+// a fence is a column the claim writes (see fenceOf).
 
-/** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`. */
-export const ATTEMPT_COLUMN = /^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures)$/;
+/** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */
+export const ATTEMPT_COLUMN =
+  /^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/;
 /** Their limits: `max_attempts`, pg-boss `retry_limit`. */
-export const LIMIT_COLUMN = /^(max_(attempts?|retries|tries|runs|errors|failures)|retry_limit|attempt_limit|attempts_limit)$/;
+export const LIMIT_COLUMN = /^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/;
 /** A lease that ends at this time: `locked_until < now()` is an expired lease. */
 export const LEASE_END_COLUMN = /^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/;
 /** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
 export const LEASE_START_COLUMN = /^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/;
-/** Per-claim tokens a finish can compare: graphile-worker `locked_by`, solid_queue's process id. */
-export const TOKEN_COLUMN = /^(locked_by|lock_by|lock_token|lock_id|lease_token|lease_id|lease_owner|claim_token|claim_id|claimed_by|reserved_by|worker_id|worker|owner|owner_id|run_id|token|fence|fence_token|fencing_token|process_id|consumer|consumer_id)$/;
+/** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
+export const WORKER_BEAT_COLUMN = /^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/;
+/** When a job may first run: compared with now() to take due jobs, never a lease. */
+const SCHEDULE_COLUMN = /^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/;
+/** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
+const TIMESTAMP_COLUMN = /(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/;
 export const STATUS_COLUMN = /^(status|state|job_state|job_status)$/;
-const ID_COLUMN = /^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/;
+export const ID_COLUMN = /^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/;
 
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
 export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
 export const DONE_STATUS = /^(done|completed|complete|succeeded|success|successful|finished|ok|processed)$/i;
 
 const isLeaseColumn = (c: string) => LEASE_END_COLUMN.test(c) || LEASE_START_COLUMN.test(c);
-const NOW_FUNCTIONS = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timezone', 'current_timestamp'];
+const NOW_FUNCTIONS = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timezone', 'current_timestamp', 'localtimestamp'];
 
 // ---- facts --------------------------------------------------------------------------
 
@@ -61,12 +72,28 @@ export interface ClaimFact {
   leaseSeconds?: number;
   /** The lease length comes from a placeholder: the code decides it. */
   leaseFromCode?: boolean;
-  /** The predicate takes back jobs whose lease expired (`locked_until < now()`). */
+  /** The predicate takes back jobs whose lease expired (`locked_until < now()`), or whose worker stopped beating. */
   reclaimAt?: Ref;
+  /** The predicate takes back jobs in a failed state (`status in ('queued', 'failed')`): every failure is retried. */
+  retryAt?: Ref;
   /** The predicate stops at the attempt limit (`attempts < max_attempts`). */
   limitAt?: Ref;
+  /** The predicate tests a flag the analysis cannot see into (graphile-worker's generated `is_available = true`): it may hold the limit. */
+  limitUnknown?: boolean;
   /** The claim counts the attempt (`attempts = attempts + 1`). */
   increments: boolean;
+  /** The column the claim increments: the attempt counter, whatever it is called (`attempts`, `read_ct`, `tries`). */
+  counter?: string;
+  /**
+   * Columns the claim writes a value of this claim to: the counter, a token
+   * (`locked_by = $1`, `lease_token = gen_random_uuid()`), the lease
+   * (`locked_until = now() + ...`). A finish that compares one is fenced.
+   */
+  writes: string[];
+  /** The states the predicate takes jobs from (`status in ('queued', 'failed')`). */
+  takes: string[];
+  /** The predicate takes back jobs whose worker's heartbeat is stale (a workers table's `last_seen`). */
+  byWorkerBeat?: { table?: string; column: string };
 }
 
 export interface FinishFact {
@@ -78,12 +105,14 @@ export interface FinishFact {
   at: Ref;
   /** Where the fence belongs: the first comparison of the WHERE. */
   whereAt: Ref;
-  /** The attempt or token column the WHERE compares, if any. */
-  fence?: string;
+  /** Columns the WHERE compares for equality with a value of the worker's (`attempts = $2`, `locked_by = $3`): fenceOf picks the fence among them. */
+  compared: string[];
   /** What it matches the job by, for messages: 'id', 'id and state'. */
   by: string;
   /** Sets a dead state for an exhausted job (on the failure path). */
   setsDead: boolean;
+  /** Counts the failure (`attempts = attempts + 1`): the design counts failures, not claims. */
+  increments: boolean;
 }
 
 export interface HeartbeatFact {
@@ -92,7 +121,7 @@ export interface HeartbeatFact {
   schema?: string;
   column: string;
   at: Ref;
-  fence?: string;
+  compared: string[];
   by: string;
 }
 
@@ -105,11 +134,17 @@ export interface SweepFact {
   dead: boolean;
   /** Puts expired jobs back where the claim takes them (status back to queued, or the lock cleared). */
   requeue: boolean;
+  /** The states it writes (`status = 'failed'`): a claim that takes one of them takes the jobs back. */
+  sets: string[];
+  /** Counts the attempt as it re-queues (`attempts = attempts + 1`). */
+  increments: boolean;
   /** Compares the attempt counter (as a limit, or in the CASE that picks the state). */
   limitAt?: Ref;
-  /** Takes jobs whose lease expired. */
+  /** Takes jobs whose lease expired, or whose worker stopped beating. */
   reclaimAt?: Ref;
   leaseSeconds?: number;
+  /** The jobs are taken back because their worker's heartbeat is stale (a workers table's `last_seen`), not a lease of the job. */
+  byWorkerBeat?: { table?: string; column: string };
 }
 
 export interface QueueFacts {
@@ -143,6 +178,35 @@ interface Entry {
   key?: string;
 }
 
+/**
+ * What the statements of one transaction tell about each table, read in one
+ * pass so the whole reading stays linear in the number of statements: the
+ * first SKIP LOCKED read of a table (by a statement that does not write it),
+ * and the position of the last statement that ends a job of the table.
+ */
+interface TransactionIndex {
+  firstClaimRead: Map<string, { position: number; read: LockingRead }>;
+  lastEnd: Map<string, number>;
+}
+
+function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIndex> {
+  const byKey = new Map<string, TransactionIndex>();
+  entries.forEach((entry, position) => {
+    if (entry.key === undefined) return;
+    let index = byKey.get(entry.key);
+    if (!index) byKey.set(entry.key, (index = { firstClaimRead: new Map(), lastEnd: new Map() }));
+    const written = new Set(entry.statement.rowWrites.map((w) => tableOf(w.table)));
+    for (const read of entry.statement.lockingReads) {
+      if (!read.skipLocked) continue;
+      for (const table of read.tables.map(tableOf)) {
+        if (!written.has(table) && !index.firstClaimRead.has(table)) index.firstClaimRead.set(table, { position, read });
+      }
+    }
+    for (const write of entry.statement.rowWrites) if (write.op !== 'insert' && writesEnd(write)) index.lastEnd.set(tableOf(write.table), position);
+  });
+  return byKey;
+}
+
 function readQueueFacts(model: FileModel): QueueFacts {
   const ref = refMaker(model.text);
   const facts: QueueFacts = { claims: [], finishes: [], heartbeats: [], sweeps: [] };
@@ -154,26 +218,42 @@ function readQueueFacts(model: FileModel): QueueFacts {
       entries.push({ site, statement, key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
     }
   }
+  // Source order: a PL/pgSQL FOR loop's query comes before the loop's body.
+  entries.sort((a, b) => a.statement.span.start - b.statement.span.start);
+  const transactions = indexTransactions(entries);
 
-  entries.forEach((entry, index) => {
+  // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
+  const claimReadOf = (entry: Entry, position: number, name: TableName) => {
+    const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
+    const own = entry.statement.lockingReads.find(locks);
+    const first = entry.key === undefined ? undefined : transactions.get(entry.key)?.firstClaimRead.get(tableOf(name.table));
+    const earlier = first && first.position < position && locks(first.read) ? first.read : undefined;
+    return { claimRead: own ?? earlier, earlier };
+  };
+
+  // The counters the file's claims increment count as attempt counters for every statement of the file.
+  const counters = new Set<string>();
+  entries.forEach((entry, position) => {
+    for (const write of entry.statement.rowWrites) {
+      if (write.op !== 'update') continue;
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters);
+      if (w.isClaim && w.counter) counters.add(w.counter);
+    }
+  });
+
+  entries.forEach((entry, position) => {
     const { statement, key } = entry;
-    const earlier = key === undefined ? [] : entries.slice(0, index).filter((e) => e.key === key);
-    const later = key === undefined ? [] : entries.slice(index + 1).filter((e) => e.key === key);
     for (const write of statement.rowWrites) {
       if (write.op === 'insert') continue;
       // The default schema is the unit's, unknown here: within one statement or transaction, `jobs` may be `billing.jobs`.
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
-      const { table } = name;
-      const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
-      const ownRead = statement.lockingReads.find(locks);
-      const earlierRead = earlier
-        .flatMap((e) => (e.statement.rowWrites.some((w) => mayBeSameTable(w, name)) ? [] : e.statement.lockingReads))
-        .find(locks);
-      const claimRead = ownRead ?? earlierRead;
-      const w = readWrite(write, claimRead);
+      const table = tableOf(write.table);
+      const { claimRead, earlier } = claimReadOf(entry, position, name);
+      const w = readWrite(write, claimRead, counters);
 
       if (w.isClaim) {
-        const finishedLater = later.some((e) => e.statement.rowWrites.some((l) => mayBeSameTable(l, name) && l.op !== 'insert' && writesEnd(l)));
+        const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
+        const finishedLater = lastEnd !== undefined && lastEnd > position;
         const design = entry.site.scope.kind === 'transaction' && (jobScopes.has(entry.site.scope.id) || finishedLater) ? 'one-transaction' : 'lease';
         facts.claims.push({
           ...name,
@@ -185,27 +265,36 @@ function readQueueFacts(model: FileModel): QueueFacts {
           leaseSeconds: w.leaseSeconds,
           leaseFromCode: w.leaseFromCode || undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
+          retryAt: w.retry ? ref(w.retry.span) : undefined,
           limitAt: w.limit ? ref(w.limit.span) : undefined,
+          limitUnknown: (!w.limit && w.flagTested) || undefined,
           increments: w.increments,
+          counter: w.counter,
+          writes: w.writes,
+          takes: w.takes,
+          byWorkerBeat: w.workerBeat,
         });
         continue;
       }
       // A write in the claim's own transaction runs under the claim's row lock (one-transaction design).
-      if (earlierRead) continue;
+      if (earlier) continue;
       if (w.isSweep) {
         facts.sweeps.push({
           ...name,
           at: ref(write.span),
           dead: w.dead,
           requeue: w.requeue,
+          sets: w.sets,
+          increments: w.increments,
           limitAt: w.limit ? ref(w.limit.span) : w.attemptInCase ? ref(w.statusSpan ?? write.span) : undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
           leaseSeconds: w.reclaimSeconds,
+          byWorkerBeat: w.workerBeat,
         });
         continue;
       }
       if (w.isHeartbeat) {
-        facts.heartbeats.push({ ...name, column: w.lease!.column, at: ref(write.span), fence: w.fence, by: w.by });
+        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), compared: w.compared, by: w.by });
         continue;
       }
       if (w.isFinish) {
@@ -214,14 +303,20 @@ function readQueueFacts(model: FileModel): QueueFacts {
           kind: w.done ? 'finish' : 'fail',
           at: ref(write.span),
           whereAt: ref(write.where[0]?.span ?? write.span),
-          fence: w.fence,
+          compared: w.compared,
           by: w.by,
           setsDead: w.dead && write.op !== 'delete',
+          increments: w.increments,
         });
       }
     }
   });
   return facts;
+}
+
+/** The table a statement names, as the queue facts key it. */
+function tableOf(table: string): string {
+  return bareTable(table);
 }
 
 /** The write ends the job's run: a done/dead/queued state, or the row deleted. */
@@ -237,36 +332,91 @@ function statusValues(value: RowWrite['assignments'][number]['value']): string[]
   return [];
 }
 
-/** `locked_until < now()`, `locked_at < now() - interval '4 hours'`, `visible_at <= $1`. */
-function isExpiredLease(c: Comparison): boolean {
-  if (c.op !== '<' && c.op !== '<=') return false;
-  if (LEASE_END_COLUMN.test(c.column)) {
-    return c.value.kind === 'param' || (c.value.kind === 'expression' && (c.value.params === true || c.value.functions.some((f) => NOW_FUNCTIONS.includes(f)) || c.value.functions.length === 0));
-  }
-  if (LEASE_START_COLUMN.test(c.column)) {
-    // A start time is expired only against now() minus something.
-    return c.value.kind === 'param' || (c.value.kind === 'expression' && (c.value.intervalSeconds !== undefined || c.value.params === true));
-  }
-  return false;
+/** The states a comparison of the status column names: `status = 'queued'`, `status in ('queued', 'failed')`. */
+function comparedStates(c: Comparison): string[] {
+  if (!STATUS_COLUMN.test(c.column) || c.negated) return [];
+  if (c.op === '=' && c.value.kind === 'literal' && typeof c.value.value === 'string') return [c.value.value];
+  if (c.op === 'in' && c.value.kind === 'expression') return c.value.strings ?? [];
+  return [];
 }
 
-/** `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`. */
-function isAttemptLimit(c: Comparison): boolean {
-  if (ATTEMPT_COLUMN.test(c.column)) return (c.op === '<' || c.op === '<=') && c.value.kind !== 'subquery';
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '>' || c.op === '>=') && c.value.kind === 'column' && ATTEMPT_COLUMN.test(c.value.column);
+const isNowExpression = (v: ColumnAssignment['value'] | Comparison['value']) =>
+  v.kind === 'expression' && v.functions.length > 0 && v.functions.every((f) => NOW_FUNCTIONS.includes(f));
+
+/** The lease columns a claim writes, by their role: `c = now() + interval '...'` ends a lease, `c = now()` starts one. */
+interface LeaseRoles {
+  end: Set<string>;
+  start: Set<string>;
+}
+
+function leaseRoles(write: RowWrite): LeaseRoles {
+  const roles: LeaseRoles = { end: new Set(), start: new Set() };
+  for (const a of write.assignments) {
+    const v = a.value;
+    if (v.kind !== 'expression' || !v.functions.some((f) => NOW_FUNCTIONS.includes(f))) continue;
+    if (v.intervalSeconds !== undefined || v.params) roles.end.add(a.column);
+    else if (isNowExpression(v)) roles.start.add(a.column);
+  }
+  return roles;
+}
+
+/**
+ * `locked_until < now()`, `locked_at < now() - interval '4 hours'`, `visible_at <= $1`;
+ * by role `available_at <= now()` where the claim sets `available_at = now() + ...`;
+ * and, where the statement takes running jobs, any time stamp against a cutoff
+ * (`updated_at < now() - interval '5 minutes'`, `updated_at < $1` computed in the host).
+ */
+function isExpiredLease(c: Comparison, roles: LeaseRoles, takesRunning: boolean): boolean {
+  if ((c.op !== '<' && c.op !== '<=') || c.negated) return false;
+  const v = c.value;
+  const cutoff = v.kind === 'param' || (v.kind === 'expression' && (v.intervalSeconds !== undefined || v.params === true));
+  if (LEASE_END_COLUMN.test(c.column) || roles.end.has(c.column)) {
+    return cutoff || (v.kind === 'expression' && (v.functions.some((f) => NOW_FUNCTIONS.includes(f)) || v.functions.length === 0));
+  }
+  // A start time is expired only against now() minus something.
+  if (LEASE_START_COLUMN.test(c.column) || roles.start.has(c.column)) return cutoff;
+  return takesRunning && cutoff && TIMESTAMP_COLUMN.test(c.column) && !SCHEDULE_COLUMN.test(c.column);
+}
+
+/**
+ * Jobs whose worker stopped beating: `worker_id in (select id from workers where
+ * last_seen < now() - interval '30 seconds')`, `not exists (select 1 from workers
+ * w where w.id = jobs.worker_id and w.last_seen > now() - ...)`, or the beat of
+ * a joined workers table compared in the statement's own WHERE.
+ */
+function staleWorker(where: readonly Comparison[], table: string): { comparison: Comparison; seconds?: number; beat: { table?: string; column: string } } | undefined {
+  const stale = (c: Comparison, negated: boolean): boolean => {
+    const v = c.value;
+    const cutoff = v.kind === 'param' || (v.kind === 'expression' && (v.intervalSeconds !== undefined || v.params === true));
+    if (!cutoff) return false;
+    return negated ? c.op === '>' || c.op === '>=' : c.op === '<' || c.op === '<=';
+  };
+  const seconds = (c: Comparison) => (c.value.kind === 'expression' && c.value.intervalSeconds !== undefined ? Math.abs(c.value.intervalSeconds) : undefined);
+  for (const c of where) {
+    if (c.value.kind === 'subquery' && c.value.where && c.value.tables?.length && !c.value.tables.map(tableOf).includes(table)) {
+      const negated = c.negated === true;
+      const inner = c.value.where.find((x) => !x.negated && stale(x, negated) && (TIMESTAMP_COLUMN.test(x.column) || WORKER_BEAT_COLUMN.test(x.column)));
+      if (inner) return { comparison: inner, seconds: seconds(inner), beat: { table: tableOf(c.value.tables[0]), column: inner.column } };
+    }
+    if (WORKER_BEAT_COLUMN.test(c.column) && stale(c, c.negated === true)) return { comparison: c, seconds: seconds(c), beat: { column: c.column } };
+  }
+  return undefined;
+}
+
+/** `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`, `read_ct < 5` where the claim increments read_ct. */
+function isAttemptLimit(c: Comparison, isCounter: (column: string) => boolean): boolean {
+  if (c.negated) return false;
+  if (isCounter(c.column)) return (c.op === '<' || c.op === '<=') && c.value.kind !== 'subquery';
+  if (LIMIT_COLUMN.test(c.column)) return (c.op === '>' || c.op === '>=') && c.value.kind === 'column' && isCounter(c.value.column);
   return false;
 }
 
 /** `attempts >= max_attempts`: the exhausted jobs. */
-function isExhausted(c: Comparison): boolean {
-  if (ATTEMPT_COLUMN.test(c.column)) return (c.op === '>=' || c.op === '>' || c.op === '=') && c.value.kind !== 'param' && c.value.kind !== 'subquery';
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '<=' || c.op === '<' || c.op === '=') && c.value.kind === 'column' && ATTEMPT_COLUMN.test(c.value.column);
+function isExhausted(c: Comparison, isCounter: (column: string) => boolean): boolean {
+  if (c.negated) return false;
+  if (isCounter(c.column)) return (c.op === '>=' || c.op === '>' || c.op === '=') && c.value.kind !== 'param' && c.value.kind !== 'subquery';
+  if (LIMIT_COLUMN.test(c.column)) return (c.op === '<=' || c.op === '<' || c.op === '=') && c.value.kind === 'column' && isCounter(c.value.column);
   return false;
-}
-
-function isFence(c: Comparison): boolean {
-  if (c.op !== '=' || c.value.kind === 'literal') return false;
-  return ATTEMPT_COLUMN.test(c.column) || TOKEN_COLUMN.test(c.column) || LEASE_END_COLUMN.test(c.column);
 }
 
 interface WriteReading {
@@ -275,37 +425,49 @@ interface WriteReading {
   isHeartbeat: boolean;
   isFinish: boolean;
   lease?: { column: string; span: Span };
+  /** The column a heartbeat moves forward. */
+  extended?: string;
   leaseSeconds?: number;
   leaseFromCode: boolean;
   reclaim?: Comparison;
   reclaimSeconds?: number;
+  retry?: Comparison;
   limit?: Comparison;
+  /** The predicate compares a column with true/false: a flag that may say more than the analysis reads. */
+  flagTested: boolean;
   increments: boolean;
+  counter?: string;
+  writes: string[];
+  takes: string[];
+  sets: string[];
   dead: boolean;
   done: boolean;
   requeue: boolean;
   attemptInCase: boolean;
   statusSpan?: Span;
-  fence?: string;
+  compared: string[];
   by: string;
+  workerBeat?: { table?: string; column: string };
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
   const setsRunning = values.some((v) => RUNNING_STATUS.test(v));
-  const leaseAssignment = write.assignments.find((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null));
+  const roles = leaseRoles(write);
+  const takes = [...new Set(predicate.flatMap(comparedStates))];
+  const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
+  const reclaimByLease = predicate.find((c) => isExpiredLease(c, roles, takesRunning));
+  const stale = reclaimByLease ? undefined : staleWorker(predicate, tableOf(write.table));
+  const reclaim = reclaimByLease ?? stale?.comparison;
+  // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed.
+  const leaseAssignment =
+    write.assignments.find((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)) ??
+    (reclaimByLease && (roles.end.has(reclaimByLease.column) || roles.start.has(reclaimByLease.column)) ? write.assignments.find((a) => a.column === reclaimByLease.column) : undefined);
   const clearsLease = write.assignments.some((a) => isLeaseColumn(a.column) && a.value.kind === 'literal' && a.value.value === null);
-  const reclaim = predicate.find(isExpiredLease);
-  const limit = predicate.find(isAttemptLimit);
-  const statusCompared = predicate.filter((c) => STATUS_COLUMN.test(c.column) && c.op === '=' && c.value.kind === 'literal' && typeof c.value.value === 'string');
-  const fromWaiting = statusCompared.some((c) => !RUNNING_STATUS.test(String((c.value as { value: string }).value)));
+  const fromWaiting = takes.some((v) => !RUNNING_STATUS.test(v));
   const leaseIsNull = predicate.some((c) => isLeaseColumn(c.column) && c.op === 'is null');
-  const attempt = write.assignments.find((a) => ATTEMPT_COLUMN.test(a.column));
-  const increments =
-    attempt !== undefined &&
-    (attempt.value.kind === 'increment' || (attempt.value.kind === 'expression' && attempt.value.columns.some((c) => ATTEMPT_COLUMN.test(c))));
   const isUpdate = write.op === 'update';
 
   const isClaim =
@@ -313,59 +475,87 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined): WriteRe
     (setsRunning || (leaseAssignment !== undefined && !status)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull);
 
+  // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
+  const selfIncrement = (a: ColumnAssignment) => a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.includes(a.column) && a.value.functions.length === 0);
+  const isCounter = (column: string) => ATTEMPT_COLUMN.test(column) || fileCounters.has(column);
+  const counterAssignment = isClaim
+    ? (write.assignments.find((a) => isCounter(a.column) && selfIncrement(a)) ?? write.assignments.find(selfIncrement))
+    : write.assignments.find((a) => isCounter(a.column) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
+  const increments = counterAssignment !== undefined;
+  const counter = counterAssignment?.column;
+  const isClaimCounter = (column: string) => isCounter(column) || column === counter;
+
   // Lease length: the assignment's interval (locked_until = now() + interval '30 seconds'),
   // else the expiry comparison's (locked_at < now() - interval '4 hours').
   let leaseSeconds: number | undefined;
   let leaseFromCode = false;
   if (leaseAssignment) {
     const v = leaseAssignment.value;
+    const endsLease = LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column);
     if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
-    else if (v.kind === 'expression' && v.intervalSeconds !== undefined && LEASE_END_COLUMN.test(leaseAssignment.column)) leaseSeconds = Math.abs(v.intervalSeconds);
+    else if (v.kind === 'expression' && v.intervalSeconds !== undefined && endsLease) leaseSeconds = Math.abs(v.intervalSeconds);
   }
   const reclaimSeconds = reclaim?.value.kind === 'expression' && reclaim.value.intervalSeconds !== undefined ? Math.abs(reclaim.value.intervalSeconds) : undefined;
-  if (leaseSeconds === undefined && !leaseFromCode && reclaim && LEASE_START_COLUMN.test(reclaim.column)) {
+  if (leaseSeconds === undefined && !leaseFromCode && reclaim && !(LEASE_END_COLUMN.test(reclaim.column) || roles.end.has(reclaim.column))) {
     if (reclaimSeconds !== undefined) leaseSeconds = reclaimSeconds;
     else leaseFromCode = reclaim.value.kind === 'param' || (reclaim.value.kind === 'expression' && reclaim.value.params === true);
   }
 
-  const attemptInCase = status?.value.kind === 'expression' && status.value.columns.some((c) => ATTEMPT_COLUMN.test(c));
+  const attemptInCase = status?.value.kind === 'expression' && status.value.columns.some(isClaimCounter);
   const dead = write.op === 'delete' || values.some((v) => DEAD_STATUS.test(v));
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const byId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
-  const exhausted = write.where.find(isExhausted);
+  const exhausted = write.where.find((c) => isExhausted(c, isClaimCounter));
+  const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
-  const isSweep =
-    !isClaim &&
-    !byId &&
-    ((reclaim !== undefined && write.where.includes(reclaim) && (dead || requeue || clearsLease)) || (exhausted !== undefined && dead));
-  const fenceComparison = write.where.find(isFence);
+  const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
+  const reclaimInWhere = (reclaim !== undefined && write.where.includes(reclaim)) || sweepStale !== undefined;
+  const isSweep = !isClaim && !byId && ((reclaimInWhere && (dead || requeue || clearsLease)) || (exhausted !== undefined && dead));
+  // Equality with a value of the worker's: where a fence can be.
+  const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
   const by = byId ? (stateCompared ? 'id and state' : 'id') : stateCompared ? 'state' : 'its WHERE';
-  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && leaseAssignment !== undefined && (!status || setsRunning) && !clearsLease;
+  // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() or now() + an
+  // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
+  const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
+  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
   // DELETE ... WHERE id = (SELECT ... SKIP LOCKED) RETURNING takes the job: it is a claim that is its own end, not a finish.
   const deletesClaimed = write.op === 'delete' && claimRead?.skipLocked === true;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !deletesClaimed && byId && (write.op === 'delete' || status !== undefined || clearsLease);
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !deletesClaimed && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+
+  // What the claim writes of its own: every column it gives a value other than a constant.
+  const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
+  const limit = predicate.find((c) => isAttemptLimit(c, isClaimCounter));
+  const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : reclaim;
 
   return {
     isClaim,
     isSweep,
     isHeartbeat,
     isFinish,
-    lease: leaseAssignment ? { column: leaseAssignment.column, span: leaseAssignment.span } : reclaim ? { column: reclaim.column, span: reclaim.span } : undefined,
+    lease: leaseAssignment ? { column: leaseAssignment.column, span: leaseAssignment.span } : reclaimByLease ? { column: reclaimByLease.column, span: reclaimByLease.span } : undefined,
+    extended: extended?.column,
     leaseSeconds,
     leaseFromCode,
-    reclaim,
-    reclaimSeconds,
+    reclaim: sweepReclaim,
+    reclaimSeconds: isSweep && sweepStale ? sweepStale.seconds : reclaimSeconds,
+    retry,
     limit: limit ?? (isSweep ? exhausted : undefined),
+    flagTested: predicate.some((c) => c.value.kind === 'literal' && typeof c.value.value === 'boolean'),
     increments,
+    counter,
+    writes,
+    takes,
+    sets: values,
     dead,
     done,
     requeue,
     attemptInCase,
     statusSpan: status?.span,
-    fence: fenceComparison?.column,
+    compared,
     by,
+    workerBeat: isSweep ? sweepStale?.beat : isClaim ? stale?.beat : undefined,
   };
 }
 
@@ -411,13 +601,6 @@ export function leaseTables(files: readonly { file: string; facts: QueueFacts; d
     for (const fact of facts.sweeps) of(fact, defaultSchema).sweeps.push({ file, fact });
   }
   return [...tables.values()].filter((t) => t.claims.length > 0);
-}
-
-/** What takes back a job whose lease expired: the claim itself, or a sweep that puts it back in the queue. */
-export function reclaimerOf(table: TableFacts, claim: Located<ClaimFact>): { file: string; at: Ref; by: 'claim' | 'sweep'; leaseSeconds?: number } | undefined {
-  if (claim.fact.reclaimAt) return { file: claim.file, at: claim.fact.reclaimAt, by: 'claim' };
-  const sweep = table.sweeps.find((s) => s.fact.requeue && s.fact.reclaimAt);
-  return sweep ? { file: sweep.file, at: sweep.fact.reclaimAt!, by: 'sweep', leaseSeconds: sweep.fact.leaseSeconds } : undefined;
 }
 
 /** Human form of a lease length: "2 s", "30 min", "4 h". */

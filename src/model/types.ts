@@ -160,6 +160,13 @@ export interface JobTransaction {
   span: Span;
   /** The transaction has a handler that records the failure in a separate transaction. */
   failureCountedOutside: boolean;
+  /**
+   * A handler of the job's try counts the failure on the claim's own
+   * connection while the claim's transaction may still be open (before its
+   * ROLLBACK): the count rolls back with the job, or fails in the aborted
+   * transaction. The span of that write.
+   */
+  failureCountedInside?: Span;
 }
 
 /** An outside-world call (HTTP, mail, broker, sleep) and the transaction it happens in. */

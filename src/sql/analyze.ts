@@ -1,7 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts, nodeType, type Node } from './extract.ts';
-import type { RoutineInfo, Span, SqlAnalysis, StatementFacts } from './facts.ts';
+import type { PlpgsqlPlace, RoutineInfo, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
@@ -158,11 +158,11 @@ function analyzeRoutine(stmt: Node, sql: string, startByte: number, endByte: num
     const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
     const prefix = sqlText.length - needle.length;
     const mapNeedle = place(index, needle.length);
-    addNested(sqlText, (byte) => mapNeedle(Math.max(0, byte - prefix)), routine.info, out);
+    addNested(sqlText, (byte) => mapNeedle(Math.max(0, byte - prefix)), routine.info, out, query.place);
   }
 }
 
-function addNested(sqlText: string, at: (byte: number) => number, routine: RoutineInfo, out: SqlAnalysis): void {
+function addNested(sqlText: string, at: (byte: number) => number, routine: RoutineInfo, out: SqlAnalysis, place?: PlpgsqlPlace): void {
   const result = parseStatements(sqlText);
   if (!result.ok) return; // PL/pgSQL accepted it; an expression we cannot parse alone is not the user's error
   const length = Buffer.byteLength(sqlText);
@@ -170,6 +170,7 @@ function addNested(sqlText: string, at: (byte: number) => number, routine: Routi
     const endByte = parsed.length === undefined ? length : parsed.location + parsed.length;
     const facts = extractFacts(parsed.stmt, { at, statement: { start: at(parsed.location), end: at(endByte) }, wordEnd: wordEndIn(sqlText) });
     facts.routine = routine;
+    if (place && (place.inLoop || place.guardedBy.length > 0 || place.handlerOf !== undefined)) facts.plpgsql = place;
     out.statements.push(facts);
   }
 }
@@ -178,15 +179,19 @@ interface PlpgsqlQuery {
   text: string;
   perform: boolean;
   expression: boolean;
+  place: PlpgsqlPlace;
 }
+
+const PLPGSQL_LOOPS = new Set(['PLpgSQL_stmt_fors', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_forc', 'PLpgSQL_stmt_fori', 'PLpgSQL_stmt_foreach_a', 'PLpgSQL_stmt_loop', 'PLpgSQL_stmt_while']);
 
 /** Every SQL text a PL/pgSQL function executes, in source order, with dynamic EXECUTE of a literal. */
 function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
   const queries: PlpgsqlQuery[] = [];
-  const visit = (value: any, parentType: string | undefined) => {
+  let blocks = 0;
+  const visit = (value: any, parentType: string | undefined, place: PlpgsqlPlace) => {
     if (!value || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      for (const item of value) visit(item, parentType);
+      for (const item of value) visit(item, parentType, place);
       return;
     }
     for (const key of Object.keys(value)) {
@@ -196,20 +201,32 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
         const perform = parentType === 'PLpgSQL_stmt_perform';
         if (parentType === 'PLpgSQL_stmt_dynexecute') {
           const literal = /^'((?:[^']|'')*)'$/s.exec(text.trim());
-          if (literal) queries.push({ text: literal[1].replace(/''/g, "'"), perform: false, expression: false });
+          if (literal) queries.push({ text: literal[1].replace(/''/g, "'"), perform: false, expression: false, place });
         } else if (parentType === 'PLpgSQL_stmt_assign') {
           // Since PostgreSQL 14 an assignment keeps its target: "t := expr".
           const value = /^[\s\S]*?:?=\s*/.exec(text);
-          queries.push({ text: value ? text.slice(value[0].length) : text, perform: false, expression: true });
+          queries.push({ text: value ? text.slice(value[0].length) : text, perform: false, expression: true, place });
         } else {
-          queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform });
+          queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform, place });
         }
         continue;
       }
-      visit(child, key.startsWith('PLpgSQL_stmt') ? key : parentType);
+      if (key.startsWith('PLpgSQL_stmt') && child && typeof child === 'object' && !Array.isArray(child)) {
+        // Where the statements below sit: a loop's body, a block's protected part or its EXCEPTION handlers.
+        const block = key === 'PLpgSQL_stmt_block' && child.exceptions ? ++blocks : undefined;
+        for (const field of Object.keys(child)) {
+          let inner = place;
+          if (field === 'body' && PLPGSQL_LOOPS.has(key)) inner = { ...inner, inLoop: true };
+          if (block !== undefined && field === 'body') inner = { ...inner, guardedBy: [...inner.guardedBy, block] };
+          if (block !== undefined && field === 'exceptions') inner = { ...inner, handlerOf: block };
+          visit(child[field], key, inner);
+        }
+        continue;
+      }
+      visit(child, parentType, place);
     }
   };
-  visit(functions, undefined);
+  visit(functions, undefined, { inLoop: false, guardedBy: [] });
   return queries;
 }
 

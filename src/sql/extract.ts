@@ -139,6 +139,8 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     switch (type) {
       case 'FuncCall': {
         const name = functionName(node);
+        const called = qualifiedFunctionName(node);
+        if (!VALUE_FUNCTIONS.has(name)) (facts.calls ??= []).push({ name: called, span: spanAt(node.location, called.length) });
         if (name === 'set_config') facts.settingWrites.push(setConfig(node, spanAt(node.location, 'set_config'.length)));
         if (name === 'current_setting') facts.settingReads.push(currentSetting(node, spanAt(node.location, 'current_setting'.length)));
         break;
@@ -204,6 +206,24 @@ function innerLocation(node: Node | undefined): number | undefined {
 export function functionName(funcCall: Node): string {
   const parts = (funcCall.funcname ?? []).map((p: Node) => p.String?.sval);
   return String(parts[parts.length - 1] ?? '').toLowerCase();
+}
+
+/**
+ * Builtins that only compute a value (and the setting functions, which have
+ * facts of their own): a statement calling only these calls nothing worth
+ * recording in StatementFacts.calls.
+ */
+const VALUE_FUNCTIONS = new Set([
+  'now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timeofday', 'count', 'sum', 'min', 'max', 'avg',
+  'array_agg', 'string_agg', 'jsonb_agg', 'json_agg', 'unnest', 'generate_series', 'jsonb_build_object', 'json_build_object',
+  'to_jsonb', 'to_json', 'jsonb_set', 'row_to_json', 'format', 'concat', 'concat_ws', 'lower', 'upper', 'length', 'substr',
+  'substring', 'trim', 'replace', 'split_part', 'gen_random_uuid', 'uuid_generate_v4', 'random', 'make_interval', 'date_trunc',
+  'date_part', 'age', 'extract', 'abs', 'round', 'floor', 'ceil', 'exp', 'ln', 'power', 'coalesce', 'current_setting', 'set_config',
+]);
+
+/** `net.http_post`, `http_post`: the name as written, lower-case, with its schema. */
+function qualifiedFunctionName(funcCall: Node): string {
+  return (funcCall.funcname ?? []).map((p: Node) => String(p.String?.sval ?? '').toLowerCase()).join('.');
 }
 
 export function relationName(rangeVar: Node | undefined): string {
@@ -428,49 +448,75 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
   return { kind: 'expression', columns, functions, ...expressionDetails(value, true) };
 }
 
-function comparedValue(node: Node | undefined): ComparedValue {
+function comparedValue(node: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth: number): ComparedValue {
   const literal = constValue(node);
   if (literal !== undefined) return { kind: 'literal', value: literal };
   if (isParam(node)) return { kind: 'param' };
-  if (node?.SubLink) return { kind: 'subquery' };
+  if (node?.SubLink) return subqueryValue(node.SubLink.subselect, spanAt, depth);
   const column = columnOf(node);
   if (column) return { kind: 'column', column };
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(node, columns, functions);
-  return { kind: 'expression', functions, ...expressionDetails(node, false) };
+  return { kind: 'expression', functions, ...expressionDetails(node, true) };
 }
 
-function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span): Comparison[] {
+/** How deep subqueries inside subqueries are read (a liveness check is one level down). */
+const MAX_SUBQUERY_DEPTH = 2;
+
+/** A subquery's FROM tables and WHERE (`worker_id in (select id from workers where last_seen < ...)`). */
+function subqueryValue(subselect: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth: number): ComparedValue {
+  const select = subselect?.SelectStmt;
+  if (!select || depth >= MAX_SUBQUERY_DEPTH) return { kind: 'subquery' };
+  const tables: string[] = [];
+  const collect = (item: Node | undefined) => {
+    if (item?.RangeVar) tables.push(relationName(item.RangeVar));
+    else if (item?.JoinExpr) {
+      collect(item.JoinExpr.larg);
+      collect(item.JoinExpr.rarg);
+    }
+  };
+  for (const item of select.fromClause ?? []) collect(item);
+  return { kind: 'subquery', tables, where: comparisons(select.whereClause, spanAt, depth + 1) };
+}
+
+function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth = 0): Comparison[] {
   const out: Comparison[] = [];
-  const visit = (node: Node | undefined, underOr: boolean) => {
+  const visit = (node: Node | undefined, underOr: boolean, negated = false) => {
     if (!node) return;
     if (node.BoolExpr) {
-      const or = node.BoolExpr.boolop === 'OR_EXPR' || node.BoolExpr.boolop === 'NOT_EXPR';
-      for (const arg of node.BoolExpr.args ?? []) visit(arg, underOr || or);
+      const not = node.BoolExpr.boolop === 'NOT_EXPR';
+      const or = node.BoolExpr.boolop === 'OR_EXPR' || not;
+      for (const arg of node.BoolExpr.args ?? []) visit(arg, underOr || or, negated !== not);
       return;
     }
+    const valueOf = (value: Node | undefined) => comparedValue(value, spanAt, depth);
+    const push = (c: Comparison) => out.push(negated ? { ...c, negated: true } : c);
     const expr = node.A_Expr;
     if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
       const op = expr.kind === 'AEXPR_IN' ? 'in' : String(expr.name?.[0]?.String?.sval ?? '');
       const left = columnOf(expr.lexpr);
       const right = columnOf(expr.rexpr);
-      if (left) out.push({ column: left, op, value: comparedValue(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
+      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
       else if (right && MIRRORED_OPERATOR[op])
-        out.push({ column: right, op: MIRRORED_OPERATOR[op], value: comparedValue(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
+        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
       return;
     }
-    // column IN (SELECT ...), column = ANY (SELECT ...)
+    // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)
     const sublink = node.SubLink;
     if (sublink?.subLinkType === 'ANY_SUBLINK') {
       const column = columnOf(sublink.testexpr);
-      if (column) out.push({ column, op: 'in', value: { kind: 'subquery' }, underOr, span: spanAt(sublink.testexpr.ColumnRef.location, column.length) });
+      if (column) push({ column, op: 'in', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.testexpr.ColumnRef.location, column.length) });
+      return;
+    }
+    if (sublink?.subLinkType === 'EXISTS_SUBLINK') {
+      push({ column: '', op: 'exists', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.location, 'exists'.length) });
       return;
     }
     if (node.NullTest) {
       const column = columnOf(node.NullTest.arg);
       if (column)
-        out.push({
+        push({
           column,
           op: node.NullTest.nulltesttype === 'IS_NOT_NULL' ? 'is not null' : 'is null',
           value: { kind: 'literal', value: null },

@@ -90,22 +90,33 @@ export type ComparedValue =
   | { kind: 'literal'; value: string | number | boolean | null }
   | { kind: 'param' }
   | { kind: 'column'; column: string }
-  | { kind: 'subquery' }
+  | {
+      kind: 'subquery';
+      /** Tables of the subquery's FROM (`worker_id in (select id from workers where ...)`). */
+      tables?: string[];
+      /** Comparisons of the subquery's own WHERE. */
+      where?: Comparison[];
+    }
   | {
       kind: 'expression';
       functions: string[];
       /** Seconds of the one constant interval in the expression (`now() - interval '4 hours'`), if there is exactly one. */
       intervalSeconds?: number;
       params?: boolean;
+      /** String constants in the expression, e.g. the list of `status in ('queued', 'failed')`. */
+      strings?: string[];
     };
 
 export interface Comparison {
+  /** The column compared; '' for `exists (subquery)` (op 'exists'). */
   column: string;
   /** Operator with the column on the left: `locked_until < now()` and `now() > locked_until` both read '<'. */
   op: string;
   value: ComparedValue;
   /** The comparison sits under an OR (it does not restrict every row the statement touches). */
   underOr: boolean;
+  /** The comparison sits under a NOT (`not exists (...)`, `worker_id not in (...)`); such comparisons are also underOr. */
+  negated?: boolean;
   span: Span;
 }
 
@@ -153,6 +164,19 @@ export interface StatementFacts {
   rowSecurity: RowSecurityFact[];
   /** Set when the statement was found inside a function, procedure or DO body. */
   routine?: RoutineInfo;
+  /** Where the statement sits in its PL/pgSQL body: in a loop, in a block with an EXCEPTION clause, in a handler. */
+  plpgsql?: PlpgsqlPlace;
+  /** Functions the statement calls, by their name as written (lower-case, with the schema: `net.http_post`); builtins that only compute a value (now, count, format, ...) are left out. */
+  calls?: { name: string; span: Span }[];
+}
+
+export interface PlpgsqlPlace {
+  /** Inside a FOR/WHILE/LOOP body (`for job in select ... loop`); the loop's own query is not. */
+  inLoop: boolean;
+  /** Ids of the enclosing BEGIN ... EXCEPTION blocks whose protected part holds the statement, innermost last. */
+  guardedBy: number[];
+  /** Id of the BEGIN ... EXCEPTION block whose handler holds the statement. */
+  handlerOf?: number;
 }
 
 export interface RoutineInfo {

@@ -3,7 +3,8 @@
 // it while the first still runs: it runs twice, and the first run's late
 // finish overwrites the second run's result when the finish matches by id
 // only (require-fenced-finish/bad.sql), while the fenced finish of the lease
-// design matches no row. With the fenced heartbeat it runs once.
+// design matches no row. With the fenced heartbeat it runs once. Every wait
+// is bounded: a bug fails in seconds.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import pg from 'pg';
@@ -49,10 +50,12 @@ async function start(client: pg.Client, worker: string): Promise<{ id: number; a
 async function outliveTheLease(): Promise<{ first: { id: number; attempts: number }; second: { id: number; attempts: number } }> {
   const first = (await start(a, 'A'))!;
   let second: { id: number; attempts: number } | undefined;
-  while (!second) {
+  // The lease is 2 s: B gets the job within a few polls; 100 polls (10 s) without it is a bug.
+  for (let poll = 0; !second && poll < 100; poll++) {
     await sleep(100);
     second = await start(b, 'B');
   }
+  assert.ok(second, 'B never got the job after its lease expired');
   assert.equal((await b.query(fencedFinish, [second.id, second.attempts, 'result of B'])).rowCount, 1);
   return { first, second };
 }
@@ -60,7 +63,7 @@ async function outliveTheLease(): Promise<{ first: { id: number; attempts: numbe
 const runs = async () => (await a.query('select worker, attempt from job_runs where job_id = $1 order by id', [jobId])).rows.map((r) => [r.worker, r.attempt]);
 const result = async () => (await a.query('select status, payload->>$2 as result from jobs where id = $1', [jobId, 'result'])).rows[0];
 
-test('no heartbeat: the job runs twice, and the late unfenced finish overwrites the second run\'s result', async () => {
+test('no heartbeat: the job runs twice, and the late unfenced finish overwrites the second run\'s result', { timeout: 30_000 }, async () => {
   const { first } = await outliveTheLease();
   assert.deepEqual(await runs(), [['A', 1], ['B', 2]]);
   // A's work ends now, after B's: its finish matches the job by id only.
@@ -68,14 +71,14 @@ test('no heartbeat: the job runs twice, and the late unfenced finish overwrites 
   assert.deepEqual(await result(), { status: 'done', result: 'result of A' });
 });
 
-test('no heartbeat, fenced finish: the job still runs twice, but the late finish matches no row', async () => {
+test('no heartbeat, fenced finish: the job still runs twice, but the late finish matches no row', { timeout: 30_000 }, async () => {
   const { first } = await outliveTheLease();
   assert.deepEqual(await runs(), [['A', 1], ['B', 2]]);
   assert.equal((await a.query(fencedFinish, [first.id, first.attempts, 'result of A'])).rowCount, 0);
   assert.deepEqual(await result(), { status: 'done', result: 'result of B' });
 });
 
-test('fenced heartbeat: the job runs once', async () => {
+test('fenced heartbeat: the job runs once', { timeout: 30_000 }, async () => {
   const first = (await start(a, 'A'))!;
   const takenByB: number[] = [];
   // A works for 10 × 300 ms (past its 2 s lease), extending the lease each time; B keeps polling.

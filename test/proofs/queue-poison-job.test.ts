@@ -40,7 +40,7 @@ function work(job: { kind: string }): void {
   if (job.kind === 'poison') throw new Error('poison payload');
 }
 
-test('one-transaction dequeue: 10 dequeues, 10 times the poison job, attempts 0, the job behind it never runs', async () => {
+test('one-transaction dequeue: 10 dequeues, 10 times the poison job, attempts 0, the job behind it never runs', { timeout: 30_000 }, async () => {
   const dequeue = namedStatement(ONE, 'dequeue');
   const countAttempt = namedStatement(ONE, 'count_attempt');
   const finish = namedStatement(ONE, 'finish');
@@ -66,7 +66,7 @@ test('one-transaction dequeue: 10 dequeues, 10 times the poison job, attempts 0,
   assert.equal((await client.query('select count(*)::int as n from job_runs')).rows[0].n, 0, 'even the record of the runs rolled back');
 });
 
-test('lease design: the poison job is dead after 3 attempts and the job behind it runs', async () => {
+test('lease design: the poison job is dead after 3 attempts and the job behind it runs', { timeout: 30_000 }, async () => {
   const claim = namedStatement(LEASE, 'claim_job');
   const finish = namedStatement(LEASE, 'finish_job');
   const fail = namedStatement(LEASE, 'fail_job');

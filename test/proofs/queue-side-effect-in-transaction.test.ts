@@ -46,7 +46,7 @@ after(async () => {
   await db?.stop();
 });
 
-test('a call made inside the transaction is not rolled back: 3 failed attempts, 3 calls, the job still queued with attempts 0', async () => {
+test('a call made inside the transaction is not rolled back: 3 failed attempts, 3 calls, the job still queued with attempts 0', { timeout: 30_000 }, async () => {
   await worker.query('delete from jobs');
   const id = Number((await worker.query("insert into jobs (tenant_id, kind) values (1, 'invoice mail') returning id")).rows[0].id);
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -71,7 +71,7 @@ async function deadAfterVacuum(table: string): Promise<number> {
   return Number((await owner.query('select n_dead_tup from pg_stat_user_tables where relname = $1', [table])).rows[0].n_dead_tup);
 }
 
-test('while the call waits, VACUUM cannot remove the dead rows of any table: 1,000 of jobs and 1,000 of invoices', async () => {
+test('while the call waits, VACUUM cannot remove the dead rows of any table: 1,000 of jobs and 1,000 of invoices', { timeout: 30_000 }, async () => {
   await worker.query('delete from jobs');
   await worker.query("insert into jobs (tenant_id, kind) select 1, 'bulk' from generate_series(1, 1001)");
   await owner.query('vacuum jobs, invoices');

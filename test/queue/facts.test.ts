@@ -71,8 +71,9 @@ test('the lease design of DESIGN.md: claim, heartbeat, fenced finish and fail, d
   assert.equal(claim.leaseColumn, 'locked_until');
   assert.equal(claim.leaseSeconds, 2);
   assert.ok(claim.reclaimAt && claim.limitAt && claim.increments);
-  assert.deepEqual(q.heartbeats.map((h) => [h.column, h.fence]), [['locked_until', 'attempts']]);
-  assert.deepEqual(q.finishes.map((f) => [f.kind, f.fence, f.setsDead]), [['finish', 'attempts', false], ['fail', 'attempts', true]]);
+  assert.deepEqual(q.heartbeats.map((h) => [h.column, h.compared]), [['locked_until', ['id', 'attempts']]]);
+  assert.deepEqual(q.finishes.map((f) => [f.kind, f.compared, f.setsDead]), [['finish', ['id', 'attempts'], false], ['fail', ['id', 'attempts'], true]]);
+  assert.deepEqual(claim.writes, ['attempts', 'locked_until', 'locked_by']);
   assert.deepEqual(q.sweeps.map((s) => [s.dead, s.requeue, Boolean(s.limitAt), Boolean(s.reclaimAt)]), [[true, false, true, true]]);
 });
 
@@ -107,7 +108,8 @@ test('graphile-worker: the lease length comes from the stale-lock sweep', () => 
   assert.equal(q.claims.length, 1);
   assert.equal(q.claims[0].reclaimAt, undefined);
   assert.deepEqual(q.sweeps.map((s) => [s.requeue, s.dead, s.leaseSeconds]), [[true, false, 14400]]);
-  assert.deepEqual(q.finishes.map((f) => [f.kind, f.fence ?? null]), [['finish', null], ['fail', 'locked_by']]);
+  assert.deepEqual(q.finishes.map((f) => [f.kind, f.compared]), [['finish', ['id']], ['fail', ['id', 'locked_by']]]);
+  assert.deepEqual(q.claims[0].writes, ['attempts', 'locked_by', 'locked_at']);
 });
 
 test('River, Oban, pg-boss: claims without a lease to take back, finishes by state', () => {

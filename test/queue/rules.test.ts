@@ -83,7 +83,19 @@ describe('require-fenced-finish', () => {
   test('valid: fenced by attempts or by lock token', () => {
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
     const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";
-    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + byToken })), []);
+    const claimWithToken = CLAIM().replace('locked_until = now()', 'locked_by = $1, locked_until = now()');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claimWithToken + byToken })), []);
+    // Counters by role: the column the claim increments fences, whatever its name.
+    const tries = CLAIM().replace('attempts = attempts + 1', 'tries = tries + 1');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': tries + "update jobs set status = 'done' where id = $1 and tries = $2;\n" })), []);
+  });
+  test('invalid: a compared column the claim does not write fences nothing (owner_id, a token of another statement)', () => {
+    const byOwner = "update jobs set status = 'done' where id = $1 and owner_id = $2;\n";
+    const findings = runProject(rule, { 'a.sql': CLAIM() + byOwner });
+    assert.deepEqual(brief(findings), ['a.sql:4:39 unfenced']);
+    assert.match(findings[0].message, /`owner_id` is not written by the claim: the same for every run/);
+    const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + byToken })), ['a.sql:4:39 unfenced']);
   });
   test('valid: quiet where no run can outlive its lease', () => {
     // A lease of an hour or more: longer than any job.

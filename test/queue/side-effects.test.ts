@@ -24,7 +24,10 @@ function model(parts: ({ sql: string; scope: Scope } | { call: string; scope: Sc
       const start = text.length + 1;
       text += `\`${part.sql}\`;\n`;
       const analysis = analyzeSql(part.sql);
-      for (const s of analysis.statements) s.span = { start: s.span.start + start, end: s.span.end + start };
+      for (const s of analysis.statements) {
+        s.span = { start: s.span.start + start, end: s.span.end + start };
+        for (const c of s.calls ?? []) c.span = { start: c.span.start + start, end: c.span.end + start };
+      }
       file.sites.push({ span: { start, end: start + part.sql.length }, analysis, scope: part.scope, connection: { kind: 'pooled-client' }, driver: 'pg' });
     } else {
       const start = text.length;
@@ -57,4 +60,43 @@ test('quiet: the call before the first locking statement, in another transaction
   assert.deepEqual(runRules(model([{ sql: claim, scope: tx }, { call: 'fetch', scope: other }]), only()), []);
   assert.deepEqual(runRules(model([{ sql: claim, scope: { kind: 'autocommit' } }, { call: 'fetch', scope: { kind: 'autocommit' } }]), only()), []);
   assert.deepEqual(runRules(model([{ sql: 'select 1', scope: tx }, { call: 'fetch', scope: tx }]), only()), []);
+});
+
+test('TS side effects by name: brokers, object stores and HTTP clients, not look-alikes', async () => {
+  const { typescriptSideEffect } = await import('../../src/languages/typescript/side-effects.ts');
+  for (const name of ['redis.xadd', 'this.redis.lPush', 'producer.send', 'this.kafkaProducer.sendBatch', 's3.send', 's3Client.send', 'emailQueue.add', 'axios.post', 'got.post', 'request', 'undici.fetch', 'apiClient.post', 'this.http.put', 'webhookClient.post', 'stripe.charges.create', 'sqsClient.send']) {
+    assert.ok(typescriptSideEffect(name), name);
+  }
+  for (const name of ['client.query', 'router.post', 'app.post', 'map.set', 'cache.get', 'queue.push', 'list.add', 'socket.send', 'res.send', 'client.get', 'logger.info']) {
+    assert.ok(!typescriptSideEffect(name), name);
+  }
+});
+
+test('Python side effects by name: a method on a receiver named for an HTTP client, a producer or S3', async () => {
+  const { pythonSideEffect } = await import('../../src/languages/python/side-effects.ts');
+  const yes: [string | undefined, string, string | undefined][] = [
+    [undefined, 'xadd', 'cache'], [undefined, 'lpush', 'self.redis'], [undefined, 'send', 'producer'], [undefined, 'send_and_wait', 'self.producer'],
+    [undefined, 'upload_file', 's3'], [undefined, 'put_object', 'bucket'], [undefined, 'post', 'http'], [undefined, 'get', 'self.api_client'],
+    [undefined, 'post', 'session'], [undefined, 'post', 'client'], ['httpx.post', 'post', 'httpx'],
+  ];
+  for (const [qualified, method, receiver] of yes) assert.ok(pythonSideEffect(qualified, method, receiver), `${receiver}.${method}`);
+  // SQLAlchemy sessions and Redis clients: get/delete/execute are the database's or a read.
+  const no: [string, string][] = [['get', 'session'], ['delete', 'session'], ['execute', 'session'], ['get', 'client'], ['send', 'socket'], ['post', 'router'], ['add', 'session']];
+  for (const [method, receiver] of no) assert.equal(pythonSideEffect(undefined, method, receiver), undefined, `${receiver}.${method}`);
+});
+
+test('SQL that calls out itself: http_post and dblink_exec after the claim, not pg_net (queued until the commit)', () => {
+  const findings = runRules(
+    model([
+      { sql: claim, scope: tx },
+      { sql: "select http_post('https://hooks.example.com', '{}', 'application/json')", scope: tx },
+      { sql: "select dblink_exec('audit', 'insert into sent (id) values (1)')", scope: tx },
+      { sql: "select net.http_post(url := 'https://hooks.example.com', body := '{}'::jsonb)", scope: tx },
+    ]),
+    only(),
+  );
+  assert.deepEqual(findings.map((f) => [f.line, f.column]), [[2, 9], [3, 9]]);
+  assert.match(findings[0].message, /'http_post' runs inside a transaction that has locked rows \(line 1\)/);
+  // Before the claim, or in autocommit: nothing is held.
+  assert.deepEqual(runRules(model([{ sql: "select http_post('https://x', '{}', 'application/json')", scope: tx }, { sql: claim, scope: tx }]), only()), []);
 });

@@ -217,7 +217,7 @@ export async function more(id: number) {
 }`);
   const facts = queueFactsOf(m);
   assert.deepEqual(facts.claims.map((c) => [c.table, c.design, c.increments, !!c.limitAt, c.leaseSeconds]), [['jobs', 'lease', true, true, 30]]);
-  assert.deepEqual(facts.finishes.map((f) => [f.kind, f.fence ?? '-', f.by]), [['finish', 'attempts', 'id'], ['finish', '-', 'id'], ['fail', '-', 'id']]);
+  assert.deepEqual(facts.finishes.map((f) => [f.kind, f.compared.includes('attempts') ? 'attempts' : '-', f.by]), [['finish', 'attempts', 'id'], ['finish', '-', 'id'], ['fail', '-', 'id']]);
   assert.deepEqual(facts.sweeps.map((s) => s.dead), [true]);
   // One site per query (the subquery is part of its claim), none for a builder that never runs.
   assert.equal(m.sites.length, 5);

@@ -23,6 +23,7 @@ import {
   mergeFlows,
   neverCommits,
   noteEnd,
+  possibleImplicitIds,
   resetNumbering,
   scopeOf,
   type Conn,
@@ -66,6 +67,8 @@ interface SiteMeta {
   inTry: number[];
   /** The try statement whose except handler the site is in. */
   inHandler?: number;
+  /** The implicit transactions the site may run in, where paths disagree (an except handler after a commit in the try). */
+  mayBeIn?: string[];
 }
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -735,15 +738,18 @@ class PythonFile {
       );
       if (!endsJob) continue;
       const tries = new Set(metas.flatMap((m) => m.inTry));
+      const counts = (m: SiteMeta) =>
+        m.inHandler !== undefined &&
+        tries.has(m.inHandler) &&
+        m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && tables.has(bareTable(w.table))));
+      // A handler reached before the commit runs in the job's own transaction, whatever paths after the commit say.
+      const inside = (m: SiteMeta) => (m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) || (m.mayBeIn?.includes(scopeId) ?? false);
       const failureCountedOutside = this.metas.some(
-        (m) =>
-          m.inHandler !== undefined &&
-          tries.has(m.inHandler) &&
-          m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && tables.has(bareTable(w.table)))) &&
-          (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
+        (m) => counts(m) && !inside(m) && (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
       );
+      const countedInside = this.metas.find((m) => counts(m) && inside(m));
       const statement = claim.site.analysis.statements.find((s) => s.lockingReads.some((r) => r.skipLocked)) ?? claim.site.analysis.statements[0];
-      this.model.jobTransactions.push({ scopeId, span: statement.span, failureCountedOutside });
+      this.model.jobTransactions.push({ scopeId, span: statement.span, failureCountedOutside, ...(countedInside && !failureCountedOutside && { failureCountedInside: countedInside.site.span }) });
     }
   }
 }
@@ -1469,7 +1475,7 @@ class Walk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    this.sideEffect(node, qualified, method?.method);
+    this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined);
     // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
     const orm = method ? this.ormChain(node) : undefined;
     if (orm === 'step') return;
@@ -1733,6 +1739,7 @@ class Walk {
       site,
       inTry: [...this.tries],
       inHandler: this.handler,
+      mayBeIn: conn ? possibleImplicitIds(conn, this.file.model.file) : undefined,
     });
     return analysis.statements;
   }
@@ -1786,8 +1793,8 @@ class Walk {
     return true;
   }
 
-  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined): void {
-    const isEffect = pythonSideEffect(qualified, method) !== undefined;
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
+    const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
     if (!isEffect) return;
     // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
     const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);

@@ -18,6 +18,8 @@ export interface Flow {
   dirtyAt?: Span;
   /** Open `with conn.transaction()` blocks (and BEGIN sent in autocommit), outermost first. */
   explicit: { id: string; form: string }[];
+  /** After paths that disagree on the implicit transaction (an except handler): the serials it may be. */
+  maybe?: number[];
 }
 
 export type Origin =
@@ -58,10 +60,12 @@ export function initialFlow(autocommit: boolean | 'unknown'): Flow {
 }
 
 export function copyFlow(flow: Flow): Flow {
-  return { ...flow, explicit: [...flow.explicit] };
+  return { ...flow, explicit: [...flow.explicit], maybe: flow.maybe && [...flow.maybe] };
 }
 
 let fresh = 1_000_000;
+/** How many implicit transactions a merged flow remembers it may be in. */
+const MAX_MAYBE = 16;
 let transactions = 0;
 /** How each implicit transaction (`<conn>.<serial>`) was seen to end, on every path the walk followed. */
 let ends = new Map<string, Set<EndKind>>();
@@ -95,7 +99,10 @@ export function neverCommits(scopeId: string): boolean {
 
 /** The flow after either of two paths: what they disagree on becomes unknown (or a new transaction). */
 export function mergeFlows(a: Flow, b: Flow): Flow {
+  // Bounded: a function of thousands of branches must not grow this list at every merge.
+  const maybe = a.serial === b.serial && !a.maybe && !b.maybe ? undefined : [...new Set([...(a.maybe ?? [a.serial]), ...(b.maybe ?? [b.serial])])].slice(0, MAX_MAYBE);
   return {
+    maybe,
     autocommit: a.autocommit === b.autocommit ? a.autocommit : 'unknown',
     serial: a.serial === b.serial ? a.serial : fresh++,
     dirty: a.dirty === b.dirty ? a.dirty : 'unknown',
@@ -138,6 +145,12 @@ export function implicitId(conn: Conn, file: string): string {
   return `${file}#${conn.id}.${conn.flow.serial}`;
 }
 
+/** The implicit transactions a statement on the connection may run in, where paths disagree (an except handler). */
+export function possibleImplicitIds(conn: Conn, file: string): string[] | undefined {
+  if (conn.flow.explicit.length > 0 || conn.flow.autocommit !== false || !conn.flow.maybe) return undefined;
+  return conn.flow.maybe.map((serial) => `${file}#${conn.id}.${serial}`);
+}
+
 /** A statement ran on the connection. */
 export function executed(conn: Conn, at: Span): void {
   const { flow } = conn;
@@ -156,6 +169,7 @@ export function ended(conn: Conn, how: EndKind = 'unknown'): void {
   const { flow } = conn;
   if (flow.dirty !== false) noteEnd(conn, how);
   flow.serial++;
+  flow.maybe = undefined;
   flow.dirty = false;
   flow.dirtyAt = undefined;
 }

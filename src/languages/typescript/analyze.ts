@@ -47,6 +47,8 @@ interface SiteMeta {
   inTry: TSESTree.TryStatement[];
   /** Try statements whose catch clause holds the site. */
   inHandler: TSESTree.TryStatement[];
+  /** Transactions the site's connection may be in at the site (a catch after a BEGIN: still open, or already ended). */
+  mayBeIn?: Tx[];
 }
 
 interface TryFrame {
@@ -439,14 +441,19 @@ export class TsFile {
     for (const tx of this.txs) {
       if (!tx.claim || !tx.work || !tx.finishes) continue;
       const claimed = new Set(tx.claim.tables.map(bare));
+      const counts = (m: SiteMeta) =>
+        m.inHandler.some((t) => tx.tries.has(t)) && m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && claimed.has(bare(w.table))));
       const failureCountedOutside = this.metas.some(
-        (m) =>
-          m.inHandler.some((t) => tx.tries.has(t)) &&
-          m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && claimed.has(bare(w.table)))) &&
-          m.tx !== tx &&
-          (m.site.scope.kind === 'autocommit' || m.site.scope.kind === 'transaction'),
+        (m) => counts(m) && m.tx !== tx && (m.site.scope.kind === 'autocommit' || m.site.scope.kind === 'transaction'),
       );
-      this.model.jobTransactions.push({ scopeId: tx.info.id, span: tx.claim.statement.span, failureCountedOutside });
+      // Counted in the catch on the claim's connection before its ROLLBACK: inside the transaction that rolls back.
+      const countedInside = this.metas.find((m) => counts(m) && (m.tx === tx || (m.mayBeIn?.includes(tx) ?? false)));
+      this.model.jobTransactions.push({
+        scopeId: tx.info.id,
+        span: tx.claim.statement.span,
+        failureCountedOutside,
+        ...(countedInside && !failureCountedOutside && { failureCountedInside: countedInside.site.span }),
+      });
     }
   }
 }
@@ -1549,6 +1556,7 @@ class Walk {
     if (params) site.params = params;
     this.file.model.sites.push(site);
     const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
+    if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
     this.file.metas.push(meta);
     this.siteEffects(query, site);
   }

@@ -1,9 +1,11 @@
-// Runs rules over a few in-memory SQL files the way `pgq-audit scan` does:
-// the per-file pass, then the project pass over the facts of every file.
+// Runs rules over a few in-memory files the way `pgq-audit scan` does: the
+// per-file pass, then the project pass over the facts of every file. The
+// front end follows the file name (`.sql`, `.ts`, `.py`).
 import { countSeverities, type FileResult, type Finding } from '../../../src/engine/findings.ts';
 import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../../../src/engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../../../src/engine/rule-config.ts';
 import { runRules } from '../../../src/engine/run-rules.ts';
+import { frontEndFor } from '../../../src/languages/index.ts';
 import { sqlFrontEnd } from '../../../src/languages/sql/index.ts';
 import { loadSqlParser } from '../../../src/sql/index.ts';
 
@@ -17,7 +19,7 @@ export interface FileFinding {
   message: string;
 }
 
-/** `files`: name -> SQL. Only `ruleId` is on (with `options`). */
+/** `files`: name -> source. Only `ruleId` is on (with `options`). */
 export function runProject(ruleId: string, files: Record<string, string>, options?: Record<string, unknown>): FileFinding[] {
   const settings: RuleSettings = {};
   for (const { rule } of activeRules()) settings[rule.id] = rule.id === ruleId ? { severity: 'error', options } : 'off';
@@ -25,7 +27,7 @@ export function runProject(ruleId: string, files: Record<string, string>, option
   const results: FileResult[] = [];
   const facts = new Map<string, ProjectFacts>();
   for (const [file, text] of Object.entries(files)) {
-    const model = sqlFrontEnd.parse(text, file, {});
+    const model = (frontEndFor(file) ?? sqlFrontEnd).parse(text, file, {});
     results.push(countSeverities({ filePath: file, messages: runRules(model, active), errorCount: 0, warningCount: 0 }));
     const collected = collectProjectFacts(model, active);
     if (collected) facts.set(file, collected);
@@ -40,7 +42,7 @@ export function runProject(ruleId: string, files: Record<string, string>, option
 export function runFileOnly(ruleId: string, file: string, text: string, options?: Record<string, unknown>): FileFinding[] {
   const settings: RuleSettings = {};
   for (const { rule } of activeRules()) settings[rule.id] = rule.id === ruleId ? { severity: 'error', options } : 'off';
-  const model = sqlFrontEnd.parse(text, file, {});
+  const model = (frontEndFor(file) ?? sqlFrontEnd).parse(text, file, {});
   return runRules(model, activeRules(settings)).map((m) => ({ file, messageId: m.messageId ?? '', line: m.line, column: m.column, message: m.message }));
 }
 

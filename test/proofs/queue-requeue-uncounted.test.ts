@@ -1,0 +1,99 @@
+// Proof: sweeps that put crashed jobs back in the queue without counting, on
+// PostgreSQL 17.10, with the fixtures' own statements. A worker "crashes" by
+// claiming a job and never finishing or failing it; the time its lease (or its
+// heartbeat window) takes to run out is skipped by moving the time stamp back
+// (the statements compare it with now(), so this is the same as waiting).
+// - A fail path that counts failures and a sweep that re-queues without
+//   counting: every crash comes back with attempts 0 (bad-sweep-uncounted.sql);
+//   the sweep that counts retires the job after max_attempts (3) crashes.
+// - Recovery through the workers' heartbeat: the jobs of a worker whose
+//   last_seen is stale come back uncounted (bad-worker-heartbeat.sql); with the
+//   claim counting and the sweep retiring at the limit, the job is dead after 3.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import pg from 'pg';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { namedStatement } from '../queue/support/named.ts';
+import { readFixture } from '../helpers/fixture-sql.ts';
+
+const SWEEP_BAD = 'queue/require-claim-attempt-limit/bad-sweep-uncounted.sql';
+const SWEEP_GOOD_CLAIM = 'projects/sweep-counts-good/queries/claim.sql';
+const SWEEP_GOOD = 'projects/sweep-counts-good/queries/maintenance.sql';
+const BEAT_BAD = 'queue/require-claim-attempt-limit/bad-worker-heartbeat.sql';
+const BEAT_GOOD = 'queue/require-claim-attempt-limit/good-worker-heartbeat.sql';
+
+let db: TestDatabase;
+let client: pg.Client;
+let jobId: number;
+before(async () => {
+  db = await startTestDatabase();
+  client = new pg.Client(db.ownerUrl);
+  await client.connect();
+  await client.query('alter table jobs add column worker_id text, add column started_at timestamptz');
+  await client.query('create table workers (id text primary key, last_seen timestamptz not null)');
+});
+after(async () => {
+  await client?.end();
+  await db?.stop();
+});
+beforeEach(async () => {
+  await client.query('truncate jobs, workers restart identity cascade');
+  jobId = Number((await client.query("insert into jobs (kind) values ('crasher') returning id")).rows[0].id);
+});
+
+const job = async () => (await client.query('select status, attempts from jobs where id = $1', [jobId])).rows[0];
+
+/** Claims with `claim`, lets the lease run out, runs `sweep`; four times. The attempts after each sweep. */
+async function leaseCrashes(claim: string, sweep: string): Promise<{ claimed: boolean; attempts: number; status: string }[]> {
+  const seen = [];
+  for (let i = 0; i < 4; i++) {
+    const claimed = (await client.query(claim, [`worker-${i}`])).rowCount === 1;
+    await client.query("update jobs set locked_until = now() - interval '1 second' where status = 'running'");
+    await client.query(sweep);
+    seen.push({ claimed, ...(await job()) });
+  }
+  return seen;
+}
+
+test('the fail path counts, the sweep does not: every crash comes back with attempts 0', { timeout: 30_000 }, async () => {
+  const seen = await leaseCrashes(namedStatement(SWEEP_BAD, 'claim_job'), namedStatement(SWEEP_BAD, 'requeue_expired'));
+  assert.deepEqual(seen, Array(4).fill({ claimed: true, attempts: 0, status: 'queued' }));
+});
+
+test('the sweep counts the crash: the job is dead after 3, and not claimed again', { timeout: 30_000 }, async () => {
+  const seen = await leaseCrashes(namedStatement(SWEEP_GOOD_CLAIM, 'claim_job'), readFixture(SWEEP_GOOD));
+  assert.deepEqual(seen, [
+    { claimed: true, attempts: 1, status: 'queued' },
+    { claimed: true, attempts: 2, status: 'queued' },
+    { claimed: true, attempts: 3, status: 'dead' },
+    { claimed: false, attempts: 3, status: 'dead' },
+  ]);
+});
+
+/** Worker i beats, claims, and dies (its last_seen goes stale); the orphan sweep runs; four times. */
+async function workerCrashes(fixture: string): Promise<{ claimed: boolean; attempts: number; status: string }[]> {
+  const seen = [];
+  for (let i = 0; i < 4; i++) {
+    const worker = `worker-${i}`;
+    await client.query('insert into workers (id, last_seen) values ($1, now())', [worker]);
+    await client.query(namedStatement(fixture, 'beat'), [worker]);
+    const claimed = (await client.query(namedStatement(fixture, 'claim_job'), [worker])).rowCount === 1;
+    await client.query("update workers set last_seen = now() - interval '1 minute' where id = $1", [worker]);
+    await client.query(namedStatement(fixture, 'requeue_orphans'));
+    seen.push({ claimed, ...(await job()) });
+  }
+  return seen;
+}
+
+test("workers' heartbeat, the claim does not count: the job that kills its worker goes to the next one with attempts 0", { timeout: 30_000 }, async () => {
+  assert.deepEqual(await workerCrashes(BEAT_BAD), Array(4).fill({ claimed: true, attempts: 0, status: 'queued' }));
+});
+
+test("workers' heartbeat, the claim counts and the sweep retires at the limit: dead after 3", { timeout: 30_000 }, async () => {
+  assert.deepEqual(await workerCrashes(BEAT_GOOD), [
+    { claimed: true, attempts: 1, status: 'queued' },
+    { claimed: true, attempts: 2, status: 'queued' },
+    { claimed: true, attempts: 3, status: 'dead' },
+    { claimed: false, attempts: 3, status: 'dead' },
+  ]);
+});

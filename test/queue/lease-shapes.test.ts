@@ -1,0 +1,148 @@
+// The lease rules on the shapes real queues write: counters and lease columns
+// by their role in the claim (not their names), stale ages, visibility
+// timeouts, failed rows taken back, recovery through the workers' heartbeat,
+// and each finding at the statement where the fix goes.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
+import { queueFactsOf } from '../../src/model/queue.ts';
+import { loadSqlParser } from '../../src/sql/index.ts';
+import { brief, runProject } from './support/run.ts';
+
+await loadSqlParser();
+const facts = (sql: string) => queueFactsOf(sqlFrontEnd.parse(sql, 'q.sql', {}));
+
+describe('reading by role', () => {
+  test('the column the claim increments is the counter; its limit and its exhausted test follow it', () => {
+    const q = facts(
+      "update q set vt = now() + interval '30 seconds', delivery_total = delivery_total + 1 where id = (select id from q where vt <= now() and delivery_total < 5 for update skip locked limit 1);\n" +
+        'delete from q where delivery_total >= 5 and vt < now();\n',
+    );
+    assert.equal(q.claims[0].counter, 'delivery_total');
+    assert.ok(q.claims[0].limitAt && q.claims[0].reclaimAt);
+    assert.deepEqual(q.sweeps.map((s) => [s.dead, Boolean(s.limitAt)]), [[true, true]]);
+  });
+  test('a column the claim sets to now() + interval and takes back once passed is a lease end (available_at)', () => {
+    const [claim] = facts(
+      "update messages set available_at = now() + interval '45 seconds' where id = (select id from messages where available_at <= now() for update skip locked limit 1) returning id;",
+    ).claims;
+    assert.equal(claim.leaseColumn, 'available_at');
+    assert.equal(claim.leaseSeconds, 45);
+    assert.ok(claim.reclaimAt);
+  });
+  test('available_at alone is a schedule, not a lease: a claim of due jobs takes nothing back', () => {
+    const [claim] = facts(
+      "update jobs set status = 'running', reserved_at = now() where id = (select id from jobs where status = 'queued' and available_at <= now() for update skip locked limit 1);",
+    ).claims;
+    assert.equal(claim.reclaimAt, undefined);
+  });
+  test('a stale age: running jobs whose updated_at is older than a cutoff, computed in SQL or passed in', () => {
+    for (const cutoff of ["now() - interval '10 minutes'", '$2']) {
+      const [claim] = facts(
+        `update jobs set status = 'running' where id = (select id from jobs where status = 'queued' or (status = 'running' and updated_at < ${cutoff}) for update skip locked limit 1);`,
+      ).claims;
+      assert.ok(claim.reclaimAt, cutoff);
+    }
+    // The same comparison on queued jobs only is a schedule.
+    const [due] = facts("update jobs set status = 'running' where id = (select id from jobs where status = 'queued' and updated_at < $2 for update skip locked limit 1);").claims;
+    assert.equal(due.reclaimAt, undefined);
+  });
+  test('what the claim writes, and what a finish compares: the fence is their overlap', () => {
+    const q = facts(
+      "update jobs set status = 'running', locked_by = $1, lease_token = gen_random_uuid() where id = (select id from jobs where status = 'queued' for update skip locked limit 1);\n" +
+        "update jobs set status = 'done' where id = $1 and owner_id = $2 and lease_token = $3;\n",
+    );
+    assert.deepEqual(q.claims[0].writes, ['locked_by', 'lease_token']);
+    assert.deepEqual(q.finishes[0].compared, ['id', 'owner_id', 'lease_token']);
+  });
+  test("a sweep that re-queues the jobs of workers whose heartbeat is stale: IN, NOT EXISTS, a joined workers table", () => {
+    for (const where of [
+      "worker_id in (select id from workers where last_seen < now() - interval '1 minute')",
+      "not exists (select 1 from workers w where w.id = jobs.worker_id and w.last_seen > now() - interval '1 minute')",
+      "worker_id not in (select id from workers where last_seen >= now() - interval '1 minute')",
+    ]) {
+      const [sweep] = facts(`update jobs set status = 'queued', worker_id = null where status = 'running' and ${where};`).sweeps;
+      assert.ok(sweep?.reclaimAt && sweep.requeue, where);
+      assert.equal(sweep.leaseSeconds, 60, where);
+      assert.deepEqual(sweep.byWorkerBeat, { table: 'workers', column: 'last_seen' }, where);
+    }
+    const [joined] = facts("update jobs j set status = 'queued' from workers w where j.worker_id = w.id and j.status = 'running' and w.last_seen < now() - interval '1 minute';").sweeps;
+    assert.deepEqual(joined?.byWorkerBeat, { column: 'last_seen' });
+  });
+  test('a fresh heartbeat in a positive subquery is no reclaim (jobs of live workers)', () => {
+    const q = facts("update jobs set status = 'queued' where status = 'running' and worker_id in (select id from workers where last_seen > now() - interval '1 minute');");
+    assert.deepEqual(q.sweeps, []);
+  });
+});
+
+const CLAIM_QUEUED = "update jobs set status = 'running', locked_until = now() + interval '5 minutes', locked_by = $1 where id = (select id from jobs where status = 'queued' and attempts < max_attempts for update skip locked limit 1);\n";
+const BEAT = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_by = $2;\n";
+const FAIL_COUNTS = "update jobs set attempts = attempts + 1, status = 'queued', locked_until = null where id = $1 and locked_by = $2;\n";
+const REQUEUE = "update jobs set status = 'queued', locked_by = null where status = 'running' and locked_until < now();\n";
+
+describe('require-claim-attempt-limit: reported where the fix goes', () => {
+  const rule = 'require-claim-attempt-limit';
+  test('failures counted on the fail path, the sweep re-queues uncounted: at the sweep, naming the claim and the fail path', () => {
+    const findings = runProject(rule, { 'claim.sql': CLAIM_QUEUED + BEAT + FAIL_COUNTS, 'sweep.sql': REQUEUE });
+    assert.deepEqual(brief(findings), ['sweep.sql:1:82 noIncrementAtSweep']);
+    assert.match(findings[0].message, /the claim at claim\.sql:1 does not count it either \(the fail update at claim\.sql:3 counts only the failures a live worker reports\)/);
+  });
+  test('nothing counts failures: at the claim, naming the sweep', () => {
+    const findings = runProject(rule, { 'claim.sql': CLAIM_QUEUED + BEAT, 'sweep.sql': REQUEUE });
+    assert.deepEqual(brief(findings), ['claim.sql:1:17 noIncrement']);
+    assert.match(findings[0].message, /the sweep at sweep\.sql:1 puts jobs whose lease expired back in the queue/);
+  });
+  test('the sweep counts the crash: quiet', () => {
+    const counting = "update jobs set status = 'queued', attempts = attempts + 1, locked_by = null where status = 'running' and locked_until < now();\n";
+    assert.deepEqual(brief(runProject(rule, { 'claim.sql': CLAIM_QUEUED + BEAT + FAIL_COUNTS, 'sweep.sql': counting })), []);
+  });
+  test('the claim counts, and neither the claim nor the re-queue sweep stops at a limit: at the sweep', () => {
+    const claim = CLAIM_QUEUED.replace(" and attempts < max_attempts", '').replace("status = 'running',", "status = 'running', attempts = attempts + 1,");
+    const findings = runProject(rule, { 'claim.sql': claim + BEAT, 'sweep.sql': REQUEUE });
+    assert.deepEqual(brief(findings), ['sweep.sql:1:82 noLimitSweep']);
+    assert.match(findings[0].message, /and the claim at claim\.sql:1 takes them with none either/);
+  });
+  test('a flag the analysis cannot read (graphile-worker\'s is_available) may hold the limit: quiet', () => {
+    const claim = "update jobs set attempts = attempts + 1, locked_at = now(), locked_by = $1 where id = (select id from jobs where is_available = true for update skip locked limit 1);\n";
+    const sweep = "update jobs set locked_at = null, locked_by = null where locked_at < now() - interval '4 hours';\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + sweep })), []);
+  });
+  test('failed rows taken back without a limit: at the state comparison', () => {
+    const claim = "update jobs set status = 'running', attempts = attempts + 1 where id = (select id from jobs where status in ('queued', 'failed') for update skip locked limit 1);\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim })), ['a.sql:1:99 noRetryLimit']);
+  });
+});
+
+describe('require-dead-sweep and the states a claim takes back', () => {
+  const rule = 'require-dead-sweep';
+  const claim = "update jobs set status = 'running', attempts = attempts + 1, locked_until = now() + interval '1 minute' where id = (select id from jobs where (status in ('queued', 'failed') or (status = 'running' and locked_until < now())) and attempts < max_attempts for update skip locked limit 1);\n";
+  test("a sweep to 'failed' retires exhausted jobs when the claim takes failed rows back only under the limit", () => {
+    const toFailed = "update jobs set status = 'failed' where status = 'running' and locked_until < now() and attempts >= max_attempts;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + toFailed })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim })), ['a.sql:1:229 noDeadSweep']);
+  });
+  test("a sweep to 'failed' puts jobs back in the queue when the claim takes failed rows: it needs the count", () => {
+    const uncounted = claim.replace('attempts = attempts + 1, ', '').replace(" or (status = 'running' and locked_until < now())", '');
+    const toFailed = "update jobs set status = 'failed' where status = 'running' and locked_until < now();\n";
+    assert.deepEqual(brief(runProject('require-claim-attempt-limit', { 'a.sql': uncounted + toFailed })), ['a.sql:1:17 noIncrement']);
+  });
+});
+
+describe('require-lease-heartbeat on other lease designs', () => {
+  const rule = 'require-lease-heartbeat';
+  test("recovery through the workers' heartbeat: the worker's beat is the design's, no job heartbeat asked for", () => {
+    const claim = "update jobs set status = 'running', attempts = attempts + 1, worker_id = $1 where id = (select id from jobs where status = 'queued' and attempts < max_attempts for update skip locked limit 1);\n";
+    const sweep = "update jobs set status = case when attempts >= max_attempts then 'dead' else 'queued' end where status = 'running' and worker_id in (select id from workers where last_seen < now() - interval '30 seconds');\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + sweep })), []);
+  });
+  test('a stale-age lease is extended by touching its column by id', () => {
+    const claim = "update jobs set status = 'running', attempts = attempts + 1, updated_at = now() where id = (select id from jobs where (status = 'queued' or (status = 'running' and updated_at < now() - interval '2 minutes')) and attempts < max_attempts for update skip locked limit 1);\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim })), ['a.sql:1:62 noHeartbeat']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim, 'b.sql': 'update jobs set updated_at = now() where id = $1 and attempts = $2;' })), []);
+  });
+  test('a reschedule by id (run_at = now() + ...) is no heartbeat of a locked_until lease', () => {
+    const claim = "update jobs set status = 'running', attempts = attempts + 1, locked_until = now() + interval '30 seconds' where id = (select id from jobs where (status = 'queued' or (status = 'running' and locked_until < now())) and attempts < max_attempts for update skip locked limit 1);\n";
+    const findings = runProject(rule, { 'a.sql': claim, 'b.sql': "update jobs set run_at = now() + interval '1 minute' where id = $1;" });
+    assert.deepEqual(brief(findings), ['a.sql:1:62 noHeartbeat']);
+  });
+});
