@@ -3,9 +3,10 @@
 // update(jobs).where(...) / delete(Job).where(...), Django's
 // Job.objects.filter(...).update(status=...) and instance.save(), and the
 // ORM locks select_for_update / with_for_update. Rules that read row writes
-// add these so a file written with an ORM is parsed.
+// add these so a file written with an ORM is parsed. No word boundaries: the
+// prefilter's automaton has none, and a trigger may only over-approximate.
 
 /** `update(jobs)` / `delete(Job)` / `insert(jobs)` builders, and queryset `.update(field=...)`. */
-export const ORM_WRITE = /\b(?:update|delete|insert)\(\s*\w+(?:\.\w+)*\s*\)|\.update\(\s*\w+\s*=/i;
+export const ORM_WRITE = /(?:update|delete|insert)\(\s*\w+(?:\.\w+)*\s*\)|\.update\(\s*\w+\s*=/i;
 /** ORM row locks. */
-export const ORM_LOCK = /\b(?:select|with)_for_update\b|skip_locked/i;
+export const ORM_LOCK = /(?:select|with)_for_update|skip_locked/i;

@@ -83,6 +83,8 @@ test('every rule declares lowercase-insensitive, non-empty triggers', () => {
       if (typeof trigger === 'string') assert.ok(trigger.trim().length >= 3, `${rule.id}: trigger '${trigger}' is too short to filter anything`);
     }
   }
+  // Every trigger compiles into the one linear matcher (a word boundary, for one, does not).
+  assert.doesNotThrow(() => buildPrefilter(rules.map((rule) => ({ rule, severity: 2 as const, options: {} }))));
 });
 
 test('the prefilter never drops a finding: every fixture folder with and without it, in-process and on workers', async () => {
