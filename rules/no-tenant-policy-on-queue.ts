@@ -18,7 +18,7 @@ interface PolicyFacts {
   policies: { name: string; table: string; setting: string; at: Ref }[];
 }
 
-const contains = (outer: Span, inner: Span) => inner.start >= outer.start && inner.end <= outer.end;
+const sameSpan = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
 
 function read(file: FileModel, options: Options): PolicyFacts {
   const isTenant = tenantSettingMatcher(options.settings);
@@ -48,7 +48,7 @@ function read(file: FileModel, options: Options): PolicyFacts {
       }
     }
     for (const claim of leaseClaims) {
-      if (claimed.has(claim.table) || !contains(statement.span, claim.at.span)) continue;
+      if (claimed.has(claim.table) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
       facts.claims.push({ table: claim.table, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
     }
     for (const rls of statement.rowSecurity) if (rls.action === 'enable') facts.rls.push({ table: bareTable(rls.table), at: ref(rls.span) });

@@ -50,13 +50,14 @@ export function dynamicTemplate(expression: string, variables?: ReadonlyMap<stri
     for (let i = 0; i < text.length; i++) out.origin.push(typeof origins === 'number' ? origins : origins[Math.min(i, origins.length - 1)] ?? 0);
     out.sql += text;
   };
-  const sourceOf = (node: Node | undefined): string => {
+  const sourceOf = (node: Node | undefined, wholeArgument: boolean): string => {
     const start = offsetOf(locationOf(node));
-    return expression.slice(start, endOf(expression, start)).trim();
+    return expression.slice(start, endOf(expression, start, !wholeArgument)).trim();
   };
-  const pushHole = (node: Node | undefined, as: 'identifier' | 'value' | 'either') => {
+  /** A hole for what `node` fills in at run time; `wholeArgument` for a format() or quote_*() argument (its text runs to the next `,` or `)`). */
+  const pushHole = (node: Node | undefined, as: 'identifier' | 'value' | 'either', wholeArgument = false) => {
     const at = offsetOf(locationOf(node));
-    const source = sourceOf(node) || 'dynamic';
+    const source = sourceOf(node, wholeArgument) || 'dynamic';
     const identifierText = `"${source.replace(/\s+/g, ' ').replace(/"/g, '""').slice(0, 60)}"`;
     // The hole is one character long in the template; the analyzer renders it.
     const start = out.sql.length;
@@ -93,12 +94,12 @@ export function dynamicTemplate(expression: string, variables?: ReadonlyMap<stri
       if (fn === 'concat') return args.every((a) => build(a, depth + 1));
       if (fn === 'quote_ident' && args.length === 1) {
         if (constValue(args[0]) !== undefined) pushConstant(args[0], 'identifier');
-        else pushHole(args[0], 'identifier');
+        else pushHole(args[0], 'identifier', true);
         return true;
       }
       if ((fn === 'quote_literal' || fn === 'quote_nullable') && args.length === 1) {
         if (constValue(args[0]) !== undefined) pushConstant(args[0], 'value');
-        else pushHole(args[0], 'value');
+        else pushHole(args[0], 'value', true);
         return true;
       }
     }
@@ -134,7 +135,7 @@ export function dynamicTemplate(expression: string, variables?: ReadonlyMap<stri
       if (constValue(arg) !== undefined) pushConstant(arg, spec[2] === 'I' ? 'identifier' : spec[2] === 'L' ? 'value' : 'text');
       else if (spec[2] === 's' && depth < MAX_DEPTH && isStringBuilder(arg)) {
         if (!build(arg, depth + 1)) return false;
-      } else pushHole(arg, spec[2] === 'I' ? 'identifier' : spec[2] === 'L' ? 'value' : 'either');
+      } else pushHole(arg, spec[2] === 'I' ? 'identifier' : spec[2] === 'L' ? 'value' : 'either', true);
     }
     return true;
   };
@@ -172,8 +173,8 @@ function locationOf(node: Node | undefined): number | undefined {
   return undefined;
 }
 
-/** Where the expression that starts at `start` ends: at the first top-level `,` or `)` or `||`. */
-function endOf(text: string, start: number): number {
+/** Where the expression that starts at `start` ends: at the first top-level `,` or `)` (or `||`, when `atConcat`). */
+function endOf(text: string, start: number, atConcat: boolean): number {
   let depth = 0;
   let quote: string | undefined;
   for (let i = start; i < text.length; i++) {
@@ -187,7 +188,7 @@ function endOf(text: string, start: number): number {
     else if (c === ')' || c === ']') {
       if (depth === 0) return i;
       depth--;
-    } else if (depth === 0 && (c === ',' || (c === '|' && text[i + 1] === '|'))) return i;
+    } else if (depth === 0 && (c === ',' || (atConcat && c === '|' && text[i + 1] === '|'))) return i;
   }
   return text.length;
 }

@@ -117,6 +117,12 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'DeallocateStmt':
       facts.deallocateAll = body.isall === true || body.name === undefined;
       break;
+    case 'CallStmt': {
+      // CALL p(...): the FuncCall is stored unwrapped, so the walk below does not see it.
+      const call = body.funccall ? routineCall(body.funccall, spanAt(body.funccall.location, Math.max(1, ctx.wordEnd(body.funccall.location) - body.funccall.location)), ctx.parameters) : undefined;
+      if (call) (facts.calls ??= []).push(call);
+      break;
+    }
     case 'TransactionStmt':
       facts.transaction = TRANSACTION_KINDS[body.kind as string];
       if (body.chain === true) facts.chain = true;

@@ -75,7 +75,8 @@ const BUILT_INS = new Set([
 
 export function isBuiltIn(funcname: readonly Node[]): boolean {
   const parts = funcname.map((p) => String(p.String?.sval ?? '').toLowerCase());
-  if (parts.length > 1 && (parts[0] === 'pg_catalog' || parts[0] === 'information_schema')) return true;
+  // sqlc.arg(name), sqlc.narg(name), sqlc.slice(name) are sqlc's parameters, not calls.
+  if (parts.length > 1 && (parts[0] === 'pg_catalog' || parts[0] === 'information_schema' || parts[0] === 'sqlc')) return true;
   return parts.length === 1 && BUILT_INS.has(parts[0]);
 }
 
