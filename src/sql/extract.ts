@@ -176,7 +176,7 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       markTypeCasts(found.expr, inDefault);
     }
   }
-  const guardedByCase = hasCase(body) ? caseGuardedCasts(body) : undefined;
+  const casts: { node: Node; fact: SettingCast }[] = [];
 
   // Expressions anywhere in the statement: set_config, current_setting, casts,
   // row-locking selects, and row writes (also inside CTEs and sublinks).
@@ -195,10 +195,10 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       case 'TypeCast': {
         const cast = settingCast(node, castSpan(node));
         if (cast) {
-          if (guardedByCase?.has(node)) cast.guard = 'case';
-          else if (ctx.exceptionGuard) cast.guard = 'exception-handler';
+          if (ctx.exceptionGuard) cast.guard = 'exception-handler';
           if (inDefault.has(node)) cast.inDefault = true;
           facts.settingCasts.push(cast);
+          casts.push({ node, fact: cast });
         }
         break;
       }
@@ -212,6 +212,11 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
         break;
     }
   });
+  // The CASE pass only where there is a cast to guard (most statements have none).
+  if (casts.length > 0 && hasCase(body)) {
+    const guarded = caseGuardedCasts(body);
+    for (const { node, fact } of casts) if (guarded.has(node)) fact.guard = 'case';
+  }
   for (const policy of facts.policies) policy.settingsRead = facts.settingReads;
   return facts;
 }

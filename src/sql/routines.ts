@@ -100,6 +100,8 @@ export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endBy
     const needle = query.perform ? query.text.replace(/^SELECT\s+/i, '') : query.text;
     const index = locate(needle);
     if (query.assigns && isStringExpression(needle)) assigned.set(query.assigns, needle);
+    // An expression without a call or a subquery (`v := 1`, `IF NOT FOUND`) holds no fact: not worth a parse.
+    if (query.expression && !needle.includes('(')) continue;
     const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
     const prefix = sqlText.length - needle.length;
     nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded });

@@ -38,7 +38,8 @@ const NAMED_QUERY = /^--\s*name:\s*[\w.-]+(?:[!<>*#^$]+)?\s*(:(one|many|exec|exe
 const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 
 export function readScript(text: string, file: string): ScriptReading {
-  const out = text.split('');
+  // What is not SQL, in text order: blanked (newlines kept), the first character a `;` where it ends a statement.
+  const edits: { start: number; end: number; semicolon: boolean }[] = [];
   const holes: Hole[] = [];
   const variables = new Map<string, string>();
   let psql = false;
@@ -46,11 +47,10 @@ export function readScript(text: string, file: string): ScriptReading {
   const namedQuery = NAMED_QUERY.exec(text);
   const queries: QueryTool | undefined = namedQuery ? (namedQuery[1] ? 'sqlc' : 'aiosql/yesql') : PGTYPED.test(text) ? 'pgtyped' : undefined;
   const blank = (start: number, end: number) => {
-    for (let k = start; k < end; k++) if (out[k] !== '\n' && out[k] !== '\r') out[k] = ' ';
+    if (end > start) edits.push({ start, end, semicolon: false });
   };
   const endStatementAt = (start: number, end: number) => {
-    blank(start, end);
-    out[start] = ';';
+    edits.push({ start, end: Math.max(end, start + 1), semicolon: true });
   };
   const length = text.length;
   let statementStart = 0;
@@ -106,9 +106,7 @@ export function readScript(text: string, file: string): ScriptReading {
       const end = skipBlockComment(text, i);
       // pgtyped: each `/* @name ... */` starts a query.
       if (queries === 'pgtyped' && /^\/\*[\s\S]*@name\b/.test(text.slice(i, end))) {
-        out[i] = ';';
-        out[i + 1] = ' ';
-        blank(i + 2, end);
+        endStatementAt(i, end);
         statementStart = i + 1;
       }
       i = end;
@@ -142,11 +140,11 @@ export function readScript(text: string, file: string): ScriptReading {
       i = end + 1;
       if (SENDING_COMMANDS.has(name)) statementStart = i;
     } else if (c === 59 /* ; */) {
-      // The statement as the parser will see it: meta-commands and comments already blanked.
-      const statement = out.slice(statementStart, i).join('');
+      const statement = text.slice(statementStart, i);
       i++;
       statementStart = i;
-      if (/^\s*copy\b/i.test(withoutComments(statement)) && /\bfrom\s+stdin\b/i.test(statement)) {
+      // COPY ... FROM stdin: its data follows. (Cheap test first: most statements are not COPY.)
+      if (/\bstdin\b/i.test(statement) && /^\s*copy\b/i.test(asParsed(statement)) && /\bfrom\s+stdin\b/i.test(statement)) {
         i = skipCopyData(i - 1);
         statementStart = i;
       }
@@ -172,7 +170,7 @@ export function readScript(text: string, file: string): ScriptReading {
       i++;
     }
   }
-  const reading: ScriptReading = { sql: out.join(''), holes, psql, variables };
+  const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
   return reading;
@@ -260,6 +258,23 @@ function quoteIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""').slice(0, 60)}"`;
 }
 
-function withoutComments(statement: string): string {
-  return statement.replace(/--[^\n]*\n?/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ');
+/** A statement's text without its comments and psql meta-command lines, as the parser will see it. */
+function asParsed(statement: string): string {
+  return statement.replace(/--[^\n]*\n?/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/^[ \t]*\\[^\n]*$/gm, ' ');
+}
+
+/** The text with each edit blanked (its newlines kept) and, where it ends a statement, a `;` first. */
+function applyEdits(text: string, edits: readonly { start: number; end: number; semicolon: boolean }[]): string {
+  if (edits.length === 0) return text;
+  let out = '';
+  let last = 0;
+  for (const edit of [...edits].sort((a, b) => a.start - b.start)) {
+    const start = Math.max(edit.start, last);
+    if (edit.end <= start) continue;
+    out += text.slice(last, start);
+    const blanked = text.slice(start, edit.end).replace(/[^\r\n]/g, ' ');
+    out += edit.semicolon && start === edit.start ? `;${blanked.slice(1)}` : blanked;
+    last = edit.end;
+  }
+  return out + text.slice(last);
 }
