@@ -55,10 +55,18 @@ export function dynamicTemplate(expression: string, variables?: ReadonlyMap<stri
     return expression.slice(start, endOf(expression, start, !wholeArgument)).trim();
   };
   /** A hole for what `node` fills in at run time; `wholeArgument` for a format() or quote_*() argument (its text runs to the next `,` or `)`). */
+  // How a name filled at run time reads in messages: literal parts as written, the rest in braces ('q_' || queue_name -> q_{queue_name}).
+  const displayName = (node: Node | undefined, wholeArgument: boolean, depth = 0): string => {
+    const literal = constValue(node);
+    if (literal !== undefined && node?.A_Const) return String(literal);
+    if (node?.TypeCast) return displayName(node.TypeCast.arg, wholeArgument, depth + 1);
+    const expr = node?.A_Expr;
+    if (depth < 8 && expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '||') return displayName(expr.lexpr, false, depth + 1) + displayName(expr.rexpr, false, depth + 1);
+    return `{${(sourceOf(node, wholeArgument) || 'dynamic').replace(/\s+/g, ' ')}}`;
+  };
   const pushHole = (node: Node | undefined, as: 'identifier' | 'value' | 'either', wholeArgument = false) => {
     const at = offsetOf(locationOf(node));
-    const source = sourceOf(node, wholeArgument) || 'dynamic';
-    const identifierText = `"${source.replace(/\s+/g, ' ').replace(/"/g, '""').slice(0, 60)}"`;
+    const identifierText = `"${displayName(node, wholeArgument).replace(/"/g, '""').slice(0, 60)}"`;
     // The hole is one character long in the template; the analyzer renders it.
     const start = out.sql.length;
     pushText('?', at);

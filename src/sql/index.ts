@@ -3,4 +3,5 @@ export { loadSqlParser } from './parser.ts';
 export { splitStatements } from './lexer.ts';
 export type * from './facts.ts';
 export { transactionEffect } from './facts.ts';
+export { transactionEffectOfText } from './control.ts';
 export type { Hole, PlaceholderStyle } from './placeholders.ts';

@@ -76,11 +76,11 @@ test("a per-tenant worker (the good fixture's claim_for_tenant) sets its tenant 
   const owner = new pg.Client(db.ownerUrl);
   await owner.connect();
   try {
-    await owner.query('drop table if exists tenant_jobs, tenant_notes cascade');
+    await owner.query('drop table if exists per_tenant_jobs cascade');
     const text = readFixture('sql/no-tenant-policy-on-queue/good-per-tenant-worker.sql');
     await owner.query(text.slice(0, text.indexOf('-- name: claim_in_transaction')));
-    await owner.query('grant select, update on tenant_jobs to pgq_worker');
-    await owner.query('insert into tenant_jobs (tenant_id) select 1 + g % 3 from generate_series(1, 6) g');
+    await owner.query('grant select, update on per_tenant_jobs to pgq_worker');
+    await owner.query('insert into per_tenant_jobs (tenant_id) select 1 + g % 3 from generate_series(1, 6) g');
   } finally {
     await owner.end();
   }

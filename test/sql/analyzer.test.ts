@@ -315,8 +315,8 @@ end $$`;
   const dynamic = analyzeSql(sql).statements.filter((s) => s.dynamic);
   assert.equal(dynamic.length, 4);
   const [claim, update, setter, path] = dynamic;
-  assert.deepEqual(claim.rowWrites.map((w) => [w.table, w.returning]), [["'q_' || p_queue", true]]);
-  assert.deepEqual(claim.lockingReads.map((l) => [l.tables, l.skipLocked]), [[["'q_' || p_queue"], true]]);
+  assert.deepEqual(claim.rowWrites.map((w) => [w.table, w.returning]), [['q_{p_queue}', true]]);
+  assert.deepEqual(claim.lockingReads.map((l) => [l.tables, l.skipLocked]), [[['q_{p_queue}'], true]]);
   assert.equal(text(claim.rowWrites[0].assignments[0].span), 'status');
   assert.deepEqual(update.rowWrites[0].assignments.map((a) => [a.column, a.value.kind]), [['attempts', 'increment']]);
   assert.deepEqual([setter.settingWrites[0].name, setter.settingWrites[0].level], ['app.tenant', 'session']);
@@ -336,4 +336,17 @@ test('ALTER ROLE ... SET is not a write of this session; PostgREST\'s pre-reques
   const [statement] = analyzeSql("alter role authenticator set pgrst.db_pre_request = 'public.check_request'").statements;
   assert.deepEqual(statement.settingWrites, []);
   assert.deepEqual(statement.roleSettings?.map((r) => [r.name, r.value]), [['pgrst.db_pre_request', 'public.check_request']]);
+});
+
+test('the leading transaction control of a text, without a parse, agrees with the parser', async () => {
+  const { transactionEffect, transactionEffectOfText } = await import('../../src/sql/index.ts');
+  const texts = [
+    'BEGIN', 'begin isolation level serializable', 'START TRANSACTION', '-- c\nCOMMIT', 'END', 'ROLLBACK', 'ABORT', 'ROLLBACK TO SAVEPOINT s', 'rollback work to s',
+    'ROLLBACK TRANSACTION TO SAVEPOINT s', 'COMMIT AND CHAIN', 'rollback work and chain', 'COMMIT AND NO CHAIN', "PREPARE TRANSACTION 'x'", "COMMIT PREPARED 'x'",
+    "ROLLBACK PREPARED 'x'", 'SAVEPOINT s', 'RELEASE SAVEPOINT s', 'select 1',
+  ];
+  for (const text of texts) {
+    const [statement] = analyzeSql(text).statements;
+    assert.equal(transactionEffectOfText(text), transactionEffect(statement), text);
+  }
 });
