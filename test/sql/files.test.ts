@@ -1,8 +1,8 @@
 // .sql files as repositories have them (fixtures/sql/files): psql scripts,
 // pg_dump output, migration tools' files, query files with host placeholders.
-// Scanned as one folder, none gets a fatal message; the files that are not
-// PostgreSQL (not-postgresql/) get one warning each, or none, or a parse
-// error, as sql.dialectDetection says.
+// Scanned as one folder with the files that are not PostgreSQL
+// (fixtures/sql-not-postgresql), none gets a fatal message; those others get
+// one warning each, or none, or a parse error, as sql.dialectDetection says.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { scan } from '../../src/scan/scan.ts';
 import { validateConfig } from '../../src/config/validate.ts';
 
 const root = join(import.meta.dirname, '../../fixtures/sql/files');
-const foreign = join(root, 'not-postgresql');
+const foreign = join(import.meta.dirname, '../../fixtures/sql-not-postgresql');
 const kinds: Record<string, RegExp> = {
   'dbt-model.sql': /a Jinja\/dbt template/,
   'go-template.sql': /a Go template/,
@@ -20,9 +20,9 @@ const kinds: Record<string, RegExp> = {
   'tsql-schema.sql': /T-SQL/,
 };
 
-describe('fixtures/sql/files scanned as one folder', { timeout: 60_000 }, () => {
+describe('fixtures/sql/files and fixtures/sql-not-postgresql scanned together', { timeout: 60_000 }, () => {
   test('no valid file gets a fatal message; each file that is not PostgreSQL gets one warning naming what it is', async () => {
-    const { results } = await scan({ paths: [root], concurrency: 'off' });
+    const { results } = await scan({ paths: [root, foreign], concurrency: 'off' });
     assert.ok(results.length >= 30, `${results.length} files`);
     const fatal = results.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${r.filePath}:${m.line} ${m.message}`));
     assert.deepEqual(fatal, []);
