@@ -8,6 +8,7 @@ import {
   tenantSettingMatcher,
 } from '../src/model/index.ts';
 import type { SettingDefault, Span } from '../src/sql/index.ts';
+import { bareTable } from '../src/model/queue.ts';
 
 interface Options {
   settings?: string[];
@@ -43,6 +44,8 @@ export default defineRule<Options>({
     // PostgREST sets request.* at the start of every request's transaction: a request never sees ''.
     const isRequestScoped = requestScopedMatcher(options.requestSettings);
     const checked = (setting: string | undefined) => isTenant(setting) && !isRequestScoped(setting);
+    // Columns made NOT NULL later in the file (ALTER COLUMN ... SET NOT NULL) are NOT NULL for their defaults too.
+    const madeNotNull = new Set([...statementsOf(file)].flatMap(({ statement }) => (statement.notNullSet ?? []).map((c) => `${bareTable(c.table)}.${c.column}`)));
     for (const { statement } of statementsOf(file)) {
       const policy = statement.kind === 'CreatePolicyStmt';
       const covered: Span[] = [];
@@ -55,7 +58,7 @@ export default defineRule<Options>({
         if (unguardedRead) covered.push(cast.span);
       }
       for (const found of statement.settingDefaults ?? []) {
-        const finding = judgeDefault(found);
+        const finding = judgeDefault(madeNotNull.has(`${bareTable(found.table)}.${found.column}`) ? { ...found, notNull: true } : found);
         if (finding && checked(found.setting)) report(finding);
       }
       if (!policy) continue;

@@ -141,6 +141,9 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
         if (action) facts.rowSecurity.push({ table: relationName(body.relation), action, span: ctx.statement });
+        if (cmd.AlterTableCmd?.subtype === 'AT_SetNotNull' && cmd.AlterTableCmd.name) {
+          (facts.notNullSet ??= []).push({ table: relationName(body.relation), column: String(cmd.AlterTableCmd.name).toLowerCase() });
+        }
       }
       break;
   }

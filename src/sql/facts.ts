@@ -206,6 +206,8 @@ export interface StatementFacts {
   calls?: RoutineCall[];
   /** Column defaults that read a setting (CREATE TABLE, ALTER TABLE ... ADD COLUMN / SET DEFAULT). */
   settingDefaults?: SettingDefault[];
+  /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
+  notNullSet?: { table: string; column: string }[];
   /** `ALTER ROLE/DATABASE ... SET name = value` (not a write of this session): what new sessions of that role get. */
   roleSettings?: { name: string; value: string | undefined; span: Span }[];
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
