@@ -30,7 +30,7 @@ describe('fixtures/sql/files and fixtures/sql-not-postgresql scanned together', 
       const name = result.filePath.slice(foreign.length + 1);
       assert.equal(result.messages.length, 1, name);
       const [message] = result.messages;
-      assert.deepEqual([message.ruleId, message.severity, message.messageId], [null, 1, 'skipped'], name);
+      assert.deepEqual([message.ruleId, message.severity, message.messageId], [null, 1, 'not-postgresql'], name);
       assert.match(message.message, kinds[name], name);
       assert.match(message.message, /not PostgreSQL/);
     }
