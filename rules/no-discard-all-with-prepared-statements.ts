@@ -8,6 +8,8 @@ export default defineRule({
       'DISCARD ALL cannot run inside a transaction block: it fails here and the cleanup it stands for never happens. Run it in autocommit, or reset only what the job set (RESET app.tenant).',
     inRoutine:
       'DISCARD ALL cannot run inside a function or procedure: every call fails. Reset only what the job set (RESET app.tenant).',
+    driverDefault:
+      '{{driver}} runs {{statement}} on every connection the pool takes back ({{resetReason}}), and this pool keeps prepared statements ({{reason}}): from the second checkout of a connection, its next prepared query fails with prepared statement "..." does not exist. Give the pool a reset that clears only what a job sets (RESET app.tenant), or turn prepared statements off.',
     preparedStatements:
       '{{statement}} drops the prepared statements that {{driver}} keeps for this connection ({{reason}}): its next prepared query fails with prepared statement "..." does not exist. Reset only what the job set (RESET app.tenant), or turn prepared statements off for this connection.',
   },
@@ -16,8 +18,23 @@ export default defineRule({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['discard', 'deallocate'],
+  // slonik: its pools run DISCARD ALL on release unless given another resetConnection.
+  triggers: ['discard', 'deallocate', 'slonik'],
   check({ file, report }) {
+    // The driver's own reset on release, where no reset of the app's replaces it (Slonik's resetConnection: DISCARD ALL).
+    for (const config of file.connections) {
+      if (!config.driverReset || config.preparedStatements !== 'yes' || config.callbacks.some((c) => c.role === 'reset')) continue;
+      const statement = config.driverReset.statements.map((s) => s.trim().replace(/\s+/g, ' ').replace(/;$/, '').toUpperCase()).find((s) => s === 'DISCARD ALL' || s === 'DEALLOCATE ALL') as
+        | 'DISCARD ALL'
+        | 'DEALLOCATE ALL'
+        | undefined;
+      if (!statement || config.driverClearsCache?.includes(statement)) continue;
+      report({
+        messageId: 'driverDefault',
+        data: { driver: config.driver, statement, resetReason: config.driverReset.reason, reason: config.preparedReason ?? 'prepared statements are on' },
+        span: config.span,
+      });
+    }
     for (const { site, statement } of statementsOf(file)) {
       const discardAll = statement.discard === 'all';
       if (!discardAll && !statement.deallocateAll) continue;

@@ -1,82 +1,221 @@
-import { configOf, defineRule, releaseClears, settingsOptionSchema, statementsOf, tenantSettingMatcher, type Suggestion } from '../src/model/index.ts';
-import type { SettingWrite } from '../src/sql/index.ts';
+import {
+  configOf,
+  defineRule,
+  releaseClears,
+  requestScopedMatcher,
+  requestSettingsOptionSchema,
+  resolveWrite,
+  settingsOptionSchema,
+  statementsOf,
+  tenantSettingMatcher,
+  asLevel,
+  type FileModel,
+  type SqlSite,
+  type Suggestion,
+} from '../src/model/index.ts';
+import { crossFileParts, displayPath, type Decision, type FileFacts } from '../src/model/cross-file.ts';
+import { refMaker, type Ref } from '../src/model/queue.ts';
+import type { CallArgument, SettingWrite, StatementFacts } from '../src/sql/index.ts';
 import { SET_STATEMENT } from '../src/model/triggers.ts';
 
 interface Options {
   settings?: string[];
+  requestSettings?: string[];
 }
 
-/** Session-level writes of search_path and role at the top of a .sql script are the script's own (pg_dump writes them). */
+/** Session-level writes of search_path and role in a .sql script or migration are the script's own (pg_dump writes them). */
 const IDENTITY = new Set(['search_path', 'role', 'session_authorization']);
+/** Pools and clients whose session state cannot reach another tenant's job. */
+const NOT_SHARED = new Set(['single-connection', 'per-tenant', 'no-reuse']);
 
-export default defineRule<Options>({
+interface SessionFacts {
+  /** What this file shows by itself; a finding in a PostgREST pre-request hook is dropped when the hook is known. */
+  findings: { at: Ref; messageId: string; data: Record<string, string>; routine?: string; suggestion?: Suggestion }[];
+  /** Routines named by `pgrst.db_pre_request` (ALTER ROLE ... SET): PostgREST runs them at the start of every request. */
+  preRequest: string[];
+  /** Routines whose tenant-setting write takes its level from a parameter: their callers decide. */
+  levelRoutines: { name: string; at: Ref; setting: string; parameter: string; index: number; defaultLevel?: boolean }[];
+  /** Calls of routines, with their literal arguments. */
+  calls: { name: string; at: Ref; args: CallArgument[] }[];
+}
+
+const bare = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+
+const messages = {
+  session:
+    "Session-level write of '{{setting}}' outlives the job: the next job on this pooled connection runs as this tenant and reads its rows. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
+  onPool:
+    "'{{setting}}' is written through the pool: the call runs on whichever connection the pool hands out, so the setting lands on a random connection and leaks to its next job. Check out a client, open a transaction and use set_config('{{setting}}', ..., true) there.",
+  routine:
+    "{{routine}} writes '{{setting}}' at session level: the setting outlives the caller's transaction and leaks to the next job on the connection. Pass true as set_config's third argument or use SET LOCAL.",
+  genericSetter:
+    "{{routine}} writes the setting its caller names ({{parameter}}) at session level: every tenant setting passed through it (app.tenant, search_path, ...) outlives the caller's transaction and leaks to the next job on the connection. The name is chosen by the callers; pass true as set_config's third argument.",
+  genericHelper:
+    "{{function}} writes the setting its callers name ({{parameter}}) at session level: every tenant setting passed through it outlives the job and leaks to the next job on this connection. The name is chosen by the callers; pass true as set_config's third argument, inside the job's transaction.",
+  routineCall:
+    "This call passes false as {{parameter}} to {{routine}} ({{where}}), which then writes '{{setting}}' at session level: the setting outlives the transaction and leaks to the next job on the connection. Pass true.",
+} as const;
+
+function read(file: FileModel, options: Options): SessionFacts {
+  const isTenant = tenantSettingMatcher(options.settings);
+  const isRequestScoped = requestScopedMatcher(options.requestSettings);
+  const ref = refMaker(file.text);
+  const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [] };
+  for (const { site, statement } of statementsOf(file)) {
+    for (const setting of statement.roleSettings ?? []) {
+      if (setting.name === 'pgrst.db_pre_request' && setting.value) facts.preRequest.push(setting.value.toLowerCase());
+    }
+    for (const call of statement.calls ?? []) facts.calls.push({ name: call.name, at: ref(call.span), args: call.args });
+    for (const write of statement.settingWrites) {
+      if (write.via !== 'set' && write.via !== 'set_config') continue;
+      const finding = judge(file, site, statement, write, isTenant, isRequestScoped);
+      if (!finding) continue;
+      if (finding.kind === 'level-from-parameter') {
+        const routine = statement.routine!;
+        const index = routine.parameters?.indexOf(finding.parameter) ?? -1;
+        const fallback = index >= 0 ? routine.parameterDefaults?.[index] : undefined;
+        const defaultLevel = fallback?.kind === 'literal' ? asLevel(fallback.value) : undefined;
+        facts.levelRoutines.push({ name: routine.name.toLowerCase(), at: ref(write.span), setting: finding.setting, parameter: finding.parameter, index, ...(defaultLevel !== undefined ? { defaultLevel } : {}) });
+        continue;
+      }
+      const routine = statement.routine && statement.routine.kind !== 'do' ? statement.routine.name.toLowerCase() : undefined;
+      facts.findings.push({ at: ref(write.span), messageId: finding.messageId, data: finding.data, ...(routine ? { routine } : {}), ...(finding.suggestion ? { suggestion: finding.suggestion } : {}) });
+    }
+  }
+  return facts;
+}
+
+type Judgement =
+  | { kind: 'report'; messageId: keyof typeof messages; data: Record<string, string>; suggestion?: Suggestion }
+  | { kind: 'level-from-parameter'; setting: string; parameter: string };
+
+function judge(
+  file: FileModel,
+  site: SqlSite,
+  statement: StatementFacts,
+  write: SettingWrite,
+  isTenant: (name: string | undefined) => boolean,
+  isRequestScoped: (name: string | undefined) => boolean,
+): Judgement | undefined {
+  // Pool callbacks: configure= and checkout hooks run the same for every tenant before any job, reset= clears.
+  if (site.callback) return undefined;
+  const config = configOf(file, site);
+  if (config?.reuse && NOT_SHARED.has(config.reuse)) return undefined;
+  // Undone before another job can see it: a transaction rolled back on every path.
+  if (site.scope.kind === 'transaction' && site.scope.neverCommits) return undefined;
+  const resolved = resolveWrite(write, site.params);
+  if (resolved.clears) return undefined;
+  // Or the driver's own reset on release (asyncpg's RESET ALL, a pool's DISCARD ALL).
+  if (resolved.level !== 'local' && resolved.name !== undefined && releaseClears(config, resolved.name)) return undefined;
+  const inRoutine = statement.routine !== undefined && statement.routine.kind !== 'do';
+  const routineName = !statement.routine ? '' : statement.routine.kind === 'do' ? 'This DO block' : `${statement.routine.kind} ${statement.routine.name}`;
+
+  // A setter whose name its callers pass: every tenant setting that goes through it is written this way.
+  if (resolved.name === undefined) {
+    if (!resolved.nameChosenBy || resolved.level !== 'session') return undefined;
+    if (resolved.nameChosenBy.kind === 'routine-parameter' && inRoutine) {
+      return { kind: 'report', messageId: 'genericSetter', data: { routine: routineName, parameter: resolved.nameChosenBy.name } };
+    }
+    if (resolved.nameChosenBy.kind === 'caller-parameter' && site.connection.kind !== 'dedicated') {
+      return { kind: 'report', messageId: 'genericHelper', data: { function: site.functionName ?? 'This helper', parameter: resolved.nameChosenBy.name } };
+    }
+    return undefined;
+  }
+  if (!isTenant(resolved.name) || isRequestScoped(resolved.name)) return undefined;
+  const data = { setting: resolved.name, routine: routineName };
+  if (resolved.level === 'unknown') {
+    if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
+    return undefined;
+  }
+  // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
+  const inlineTransaction =
+    resolved.level === 'local' &&
+    site.analysis.statements.some((s) => s.transaction === 'begin' && s.span.start < statement.span.start) &&
+    site.analysis.statements.some((s) => (s.transaction === 'commit' || s.transaction === 'rollback') && s.span.start > statement.span.start);
+  if (site.connection.kind === 'pool' && !inlineTransaction) return { kind: 'report', messageId: 'onPool', data };
+  if (resolved.level !== 'session') return undefined;
+  if (inRoutine) return { kind: 'report', messageId: 'routine', data };
+  if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
+  if (statement.routine) return { kind: 'report', messageId: 'routine', data }; // a DO block, on the file's connection
+  // A .sql file's own search_path and role, at its top or in its own BEGIN ... COMMIT (a migration, a pg_dump).
+  if (site.driver === 'sql' && IDENTITY.has(resolved.name) && (site.scope.kind === 'script' || site.scope.kind === 'transaction')) return undefined;
+  // Inside the job's transaction the local form is the fix; outside one it would do nothing (no-local-setting-outside-transaction).
+  const suggestion = site.scope.kind === 'transaction' ? localForm(file.text, write) : undefined;
+  return { kind: 'report', messageId: 'session', data, ...(suggestion ? { suggestion } : {}) };
+}
+
+function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (file: string, ref: Ref, from: string) => string }): Decision[] {
+  const hooks = new Set(files.flatMap(({ facts }) => facts.preRequest.map(bare)));
+  const out: Decision[] = [];
+  for (const { file, facts } of files) {
+    for (const f of facts.findings) {
+      if (f.routine && hooks.has(bare(f.routine))) continue; // PostgREST runs it first in every request: its value never reaches another request
+      out.push({ file, at: f.at, messageId: f.messageId, data: f.data });
+    }
+  }
+  // A routine whose level is a parameter: the calls that pass false write at session level.
+  const byName = new Map<string, { file: string; routine: SessionFacts['levelRoutines'][number] }[]>();
+  for (const { file, facts } of files) {
+    for (const routine of facts.levelRoutines) {
+      if (hooks.has(bare(routine.name))) continue;
+      const list = byName.get(bare(routine.name)) ?? [];
+      list.push({ file, routine });
+      byName.set(bare(routine.name), list);
+    }
+  }
+  if (byName.size === 0) return out;
+  for (const { file, facts } of files) {
+    for (const call of facts.calls) {
+      for (const { file: routineFile, routine } of byName.get(bare(call.name)) ?? []) {
+        if (call.name.includes('.') && routine.name.includes('.') && call.name !== routine.name) continue;
+        const named = call.args.find((a) => a.name === routine.parameter);
+        const positional = routine.index >= 0 && call.args.filter((a) => !a.name).length > routine.index ? call.args[routine.index] : undefined;
+        const arg = named ?? (positional && !positional.name ? positional : undefined);
+        const level = arg ? (arg.value.kind === 'literal' ? asLevel(arg.value.value) : undefined) : routine.defaultLevel;
+        if (level !== false) continue;
+        out.push({
+          file,
+          at: call.at,
+          messageId: 'routineCall',
+          data: { routine: bare(routine.name), parameter: routine.parameter, setting: routine.setting, where: place(routineFile, routine.at, file) },
+        });
+      }
+    }
+  }
+  return out;
+}
+
+const parts = crossFileParts<Options, SessionFacts>(read, (files, context) => decide(files, context));
+
+export default defineRule<Options, SessionFacts>({
   id: 'no-session-tenant-setting',
   description: 'Disallow session-level writes of tenant settings on pooled connections',
-  messages: {
-    session:
-      "Session-level write of '{{setting}}' outlives the job: the next job on this pooled connection runs as this tenant and reads its rows. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
-    onPool:
-      "'{{setting}}' is written through the pool: the call runs on whichever connection the pool hands out, so the setting lands on a random connection and leaks to its next job. Check out a client, open a transaction and use set_config('{{setting}}', ..., true) there.",
-    routine:
-      "{{routine}} writes '{{setting}}' at session level: the setting outlives the caller's transaction and leaks to the next job on the connection. Pass true as set_config's third argument or use SET LOCAL.",
-    callerChoosesName:
-      "{{function}} writes a setting whose name its callers choose (parameter '{{parameter}}') at session level: every tenant setting passed through it outlives the job and leaks to the next job on the connection. Pass true as set_config's third argument, inside the job's transaction.",
-  },
+  messages,
   defaultSeverity: 'error',
   recommended: true,
   languages: ['sql', 'typescript', 'python'],
-  schema: { type: 'object', properties: { settings: settingsOptionSchema }, additionalProperties: false },
+  schema: {
+    type: 'object',
+    properties: { settings: settingsOptionSchema, requestSettings: requestSettingsOptionSchema },
+    additionalProperties: false,
+  },
   defaultOptions: {},
   triggers: ['set_config', SET_STATEMENT],
   hasSuggestions: true,
   check({ file, options, report }) {
-    const isTenant = tenantSettingMatcher(options.settings);
-    for (const { site, statement } of statementsOf(file)) {
-      for (const write of statement.settingWrites) {
-        if (write.via !== 'set' && write.via !== 'set_config') continue;
-        // Pool callbacks: configure= runs before any job (the same for every tenant), reset= clears.
-        if (site.callback) continue;
-        // Undone before another job can see it: a transaction rolled back on every path, a connection
-        // not reused, or the driver's own reset on release (asyncpg's RESET ALL).
-        if (site.scope.kind === 'transaction' && site.scope.neverCommits) continue;
-        if (write.level !== 'local' && releaseClears(configOf(file, site), write.name)) continue;
-        const callerName = write.name === undefined && write.level === 'session' ? callerChosenName(site, write) : undefined;
-        if (callerName && site.connection.kind !== 'dedicated') {
-          report({ messageId: 'callerChoosesName', data: { function: site.functionName ?? 'This function', parameter: callerName }, span: write.span });
-          continue;
-        }
-        if (!isTenant(write.name)) continue;
-        const data = { setting: write.name ?? '', routine: statement.routine ? `${statement.routine.kind} ${statement.routine.name}` : '' };
-        // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
-        const inlineTransaction =
-          write.level === 'local' &&
-          site.analysis.statements.some((s) => s.transaction === 'begin' && s.span.start < statement.span.start) &&
-          site.analysis.statements.some((s) => (s.transaction === 'commit' || s.transaction === 'rollback') && s.span.start > statement.span.start);
-        if (site.connection.kind === 'pool' && write.level !== 'unknown' && !inlineTransaction) {
-          report({ messageId: 'onPool', data, span: write.span });
-          continue;
-        }
-        if (write.level !== 'session') continue;
-        if (site.connection.kind === 'dedicated') continue; // a connection the job opened and closes itself
-        if (statement.routine) {
-          report({ messageId: 'routine', data, span: write.span });
-          continue;
-        }
-        if (site.scope.kind === 'script' && IDENTITY.has(write.name ?? '')) continue;
-        // Inside the job's transaction the local form is the fix; outside one it would do nothing (no-local-setting-outside-transaction).
-        const suggestion = site.scope.kind === 'transaction' ? localForm(file.text, write) : undefined;
-        report({ messageId: 'session', data, span: write.span, ...(suggestion ? { suggestions: [suggestion] } : {}) });
-      }
+    // The per-file part, with the suggestions the facts carry.
+    const facts = read(file, options);
+    const suggestions = new Map(facts.findings.filter((f) => f.suggestion).map((f) => [`${f.at.span.start}:${f.at.span.end}`, f.suggestion!]));
+    const place = (other: string, ref: Ref, from: string) => (other === from ? `line ${ref.loc.line}` : `${displayPath(other)}:${ref.loc.line}`);
+    for (const d of decide([{ file: file.file, facts }], { place })) {
+      if (d.file !== file.file) continue;
+      const suggestion = suggestions.get(`${d.at.span.start}:${d.at.span.end}`);
+      report({ messageId: d.messageId, data: d.data, span: d.at.span, ...(suggestion ? { suggestions: [suggestion] } : {}) });
     }
   },
+  collect: parts.collect,
+  checkProject: parts.checkProject,
 });
-
-/** A generic setter: the name is a placeholder bound to a parameter of the host function. */
-function callerChosenName(site: import('../src/model/index.ts').SqlSite, write: SettingWrite): string | undefined {
-  if (write.nameFrom?.kind !== 'placeholder') return undefined;
-  const param = site.params?.[write.nameFrom.index - 1];
-  return param?.kind === 'caller-parameter' ? param.name : undefined;
-}
 
 /**
  * The edit that makes a session write local, read from the host text at the

@@ -1,31 +1,55 @@
-import { defineRule, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel } from '../src/model/index.ts';
+import { defineRule, resolveWrite, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel, type SqlSite } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { bareTable, refMaker, type Ref } from '../src/model/queue.ts';
+import { bareTable, queueFactsOf, refMaker, type Ref } from '../src/model/queue.ts';
+import type { Span, StatementFacts } from '../src/sql/index.ts';
+import { UPDATE_SET } from '../src/model/triggers.ts';
 
 interface Options {
   settings?: string[];
   queueTables?: string[];
 }
 
-/** Table names that read as a queue when no claim of the table is seen. */
-const QUEUE_NAME = /(^|_)(jobs|job_queue|queue|queues|tasks|task_queue|messages|outbox)$/;
-
 interface PolicyFacts {
-  /** Tables claimed with FOR UPDATE SKIP LOCKED. */
-  claims: { table: string; at: Ref }[];
+  /** Tables the code claims rows from (FOR UPDATE SKIP LOCKED, a lease UPDATE ... RETURNING), and whether the tenant is set first. */
+  claims: { table: string; at: Ref; tenantFirst: boolean }[];
   /** ENABLE ROW LEVEL SECURITY. */
   rls: { table: string; at: Ref }[];
   /** Policies that read a tenant setting. */
   policies: { name: string; table: string; setting: string; at: Ref }[];
 }
 
+const sameSpan = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
+
 function read(file: FileModel, options: Options): PolicyFacts {
   const isTenant = tenantSettingMatcher(options.settings);
   const ref = refMaker(file.text);
   const facts: PolicyFacts = { claims: [], rls: [], policies: [] };
-  for (const { statement } of statementsOf(file)) {
-    for (const read of statement.lockingReads) {
-      if (read.skipLocked) for (const t of read.tables) facts.claims.push({ table: bareTable(t), at: ref(read.span) });
+  const statements = [...statementsOf(file)];
+  const leaseClaims = queueFactsOf(file).claims;
+  // A per-tenant worker: the tenant is set in the same transaction (or the same call) before the claim.
+  const tenantSetBefore = (site: SqlSite, statement: StatementFacts) =>
+    statements.some(
+      (other) =>
+        other.statement.span.start < statement.span.start &&
+        (other.site === site || (site.scope.kind === 'transaction' && other.site.scope.kind === 'transaction' && other.site.scope.id === site.scope.id)) &&
+        other.statement.settingWrites.some((w) => {
+          if (w.via !== 'set' && w.via !== 'set_config') return false;
+          const resolved = resolveWrite(w, other.site.params);
+          return isTenant(resolved.name) && !resolved.clears;
+        }),
+    );
+  for (const { site, statement } of statements) {
+    const claimed = new Set<string>();
+    for (const lock of statement.lockingReads) {
+      if (!lock.skipLocked) continue;
+      for (const t of lock.tables) {
+        claimed.add(bareTable(t));
+        facts.claims.push({ table: bareTable(t), at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement) });
+      }
+    }
+    for (const claim of leaseClaims) {
+      if (claimed.has(claim.table) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
+      facts.claims.push({ table: claim.table, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
     }
     for (const rls of statement.rowSecurity) if (rls.action === 'enable') facts.rls.push({ table: bareTable(rls.table), at: ref(rls.span) });
     for (const policy of statement.policies) {
@@ -55,13 +79,13 @@ export default defineRule<Options, PolicyFacts>({
       queueTables: {
         type: 'array',
         items: { type: 'string' },
-        description: 'Names of the queue tables. Default: tables the code claims with FOR UPDATE SKIP LOCKED, else tables named like jobs, queue or tasks.',
+        description: 'Names of the queue tables. Default: the tables the code claims rows from (FOR UPDATE SKIP LOCKED, a lease UPDATE ... RETURNING); a name alone never makes a queue.',
       },
     },
     additionalProperties: false,
   },
   defaultOptions: {},
-  triggers: ['create policy', 'skip locked', 'row level security'],
+  triggers: ['create policy', 'skip locked', 'row level security', UPDATE_SET],
   // The policy, the ENABLE ROW LEVEL SECURITY and the claim may be in three files (migrations/ and queue.ts).
   ...crossFileParts<Options, PolicyFacts>(read, (files, { options, place }) => {
     const claims = files.flatMap(({ file, facts }) => facts.claims.map((c) => ({ file, ...c })));
@@ -72,9 +96,12 @@ export default defineRule<Options, PolicyFacts>({
       for (const policy of facts.policies) {
         const enabled = rls.find((r) => r.table === policy.table && r.file === file) ?? rls.find((r) => r.table === policy.table);
         if (!enabled) continue;
-        const claim = claims.find((c) => c.table === policy.table && c.file === file) ?? claims.find((c) => c.table === policy.table);
-        const isQueue = queueTables ? queueTables.includes(policy.table) : claim !== undefined || (claims.length === 0 && QUEUE_NAME.test(policy.table));
+        const tableClaims = claims.filter((c) => c.table === policy.table);
+        // A per-tenant worker sets the tenant before it claims: the policy is what it wants. Quiet when every claim does.
+        const blind = tableClaims.filter((c) => !c.tenantFirst);
+        const isQueue = queueTables ? queueTables.includes(policy.table) : blind.length > 0;
         if (!isQueue) continue;
+        const claim = blind.find((c) => c.file === file) ?? blind[0];
         const data = { policy: policy.name, table: policy.table, setting: policy.setting };
         const elsewhere = [
           claim && claim.file !== file && !queueTables ? `claimed at ${place(claim.file, claim.at, file)}` : undefined,

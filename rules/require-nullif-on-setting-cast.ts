@@ -1,8 +1,21 @@
-import { defineRule, isCustomSetting, settingsOptionSchema, statementsOf, tenantSettingMatcher } from '../src/model/index.ts';
+import {
+  defineRule,
+  isCustomSetting,
+  requestScopedMatcher,
+  requestSettingsOptionSchema,
+  settingsOptionSchema,
+  statementsOf,
+  tenantSettingMatcher,
+} from '../src/model/index.ts';
+import type { SettingDefault, Span } from '../src/sql/index.ts';
+import { bareTable } from '../src/model/queue.ts';
 
 interface Options {
   settings?: string[];
+  requestSettings?: string[];
 }
+
+const within = (inner: Span, outer: Span) => inner.start >= outer.start && inner.end <= outer.end;
 
 export default defineRule<Options>({
   id: 'require-nullif-on-setting-cast',
@@ -10,30 +23,72 @@ export default defineRule<Options>({
   messages: {
     castWithoutNullif:
       "current_setting('{{setting}}') is cast to {{type}} without nullif(..., ''): once any job on the connection has set '{{setting}}', it reads '' (not NULL) and the cast fails with invalid input syntax for type {{type}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
+    policyCastWithoutNullif:
+      "The policy casts current_setting('{{setting}}') to {{type}} without missing_ok and without nullif(..., ''): on a connection that never set '{{setting}}' every query on the table fails with unrecognized configuration parameter, and on one that set it before, with invalid input syntax for type {{type}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
     policyWithoutMissingOk:
       "The policy calls current_setting('{{setting}}') without missing_ok: on a connection that never set it, every query on the table fails with unrecognized configuration parameter. Write nullif(current_setting('{{setting}}', true), '').",
+    defaultSilentNull:
+      "Column {{column}} of {{table}} defaults to current_setting('{{setting}}'{{missingOk}}){{reads}}, and the column allows NULL: an insert that leaves the column out, on a connection where '{{setting}}' is not set (or was cleared), stores a row with {{column}} NULL — a row of no tenant, without an error. Declare the column NOT NULL, so that insert fails instead.",
+    defaultEmptyString:
+      "Column {{column}} of {{table}} defaults to current_setting('{{setting}}'{{missingOk}}) as text: on a connection where '{{setting}}' was set earlier and has ended or been reset, it reads '' and an insert that leaves the column out stores {{column}} = '' — a row of no tenant, without an error. Write nullif(current_setting('{{setting}}', true), '') and declare the column NOT NULL.",
   },
   defaultSeverity: 'error',
   recommended: true,
   languages: ['sql', 'typescript', 'python'],
-  schema: { type: 'object', properties: { settings: settingsOptionSchema }, additionalProperties: false },
+  schema: { type: 'object', properties: { settings: settingsOptionSchema, requestSettings: requestSettingsOptionSchema }, additionalProperties: false },
   defaultOptions: {},
   triggers: ['current_setting'],
   check({ file, options, report }) {
     // Only custom settings read '' after RESET or the end of a local transaction; built-in ones always have a value.
     const isTenant = options.settings ? tenantSettingMatcher(options.settings) : (name: string | undefined) => !!name && isCustomSetting(name);
+    // PostgREST sets request.* at the start of every request's transaction: a request never sees ''.
+    const isRequestScoped = requestScopedMatcher(options.requestSettings);
+    const checked = (setting: string | undefined) => isTenant(setting) && !isRequestScoped(setting);
+    // Columns made NOT NULL later in the file (ALTER COLUMN ... SET NOT NULL) are NOT NULL for their defaults too.
+    const madeNotNull = new Set([...statementsOf(file)].flatMap(({ statement }) => (statement.notNullSet ?? []).map((c) => `${bareTable(c.table)}.${c.column}`)));
     for (const { statement } of statementsOf(file)) {
+      const policy = statement.kind === 'CreatePolicyStmt';
+      const covered: Span[] = [];
       for (const cast of statement.settingCasts) {
-        if (!cast.nullif && isTenant(cast.setting)) {
-          report({ messageId: 'castWithoutNullif', data: { setting: cast.setting ?? '', type: cast.type }, span: cast.span });
-        }
+        if (cast.nullif || cast.guard || cast.inDefault || !checked(cast.setting)) continue;
+        const data = { setting: cast.setting ?? '', type: cast.type };
+        // One finding per cast: a policy's cast without missing_ok fails both ways, and says so once.
+        const unguardedRead = policy && cast.missingOk === false;
+        report({ messageId: unguardedRead ? 'policyCastWithoutNullif' : 'castWithoutNullif', data, span: cast.span });
+        if (unguardedRead) covered.push(cast.span);
       }
-      if (statement.kind !== 'CreatePolicyStmt') continue;
+      for (const found of statement.settingDefaults ?? []) {
+        const finding = judgeDefault(madeNotNull.has(`${bareTable(found.table)}.${found.column}`) ? { ...found, notNull: true } : found);
+        if (finding && checked(found.setting)) report(finding);
+      }
+      if (!policy) continue;
       for (const read of statement.settingReads) {
-        if (read.missingOk === false && isTenant(read.setting)) {
-          report({ messageId: 'policyWithoutMissingOk', data: { setting: read.setting ?? '' }, span: read.span });
-        }
+        if (read.missingOk !== false || !checked(read.setting) || covered.some((span) => within(read.span, span))) continue;
+        report({ messageId: 'policyWithoutMissingOk', data: { setting: read.setting ?? '' }, span: read.span });
       }
     }
   },
 });
+
+/**
+ * What an insert that leaves the column out does, measured on PostgreSQL
+ * 17.10: with the setting unset, missing_ok false fails and missing_ok true
+ * gives NULL; with '' a non-text cast fails and text keeps ''; nullif turns
+ * both into NULL. NULL into a NOT NULL column fails. Only the silent
+ * outcomes — a NULL in a nullable column, a '' anywhere — are reported.
+ */
+function judgeDefault(found: SettingDefault): { messageId: string; data: Record<string, string>; span: Span } | undefined {
+  const data = {
+    column: found.column,
+    table: found.table,
+    setting: found.setting ?? '',
+    missingOk: found.missingOk === true ? ', true' : '',
+    reads: found.castType ? `::${found.castType}` : '',
+  };
+  if (!found.castType && !found.nullif) return { messageId: 'defaultEmptyString', data, span: found.span };
+  const yieldsNull = found.nullif || found.missingOk === true;
+  if (yieldsNull && found.notNull === false) {
+    return { messageId: 'defaultSilentNull', data: { ...data, reads: found.nullif ? `${data.reads} through nullif(..., '')` : data.reads }, span: found.span };
+  }
+  return undefined;
+}

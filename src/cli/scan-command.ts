@@ -99,6 +99,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       cwd: io.cwd,
       rules: ruleSettings(config, flags),
       queryFunctions: config.settings.queryFunctions,
+      ...(config.sql ? { sql: config.sql } : {}),
       selection,
       unitConfig: values.config ? loaded : undefined,
       reportUnusedSuppressions: config.reportUnusedSuppressions,

@@ -31,7 +31,22 @@ export const QUERY_FUNCTIONS_SCHEMA = {
     'Extra call names (in-house wrappers such as "db.run" or "runSql") whose first argument is SQL text, for the TypeScript and Python front ends.',
 } as const;
 
-export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema'] as const;
+export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema', 'sql'] as const;
+
+/** The "sql" key: how .sql files are read. */
+export const SQL_SCHEMA = {
+  type: 'object',
+  description: 'How .sql files are read.',
+  properties: {
+    dialectDetection: {
+      type: 'string',
+      enum: ['warn', 'quiet', 'off'],
+      description:
+        'A .sql file that does not parse and is plainly not PostgreSQL (SQLite, MySQL, T-SQL, Oracle, a Jinja/dbt or Go template) is skipped: "warn" (default) reports it once as a warning, "quiet" skips it silently, "off" parses it as PostgreSQL anyway (parse errors are fatal).',
+    },
+  },
+  additionalProperties: false,
+} as const;
 
 /** The schema of a shared setting: the first rule option of that name. */
 export function sharedSettingSchema(key: string): JsonSchema | undefined {
@@ -95,6 +110,7 @@ export function buildConfigSchema(): Record<string, unknown> {
         items: { type: 'string' },
         description: 'Globs of files not to scan, relative to the folder of this file (e.g. "legacy/**", "**/*.generated.sql").',
       },
+      sql: SQL_SCHEMA,
       reportUnusedSuppressions: {
         type: 'string',
         enum: [...SEVERITIES],

@@ -5,7 +5,7 @@
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
 import type { JsonSchema, Severity } from '../model/index.ts';
-import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
+import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, SQL_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
 
 export interface RuleEntry {
   severity?: Severity;
@@ -29,6 +29,7 @@ export interface Config {
   units?: UnitEntry[];
   /** The schema unqualified table names are in, for the units of this config (default public). */
   defaultSchema?: string;
+  sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
 }
 
 /** `source` names the file in messages, e.g. "pgq-audit.config.json" or "package.json#pgqAudit". */
@@ -80,6 +81,10 @@ export function validateConfig(raw: unknown, source: string): Config {
   if (input.ignores !== undefined) {
     checkValue(input.ignores, { type: 'array', items: { type: 'string' } }, 'ignores', fail);
     config.ignores = input.ignores as string[];
+  }
+  if (input.sql !== undefined) {
+    checkValue(input.sql, SQL_SCHEMA as unknown as JsonSchema, 'sql', fail);
+    config.sql = input.sql as Config['sql'];
   }
   if (input.reportUnusedSuppressions !== undefined) {
     config.reportUnusedSuppressions = checkSeverity(input.reportUnusedSuppressions, 'reportUnusedSuppressions', fail);

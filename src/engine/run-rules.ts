@@ -10,6 +10,9 @@ export function runRules(model: FileModel, active: readonly ActiveRule[]): Findi
   if (model.fatal) {
     return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];
   }
+  if (model.skipped) {
+    return [{ ruleId: null, severity: 1, messageId: 'not-postgresql', message: model.skipped.message, span: model.skipped.span, ...locate(model.skipped.span) }];
+  }
   const findings: Finding[] = [];
   if (model.sqlErrors.length > 0) {
     // One diagnostic per file for the statements that did not parse; the rest were analysed.

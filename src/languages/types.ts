@@ -12,4 +12,6 @@ export interface FrontEnd {
 export interface FrontEndOptions {
   /** Extra call names (in-house wrappers) that take SQL as their first argument. */
   queryFunctions?: readonly string[];
+  /** How .sql files that are not PostgreSQL (templates, other databases' SQL) are treated: the config's "sql" key. */
+  sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
 }

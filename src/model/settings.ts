@@ -3,6 +3,8 @@
 // its prefix; search_path and role leak the same way in schema-per-tenant and
 // role-per-tenant designs.
 import picomatch from 'picomatch';
+import type { SettingWrite } from '../sql/index.ts';
+import type { HostParam } from './types.ts';
 
 /** Prefixes of custom settings that extensions and PostgreSQL modules own: configuration, not tenant context. */
 export const EXTENSION_PREFIXES = [
@@ -53,3 +55,82 @@ export const settingsOptionSchema = {
   description:
     'Globs of the settings that carry tenant context. Replaces the default: every custom dotted setting (app.tenant, ...) except extension prefixes, plus search_path and role.',
 } as const;
+
+/** Settings a request-scoped server writes at the start of every request's transaction: PostgREST's request.jwt.claims, request.headers, request.method, ... */
+export const REQUEST_SCOPED_DEFAULT = ['request.*'];
+
+/** The JSON schema of the `requestSettings` option. */
+export const requestSettingsOptionSchema = {
+  type: 'array',
+  items: { type: 'string' },
+  description:
+    'Globs of the settings a request-scoped server (PostgREST, Supabase) rewrites at the start of every request, so a leftover value never reaches the next request. Default ["request.*"]; [] checks them like any tenant setting.',
+} as const;
+
+export function requestScopedMatcher(globs: readonly string[] | undefined): (name: string | undefined) => boolean {
+  const list = globs ?? REQUEST_SCOPED_DEFAULT;
+  if (list.length === 0) return () => false;
+  const test = picomatch(list.map((g) => g.toLowerCase()));
+  return (name) => name !== undefined && test(name);
+}
+
+/** Where a setting write takes its name, level and value, with the host's placeholder values applied. */
+export interface ResolvedWrite {
+  name: string | undefined;
+  level: 'local' | 'session' | 'unknown';
+  /** The value written is NULL, '' or DEFAULT: the write clears the setting. */
+  clears: boolean;
+  /** The value is a literal (the same for every job). */
+  constant: boolean;
+  /** The name is chosen by the callers of the enclosing host function or routine: its parameter's name. */
+  nameChosenBy?: { kind: 'routine-parameter' | 'caller-parameter'; name: string };
+  /** The level is chosen by a parameter of the enclosing routine. */
+  levelChosenBy?: string;
+}
+
+function hostParam(params: readonly HostParam[] | undefined, index: number): HostParam | undefined {
+  return params?.[index - 1];
+}
+
+export function resolveWrite(write: SettingWrite, params: readonly HostParam[] | undefined): ResolvedWrite {
+  const resolved: ResolvedWrite = { name: write.name, level: write.level, clears: false, constant: false };
+  if (resolved.name === undefined && write.nameFrom) {
+    if (write.nameFrom.kind === 'routine-parameter') resolved.nameChosenBy = { kind: 'routine-parameter', name: write.nameFrom.name };
+    else {
+      const param = hostParam(params, write.nameFrom.index);
+      if (param?.kind === 'literal' && typeof param.value === 'string') resolved.name = param.value.toLowerCase();
+      else if (param?.kind === 'caller-parameter') resolved.nameChosenBy = { kind: 'caller-parameter', name: param.name };
+    }
+  }
+  if (resolved.level === 'unknown' && write.levelFrom) {
+    if (write.levelFrom.kind === 'routine-parameter') resolved.levelChosenBy = write.levelFrom.name;
+    else {
+      const param = hostParam(params, write.levelFrom.index);
+      const local = param?.kind === 'literal' ? asLevel(param.value) : undefined;
+      if (local !== undefined) resolved.level = local ? 'local' : 'session';
+    }
+  }
+  let value = write.value;
+  if (value?.kind === 'placeholder') {
+    const param = hostParam(params, value.index);
+    if (param?.kind === 'literal') value = { kind: 'literal', value: param.value };
+  }
+  if (value?.kind === 'default') resolved.clears = true;
+  if (value?.kind === 'literal') {
+    resolved.constant = true;
+    if (value.value === null || value.value === '') resolved.clears = true;
+  }
+  return resolved;
+}
+
+/** set_config's third argument as PostgreSQL reads it: true/false, 'on'/'off', 1/0 ... */
+export function asLevel(value: string | number | boolean | null): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0;
+  if (typeof value === 'string') {
+    const v = value.trim().toLowerCase();
+    if (['true', 't', 'on', 'yes', 'y', '1'].includes(v)) return true;
+    if (['false', 'f', 'off', 'no', 'n', '0'].includes(v)) return false;
+  }
+  return undefined;
+}

@@ -189,6 +189,8 @@ export interface FileModel {
   comments: CommentDirective[];
   /** Set when the file could not be parsed at all: one fatal diagnostic, no rules run. */
   fatal?: { message: string; span: Span };
+  /** Set when the front end chose not to analyse the file (a .sql file that is not PostgreSQL): one warning, no rules run. */
+  skipped?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
   /**

@@ -14,6 +14,7 @@ export interface AnalysisConfig {
   /** Every rule id, with its resolved severity and options ('off' for rules that do not run). */
   rules: Record<string, RuleSetting>;
   queryFunctions?: readonly string[];
+  sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
 }
 
 /** A file's analysis. JSON-serializable: it crosses worker threads and lives in the cache. */
@@ -28,11 +29,18 @@ export interface FileAnalysis {
 }
 
 /** The config that runs exactly `active` (rules left out of it are off). */
-export function analysisConfig(active: readonly ActiveRule[], all: readonly { id: string }[], queryFunctions?: readonly string[]): AnalysisConfig {
+export function analysisConfig(
+  active: readonly ActiveRule[],
+  all: readonly { id: string }[],
+  queryFunctions?: readonly string[],
+  sql?: AnalysisConfig['sql'],
+): AnalysisConfig {
   const rules: Record<string, RuleSetting> = {};
   for (const { id } of all) rules[id] = { severity: 'off' };
   for (const { rule, severity, options } of active) rules[rule.id] = { severity: severity === 2 ? 'error' : 'warn', options };
-  return queryFunctions && queryFunctions.length > 0 ? { rules, queryFunctions } : { rules };
+  const config: AnalysisConfig = queryFunctions && queryFunctions.length > 0 ? { rules, queryFunctions } : { rules };
+  if (sql?.dialectDetection) config.sql = sql;
+  return config;
 }
 
 const activeByConfig = new WeakMap<AnalysisConfig, ActiveRule[]>();
@@ -52,7 +60,7 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
   if (!frontEnd) return { messages: [] };
   try {
     const active = activeOf(config);
-    const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions });
+    const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions, sql: config.sql });
     const messages = runRules(model, active);
     const analysis: FileAnalysis = { messages };
     const facts = collectProjectFacts(model, active, messages);

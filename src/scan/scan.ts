@@ -51,6 +51,8 @@ export interface ScanOptions {
   rules?: RuleSettings;
   ignores?: readonly string[];
   queryFunctions?: readonly string[];
+  /** How .sql files that are not PostgreSQL are treated (the config's "sql" key). */
+  sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
   /** --changed-since, --shard and config ignores (src/scan/select-files.ts). */
   selection?: FileSelection;
   /**
@@ -129,7 +131,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const read = active.some((a) => a.rule.collect) ? all : files;
   const discoveredAt = performance.now();
 
-  const config = analysisConfig(active, allRules, options.queryFunctions);
+  const config = analysisConfig(active, allRules, options.queryFunctions, options.sql);
   const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
   const cache = options.cache
     ? new AnalysisCache(cacheFilePath(options.cacheLocation ?? defaultCacheLocation(cwd), cwd), config, {

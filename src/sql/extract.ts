@@ -12,12 +12,15 @@ import type {
   RowWrite,
   SettingCast,
   SettingRead,
+  SettingValue,
   SettingWrite,
   Span,
   StatementFacts,
   TransactionControl,
 } from './facts.ts';
+import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { intervalsIn } from './interval.ts';
+import { constValue, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
 export type Node = Record<string, any>;
@@ -29,6 +32,10 @@ export interface ExtractContext {
   statement: Span;
   /** Byte offset just past the word (identifier or keyword) that starts at `byteOffset`. */
   wordEnd(byteOffset: number): number;
+  /** Parameter names of the routine the statement is in ($N is parameters[N-1]); undefined at top level. */
+  parameters?: readonly string[];
+  /** The statement sits in a PL/pgSQL block whose EXCEPTION handler catches a failed cast. */
+  exceptionGuard?: boolean;
 }
 
 const TRANSACTION_KINDS: Record<string, TransactionControl> = {
@@ -93,6 +100,15 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'VariableSetStmt':
       facts.settingWrites.push(variableSet(body, ctx.statement));
       break;
+    case 'AlterRoleSetStmt':
+    case 'AlterDatabaseSetStmt': {
+      const set = body.setstmt as Node | undefined;
+      if (set?.name && set.kind === 'VAR_SET_VALUE') {
+        const value = (set.args ?? []).map((a: Node) => constValue(a)).filter((v: unknown) => v !== undefined).join(', ');
+        (facts.roleSettings ??= []).push({ name: String(set.name).toLowerCase(), value: value || undefined, span: ctx.statement });
+      }
+      break;
+    }
     case 'DiscardStmt':
       facts.discard = ({ DISCARD_ALL: 'all', DISCARD_PLANS: 'plans', DISCARD_SEQUENCES: 'sequences', DISCARD_TEMP: 'temp' } as const)[
         body.target as 'DISCARD_ALL'
@@ -101,8 +117,15 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'DeallocateStmt':
       facts.deallocateAll = body.isall === true || body.name === undefined;
       break;
+    case 'CallStmt': {
+      // CALL p(...): the FuncCall is stored unwrapped, so the walk below does not see it.
+      const call = body.funccall ? routineCall(body.funccall, spanAt(body.funccall.location, Math.max(1, ctx.wordEnd(body.funccall.location) - body.funccall.location)), ctx.parameters) : undefined;
+      if (call) (facts.calls ??= []).push(call);
+      break;
+    }
     case 'TransactionStmt':
       facts.transaction = TRANSACTION_KINDS[body.kind as string];
+      if (body.chain === true) facts.chain = true;
       break;
     case 'CreatePolicyStmt': {
       const policy: PolicyFact = {
@@ -119,19 +142,45 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
         if (action) facts.rowSecurity.push({ table: relationName(body.relation), ...schemaOf(body.relation), action, span: ctx.statement });
+        if (cmd.AlterTableCmd?.subtype === 'AT_SetNotNull' && cmd.AlterTableCmd.name) {
+          (facts.notNullSet ??= []).push({ table: relationName(body.relation), column: String(cmd.AlterTableCmd.name).toLowerCase() });
+        }
       }
       break;
   }
 
+  // A DEFAULT expression: from its first node to the end of its outermost type name (or function call).
+  function exprSpan(expr: Node, start: number | undefined): Span {
+    if (expr.TypeCast) return castSpan(expr.TypeCast);
+    if (start === undefined || start < 0) return ctx.statement;
+    return spanAt(start, Math.max(1, ctx.wordEnd(start) - start));
+  }
+
   // From the start of the cast expression to the end of its type name.
-  const castSpan = (node: Node): Span => {
+  function castSpan(node: Node): Span {
     const starts = [node.location, innerLocation(node.arg)].filter((l) => typeof l === 'number' && l >= 0) as number[];
     if (!starts.length) return ctx.statement;
     const typeLocation = node.typeName?.location ?? -1;
     const typeEnd = typeLocation >= 0 ? ctx.wordEnd(typeLocation) : -1;
     const start = ctx.at(Math.min(...starts));
     return { start, end: typeEnd > 0 ? Math.max(start + 1, ctx.at(typeEnd)) : start + 1 };
-  };
+  }
+
+  // A routine's body is not run by its CREATE: src/sql/routines.ts reads it as the routine's statements.
+  if (kind === 'CreateFunctionStmt') return facts;
+
+  // Column DEFAULTs that read a setting: an insert evaluates them later, so the rules weigh them apart.
+  const inDefault = new WeakSet<Node>();
+  if (kind === 'CreateStmt' || kind === 'AlterTableStmt') {
+    for (const found of columnDefaults(kind, body)) {
+      const exprStart = innerLocation(found.expr);
+      const fact = settingDefault(found, exprSpan(found.expr, exprStart), typeNameOf);
+      if (!fact) continue;
+      (facts.settingDefaults ??= []).push(fact);
+      markTypeCasts(found.expr, inDefault);
+    }
+  }
+  const casts: { node: Node; fact: SettingCast }[] = [];
 
   // Expressions anywhere in the statement: set_config, current_setting, casts,
   // row-locking selects, and row writes (also inside CTEs and sublinks).
@@ -139,15 +188,22 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     switch (type) {
       case 'FuncCall': {
         const name = functionName(node);
-        const called = qualifiedFunctionName(node);
-        if (!VALUE_FUNCTIONS.has(name)) (facts.calls ??= []).push({ name: called, span: spanAt(node.location, called.length) });
-        if (name === 'set_config') facts.settingWrites.push(setConfig(node, spanAt(node.location, 'set_config'.length)));
-        if (name === 'current_setting') facts.settingReads.push(currentSetting(node, spanAt(node.location, 'current_setting'.length)));
+        if (name === 'set_config') facts.settingWrites.push(setConfig(node, spanAt(node.location, 'set_config'.length), ctx.parameters));
+        else if (name === 'current_setting') facts.settingReads.push(currentSetting(node, spanAt(node.location, 'current_setting'.length)));
+        else {
+          const call = routineCall(node, spanAt(node.location, Math.max(1, ctx.wordEnd(node.location) - node.location)), ctx.parameters);
+          if (call) (facts.calls ??= []).push(call);
+        }
         break;
       }
       case 'TypeCast': {
         const cast = settingCast(node, castSpan(node));
-        if (cast) facts.settingCasts.push(cast);
+        if (cast) {
+          if (ctx.exceptionGuard) cast.guard = 'exception-handler';
+          if (inDefault.has(node)) cast.inDefault = true;
+          facts.settingCasts.push(cast);
+          casts.push({ node, fact: cast });
+        }
         break;
       }
       case 'SelectStmt':
@@ -160,6 +216,11 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
         break;
     }
   });
+  // The CASE pass only where there is a cast to guard (most statements have none).
+  if (casts.length > 0 && hasCase(body)) {
+    const guarded = caseGuardedCasts(body);
+    for (const { node, fact } of casts) if (guarded.has(node)) fact.guard = 'case';
+  }
   for (const policy of facts.policies) policy.settingsRead = facts.settingReads;
   return facts;
 }
@@ -197,6 +258,27 @@ function walk(root: Node, rootType: string, visit: (node: Node, type: string, pa
   visitTyped(root, rootType);
 }
 
+function markTypeCasts(node: unknown, into: WeakSet<Node>): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const item of node) markTypeCasts(item, into);
+    return;
+  }
+  const record = node as Node;
+  if (record.TypeCast) into.add(record.TypeCast);
+  for (const key in record) markTypeCasts(record[key], into);
+}
+
+/** Cheap test before the CASE pass: most statements have none. */
+function hasCase(node: unknown): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(hasCase);
+  const record = node as Node;
+  if (record.CaseExpr) return true;
+  for (const key in record) if (record[key] && typeof record[key] === 'object' && hasCase(record[key])) return true;
+  return false;
+}
+
 function innerLocation(node: Node | undefined): number | undefined {
   if (!node) return undefined;
   const inner = node[nodeType(node)];
@@ -208,24 +290,6 @@ export function functionName(funcCall: Node): string {
   return String(parts[parts.length - 1] ?? '').toLowerCase();
 }
 
-/**
- * Builtins that only compute a value (and the setting functions, which have
- * facts of their own): a statement calling only these calls nothing worth
- * recording in StatementFacts.calls.
- */
-const VALUE_FUNCTIONS = new Set([
-  'now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timeofday', 'count', 'sum', 'min', 'max', 'avg',
-  'array_agg', 'string_agg', 'jsonb_agg', 'json_agg', 'unnest', 'generate_series', 'jsonb_build_object', 'json_build_object',
-  'to_jsonb', 'to_json', 'jsonb_set', 'row_to_json', 'format', 'concat', 'concat_ws', 'lower', 'upper', 'length', 'substr',
-  'substring', 'trim', 'replace', 'split_part', 'gen_random_uuid', 'uuid_generate_v4', 'random', 'make_interval', 'date_trunc',
-  'date_part', 'age', 'extract', 'abs', 'round', 'floor', 'ceil', 'exp', 'ln', 'power', 'coalesce', 'current_setting', 'set_config',
-]);
-
-/** `net.http_post`, `http_post`: the name as written, lower-case, with its schema. */
-function qualifiedFunctionName(funcCall: Node): string {
-  return (funcCall.funcname ?? []).map((p: Node) => String(p.String?.sval ?? '').toLowerCase()).join('.');
-}
-
 export function relationName(rangeVar: Node | undefined): string {
   return String(rangeVar?.relname ?? '').toLowerCase();
 }
@@ -234,21 +298,6 @@ export function relationName(rangeVar: Node | undefined): string {
 export function schemaOf(rangeVar: Node | undefined): { schema?: string } {
   const schema = rangeVar?.schemaname;
   return schema ? { schema: String(schema).toLowerCase() } : {};
-}
-
-function constValue(node: Node | undefined): string | number | boolean | null | undefined {
-  const c = node?.A_Const;
-  if (!c) {
-    // 'x'::text and similar: look through the cast.
-    if (node?.TypeCast) return constValue(node.TypeCast.arg);
-    return undefined;
-  }
-  if (c.isnull) return null;
-  if (c.sval) return c.sval.sval ?? '';
-  if (c.ival) return c.ival.ival ?? 0;
-  if (c.fval) return Number(c.fval.fval);
-  if (c.boolval) return c.boolval.boolval === true;
-  return undefined;
 }
 
 function asBoolean(value: unknown): boolean | undefined {
@@ -272,21 +321,44 @@ function variableSet(body: Node, span: Span): SettingWrite {
       return { name, level: 'session', via: 'reset', span };
     case 'VAR_RESET_ALL':
       return { name: undefined, level: 'session', via: 'reset_all', span };
+    case 'VAR_SET_DEFAULT':
+      return { name, level: body.is_local ? 'local' : 'session', via: 'set', span, value: { kind: 'default' } };
     default:
-      return { name, level: body.is_local ? 'local' : 'session', via: 'set', span };
+      return { name, level: body.is_local ? 'local' : 'session', via: 'set', span, ...setValue(body) };
   }
 }
 
-function setConfig(node: Node, span: Span): SettingWrite {
-  const [nameArg, , localArg] = node.args ?? [];
+/** The value of SET name = v[, v...]: literals joined as PostgreSQL lists them, else unknown. */
+function setValue(body: Node): { value?: SettingValue } {
+  const args = (body.args ?? []) as Node[];
+  if (body.kind !== 'VAR_SET_VALUE' || args.length === 0) return {};
+  const values = args.map((a) => constValue(a));
+  if (values.every((v) => v !== undefined)) return { value: { kind: 'literal', value: values.length === 1 ? values[0]! : values.join(', ') } };
+  if (args.length === 1 && args[0].ParamRef) return { value: { kind: 'placeholder', index: args[0].ParamRef.number } };
+  return { value: { kind: 'expression' } };
+}
+
+function setConfig(node: Node, span: Span, parameters: readonly string[] | undefined): SettingWrite {
+  const [nameArg, valueArg, localArg] = node.args ?? [];
   const name = constValue(nameArg);
   const local = asBoolean(constValue(localArg));
-  return {
+  const write: SettingWrite = {
     name: typeof name === 'string' ? name.toLowerCase() : undefined,
     level: local === undefined ? 'unknown' : local ? 'local' : 'session',
     via: 'set_config',
     span,
   };
+  if (write.name === undefined) {
+    const from = valueOf(nameArg, parameters);
+    if (from.kind === 'placeholder' || from.kind === 'routine-parameter') write.nameFrom = from.kind === 'placeholder' ? { kind: 'placeholder', index: from.index } : { kind: 'routine-parameter', name: from.name };
+  }
+  if (valueArg) write.value = valueOf(valueArg, parameters);
+  if (local === undefined && localArg) {
+    const from = valueOf(localArg, parameters);
+    if (from.kind === 'placeholder') write.levelFrom = { kind: 'placeholder', index: from.index };
+    else if (from.kind === 'routine-parameter') write.levelFrom = { kind: 'routine-parameter', name: from.name };
+  }
+  return write;
 }
 
 function currentSetting(node: Node, span: Span): SettingRead {
@@ -305,12 +377,13 @@ function typeNameOf(typeCast: Node): string {
   return TYPE_SPELLING[name] ?? name;
 }
 
-const TEXT_TYPES = new Set(['text', 'varchar', 'bpchar', 'name', 'unknown', 'regclass']);
 
 function settingCast(typeCast: Node, span: Span): SettingCast | undefined {
   const type = typeNameOf(typeCast);
   if (TEXT_TYPES.has(type)) return undefined;
   let arg = typeCast.arg as Node | undefined;
+  // current_setting(...)::text::int casts '' just the same.
+  while (arg?.TypeCast && TEXT_TYPES.has(typeNameOf(arg.TypeCast))) arg = arg.TypeCast.arg;
   let nullif = false;
   if (arg?.A_Expr?.kind === 'AEXPR_NULLIF') {
     nullif = true;

@@ -22,7 +22,23 @@ export interface SettingWrite {
    * (a generic setter: its callers choose the name).
    */
   nameFrom?: { kind: 'placeholder'; index: number } | { kind: 'routine-parameter'; name: string };
+  /**
+   * The value written, where the statement shows it: a literal (NULL and ''
+   * clear a custom setting), DEFAULT (`SET x TO DEFAULT`, the same as RESET),
+   * a placeholder, a parameter of the enclosing routine, or an expression.
+   * Undefined for RESET and RESET ALL.
+   */
+  value?: SettingValue;
+  /** Where set_config's third argument comes from when it is not a literal. */
+  levelFrom?: { kind: 'placeholder'; index: number } | { kind: 'routine-parameter'; name: string };
 }
+
+export type SettingValue =
+  | { kind: 'literal'; value: string | number | boolean | null }
+  | { kind: 'default' }
+  | { kind: 'placeholder'; index: number }
+  | { kind: 'routine-parameter'; name: string }
+  | { kind: 'expression' };
 
 export interface SettingCast {
   setting: string | undefined;
@@ -32,6 +48,45 @@ export interface SettingCast {
   nullif: boolean;
   type: string;
   span: Span;
+  /**
+   * The cast cannot see '': a CASE whose condition tests the setting against
+   * '' (or its length) before the branch that casts, or a PL/pgSQL block whose
+   * EXCEPTION handler catches the cast's error.
+   */
+  guard?: 'case' | 'exception-handler';
+  /** The cast is (part of) a column's DEFAULT expression: settingDefaults says what an insert does with it. */
+  inDefault?: boolean;
+}
+
+/** A column DEFAULT that reads a setting: `tenant_id uuid not null default current_setting('app.tenant')::uuid`. */
+export interface SettingDefault {
+  table: string;
+  column: string;
+  /** NOT NULL (or PRIMARY KEY) on the column in the same statement; 'unknown' for ALTER COLUMN ... SET DEFAULT. */
+  notNull: boolean | 'unknown';
+  setting: string | undefined;
+  missingOk: boolean | 'unknown';
+  /** nullif(..., '') around the read. */
+  nullif: boolean;
+  /** The type the read is cast to, if it is cast. */
+  castType?: string;
+  /** The DEFAULT expression. */
+  span: Span;
+}
+
+/** A call of a function or procedure that is not a built-in the rules know. */
+export interface RoutineCall {
+  /** Lower-cased, schema-qualified as written (`app.enter_tenant`). */
+  name: string;
+  /** Positional arguments, then named ones (`p_tenant => $1`) with their name. */
+  args: CallArgument[];
+  span: Span;
+}
+
+export interface CallArgument {
+  /** Set for a named argument. */
+  name?: string;
+  value: SettingValue;
 }
 
 export interface SettingRead {
@@ -166,8 +221,20 @@ export interface StatementFacts {
   routine?: RoutineInfo;
   /** Where the statement sits in its PL/pgSQL body: in a loop, in a block with an EXCEPTION clause, in a handler. */
   plpgsql?: PlpgsqlPlace;
-  /** Functions the statement calls, by their name as written (lower-case, with the schema: `net.http_post`); builtins that only compute a value (now, count, format, ...) are left out. */
-  calls?: { name: string; span: Span }[];
+  /** COMMIT AND CHAIN / ROLLBACK AND CHAIN: the transaction ends and a new one opens at once. */
+  chain?: boolean;
+  /** Calls of routines that are not built-ins (set_config, now, count, ... are left out). */
+  calls?: RoutineCall[];
+  /** Column defaults that read a setting (CREATE TABLE, ALTER TABLE ... ADD COLUMN / SET DEFAULT). */
+  settingDefaults?: SettingDefault[];
+  /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
+  notNullSet?: { table: string; column: string }[];
+  /** `ALTER ROLE/DATABASE ... SET name = value` (not a write of this session): what new sessions of that role get. */
+  roleSettings?: { name: string; value: string | undefined; span: Span }[];
+  /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
+  dynamic?: boolean;
+  /** The definition itself: set on CREATE FUNCTION / PROCEDURE (and DO) statements. */
+  defines?: RoutineInfo;
 }
 
 export interface PlpgsqlPlace {
@@ -183,6 +250,35 @@ export interface RoutineInfo {
   name: string;
   kind: 'function' | 'procedure' | 'do';
   language: string;
+  /** Parameter names in order, lower-cased ('' for an unnamed one): $N in a SQL body is parameters[N-1]. */
+  parameters?: string[];
+  /** Default values of the parameters that have one, by position: literals only. */
+  parameterDefaults?: (SettingValue | undefined)[];
+  /** The CREATE statement, in the caller's text. */
+  span?: Span;
+}
+
+/** What a transaction-control statement does to the session's transaction. */
+export type TransactionEffect = 'opens' | 'ends' | 'ends-and-opens' | 'none';
+
+/**
+ * BEGIN opens; COMMIT, END, ROLLBACK, ABORT and PREPARE TRANSACTION end;
+ * `... AND CHAIN` ends and opens a new one; SAVEPOINT, RELEASE and ROLLBACK
+ * TO SAVEPOINT stay inside the transaction; COMMIT/ROLLBACK PREPARED act on
+ * another (prepared) transaction.
+ */
+export function transactionEffect(statement: Pick<StatementFacts, 'transaction' | 'chain'>): TransactionEffect {
+  switch (statement.transaction) {
+    case 'begin':
+      return 'opens';
+    case 'commit':
+    case 'rollback':
+      return statement.chain ? 'ends-and-opens' : 'ends';
+    case 'prepare':
+      return 'ends';
+    default:
+      return 'none';
+  }
 }
 
 export interface SqlSyntaxError {

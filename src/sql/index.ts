@@ -2,4 +2,6 @@ export { analyzeSql, type AnalyzeOptions } from './analyze.ts';
 export { loadSqlParser } from './parser.ts';
 export { splitStatements } from './lexer.ts';
 export type * from './facts.ts';
-export type { PlaceholderStyle } from './placeholders.ts';
+export { transactionEffect } from './facts.ts';
+export { transactionEffectOfText } from './control.ts';
+export type { Hole, PlaceholderStyle } from './placeholders.ts';

@@ -43,7 +43,7 @@ export function isIdentChar(c: number): boolean {
   );
 }
 
-function skipQuoted(text: string, start: number, quote: number, backslashEscapes: boolean): number {
+export function skipQuoted(text: string, start: number, quote: number, backslashEscapes: boolean): number {
   let i = start + 1;
   while (i < text.length) {
     const c = text.charCodeAt(i);
@@ -63,7 +63,7 @@ function skipQuoted(text: string, start: number, quote: number, backslashEscapes
   return text.length;
 }
 
-function skipBlockComment(text: string, start: number): number {
+export function skipBlockComment(text: string, start: number): number {
   let depth = 0;
   let i = start;
   while (i < text.length) {
@@ -82,7 +82,7 @@ function skipBlockComment(text: string, start: number): number {
 }
 
 /** `$tag$` or `$$` at `i`, or undefined when `$` starts something else (`$1`). */
-function dollarTagAt(text: string, i: number): string | undefined {
+export function dollarTagAt(text: string, i: number): string | undefined {
   let j = i + 1;
   const first = text.charCodeAt(j);
   if (first >= 48 && first <= 57) return undefined; // $1 is a parameter

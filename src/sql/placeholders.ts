@@ -7,35 +7,65 @@ import type { Span } from './facts.ts';
 
 export type PlaceholderStyle = 'dollar' | 'psycopg' | 'qmark';
 
+/** A span of the text that is not SQL but stands for a value or a name (a template interpolation, a psql variable). */
+export interface Hole extends Span {
+  /** The text the hole stands for, when it is known (psql's `:name` after `\set name value`). */
+  text?: string;
+  /** The hole is a name, not a value (format's `%I`, psql's `:"name"`). */
+  identifier?: boolean;
+  /** How the hole reads as a name: a quoted identifier that says what fills it. Default `pgq_param_N`. */
+  identifierText?: string;
+}
+
 interface Edit {
   start: number;
   end: number;
   /** What the placeholder becomes when it stands for a value, and for a name. */
   asValue: string;
   asIdentifier: string;
-  identifier: boolean;
+  /**
+   * How it is rendered now: 0 as a value, 1 as a name, 2 as a parenthesised
+   * list (`IN :ids`, `VALUES :rows` of pgtyped and yesql). The parser's error
+   * moves a placeholder to the next one.
+   */
+  stage: 0 | 1 | 2;
+  /** A known text: rendered as it is, never retried. */
+  fixed?: boolean;
+}
+
+function rendered(edit: Edit): string {
+  return edit.stage === 0 ? edit.asValue : edit.stage === 1 ? edit.asIdentifier : `(${edit.asValue})`;
 }
 
 export interface NormalizedSql {
   sql: string;
   /** Maps an offset in `sql` back to the original text. */
   toOriginal(offset: number): number;
-  /** Re-renders with the placeholder nearest `originalOffset` as an identifier; false if none is there. */
+  /** Re-renders the placeholder nearest before `originalOffset` as a name (then as a list); false if none is there. */
   retryAsIdentifier(originalOffset: number): boolean;
 }
 
-export function normalizePlaceholders(text: string, style: PlaceholderStyle, holes: readonly Span[] = []): NormalizedSql {
+export function normalizePlaceholders(text: string, style: PlaceholderStyle, holes: readonly Hole[] = []): NormalizedSql {
   const edits = findPlaceholders(text, style);
   let next = 1 + maxDollarParam(text);
-  for (const hole of holes) edits.push(makeEdit(hole.start, hole.end, next++, false));
+  for (const hole of holes) {
+    if (hole.text !== undefined) {
+      edits.push({ start: hole.start, end: hole.end, asValue: hole.text, asIdentifier: hole.text, stage: 1, fixed: true });
+      continue;
+    }
+    const edit = makeEdit(hole.start, hole.end, next++, hole.identifier === true);
+    if (hole.identifierText) edit.asIdentifier = hole.identifierText;
+    edits.push(edit);
+  }
   edits.sort((a, b) => a.start - b.start);
+  const inEdit = covering(edits);
   // Native $N parameters can stand in identifier position too: give them a way out.
-  forEachCodeChar(text, (i) => {
+  if (text.includes('$')) forEachCodeChar(text, (i) => {
     if (text.charCodeAt(i) !== 36 || isIdentChar(text.charCodeAt(i - 1))) return;
     let j = i + 1;
     while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;
-    if (j === i + 1 || edits.some((e) => e.start <= i && i < e.end)) return j;
-    edits.push({ start: i, end: j, asValue: text.slice(i, j), asIdentifier: `pgq_param_${text.slice(i + 1, j)}`, identifier: false });
+    if (j === i + 1 || inEdit(i)) return j;
+    edits.push({ start: i, end: j, asValue: text.slice(i, j), asIdentifier: `pgq_param_${text.slice(i + 1, j)}`, stage: 0 });
     return j;
   });
   edits.sort((a, b) => a.start - b.start);
@@ -48,7 +78,7 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
     for (const edit of edits) {
       out += text.slice(last, edit.start);
       state.starts.push(out.length);
-      out += edit.identifier ? edit.asIdentifier : edit.asValue;
+      out += rendered(edit);
       last = edit.end;
     }
     state.sql = out + text.slice(last);
@@ -60,25 +90,31 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
       return state.sql;
     },
     toOriginal(offset) {
-      let delta = 0;
-      for (let k = 0; k < edits.length; k++) {
-        const edit = edits[k];
-        const newStart = state.starts[k];
-        const newLength = (edit.identifier ? edit.asIdentifier : edit.asValue).length;
-        if (offset < newStart) break;
-        if (offset < newStart + newLength) return edit.start;
-        delta = edit.end - (newStart + newLength);
+      // The last edit that starts at or before `offset` in the rendered text (binary search).
+      let lo = 0;
+      let hi = edits.length - 1;
+      let k = -1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (state.starts[mid] <= offset) {
+          k = mid;
+          lo = mid + 1;
+        } else hi = mid - 1;
       }
-      return offset + delta;
+      if (k < 0) return offset;
+      const edit = edits[k];
+      const newEnd = state.starts[k] + rendered(edit).length;
+      if (offset < newEnd) return edit.start;
+      return offset + edit.end - newEnd;
     },
     retryAsIdentifier(originalOffset) {
       let best: Edit | undefined;
       for (const edit of edits) {
-        if (edit.identifier) continue;
+        if (edit.fixed || edit.stage === 2) continue;
         if (edit.start <= originalOffset + 1 && (!best || edit.start > best.start)) best = edit;
       }
       if (!best || originalOffset - best.end > 64) return false;
-      best.identifier = true;
+      best.stage = best.stage === 0 ? 1 : 2;
       render();
       return true;
     },
@@ -86,8 +122,23 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
   return normalized;
 }
 
+/** Whether an offset falls in one of the (sorted, disjoint) edits: a binary search, not a scan per `$`. */
+function covering(edits: readonly Edit[]): (offset: number) => boolean {
+  return (offset) => {
+    let lo = 0;
+    let hi = edits.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (edits[mid].end <= offset) lo = mid + 1;
+      else if (edits[mid].start > offset) hi = mid - 1;
+      else return true;
+    }
+    return false;
+  };
+}
+
 function makeEdit(start: number, end: number, n: number, identifier: boolean): Edit {
-  return { start, end, asValue: `$${n}`, asIdentifier: `pgq_param_${n}`, identifier };
+  return { start, end, asValue: `$${n}`, asIdentifier: `pgq_param_${n}`, stage: identifier ? 1 : 0 };
 }
 
 function maxDollarParam(text: string): number {

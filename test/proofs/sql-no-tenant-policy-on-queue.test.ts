@@ -49,3 +49,49 @@ test('good fixture: the same claim returns the oldest job', async () => {
   assert.equal(claimed.length, 1);
   assert.equal((claimed[0] as { tenant_id: number }).tenant_id, 1);
 });
+
+test('a lease claim (UPDATE ... RETURNING without SKIP LOCKED) under the bad fixture\'s policy: 3 events queued, none claimed', { timeout: 120_000 }, async () => {
+  const text = readFixture('sql/no-tenant-policy-on-queue/bad-lease-claim.sql');
+  const claim = statementOf(text, (s) => s.rowWrites.some((w) => w.op === 'update' && w.returning));
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    await owner.query('drop table if exists outbox_events cascade');
+    await owner.query(text);
+    await owner.query('grant select, update on outbox_events to pgq_worker');
+    await owner.query('insert into outbox_events (tenant_id) select g from generate_series(1, 3) g');
+  } finally {
+    await owner.end();
+  }
+  const worker = new pg.Client(db.workerUrl);
+  await worker.connect();
+  try {
+    assert.deepEqual((await worker.query(claim)).rows, []);
+  } finally {
+    await worker.end();
+  }
+});
+
+test("a per-tenant worker (the good fixture's claim_for_tenant) sets its tenant first and claims that tenant's job", { timeout: 120_000 }, async () => {
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    await owner.query('drop table if exists per_tenant_jobs cascade');
+    const text = readFixture('sql/no-tenant-policy-on-queue/good-per-tenant-worker.sql');
+    await owner.query(text.slice(0, text.indexOf('-- name: claim_in_transaction')));
+    await owner.query('grant select, update on per_tenant_jobs to pgq_worker');
+    await owner.query('insert into per_tenant_jobs (tenant_id) select 1 + g % 3 from generate_series(1, 6) g');
+  } finally {
+    await owner.end();
+  }
+  const worker = new pg.Client(db.workerUrl);
+  await worker.connect();
+  try {
+    await worker.query('begin');
+    const { rows } = await worker.query('select id, tenant_id from claim_for_tenant(2)');
+    await worker.query('commit');
+    assert.deepEqual(rows.map((r) => r.tenant_id), [2]);
+  } finally {
+    await worker.end();
+  }
+});

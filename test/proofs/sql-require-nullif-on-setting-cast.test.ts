@@ -67,3 +67,108 @@ test('good fixture: the same sequence reads 0 rows instead of failing', async ()
     assert.equal(await tenantJob(worker, 2), 10);
   });
 });
+
+// ---- column DEFAULTs and guarded casts -----------------------------------------------
+
+/** Runs the statements of a fixture as the owner, in a fresh schema state. */
+async function asOwner(sql: string): Promise<void> {
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    await owner.query(sql);
+  } finally {
+    await owner.end();
+  }
+}
+
+/** An insert that leaves the tenant column out, on a connection where the setting is unset, then where it reads ''. */
+async function insertTwice(table: string): Promise<{ unset: string; emptied: string }> {
+  const client = new pg.Client(db.ownerUrl);
+  await client.connect();
+  const attempt = async () => {
+    try {
+      await client.query(`insert into ${table} default values`);
+      return 'inserted';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  try {
+    const unset = await attempt();
+    await client.query('begin');
+    await client.query("select set_config('app.tenant_id', '11111111-1111-1111-1111-111111111111', true), set_config('app.org', 'acme', true), set_config('app.tenant_no', '7', true)");
+    await client.query('commit');
+    const emptied = await attempt();
+    return { unset, emptied };
+  } finally {
+    await client.end();
+  }
+}
+
+test("DEFAULTs, bad fixture: a nullable column stores NULL, a text default stores '': rows of no tenant, no error", { timeout: 120_000 }, async () => {
+  await asOwner('drop table if exists notes_nullable, notes_nullif, notes_text cascade');
+  await asOwner(readFixture('sql/require-nullif-on-setting-cast/bad-default-nullable.sql'));
+  assert.deepEqual(await insertTwice('notes_nullable'), { unset: 'inserted', emptied: 'invalid input syntax for type uuid: ""' });
+  assert.deepEqual(await insertTwice('notes_nullif'), { unset: 'inserted', emptied: 'inserted' });
+  assert.deepEqual(await insertTwice('notes_text'), { unset: 'null value in column "org" of relation "notes_text" violates not-null constraint', emptied: 'inserted' });
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    const rows = await owner.query(`select 'nullable' as t, count(*)::int as n, count(tenant_id)::int as set from notes_nullable
+      union all select 'nullif', count(*)::int, count(tenant_id)::int from notes_nullif
+      union all select 'text', count(*)::int, count(nullif(org, ''))::int from notes_text order by 1`);
+    assert.deepEqual(rows.rows, [
+      { t: 'nullable', n: 1, set: 0 },
+      { t: 'nullif', n: 2, set: 0 },
+      { t: 'text', n: 1, set: 0 },
+    ]);
+  } finally {
+    await owner.end();
+  }
+});
+
+test('DEFAULTs, good fixture: every insert without the tenant fails loudly, none stores a row', { timeout: 120_000 }, async () => {
+  await asOwner('drop table if exists notes_strict, notes_strict_nullif, notes_counter cascade');
+  await asOwner(readFixture('sql/require-nullif-on-setting-cast/good-default-not-null.sql'));
+  assert.deepEqual(await insertTwice('notes_strict'), { unset: 'unrecognized configuration parameter "app.tenant_id"', emptied: 'invalid input syntax for type uuid: ""' });
+  assert.deepEqual(await insertTwice('notes_strict_nullif'), {
+    unset: 'null value in column "tenant_id" of relation "notes_strict_nullif" violates not-null constraint',
+    emptied: 'null value in column "tenant_id" of relation "notes_strict_nullif" violates not-null constraint',
+  });
+  assert.deepEqual(await insertTwice('notes_counter'), { unset: 'unrecognized configuration parameter "app.tenant_no"', emptied: 'invalid input syntax for type integer: ""' });
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    const counts = await owner.query('select (select count(*) from notes_strict) + (select count(*) from notes_strict_nullif) + (select count(*) from notes_counter) as n');
+    assert.equal(Number(counts.rows[0].n), 0);
+  } finally {
+    await owner.end();
+  }
+});
+
+test("guards: on a connection that reads '', the good fixture's CASE and EXCEPTION forms return NULL, the bad fixture's fail", { timeout: 120_000 }, async () => {
+  await asOwner(readFixture('sql/require-nullif-on-setting-cast/good-guarded.sql'));
+  await asOwner(readFixture('sql/require-nullif-on-setting-cast/bad-guard-not-enough.sql'));
+  const client = new pg.Client(db.workerUrl);
+  await client.connect();
+  try {
+    await client.query('begin');
+    await client.query("select set_config('app.tenant', '3', true), set_config('request.jwt.claims', '{\"sub\": \"11111111-1111-1111-1111-111111111111\"}', true)");
+    assert.deepEqual((await client.query('select current_tenant_case() as a, current_tenant_len() as b, current_tenant_safe() as c, current_user_id() as d')).rows[0], {
+      a: 3,
+      b: 3,
+      c: 3,
+      d: '11111111-1111-1111-1111-111111111111',
+    });
+    await client.query('commit');
+    // The same connection now reads '' for both settings.
+    assert.deepEqual((await client.query('select current_tenant_case() as a, current_tenant_len() as b, current_tenant_safe() as c')).rows[0], { a: null, b: null, c: null });
+    for (const fn of ['current_tenant_isnull', 'current_tenant_wrong_handler', 'current_tenant_text']) {
+      await assert.rejects(client.query(`select ${fn}()`), /invalid input syntax for type integer: ""/, fn);
+    }
+    // request.jwt.claims is no different outside PostgREST: '' fails the ::jsonb cast. PostgREST sets it first in every request.
+    await assert.rejects(client.query('select current_user_id()'), /invalid input syntax for type json/);
+  } finally {
+    await client.end();
+  }
+});

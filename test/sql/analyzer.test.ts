@@ -202,3 +202,151 @@ test('text that is not SQL stops after a bounded number of failed statements', a
   assert.equal(analysis.errors.length, MAX_STATEMENT_ERRORS + 1);
   assert.match(analysis.errors.at(-1)!.message, /the rest of the text was not analysed/);
 });
+
+test('setting values: literals, DEFAULT, placeholders, lists; set_config name and level from placeholders', async () => {
+  const sql = "SET app.a = ''; SET app.b TO DEFAULT; SET search_path = app, 'public'; SET ROLE app_user; select set_config($1, $2, $3), set_config('app.c', NULL, false)";
+  const writes = analyzeSql(sql).statements.flatMap((s) => s.settingWrites);
+  assert.deepEqual(writes.map((w) => w.value), [
+    { kind: 'literal', value: '' },
+    { kind: 'default' },
+    { kind: 'literal', value: 'app, public' },
+    { kind: 'literal', value: 'app_user' },
+    { kind: 'placeholder', index: 2 },
+    { kind: 'literal', value: null },
+  ]);
+  assert.deepEqual([writes[4].nameFrom, writes[4].levelFrom], [{ kind: 'placeholder', index: 1 }, { kind: 'placeholder', index: 3 }]);
+});
+
+test('a generic setter: set_config with the name, value and level from the routine parameters, by name and by $N', () => {
+  const sql = `create function set_app_config(setting_name text, setting_value text, is_local boolean default false) returns void language plpgsql as $$
+begin
+  perform set_config(setting_name, setting_value, is_local);
+end $$;
+create function set_cfg(text, text) returns text language sql as 'select set_config($1, $2, false)';`;
+  const nested = analyzeSql(sql).statements.filter((s) => s.routine);
+  const [generic, positional] = nested.flatMap((s) => s.settingWrites);
+  assert.deepEqual(
+    [generic.name, generic.nameFrom, generic.value, generic.levelFrom],
+    [undefined, { kind: 'routine-parameter', name: 'setting_name' }, { kind: 'routine-parameter', name: 'setting_value' }, { kind: 'routine-parameter', name: 'is_local' }],
+  );
+  assert.deepEqual(nested[0].routine?.parameters, ['setting_name', 'setting_value', 'is_local']);
+  assert.deepEqual(nested[0].routine?.parameterDefaults, [undefined, undefined, { kind: 'literal', value: false }]);
+  assert.deepEqual([positional.nameFrom, positional.level], [{ kind: 'routine-parameter', name: '$1' }, 'session']);
+  const create = analyzeSql(sql).statements.find((s) => s.defines);
+  assert.equal(create?.defines?.name, 'set_app_config');
+});
+
+test('routine calls: not the built-ins, with literal, placeholder and named arguments, also CALL and PERFORM', () => {
+  const sql = "select app.enter_tenant($1, false), now(), count(*), coalesce(x, 1) from t; call refresh_totals(p_tenant => 7); do $$ begin perform enter_tenant(3); end $$";
+  const calls = analyzeSql(sql).statements.flatMap((s) => (s.calls ?? []).map((c) => [c.name, c.args]));
+  assert.deepEqual(calls, [
+    ['app.enter_tenant', [{ value: { kind: 'placeholder', index: 1 } }, { value: { kind: 'literal', value: false } }]],
+    ['refresh_totals', [{ name: 'p_tenant', value: { kind: 'literal', value: 7 } }]],
+    ['enter_tenant', [{ value: { kind: 'literal', value: 3 } }]],
+  ]);
+});
+
+test('ROLLBACK TO SAVEPOINT stays in the transaction, COMMIT AND CHAIN ends it and opens the next', async () => {
+  const { transactionEffect } = await import('../../src/sql/index.ts');
+  const sql = 'BEGIN; SAVEPOINT s; ROLLBACK TO SAVEPOINT s; RELEASE SAVEPOINT s; COMMIT AND CHAIN; ROLLBACK AND CHAIN; END; ABORT; PREPARE TRANSACTION \'x\'; COMMIT PREPARED \'x\'';
+  assert.deepEqual(analyzeSql(sql).statements.map(transactionEffect), ['opens', 'none', 'none', 'none', 'ends-and-opens', 'ends-and-opens', 'ends', 'ends', 'ends', 'none']);
+});
+
+test('casts guarded by CASE on the empty string or by an EXCEPTION handler; ::text::int is still a cast', () => {
+  const sql = `select case when current_setting('app.t', true) = '' then null else current_setting('app.t', true)::int end,
+    case when current_setting('app.t', true) is null then null else current_setting('app.t', true)::int end,
+    case when length(current_setting('app.u', true)) > 0 then current_setting('app.u', true)::uuid end,
+    current_setting('app.t', true)::text::int;
+create function t() returns int language plpgsql as $$
+declare v int;
+begin
+  begin
+    v := current_setting('app.t', true)::int;
+  exception when invalid_text_representation then
+    v := current_setting('app.fallback', true)::int;
+  end;
+  return v;
+end $$`;
+  const casts = analyzeSql(sql).statements.flatMap((s) => s.settingCasts.map((c) => [c.setting, c.type, c.guard ?? 'none']));
+  assert.deepEqual(casts, [
+    ['app.t', 'int', 'case'],
+    ['app.t', 'int', 'none'],
+    ['app.u', 'uuid', 'case'],
+    ['app.t', 'int', 'none'],
+    ['app.t', 'int', 'exception-handler'],
+    ['app.fallback', 'int', 'none'],
+  ]);
+});
+
+test('column DEFAULTs that read a setting, with NOT NULL, PRIMARY KEY, nullif and the cast', () => {
+  const sql = `create table a (
+  id bigserial,
+  t uuid not null default current_setting('app.t')::uuid,
+  u uuid default nullif(current_setting('app.t', true), '')::uuid,
+  v text default current_setting('app.t', true),
+  w int default current_setting('app.w', true)::int,
+  primary key (id, w)
+);
+alter table a add column x int default current_setting('app.x', true)::int, alter column v set default current_setting('app.v')`;
+  const defaults = analyzeSql(sql).statements.flatMap((s) => (s.settingDefaults ?? []).map((d) => [d.column, d.notNull, d.setting, d.missingOk, d.nullif, d.castType ?? '-']));
+  assert.deepEqual(defaults, [
+    ['t', true, 'app.t', false, false, 'uuid'],
+    ['u', false, 'app.t', true, true, 'uuid'],
+    ['v', false, 'app.t', true, false, '-'],
+    ['w', true, 'app.w', true, false, 'int'],
+    ['x', false, 'app.x', true, false, 'int'],
+    ['v', 'unknown', 'app.v', false, false, '-'],
+  ]);
+  const casts = analyzeSql(sql).statements.flatMap((s) => s.settingCasts);
+  assert.ok(casts.length > 0 && casts.every((c) => c.inDefault));
+});
+
+test('dynamic SQL in PL/pgSQL: format() with %I/%L/%s, || with quote_ident/quote_literal, a variable assigned before EXECUTE', () => {
+  const sql = `create function claim(p_queue text, p_worker text) returns setof bigint language plpgsql as $$
+declare q text;
+begin
+  return query execute format('update %I.%I set status = ''running'', locked_by = %L where id = (select id from %I.%I where status = ''queued'' for update skip locked limit 1) returning id', 'queues', 'q_' || p_queue, p_worker, 'queues', 'q_' || p_queue);
+  execute 'update jobs_' || quote_ident(p_queue) || ' set attempts = attempts + 1 where id = ' || quote_literal(p_worker);
+  q := format('select set_config(%L, %L, false)', 'app.tenant', p_worker);
+  execute q;
+  execute format('SET search_path = %I', p_queue);
+end $$`;
+  const text = (span: { start: number; end: number }) => sql.slice(span.start, span.end);
+  const dynamic = analyzeSql(sql).statements.filter((s) => s.dynamic);
+  assert.equal(dynamic.length, 4);
+  const [claim, update, setter, path] = dynamic;
+  assert.deepEqual(claim.rowWrites.map((w) => [w.table, w.returning]), [['q_{p_queue}', true]]);
+  assert.deepEqual(claim.lockingReads.map((l) => [l.tables, l.skipLocked]), [[['q_{p_queue}'], true]]);
+  assert.equal(text(claim.rowWrites[0].assignments[0].span), 'status');
+  assert.deepEqual(update.rowWrites[0].assignments.map((a) => [a.column, a.value.kind]), [['attempts', 'increment']]);
+  assert.deepEqual([setter.settingWrites[0].name, setter.settingWrites[0].level], ['app.tenant', 'session']);
+  assert.deepEqual([path.settingWrites[0].name, path.settingWrites[0].value], ['search_path', { kind: 'expression' }]);
+  assert.equal(text(path.settingWrites[0].span).startsWith('SET search_path'), true);
+});
+
+test('BEGIN ATOMIC bodies are the routine\'s statements, not statements of the CREATE', () => {
+  const sql = "create function f(p int) returns void language sql begin atomic select set_config('app.tenant', p::text, false); update t set x = p; end";
+  const [create, ...nested] = analyzeSql(sql).statements;
+  assert.deepEqual(create.settingWrites, []);
+  assert.deepEqual(nested.map((s) => [s.kind, s.routine?.name]), [['SelectStmt', 'f'], ['UpdateStmt', 'f']]);
+  assert.equal(sql.slice(nested[1].span.start, nested[1].span.end), 'update t set x = p');
+});
+
+test('ALTER ROLE ... SET is not a write of this session; PostgREST\'s pre-request hook is read from it', () => {
+  const [statement] = analyzeSql("alter role authenticator set pgrst.db_pre_request = 'public.check_request'").statements;
+  assert.deepEqual(statement.settingWrites, []);
+  assert.deepEqual(statement.roleSettings?.map((r) => [r.name, r.value]), [['pgrst.db_pre_request', 'public.check_request']]);
+});
+
+test('the leading transaction control of a text, without a parse, agrees with the parser', async () => {
+  const { transactionEffect, transactionEffectOfText } = await import('../../src/sql/index.ts');
+  const texts = [
+    'BEGIN', 'begin isolation level serializable', 'START TRANSACTION', '-- c\nCOMMIT', 'END', 'ROLLBACK', 'ABORT', 'ROLLBACK TO SAVEPOINT s', 'rollback work to s',
+    'ROLLBACK TRANSACTION TO SAVEPOINT s', 'COMMIT AND CHAIN', 'rollback work and chain', 'COMMIT AND NO CHAIN', "PREPARE TRANSACTION 'x'", "COMMIT PREPARED 'x'",
+    "ROLLBACK PREPARED 'x'", 'SAVEPOINT s', 'RELEASE SAVEPOINT s', 'select 1',
+  ];
+  for (const text of texts) {
+    const [statement] = analyzeSql(text).statements;
+    assert.equal(transactionEffectOfText(text), transactionEffect(statement), text);
+  }
+});

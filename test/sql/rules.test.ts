@@ -83,6 +83,17 @@ ruleCases('require-nullif-on-setting-cast', {
     "select current_setting('app.tenant', true)::text",
     "select current_setting('max_connections')::int",
     "create policy p on t using (tenant_id = nullif(current_setting('app.tenant', true), '')::int)",
+    // Guards that keep '' from the cast.
+    "select case when current_setting('app.tenant', true) = '' then null else current_setting('app.tenant', true)::int end",
+    "select case current_setting('app.tenant', true) when '' then null else current_setting('app.tenant', true)::int end",
+    "do $$ declare t int; begin t := current_setting('app.tenant', true)::int; exception when others then t := null; end $$",
+    // PostgREST sets request.jwt.claims in every request.
+    "select (current_setting('request.jwt.claims', true)::jsonb ->> 'sub')::uuid",
+    // Column defaults that fail loudly: NOT NULL, or no missing_ok.
+    "create table t (id int, tenant_id uuid not null default current_setting('app.tenant')::uuid)",
+    "create table t (id int, tenant_id int default current_setting('app.tenant')::int)",
+    "create table t (id int, tenant_id uuid primary key default nullif(current_setting('app.tenant', true), '')::uuid)",
+    "create table t (tenant_id uuid default current_setting('app.tenant', true)::uuid); alter table t alter column tenant_id set not null",
   ],
   invalid: [
     {
@@ -95,10 +106,27 @@ ruleCases('require-nullif-on-setting-cast', {
     },
     {
       code: "create policy p on t using (tenant_id = current_setting('app.tenant')::int)",
+      errors: [{ messageId: 'policyCastWithoutNullif', line: 1, column: 41, endLine: 1, endColumn: 75 }],
+      note: 'one finding per cast: a policy cast without missing_ok and without nullif',
+    },
+    {
+      code: "select case when current_setting('app.tenant', true) is null then null else current_setting('app.tenant', true)::int end",
+      errors: [{ messageId: 'castWithoutNullif', line: 1, column: 77, endLine: 1, endColumn: 117 }],
+      note: 'a CASE on IS NULL does not keep the empty string out',
+    },
+    {
+      code: "select (current_setting('request.jwt.claims', true)::jsonb ->> 'sub')::uuid",
+      options: { requestSettings: [] },
+      errors: [{ messageId: 'castWithoutNullif', line: 1, column: 9, endLine: 1, endColumn: 59 }],
+      note: 'requestSettings: [] checks request.* like any custom setting',
+    },
+    {
+      code: "create table t (id int,\n  tenant_id uuid default current_setting('app.tenant', true)::uuid,\n  org text default current_setting('app.org'))",
       errors: [
-        { messageId: 'castWithoutNullif', line: 1, column: 41, endLine: 1, endColumn: 75 },
-        { messageId: 'policyWithoutMissingOk', line: 1, column: 41, endLine: 1, endColumn: 56 },
+        { messageId: 'defaultSilentNull', line: 2, column: 26, endLine: 2, endColumn: 67 },
+        { messageId: 'defaultEmptyString', line: 3, column: 20, endLine: 3, endColumn: 35 },
       ],
+      note: 'defaults that store a row of no tenant without an error, once per expression',
     },
     {
       code: "create policy p on t using (tenant_id::text = current_setting('app.tenant'))",
@@ -119,14 +147,12 @@ ruleCases('no-tenant-policy-on-queue', {
       code: `${queueTable}create policy p on jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int)`,
       options: { queueTables: ['outbox'] },
     },
+    // A name alone never makes a queue: a table named jobs that nothing claims is a table.
+    `${queueTable}create policy p on jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int)`,
     // The claimed table is the queue; jobs named tables that are not claimed are not.
     "select id from work_items for update skip locked limit 1; alter table jobs enable row level security; create policy p on jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int)",
   ],
   invalid: [
-    {
-      code: `${queueTable}create policy p on jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int)`,
-      errors: [{ messageId: 'tenantPolicyOnQueue', line: 2, column: 1, endLine: 2, endColumn: 97 }],
-    },
     {
       code: "alter table work_items enable row level security;\ncreate policy p on work_items using (tenant_id = nullif(current_setting('app.tenant', true), '')::int);\nselect id from work_items for update skip locked limit 1",
       errors: [{ messageId: 'tenantPolicyOnQueue', line: 2, column: 1, endLine: 2, endColumn: 103 }],

@@ -1,44 +1,77 @@
-// .sql files: migrations, query files (pgtyped, sqlc, aiosql) and function
-// definitions. Top-level statements run as the tool that loads the file
-// decides ('script'), statements between BEGIN and COMMIT in one transaction,
-// and statements of function bodies in the caller's transaction.
-import { emptyFileModel, type FileModel, type Scope } from '../../model/index.ts';
-import { analyzeSql } from '../../sql/index.ts';
+// .sql files: migrations, query files (pgtyped, sqlc, aiosql, yesql), psql
+// scripts and function definitions. Top-level statements run as the tool that
+// loads the file decides ('script'), statements between BEGIN and COMMIT in
+// one transaction, and statements of function bodies in the caller's
+// transaction. A psql script and a migration run on the connection their
+// tool opens for them; a query file's statements on whatever connection the
+// application passes.
+import { emptyFileModel, type ConnectionUse, type FileModel, type Scope } from '../../model/index.ts';
+import { analyzeSql, transactionEffect } from '../../sql/index.ts';
 import { collectLineComments } from '../comments.ts';
 import type { FrontEnd } from '../types.ts';
+import { foreignFile } from './dialect.ts';
+import { readScript } from './script.ts';
+
+export type DialectDetection = 'warn' | 'quiet' | 'off';
 
 export const sqlFrontEnd: FrontEnd = {
   language: 'sql',
   extensions: ['.sql'],
-  parse(text, file) {
+  parse(text, file, options) {
     const model = emptyFileModel(file, 'sql', text);
     if (text.includes('\u0000')) {
       model.fatal = { message: 'Not a text file: it contains NUL bytes.', span: { start: 0, end: 0 } };
       return model;
     }
-    const analysis = analyzeSql(text);
-    model.sqlErrors = analysis.errors;
     model.comments = collectLineComments(text, '--');
+    const reading = readScript(text, file);
+    const analysis = analyzeSql(reading.sql, { holes: reading.holes });
+
+    const detection: DialectDetection = options.sql?.dialectDetection ?? 'warn';
+    if (analysis.errors.length > 0 && detection !== 'off') {
+      const foreign = foreignFile(text);
+      if (foreign) {
+        // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
+        if (detection === 'warn') {
+          const line = text.slice(0, foreign.at).split('\n').length;
+          model.skipped = {
+            message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${foreign.sign} at line ${line}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
+            span: { start: foreign.at, end: foreign.at },
+          };
+        }
+        return model;
+      }
+    }
+    model.sqlErrors = analysis.errors;
+
+    const connection: ConnectionUse = reading.psql || reading.migration ? { kind: 'dedicated' } : { kind: 'unknown' };
+    const form = reading.migration ? `${reading.migration} migration` : reading.psql ? 'psql script' : 'BEGIN';
     let transaction: Scope | undefined;
     let transactions = 0;
     for (const statement of analysis.statements) {
-      if (statement.transaction === 'begin') {
+      const effect = statement.routine ? 'none' : transactionEffect(statement);
+      if (effect === 'opens') {
         transactions++;
-        transaction = { kind: 'transaction', id: `${file}#tx${transactions}`, form: 'BEGIN', rollsBackOnError: true };
+        transaction = { kind: 'transaction', id: `${file}#tx${transactions}`, form, rollsBackOnError: true };
       }
-      let scope: Scope = transaction ?? { kind: 'script' };
+      // A named query of a query file runs where the application runs it.
+      let scope: Scope = transaction ?? (reading.queries ? { kind: 'unknown' } : { kind: 'script' });
       if (statement.routine) {
         scope = { kind: 'transaction', id: `${file}#${statement.routine.name}`, form: `${statement.routine.kind} body`, rollsBackOnError: true };
       }
+      // A DO block runs where it stands; a function or procedure body where it is called.
+      const runsHere = !statement.routine || statement.routine.kind === 'do';
       model.sites.push({
         span: statement.span,
         analysis: { statements: [statement], errors: [] },
         scope,
-        connection: { kind: 'unknown' },
+        connection: runsHere ? connection : { kind: 'unknown' },
         driver: 'sql',
       });
-      if (statement.transaction === 'commit' || statement.transaction === 'rollback' || statement.transaction === 'prepare') {
-        transaction = undefined;
+      if (effect === 'ends') transaction = undefined;
+      else if (effect === 'ends-and-opens') {
+        transactions++;
+        transaction = { kind: 'transaction', id: `${file}#tx${transactions}`, form, rollsBackOnError: true };
       }
     }
     if (analysis.errors.length > 0 && analysis.statements.length === 0) {

@@ -1,0 +1,70 @@
+// .sql files that are not PostgreSQL: templates (Jinja/dbt, Go text/template)
+// and other databases' SQL (SQLite, MySQL, T-SQL, Oracle). Asked only about a
+// file whose statements do not parse, so a PostgreSQL file that merely
+// mentions PRAGMA in a comment is never skipped.
+
+export interface ForeignFile {
+  /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
+  kind: string;
+  /** The first sign of it, e.g. "AUTO_INCREMENT". */
+  sign: string;
+  /** Offset of the sign in the text. */
+  at: number;
+}
+
+interface Sign {
+  kind: string;
+  pattern: RegExp;
+  /** How the message shows the match; the match itself by default. */
+  show?: (match: RegExpExecArray) => string;
+}
+
+const TEMPLATE_SIGNS: Sign[] = [
+  { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*)/ },
+  { kind: 'a Jinja/dbt template', pattern: /\{\{[\s\S]*?\}\}|\{%-?\s*\w+[\s\S]*?%\}|\{#[\s\S]*?#\}/ },
+];
+
+const DIALECT_SIGNS: Sign[] = [
+  { kind: 'MySQL', pattern: /`[^`\n]+`/ },
+  { kind: 'MySQL', pattern: /\bAUTO_INCREMENT\b/i },
+  { kind: 'MySQL', pattern: /\bENGINE\s*=\s*\w+/i },
+  { kind: 'MySQL', pattern: /^\s*DELIMITER\s+\S+/im },
+  { kind: 'MySQL', pattern: /\/\*!\d{5}/ },
+  { kind: 'MySQL', pattern: /\bint(?:eger)?(?:\(\d+\))?\s+unsigned\b/i },
+  { kind: 'SQLite', pattern: /^\s*PRAGMA\s+\w+/im },
+  { kind: 'SQLite', pattern: /\bAUTOINCREMENT\b/i },
+  { kind: 'SQLite', pattern: /\bWITHOUT\s+ROWID\b/i },
+  { kind: 'SQLite', pattern: /\bINSERT\s+OR\s+(?:IGNORE|REPLACE|ABORT|FAIL|ROLLBACK)\b/i },
+  { kind: 'T-SQL', pattern: /^\s*GO\s*(?:\d+\s*)?$/im, show: () => 'GO' },
+  { kind: 'T-SQL', pattern: /\[dbo\]/i },
+  { kind: 'T-SQL', pattern: /\bIDENTITY\s*\(\s*\d+\s*,\s*\d+\s*\)/i },
+  { kind: 'T-SQL', pattern: /\bSET\s+(?:ANSI_NULLS|QUOTED_IDENTIFIER|NOCOUNT|XACT_ABORT)\s+ON\b/i },
+  { kind: 'T-SQL', pattern: /\bN?VARCHAR\s*\(\s*MAX\s*\)/i },
+  { kind: 'Oracle', pattern: /\bVARCHAR2\b/i },
+  { kind: 'Oracle', pattern: /\bCREATE\s+(?:OR\s+REPLACE\s+)?PACKAGE\b/i },
+];
+
+/** Blanks comments and string literals (keeping offsets), so a sign inside them does not count. */
+function codeOnly(text: string): string {
+  return text.replace(/--[^\n]*|\/\*(?!!\d)[\s\S]*?\*\/|'(?:[^']|'')*'/g, (m) => m.replace(/[^\n]/g, ' '));
+}
+
+export function foreignFile(text: string): ForeignFile | undefined {
+  // Template tags may sit in strings and comments too: look at the whole text.
+  const template = firstSign(text, TEMPLATE_SIGNS);
+  if (template) return template;
+  return firstSign(codeOnly(text), DIALECT_SIGNS, text);
+}
+
+function firstSign(text: string, signs: Sign[], original = text): ForeignFile | undefined {
+  let best: ForeignFile | undefined;
+  for (const sign of signs) {
+    const match = sign.pattern.exec(text);
+    if (!match) continue;
+    const at = match.index + (match[0].length - match[0].trimStart().length);
+    if (best && best.at <= at) continue;
+    const shown = sign.show ? sign.show(match) : original.slice(at, match.index + match[0].length).trim();
+    best = { kind: sign.kind, sign: shown.length > 40 ? `${shown.slice(0, 37)}...` : shown, at };
+  }
+  return best;
+}

@@ -1,0 +1,280 @@
+// A .sql file as the tool that runs it reads it, before the SQL parser sees
+// it: psql meta-commands and COPY data are not SQL, psql variables and the
+// host placeholders of query files (aiosql, yesql, pgtyped, sqlc, Python
+// format templates, Flyway and goose ${...}) stand for values or names, and
+// migration tools' markers end statements. The result has the same length
+// as the text, so every offset stays the user's.
+import { dollarTagAt, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
+import type { Hole } from '../../sql/index.ts';
+
+export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'migrations folder';
+export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped';
+
+export interface ScriptReading {
+  /** The text with what is not SQL blanked (newlines kept) and statement-ending markers turned into `;`. */
+  sql: string;
+  holes: Hole[];
+  /** psql meta-commands were seen: the file is a psql script. */
+  psql: boolean;
+  /** psql variables set with \set before their use, by name. */
+  variables: Map<string, string>;
+  /** The migration tool whose markers or file layout the file has. */
+  migration?: MigrationTool;
+  /** The query-file tool whose `-- name:` / `@name` headers the file has. */
+  queries?: QueryTool;
+}
+
+/** psql commands after which the query buffer is sent: they end the statement before them. */
+const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
+
+const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transaction|envsub\s+(?:on|off))\b/i;
+const SQL_MIGRATE = /^--\s*\+migrate\s+(up|down|statementbegin|statementend)\b/i;
+const DBMATE = /^--\s*migrate:(up|down)\b/i;
+const DRIZZLE = /^-->\s*statement-breakpoint\b/i;
+/** Markers that start a new statement (the SQL before them needs no `;`). */
+const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
+
+const NAMED_QUERY = /^--\s*name:\s*[\w.-]+(?:[!<>*#^$]+)?\s*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?/im;
+const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
+
+export function readScript(text: string, file: string): ScriptReading {
+  // What is not SQL, in text order: blanked (newlines kept), the first character a `;` where it ends a statement.
+  const edits: { start: number; end: number; semicolon: boolean }[] = [];
+  const holes: Hole[] = [];
+  const variables = new Map<string, string>();
+  let psql = false;
+  let migration = migrationByPath(file);
+  const namedQuery = NAMED_QUERY.exec(text);
+  const queries: QueryTool | undefined = namedQuery ? (namedQuery[1] ? 'sqlc' : 'aiosql/yesql') : PGTYPED.test(text) ? 'pgtyped' : undefined;
+  const blank = (start: number, end: number) => {
+    if (end > start) edits.push({ start, end, semicolon: false });
+  };
+  const endStatementAt = (start: number, end: number) => {
+    edits.push({ start, end: Math.max(end, start + 1), semicolon: true });
+  };
+  const length = text.length;
+  let statementStart = 0;
+  let i = 0;
+  const lineEnd = (from: number) => {
+    const newline = text.indexOf('\n', from);
+    return newline < 0 ? length : newline;
+  };
+  const atLineStart = (index: number) => {
+    let k = index - 1;
+    while (k >= 0 && (text[k] === ' ' || text[k] === '\t')) k--;
+    return k < 0 || text[k] === '\n';
+  };
+  /** Skips COPY data from the line after `from` to the line `\.` (or the end). */
+  const skipCopyData = (from: number): number => {
+    let line = lineEnd(from) + 1;
+    while (line < length) {
+      const end = lineEnd(line);
+      const content = text.slice(line, end).replace(/\r$/, '');
+      blank(line, end);
+      line = end + 1;
+      if (content === '\\.') break;
+    }
+    return Math.min(line, length);
+  };
+
+  while (i < length) {
+    const c = text.charCodeAt(i);
+    if (c === 39 /* ' */) {
+      const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
+      i = skipQuoted(text, i, 39, escapes);
+    } else if (c === 34 /* " */) {
+      i = skipQuoted(text, i, 34, false);
+    } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
+      const end = lineEnd(i);
+      const comment = text.slice(i, end).replace(/\r$/, '');
+      const lineStart = atLineStart(i);
+      // aiosql, yesql and sqlc split a file at its `-- name:` headers: a query needs no `;`.
+      if (queries && queries !== 'pgtyped' && lineStart && /^--\s*name:/i.test(comment)) {
+        endStatementAt(i, end);
+        statementStart = i + 1;
+      }
+      const marker = markerOf(comment, lineStart);
+      if (marker) {
+        migration ??= marker.tool;
+        if (marker.endsStatement) {
+          endStatementAt(i, end);
+          statementStart = i + 1;
+        }
+      }
+      i = end + 1;
+    } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
+      const end = skipBlockComment(text, i);
+      // pgtyped: each `/* @name ... */` starts a query.
+      if (queries === 'pgtyped' && /^\/\*[\s\S]*@name\b/.test(text.slice(i, end))) {
+        endStatementAt(i, end);
+        statementStart = i + 1;
+      }
+      i = end;
+    } else if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
+      const tag = dollarTagAt(text, i);
+      if (tag !== undefined) {
+        const close = text.indexOf(tag, i + tag.length);
+        i = close < 0 ? length : close + tag.length;
+      } else if (text[i + 1] === '{') {
+        // ${name} (Flyway placeholders, goose ENVSUB, envsubst): filled before the SQL runs.
+        const close = text.indexOf('}', i + 2);
+        if (close > 0 && close - i < 200 && !text.slice(i + 2, close).includes('\n')) {
+          holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)) });
+          i = close + 1;
+        } else i++;
+      } else i++;
+    } else if (c === 92 /* \ */) {
+      // A psql meta-command: everything to the end of the line.
+      psql = true;
+      const end = lineEnd(i);
+      const command = text.slice(i + 1, end).replace(/\r$/, '');
+      const name = /^[a-z_.!?;]+/i.exec(command)?.[0]?.toLowerCase() ?? '';
+      if (name === 'set') readSet(command, variables);
+      if (SENDING_COMMANDS.has(name)) endStatementAt(i, end);
+      else blank(i, end);
+      if (name === 'copy' && /\bfrom\s+stdin\b/i.test(command)) {
+        i = skipCopyData(i);
+        statementStart = i;
+        continue;
+      }
+      i = end + 1;
+      if (SENDING_COMMANDS.has(name)) statementStart = i;
+    } else if (c === 59 /* ; */) {
+      const statement = text.slice(statementStart, i);
+      i++;
+      statementStart = i;
+      // COPY ... FROM stdin: its data follows. (Cheap test first: most statements are not COPY.)
+      if (/\bstdin\b/i.test(statement) && /^\s*copy\b/i.test(asParsed(statement)) && /\bfrom\s+stdin\b/i.test(statement)) {
+        i = skipCopyData(i - 1);
+        statementStart = i;
+      }
+    } else if (c === 58 /* : */) {
+      const next = placeholderAtColon(text, i, variables, holes);
+      i = next;
+    } else if (c === 37 /* % */) {
+      i = pyformatAt(text, i, holes);
+    } else if (c === 123 /* { */) {
+      // Python str.format templates: {where}, {table}, {}.
+      const close = text.indexOf('}', i + 1);
+      if (close > 0 && /^\w*$/.test(text.slice(i + 1, close))) {
+        holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)) });
+        i = close + 1;
+      } else i++;
+    } else if (c === 64 /* @ */ && queries === 'sqlc' && /[A-Za-z_]/.test(text[i + 1] ?? '') && !isIdentChar(text.charCodeAt(i - 1))) {
+      // sqlc's @name parameters.
+      let j = i + 1;
+      while (j < length && isIdentChar(text.charCodeAt(j))) j++;
+      holes.push({ start: i, end: j, identifierText: quoteIdentifier(text.slice(i, j)) });
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (migration) reading.migration = migration;
+  if (queries) reading.queries = queries;
+  return reading;
+}
+
+function markerOf(comment: string, lineStart: boolean): { tool: MigrationTool; endsStatement: boolean } | undefined {
+  if (DRIZZLE.test(comment)) return { tool: 'drizzle', endsStatement: true };
+  if (!lineStart) return undefined;
+  const goose = GOOSE.exec(comment);
+  if (goose) return { tool: 'goose', endsStatement: ENDS_STATEMENT.test(goose[1]) };
+  const sqlMigrate = SQL_MIGRATE.exec(comment);
+  if (sqlMigrate) return { tool: 'sql-migrate', endsStatement: ENDS_STATEMENT.test(sqlMigrate[1]) };
+  if (DBMATE.test(comment)) return { tool: 'dbmate', endsStatement: true };
+  return undefined;
+}
+
+/** Tools known by where their files live and how they are named. */
+function migrationByPath(file: string): MigrationTool | undefined {
+  const path = file.replace(/\\/g, '/');
+  const name = path.slice(path.lastIndexOf('/') + 1);
+  if (/\/supabase\/migrations\//.test(path)) return 'supabase';
+  if (/\/migrations\/[^/]+\/migration\.sql$/.test(path)) return 'prisma';
+  if (/^[VUR]\d*(?:[._]\d+)*__.+\.sql$/.test(name) || /^R__.+\.sql$/.test(name)) return 'flyway';
+  if (/^\d+_.+\.(up|down)\.sql$/.test(name)) return 'golang-migrate';
+  if (/\/(deploy|revert|verify)\/[^/]+\.sql$/.test(path) && /\/sqitch\b|sqitch/.test(path)) return 'sqitch';
+  if (/\/(migrations?|migrate|db\/migrate|schema_migrations)\/[^/]+\.sql$/i.test(path)) return 'migrations folder';
+  return undefined;
+}
+
+/** `\set name value...`: psql joins the values; quotes are removed. */
+function readSet(command: string, variables: Map<string, string>): void {
+  const match = /^set\s+([A-Za-z_][\w]*)\s*(.*)$/i.exec(command);
+  if (!match) return;
+  const parts: string[] = [];
+  const re = /'((?:[^']|'')*)'|(\S+)/g;
+  for (let m = re.exec(match[2]); m; m = re.exec(match[2])) parts.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : m[2]);
+  variables.set(match[1], parts.join(''));
+}
+
+/** psql's :name, :'name', :"name", and query files' :name / :name! (pgtyped). Returns where to go on. */
+function placeholderAtColon(text: string, i: number, variables: Map<string, string>, holes: Hole[]): number {
+  const prev = text.charCodeAt(i - 1);
+  const next = text[i + 1] ?? '';
+  if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
+  // a[1:n], x::type, and a word right before (time literals are in strings) are not variables.
+  if (prev === 58 || prev === 93 || isIdentChar(prev)) return i + 1;
+  if (next === "'" || next === '"') {
+    const close = text.indexOf(next, i + 2);
+    const name = close > 0 ? text.slice(i + 2, close) : '';
+    if (!/^[A-Za-z_]\w*$/.test(name)) return i + 1;
+    const value = variables.get(name);
+    if (value !== undefined) holes.push({ start: i, end: close + 1, text: next === "'" ? `'${value.replace(/'/g, "''")}'` : quoteIdentifier(value) });
+    else if (next === '"') holes.push({ start: i, end: close + 1, identifier: true, identifierText: quoteIdentifier(`:${name}`) });
+    else holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(`:${name}`) });
+    return close + 1;
+  }
+  if (!/[A-Za-z_]/.test(next)) return i + 1;
+  let j = i + 1;
+  while (j < text.length && isIdentChar(text.charCodeAt(j)) && text[j] !== '$') j++;
+  const name = text.slice(i + 1, j);
+  if (text[j] === '!') j++; // pgtyped: a required parameter
+  const value = variables.get(name);
+  holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
+  return j;
+}
+
+/** psycopg's %s and %(name)s in query files (aiosql's pyformat); %% is a percent sign. */
+function pyformatAt(text: string, i: number, holes: Hole[]): number {
+  if (text[i + 1] === '%') return i + 2;
+  if (text[i + 1] === 's' && !isIdentChar(text.charCodeAt(i + 2))) {
+    holes.push({ start: i, end: i + 2 });
+    return i + 2;
+  }
+  if (text[i + 1] === '(') {
+    const close = text.indexOf(')', i + 2);
+    if (close > 0 && /^[A-Za-z_]\w*$/.test(text.slice(i + 2, close)) && text[close + 1] === 's') {
+      holes.push({ start: i, end: close + 2, identifierText: quoteIdentifier(text.slice(i, close + 2)) });
+      return close + 2;
+    }
+  }
+  return i + 1;
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""').slice(0, 60)}"`;
+}
+
+/** A statement's text without its comments and psql meta-command lines, as the parser will see it. */
+function asParsed(statement: string): string {
+  return statement.replace(/--[^\n]*\n?/g, ' ').replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/^[ \t]*\\[^\n]*$/gm, ' ');
+}
+
+/** The text with each edit blanked (its newlines kept) and, where it ends a statement, a `;` first. */
+function applyEdits(text: string, edits: readonly { start: number; end: number; semicolon: boolean }[]): string {
+  if (edits.length === 0) return text;
+  let out = '';
+  let last = 0;
+  for (const edit of [...edits].sort((a, b) => a.start - b.start)) {
+    const start = Math.max(edit.start, last);
+    if (edit.end <= start) continue;
+    out += text.slice(last, start);
+    const blanked = text.slice(start, edit.end).replace(/[^\r\n]/g, ' ');
+    out += edit.semicolon && start === edit.start ? `;${blanked.slice(1)}` : blanked;
+    last = edit.end;
+  }
+  return out + text.slice(last);
+}

@@ -1,0 +1,279 @@
+// Function, procedure and DO bodies: the statements a routine runs, with the
+// routine's parameters (a setting named by a parameter is chosen by the
+// caller), the PL/pgSQL blocks whose EXCEPTION handler catches a failed cast,
+// and the SQL that EXECUTE builds at run time.
+import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
+import { extractFacts, nodeType, type Node } from './extract.ts';
+import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
+import { splitStatements } from './lexer.ts';
+import { byteToUtf16Map } from './offsets.ts';
+import { parsePlPgSql, parseStatements } from './parser.ts';
+import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
+import { valueOf } from './values.ts';
+
+const INPUT_MODES = new Set([undefined, 'FUNC_PARAM_DEFAULT', 'FUNC_PARAM_IN', 'FUNC_PARAM_INOUT', 'FUNC_PARAM_VARIADIC']);
+
+/** Handlers that catch what a cast of '' raises (22P02, 22007 and the rest of class 22). */
+const CAST_ERROR_CONDITIONS = new Set(['others', 'data_exception', 'invalid_text_representation', 'invalid_datetime_format', '22p02', '22007', '22000']);
+
+export function routineInfo(stmt: Node, span: Span): { info: RoutineInfo; body: string | undefined; atomic?: Node[] } | undefined {
+  const type = nodeType(stmt);
+  const node = stmt[type];
+  if (type !== 'CreateFunctionStmt' && type !== 'DoStmt') return undefined;
+  const options: Node[] = type === 'DoStmt' ? node.args ?? [] : node.options ?? [];
+  let language = type === 'DoStmt' ? 'plpgsql' : 'sql';
+  let body: string | undefined;
+  for (const option of options) {
+    const def = option.DefElem;
+    if (def?.defname === 'language') language = String(def.arg?.String?.sval ?? language).toLowerCase();
+    if (def?.defname === 'as') body = def.arg?.String?.sval ?? def.arg?.List?.items?.[0]?.String?.sval;
+  }
+  const name = type === 'DoStmt' ? 'DO block' : (node.funcname ?? []).map((p: Node) => p.String?.sval).join('.');
+  const kind = type === 'DoStmt' ? 'do' : node.is_procedure ? 'procedure' : 'function';
+  const info: RoutineInfo = { name, kind, language, span };
+  if (type === 'CreateFunctionStmt') {
+    const inputs = ((node.parameters ?? []) as Node[]).map((p) => p.FunctionParameter).filter((p) => p && INPUT_MODES.has(p.mode));
+    info.parameters = inputs.map((p) => String(p.name ?? '').toLowerCase());
+    const defaults = inputs.map((p) => (p.defexpr ? valueOf(p.defexpr, undefined) : undefined));
+    if (defaults.some((d) => d?.kind === 'literal')) info.parameterDefaults = defaults.map((d) => (d?.kind === 'literal' ? d : undefined));
+  }
+  const atomic = node.sql_body?.List?.items?.[0]?.List?.items as Node[] | undefined;
+  return { info, body, ...(atomic ? { atomic } : {}) };
+}
+
+interface Place {
+  /** Maps a UTF-16 index of the CREATE statement's text to an offset of the caller's text. */
+  (indexInStatement: number): number;
+}
+
+export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endByte: number, at: (byte: number) => number, out: SqlAnalysis, span: Span, definition: StatementFacts): void {
+  const routine = routineInfo(stmt, span);
+  if (!routine) return;
+  definition.defines = routine.info;
+  const stmtBytes = Buffer.from(sql).subarray(startByte, endByte);
+  const stmtText = stmtBytes.toString('utf8');
+  const ascii = stmtBytes.length === stmtText.length;
+  const place: Place = ascii ? (index) => at(startByte + index) : (index) => at(startByte + Buffer.byteLength(stmtText.slice(0, index)));
+
+  if (routine.atomic) {
+    atomicBody(routine.atomic, stmtText, sql, at, routine.info, place, span, out);
+    return;
+  }
+  if (!routine.body || (routine.info.language !== 'plpgsql' && routine.info.language !== 'sql')) return;
+  const bodyOffset = Math.max(0, stmtText.indexOf(routine.body));
+  if (routine.info.language === 'sql') {
+    nested(routine.body, (i) => place(bodyOffset + i), routine.info, out, { parameters: routine.info.parameters ?? [] });
+    return;
+  }
+  const tree = parsePlPgSql(stmtText);
+  if (!tree.ok) {
+    out.errors.push({ message: `PL/pgSQL body of ${routine.info.name}: ${tree.message}`, span: { start: at(startByte), end: at(endByte) } });
+    return;
+  }
+  const functions = tree.functions;
+  const parameters = routine.info.parameters ?? plpgsqlParameters(functions);
+  let cursor = bodyOffset;
+  const locate = (needle: string): number => {
+    let found = stmtText.indexOf(needle, cursor);
+    if (found < 0) found = stmtText.indexOf(needle, bodyOffset);
+    if (found >= 0) cursor = found + needle.length;
+    return found < 0 ? bodyOffset : found;
+  };
+  const assigned = new Map<string, string>();
+  for (const query of plpgsqlQueries(functions)) {
+    if (query.dynamic) {
+      const index = locate(query.text);
+      const template = dynamicTemplate(query.text, assigned);
+      if (!template) continue;
+      const using = query.using.map((u) => {
+        const v = /^\s*([A-Za-z_]\w*)\s*$/.exec(u)?.[1]?.toLowerCase();
+        return v && parameters.includes(v) ? v : '';
+      });
+      nested(template.sql, (i) => place(index + (template.origin[i] ?? template.origin[template.origin.length - 1] ?? 0)), routine.info, out, {
+        parameters: using,
+        exceptionGuard: query.guarded,
+        plpgsql: query.place,
+        template,
+      });
+      continue;
+    }
+    // PERFORM x is stored as "SELECT x"; expressions are parsed as SELECT <expr>.
+    const needle = query.perform ? query.text.replace(/^SELECT\s+/i, '') : query.text;
+    const index = locate(needle);
+    if (query.assigns && isStringExpression(needle)) assigned.set(query.assigns, needle);
+    // An expression without a call or a subquery (`v := 1`, `IF NOT FOUND`) holds no fact: not worth a parse.
+    if (query.expression && !needle.includes('(')) continue;
+    const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
+    const prefix = sqlText.length - needle.length;
+    nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded, plpgsql: query.place });
+  }
+}
+
+/** `'...' || x`, `format(...)`: an assignment that builds SQL text for a later EXECUTE. */
+function isStringExpression(text: string): boolean {
+  return /^\s*(?:format\s*\(|concat\s*\(|E?'|\$\w*\$)/i.test(text) || /\|\|/.test(text);
+}
+
+/** The parameter names of a PL/pgSQL function as its tree lists them (a DO block has none). */
+function plpgsqlParameters(functions: Node[]): string[] {
+  const fn = functions[0]?.PLpgSQL_function;
+  return fn?.fn_nargs ? (fn.datums ?? []).slice(0, fn.fn_nargs).map((d: Node) => String(d.PLpgSQL_var?.refname ?? '').toLowerCase()) : [];
+}
+
+interface NestedOptions {
+  parameters: readonly string[];
+  exceptionGuard?: boolean;
+  /** Where the statement sits in its PL/pgSQL body (loop, protected block, handler). */
+  plpgsql?: PlpgsqlPlace;
+  template?: DynamicTemplate;
+}
+
+/** Parses one statement text of a routine body; its UTF-16 index i is at `place(i)` in the caller's text. */
+function nested(sqlText: string, place: (index: number) => number, routine: RoutineInfo, out: SqlAnalysis, options: NestedOptions): void {
+  if (!sqlText.trim()) return;
+  const holes = options.template?.holes ?? [];
+  const { result, normalized } = holes.length
+    ? parseWithPlaceholders(sqlText, 'dollar', holes)
+    : { result: parseStatements(sqlText), normalized: undefined };
+  if (!result.ok) return; // PL/pgSQL accepted it; an expression or a run-time text we cannot parse alone is not the user's error
+  const parsedText = normalized?.sql ?? sqlText;
+  const toUtf16 = byteToUtf16Map(parsedText);
+  const at = normalized ? (byte: number) => place(normalized.toOriginal(toUtf16(byte))) : (byte: number) => place(toUtf16(byte));
+  const length = Buffer.byteLength(parsedText);
+  for (const parsed of result.statements) {
+    const endByte = parsed.length === undefined ? length : parsed.location + parsed.length;
+    const facts = extractFacts(parsed.stmt, {
+      at,
+      statement: { start: at(parsed.location), end: Math.max(at(parsed.location) + 1, at(endByte)) },
+      wordEnd: wordEndIn(parsedText),
+      parameters: options.parameters,
+      exceptionGuard: options.exceptionGuard,
+    });
+    facts.routine = routine;
+    const where = options.plpgsql;
+    if (where && (where.inLoop || where.guardedBy.length > 0 || where.handlerOf !== undefined)) facts.plpgsql = where;
+    if (options.template) {
+      facts.dynamic = true;
+      unliteralHoles(facts, options.template);
+    }
+    out.statements.push(facts);
+  }
+}
+
+/** `SET x = %I` reads the hole as a literal name; it is a value filled at run time. */
+function unliteralHoles(facts: StatementFacts, template: DynamicTemplate): void {
+  const names = new Set(template.holeNames);
+  for (const write of facts.settingWrites) {
+    if (write.value?.kind === 'literal' && typeof write.value.value === 'string' && (names.has(write.value.value) || /^pgq_param_\d+$/.test(write.value.value))) {
+      write.value = { kind: 'expression' } satisfies SettingValue;
+    }
+    if (write.name && (names.has(write.name) || /^pgq_param_\d+$/.test(write.name))) write.name = undefined;
+  }
+}
+
+/** The statements of a BEGIN ATOMIC ... END body: already parsed, in the same text as the CREATE. */
+function atomicBody(items: Node[], stmtText: string, sql: string, at: (byte: number) => number, routine: RoutineInfo, place: Place, span: Span, out: SqlAnalysis): void {
+  const begin = /\bbegin\s+atomic\b/i.exec(stmtText);
+  const bodyStart = begin ? begin.index + begin[0].length : 0;
+  const bodyEnd = Math.max(bodyStart, stmtText.search(/\bend\s*;?\s*$/i));
+  const spans = splitStatements(stmtText.slice(bodyStart, bodyEnd));
+  items.forEach((item, i) => {
+    const piece = spans.length === items.length ? spans[i] : undefined;
+    const statement = piece ? trim(stmtText, { start: bodyStart + piece.start, end: bodyStart + piece.end }) : undefined;
+    const facts = extractFacts(item, {
+      at,
+      statement: statement ? { start: place(statement.start), end: place(statement.end) } : span,
+      wordEnd: wordEndIn(sql),
+      parameters: routine.parameters ?? [],
+    });
+    facts.routine = routine;
+    out.statements.push(facts);
+  });
+}
+
+function trim(text: string, span: Span): Span {
+  let { start, end } = span;
+  while (start < end && /\s/.test(text[start])) start++;
+  while (end > start && /[\s;]/.test(text[end - 1])) end--;
+  return { start, end };
+}
+
+interface PlpgsqlQuery {
+  text: string;
+  perform: boolean;
+  expression: boolean;
+  /** In a block whose EXCEPTION handler catches a failed cast. */
+  guarded: boolean;
+  /** EXECUTE, FOR ... IN EXECUTE, RETURN QUERY EXECUTE, OPEN ... FOR EXECUTE: `text` is the expression that builds the SQL. */
+  dynamic: boolean;
+  /** The texts of EXECUTE ... USING arguments ($1 in the built SQL is the first). */
+  using: string[];
+  /** The variable an assignment writes. */
+  assigns?: string;
+  place: PlpgsqlPlace;
+}
+
+const PLPGSQL_LOOPS = new Set(['PLpgSQL_stmt_fors', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_forc', 'PLpgSQL_stmt_fori', 'PLpgSQL_stmt_foreach_a', 'PLpgSQL_stmt_loop', 'PLpgSQL_stmt_while']);
+
+const DYNAMIC_STATEMENTS: Record<string, string> = {
+  PLpgSQL_stmt_dynexecute: 'query',
+  PLpgSQL_stmt_dynfors: 'query',
+  PLpgSQL_stmt_return_query: 'dynquery',
+  PLpgSQL_stmt_open: 'dynquery',
+};
+
+/** Every SQL text a PL/pgSQL function executes, in source order. */
+function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
+  const queries: PlpgsqlQuery[] = [];
+  const datums = (functions[0]?.PLpgSQL_function?.datums ?? []) as Node[];
+  let blocks = 0;
+  const visit = (value: any, parentType: string | undefined, parent: Node | undefined, guarded: boolean, place: PlpgsqlPlace) => {
+    if (!value || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item, parentType, parent, guarded, place);
+      return;
+    }
+    for (const key of Object.keys(value)) {
+      const child = value[key];
+      if (key === 'PLpgSQL_stmt_block' && child?.exceptions) {
+        const handlers = (child.exceptions.PLpgSQL_exception_block?.exc_list ?? []) as Node[];
+        const catches = handlers.some((h) =>
+          ((h.PLpgSQL_exception?.conditions ?? []) as Node[]).some((c) => CAST_ERROR_CONDITIONS.has(String(c.PLpgSQL_condition?.condname ?? '').toLowerCase())),
+        );
+        const block = ++blocks;
+        visit(child.body, key, child, guarded || catches, { ...place, guardedBy: [...place.guardedBy, block] });
+        visit(child.exceptions, key, child, guarded, { ...place, handlerOf: block });
+        continue;
+      }
+      if (key === 'PLpgSQL_expr' && child?.query) {
+        const text = String(child.query);
+        const dynamicKey = parentType ? DYNAMIC_STATEMENTS[parentType] : undefined;
+        if (dynamicKey && parent?.[dynamicKey]?.PLpgSQL_expr === child) {
+          const using = ((parent?.params ?? []) as Node[]).map((p) => String(p.PLpgSQL_expr?.query ?? ''));
+          queries.push({ text, perform: false, expression: false, guarded, place, dynamic: true, using });
+        } else if (parentType === 'PLpgSQL_stmt_dynexecute' || parentType === 'PLpgSQL_stmt_dynfors') {
+          // USING arguments: expressions evaluated in the routine.
+          queries.push({ text, perform: false, expression: true, guarded, place, dynamic: false, using: [] });
+        } else if (parentType === 'PLpgSQL_stmt_assign') {
+          // Since PostgreSQL 14 an assignment keeps its target: "t := expr".
+          const target = /^[\s\S]*?:?=\s*/.exec(text);
+          const assigns = String(datums[parent?.varno]?.PLpgSQL_var?.refname ?? '').toLowerCase() || undefined;
+          queries.push({ text: target ? text.slice(target[0].length) : text, perform: false, expression: true, guarded, place, dynamic: false, using: [], assigns });
+        } else {
+          const perform = parentType === 'PLpgSQL_stmt_perform';
+          queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform, guarded, place, dynamic: false, using: [] });
+        }
+        continue;
+      }
+      const isStatement = key.startsWith('PLpgSQL_stmt');
+      if (isStatement && PLPGSQL_LOOPS.has(key) && child && typeof child === 'object') {
+        // A loop's body runs once per row; its own query (and its other fields) run once.
+        for (const field of Object.keys(child)) visit(child[field], key, child, guarded, field === 'body' ? { ...place, inLoop: true } : place);
+        continue;
+      }
+      visit(child, isStatement ? key : parentType, isStatement ? child : parent, guarded, place);
+    }
+  };
+  visit(functions, undefined, undefined, false, { inLoop: false, guardedBy: [] });
+  return queries;
+}

@@ -1,0 +1,56 @@
+// .sql files as repositories have them (fixtures/sql/files): psql scripts,
+// pg_dump output, migration tools' files, query files with host placeholders.
+// Scanned as one folder with the files that are not PostgreSQL
+// (fixtures/sql-not-postgresql), none gets a fatal message; those others get
+// one warning each, or none, or a parse error, as sql.dialectDetection says.
+import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { scan } from '../../src/scan/scan.ts';
+import { validateConfig } from '../../src/config/validate.ts';
+
+const root = join(import.meta.dirname, '../../fixtures/sql/files');
+const foreign = join(import.meta.dirname, '../../fixtures/sql-not-postgresql');
+const kinds: Record<string, RegExp> = {
+  'dbt-model.sql': /a Jinja\/dbt template/,
+  'go-template.sql': /a Go template/,
+  'mysql-schema.sql': /MySQL/,
+  'sqlite-schema.sql': /SQLite/,
+  'tsql-schema.sql': /T-SQL/,
+};
+
+describe('fixtures/sql/files and fixtures/sql-not-postgresql scanned together', { timeout: 60_000 }, () => {
+  test('no valid file gets a fatal message; each file that is not PostgreSQL gets one warning naming what it is', async () => {
+    const { results } = await scan({ paths: [root, foreign], concurrency: 'off' });
+    assert.ok(results.length >= 30, `${results.length} files`);
+    const fatal = results.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${r.filePath}:${m.line} ${m.message}`));
+    assert.deepEqual(fatal, []);
+    for (const result of results.filter((r) => r.filePath.startsWith(foreign))) {
+      const name = result.filePath.slice(foreign.length + 1);
+      assert.equal(result.messages.length, 1, name);
+      const [message] = result.messages;
+      assert.deepEqual([message.ruleId, message.severity, message.messageId], [null, 1, 'not-postgresql'], name);
+      assert.match(message.message, kinds[name], name);
+      assert.match(message.message, /not PostgreSQL/);
+    }
+    assert.deepEqual(
+      results.filter((r) => r.filePath.startsWith(foreign)).map((r) => r.filePath.slice(foreign.length + 1)).sort(),
+      readdirSync(foreign).sort(),
+    );
+  });
+
+  test('dialectDetection "quiet" skips them silently, "off" parses them as PostgreSQL', async () => {
+    const quiet = await scan({ paths: [foreign], concurrency: 'off', sql: { dialectDetection: 'quiet' } });
+    assert.deepEqual(quiet.results.flatMap((r) => r.messages), []);
+    const off = await scan({ paths: [foreign], concurrency: 'off', sql: { dialectDetection: 'off' } });
+    assert.equal(off.results.length, Object.keys(kinds).length);
+    for (const result of off.results) assert.ok(result.messages.some((m) => m.fatal && /Parsing error/.test(m.message)), result.filePath);
+  });
+
+  test('the config key "sql" is validated', () => {
+    assert.deepEqual(validateConfig({ sql: { dialectDetection: 'quiet' } }, 'x.json').sql, { dialectDetection: 'quiet' });
+    assert.throws(() => validateConfig({ sql: { dialectDetection: 'loud' } }, 'x.json'), /"loud" is not allowed. Valid values: "warn", "quiet", "off"/);
+    assert.throws(() => validateConfig({ sql: { dialect: 'mysql' } }, 'x.json'), /unknown option 'dialect'/);
+  });
+});
