@@ -8,7 +8,7 @@
 // and the findings of ordinary files next to the hostile ones are reported.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { extname, join, relative } from 'node:path';
 import { after, test } from 'node:test';
@@ -116,6 +116,7 @@ function buildCorpus(dir: string): Map<string, Case> {
     const ext = frontEnd.extensions[0];
     const lang = frontEnd.language;
     const carrier = carrierFor(frontEnd.extensions);
+    assert.ok(carrier, `no bad ${lang} fixture with per-file findings only: the corpus needs one to carry findings`);
     const comment = COMMENT[lang];
     mkdirSync(join(dir, lang), { recursive: true });
     // An ordinary bad file: its findings must survive the hostile neighbours.
@@ -123,6 +124,7 @@ function buildCorpus(dir: string): Map<string, Case> {
       add(`${lang}/ordinary${ext}`, carrier.text, (m) => sane(m, false) ?? (JSON.stringify(lines(m!)) === JSON.stringify(want(carrier.expected)) ? undefined : `findings ${lines(m!)} instead of ${want(carrier.expected)}`));
     }
     const bundle = minified(lang, 20 * 1024 * 1024);
+    assert.ok(bundle, `no minified ${lang} content`);
     if (bundle) {
       add(`big/${lang}/bundle.min${ext}`, bundle, (m) => {
         const problem = sane(m, true);
@@ -131,6 +133,7 @@ function buildCorpus(dir: string): Map<string, Case> {
       });
     }
     const nested = deep(lang, 10_000);
+    assert.ok(nested, `no deeply nested ${lang} content`);
     if (nested && carrier) {
       // The nesting comes after the carrier, so for SQL (statements stand alone) its findings stay.
       add(`${lang}/deep${ext}`, `${carrier.text}\n${nested}`, (m) => {
