@@ -2,7 +2,7 @@
 // definitions. Top-level statements run as the tool that loads the file
 // decides ('script'), statements between BEGIN and COMMIT in one transaction,
 // and statements of function bodies in the caller's transaction.
-import { emptyFileModel, type FileModel, type Scope } from '../../model/index.ts';
+import { emptyFileModel, type Scope } from '../../model/index.ts';
 import { analyzeSql } from '../../sql/index.ts';
 import { collectLineComments } from '../comments.ts';
 import type { FrontEnd } from '../types.ts';
