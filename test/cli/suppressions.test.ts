@@ -167,3 +167,13 @@ for (const [ext, sample] of Object.entries(samples)) {
     assert.deepEqual(after.filter((m) => String(m.ruleId).endsWith('-suppression')), []);
   });
 }
+
+test('a tall stack of directives all aim at the first line below it (resolved in one pass)', () => {
+  const stack = Array.from({ length: 20_000 }, () => '-- pgq-audit-ignore-next-line no-session-tenant-setting -- stacked');
+  const text = [...stack, "SET app.tenant = '1';", ''].join('\n');
+  const model = emptyFileModel('/x/a.sql', 'sql', text);
+  model.comments = collectLineComments(text, '--');
+  const directives = readDirectives(model)!.directives;
+  assert.equal(directives.length, 20_000);
+  assert.ok(directives.every((d) => d.targetLine === 20_001));
+});
