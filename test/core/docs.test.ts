@@ -38,7 +38,9 @@ for (const rule of rules) {
     });
 
     test('SQL, TypeScript and JSON examples parse', () => {
-      for (const [, lang, code] of page.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
+      const blocks = [...page.matchAll(/```(\w+)\n([\s\S]*?)```/g)];
+      assert.ok(blocks.length > 0, 'a rule page has examples');
+      for (const [, lang, code] of blocks) {
         if (lang === 'sql') assert.deepEqual(analyzeSql(code).errors, [], code);
         if (lang === 'json') JSON.parse(code);
         if (lang === 'ts' || lang === 'js') parseTypeScript(code, { jsx: false });
