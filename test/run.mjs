@@ -14,7 +14,7 @@ import { pathToFileURL } from 'node:url';
 import fg from 'fast-glob';
 import { pythonPath } from './setup/python-deps.mjs';
 
-const FILE_TIMEOUT_MS = Number(process.env.PGQ_TEST_FILE_TIMEOUT_MS) || 600_000;
+const FILE_TIMEOUT_MS = Number(process.env.PGQ_TEST_FILE_TIMEOUT_MS) || 900_000;
 
 const roots = process.argv.slice(2);
 const patterns = roots.length ? roots.map((r) => (r.endsWith('.ts') ? r : `${r.replace(/\/$/, '')}/**/*.test.ts`)) : ['test/**/*.test.ts'];

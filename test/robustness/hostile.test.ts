@@ -221,7 +221,7 @@ after(() => {
 });
 
 // The scan child has its own 180 s bound; the corpus (20 MB files, a million statements) takes longer to build on a loaded machine.
-test('the hostile corpus: one result per file, no crash, no stall, bounded memory, findings of ordinary files kept', { timeout: 300_000 }, () => {
+test('the hostile corpus: one result per file, no crash, no stall, bounded memory, findings of ordinary files kept', { timeout: 600_000 }, () => {
   const cases = buildCorpus(dir);
   // The FIFO, named on the command line too: the scan must not block on it.
   const fifo = join(dir, 'sql', 'fifo.sql');

@@ -9,11 +9,13 @@
 //
 // The named exports of node:test are patched (syncBuiltinESMExports); the
 // default export cannot be, so test/core/hygiene.test.ts forbids
-// `import test from 'node:test'`.
+// `import test from 'node:test'`. The cost: Node takes a test's location from
+// its caller, so a failing test is listed "at" this file; its name and the
+// assertion's stack say where it is.
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 
 /** Per test or hook, in ms. PGQ_TEST_TIMEOUT_MS overrides it (a slow machine, a debugger). */
-export const TEST_TIMEOUT_MS = Number(process.env.PGQ_TEST_TIMEOUT_MS) || 120_000;
+export const TEST_TIMEOUT_MS = Number(process.env.PGQ_TEST_TIMEOUT_MS) || 240_000;
 
 const nodeTest = createRequire(import.meta.url)('node:test');
 
