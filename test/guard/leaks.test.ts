@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { waitUntil } from '../helpers/wait.ts';
 import {
   guardPool,
   guardStats,
@@ -171,7 +170,7 @@ test('a failed transaction left open is refused without a query (status E)', asy
   await assert.rejects(client.query('select 1/0'));
   // The rejection comes before the ReadyForQuery that says 'E'; wait for it
   // (faults.test.ts covers a release before it arrives).
-  await waitUntil(() => client.getTransactionStatus() === 'E', { what: "the ReadyForQuery that says 'E'" });
+  while (client.getTransactionStatus() !== 'E') await new Promise((resolve) => setImmediate(resolve));
   client.release();
   const checksBefore = guardStats(pool)!.checks;
   const err = await refusal(pool.connect());
