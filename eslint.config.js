@@ -2,6 +2,8 @@
 // it): typescript-eslint's recommended rules and pgq-audit's own
 // (pgq.configs.recommended, the built plugin) over the source, the rules, the
 // tests, the bench and bin/. fixtures/ hold bad code on purpose and are not linted.
+// `npm run lint` names this file (-c): ESLint 10 would otherwise lint test/eslint/
+// with the fixture config there, which holds only the pgq rules.
 import { defineConfig } from 'eslint/config';
 import pgq from 'pgq-audit/eslint';
 import tseslint from 'typescript-eslint';
