@@ -22,6 +22,8 @@ export default defineConfig(
       '@typescript-eslint/no-this-alias': 'off',
       // `cond ? this.statement(n) : this.expression(n)` is how the walkers dispatch.
       '@typescript-eslint/no-unused-expressions': ['error', { allowTernary: true, allowShortCircuit: true }],
+      // `const { tags: _, ...plain } = atom` drops a field on purpose; `_name` is unused on purpose.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       // `let proxy!: T` read by a callback before its one assignment cannot be const.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
