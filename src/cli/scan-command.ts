@@ -27,6 +27,7 @@ Options:
   --rule <id>:<severity>     Set a rule's severity: off, warn or error (repeatable; wins over the config)
   --max-warnings <n>         Exit 1 when there are more than n warnings
   --quiet                    Report errors only
+  --no-code-frame            stylish: no code frame under each finding (frames are drawn only on a terminal)
   --write-baseline <file>    Record today's findings in <file>, report none of them, exit 0
   --baseline <file>          Report only findings that are not in <file>; say how many known ones remain
                              and which were fixed
@@ -45,6 +46,7 @@ const OPTIONS: OptionsConfig = {
   rule: { type: 'string', multiple: true, default: [] },
   'max-warnings': { type: 'string' },
   quiet: { type: 'boolean', default: false },
+  'no-code-frame': { type: 'boolean', default: false },
   'write-baseline': { type: 'string' },
   baseline: { type: 'string' },
   'changed-since': { type: 'string' },
@@ -135,7 +137,8 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
 
   const root = repositoryRoot(io.cwd) ?? io.cwd;
   const color = io.isTTY && values['output-file'] === undefined && !(io.env ?? {}).NO_COLOR;
-  const output = format(results, { cwd: io.cwd, root, color, codeFrames: io.isTTY && values['output-file'] === undefined });
+  const codeFrames = io.isTTY && values['output-file'] === undefined && !values['no-code-frame'];
+  const output = format(results, { cwd: io.cwd, root, color, codeFrames });
   writeReport(output, values['output-file'], io);
   for (const note of notes) io.stderr(`${note}\n`);
 

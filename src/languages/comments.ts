@@ -3,6 +3,15 @@ import type { CommentDirective } from '../model/index.ts';
 const DIRECTIVE = 'pgq-audit-';
 
 /**
+ * A comment the suppression step must see: a pgq-audit directive, or (in
+ * TS/JS) an ESLint disable or enable directive, which the CLI honours too for
+ * pgq/ rules. src/suppressions reads them exactly; this only picks them out.
+ */
+export function isDirectiveComment(text: string): boolean {
+  return text.includes(DIRECTIVE) || /^\s*eslint-(?:disable|enable)/.test(text);
+}
+
+/**
  * Line comments that carry a pgq-audit directive. A textual scan is enough for
  * SQL and Python: a directive inside a string literal is not worth a parser.
  */

@@ -5,8 +5,8 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 
-export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/.git/**'];
-const ALWAYS_IGNORED_NAMES = new Set(['node_modules', 'dist', '.git']);
+export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/build/**', '**/out/**', '**/coverage/**', '**/.git/**'];
+const ALWAYS_IGNORED_NAMES = new Set(['node_modules', 'dist', 'build', 'out', 'coverage', '.git']);
 
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -53,7 +53,7 @@ interface WalkState {
 
 /**
  * One synchronous pass over the tree (the fastest way Node lists many folders): skips
- * node_modules, dist and .git, symbolic links (a loop must not stall the scan), unreadable
+ * node_modules, dist, build, out, coverage and .git, symbolic links (a loop must not stall the scan), unreadable
  * folders, and what the .gitignore files of the folder and the folders above exclude. An
  * ignored folder is not entered (git does not look inside one either).
  */

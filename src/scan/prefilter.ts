@@ -26,10 +26,11 @@ import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automato
 export const ALWAYS_PARSED: readonly Language[] = ['sql'];
 
 /**
- * Always a trigger: a file with a suppression comment is parsed, so an
- * invalid or unused suppression is reported even where no rule fires.
+ * Always a trigger: a file with a suppression comment (pgq-audit-..., or an
+ * eslint-disable naming pgq/<rule>) is parsed, so an invalid or unused
+ * suppression is reported even where no rule fires.
  */
-export const DIRECTIVE_TRIGGER = 'pgq-audit-';
+export const DIRECTIVE_TRIGGER: Trigger = /pgq(-audit-|\/)/;
 
 export type Trigger = string | RegExp;
 

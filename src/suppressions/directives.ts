@@ -1,13 +1,15 @@
 // Reads `pgq-audit-ignore-next-line <rule-id>[, <rule-id>...] -- <reason>`
 // from the directive comments a front end collected (FileModel.comments),
-// whatever the comment marker of the language (--, #, //).
+// whatever the comment marker of the language (--, #, //), and in TS/JS the
+// ESLint disable comments that name pgq/ rules (eslint-directives.ts).
 import { rules as allRules } from '../../rules/index.ts';
 import { LineIndex } from '../engine/lines.ts';
 import type { FileModel, Language, Span } from '../model/index.ts';
+import { isEslintDirective, readEslintDirective } from './eslint-directives.ts';
 import { DIRECTIVE } from './meta-rules.ts';
 
 export interface DirectiveProblem {
-  messageId: 'missingReason' | 'noRule' | 'unknownRule' | 'unknownDirective';
+  messageId: 'missingReason' | 'noRule' | 'unknownRule' | 'unknownDirective' | 'lineComment' | 'multiLine';
   data: Record<string, string>;
 }
 
@@ -17,10 +19,20 @@ export interface SuppressionDirective {
   column: number;
   endLine: number;
   endColumn: number;
-  /** The line whose findings it suppresses. */
+  /**
+   * 'line' (the default): suppresses findings that start on targetLine.
+   * 'disable' / 'enable': an ESLint block comment; from its own position on, until
+   * the next one of the other kind for the same rule (or for every rule).
+   */
+  kind?: 'line' | 'disable' | 'enable';
+  /** The line whose findings it suppresses (kind 'line'). */
   targetLine: number;
   /** Bare rule ids. */
   rules: string[];
+  /** An ESLint directive that names no rule: it applies to every rule. */
+  allRules?: true;
+  /** Written as an ESLint directive: which one (eslint-disable-next-line, ...). */
+  eslint?: string;
   reason: string;
   /** Set when the directive is invalid: it then suppresses nothing. */
   problem?: DirectiveProblem;
@@ -38,29 +50,33 @@ export function readDirectives(model: FileModel): FileDirectives | undefined {
   const directives: SuppressionDirective[] = [];
   const directiveOnlyLines = new Set<number>();
   for (const comment of model.comments) {
-    const match = /^(pgq-audit-[\w-]*)(?:\s+([\s\S]*))?$/.exec(comment.text);
-    if (!match) continue; // the word appears in prose inside a comment: not a directive
     const start = lines.position(comment.span.start);
     const end = lines.position(comment.span.end);
-    const before = model.text.slice(comment.span.start - (start.column - 1), comment.span.start);
-    if (before.trim() === '') directiveOnlyLines.add(start.line);
-    const directive: SuppressionDirective = {
-      span: comment.span,
-      line: start.line,
-      column: start.column,
-      endLine: end.line,
-      endColumn: end.column,
-      targetLine: start.line + 1,
-      rules: [],
-      reason: '',
-    };
-    directive.problem = parseBody(match[1], match[2] ?? '', directive);
-    directives.push(directive);
+    const at = { span: comment.span, line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
+    const onItsOwnLine = model.text.slice(comment.span.start - (start.column - 1), comment.span.start).trim() === '';
+    const match = /^(pgq-audit-[\w-]*)(?:\s+([\s\S]*))?$/.exec(comment.text);
+    if (match) {
+      if (onItsOwnLine) directiveOnlyLines.add(start.line);
+      const directive: SuppressionDirective = { ...at, targetLine: start.line + 1, rules: [], reason: '' };
+      directive.problem = parseBody(match[1], match[2] ?? '', directive);
+      directives.push(directive);
+      continue;
+    }
+    if (model.language !== 'typescript') continue;
+    const block = model.text.startsWith('/*', comment.span.start);
+    const value = model.text.slice(comment.span.start + 2, comment.span.end - (block ? 2 : 0));
+    if (!isEslintDirective(value)) continue; // prose that mentions eslint-disable
+    if (onItsOwnLine) directiveOnlyLines.add(start.line);
+    const eslint = readEslintDirective({ value, block, start, end }, eslintRuleIds());
+    if (eslint) directives.push({ ...at, ...eslint }); // else: other plugins' rules only
   }
   if (directives.length === 0) return undefined;
-  // Stacked directives (one per line, above the same line) all aim at the first line that is not one.
+  // Stacked pgq-audit directives (one per line, above the same line) all aim at the first line that is
+  // not one; ESLint's aim at exactly the line ESLint says. Bottom up, so a tall stack costs one pass.
+  const below = new Map<number, number>();
+  for (const line of [...directiveOnlyLines].sort((a, b) => b - a)) below.set(line, below.get(line + 1) ?? line + 1);
   for (const directive of directives) {
-    while (directiveOnlyLines.has(directive.targetLine)) directive.targetLine++;
+    if (!directive.eslint) directive.targetLine = below.get(directive.targetLine) ?? directive.targetLine;
   }
   return { language: model.language, directives };
 }
@@ -79,4 +95,9 @@ function parseBody(name: string, body: string, directive: SuppressionDirective):
   if (unknown) return { messageId: 'unknownRule', data: { rule: unknown, valid: allRules.map((r) => r.id).join(', ') } };
   if (!directive.reason) return { messageId: 'missingReason', data: { rules: directive.rules.join(', ') } };
   return undefined;
+}
+
+/** The pgq/ rules ESLint has: those that read TypeScript (src/eslint/rules.ts). */
+function eslintRuleIds(): string[] {
+  return allRules.filter((r) => r.languages.includes('typescript')).map((r) => r.id);
 }

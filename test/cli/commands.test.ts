@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { rules } from '../../rules/index.ts';
 import { createProgress } from '../../src/cli/progress.ts';
-import { repoRoot, runCli } from '../helpers/cli.ts';
+import { CHILD_TIMEOUT_MS, repoRoot, runCli } from '../helpers/cli.ts';
 import { parseJson, project } from './project.ts';
 
 test('rules lists every rule with its severity and one line', () => {
@@ -84,7 +84,7 @@ test('usage errors name the option or command and list the valid ones', () => {
   assert.match(format.stderr, /--format xml: valid formats are stylish, json, sarif, github/);
   const help = runCli(['scan', '--help']);
   assert.equal(help.code, 0);
-  for (const flag of ['--output-file', '--config', '--baseline', '--write-baseline', '--changed-since', '--shard']) assert.ok(help.stdout.includes(flag), flag);
+  for (const flag of ['--output-file', '--config', '--baseline', '--write-baseline', '--changed-since', '--shard', '--no-code-frame']) assert.ok(help.stdout.includes(flag), flag);
 });
 
 test('the progress line: drawn after the delay, throttled, cleared at the end', () => {
@@ -112,8 +112,6 @@ test('the progress line: drawn after the delay, throttled, cleared at the end', 
   assert.deepEqual(quiet, [], 'a fast scan draws and clears nothing');
 });
 
-const hasScript = spawnSync('script', ['--version']).status === 0;
-
 /** Runs the CLI on a pseudo-terminal (util-linux `script`): stdout and stderr both reach it. */
 function onTerminal(args: string[], cwd: string): string {
   const command = [process.execPath, join(repoRoot, 'bin/pgq-audit.js'), ...args].map((a) => `'${a}'`).join(' ');
@@ -122,11 +120,14 @@ function onTerminal(args: string[], cwd: string): string {
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', PGQ_AUDIT_PROGRESS_DELAY_MS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: CHILD_TIMEOUT_MS,
   });
+  // util-linux `script` is part of every Debian system (bsdutils is essential): its absence is a failure, not a skip.
+  assert.equal(result.error, undefined, `script -qec failed: ${result.error?.message}`);
   return result.stdout;
 }
 
-test('on a terminal, stylish scans show the progress line on stderr; json, sarif and github never do', { skip: !hasScript && 'util-linux script is not installed' }, () => {
+test('on a terminal, stylish scans show the progress line on stderr; json, sarif and github never do', () => {
   const dir = project({ 'db/a.sql': "SET app.tenant = '1';\n", 'db/b.sql': 'select 1;\n' });
   const stylish = onTerminal(['scan', '.'], dir);
   assert.match(stylish, /\r\u001b\[2Kpgq-audit: 1\/2 files {2}db/);
@@ -137,6 +138,10 @@ test('on a terminal, stylish scans show the progress line on stderr; json, sarif
     assert.doesNotMatch(out, /files {2}db|\u001b\[2K/, format);
     assert.match(out, /Session-level write/, `${format} output is there`);
   }
+  assert.match(stylish, /> 1 \| SET app\.tenant = '1';/, 'a code frame under the finding');
+  const frameless = onTerminal(['scan', '.', '--no-code-frame'], dir);
+  assert.match(frameless, /Session-level write/);
+  assert.doesNotMatch(frameless, /\| SET app\.tenant/, '--no-code-frame draws none');
   // Not a terminal: nothing on stderr.
   const piped = runCli(['scan', '.'], { cwd: dir, env: { PGQ_AUDIT_PROGRESS_DELAY_MS: '0' } });
   assert.equal(piped.stderr, '');

@@ -10,7 +10,6 @@ import Ajv from 'ajv';
 import { rules } from '../../rules/index.ts';
 import { configSchemaText, SCHEMA_PATH } from '../../src/config/schema.ts';
 import { validateConfig } from '../../src/config/validate.ts';
-import { supportedExtensions } from '../../src/languages/index.ts';
 import { repoRoot, runCli } from '../helpers/cli.ts';
 import { findingsByFile, parseJson, project } from './project.ts';
 
@@ -103,7 +102,7 @@ describe('what a config sets', () => {
     assert.deepEqual(findingsByFile(parseJson(run.stdout), dir)['policy.sql'], ['pgq/no-tenant-policy-on-queue@2']);
   });
 
-  test('settings.queryFunctions makes the front ends read SQL passed to in-house wrappers', { skip: !supportedExtensions().includes('.py') && 'no Python front end registered' }, () => {
+  test('settings.queryFunctions makes the front ends read SQL passed to in-house wrappers', () => {
     const job = ['from app.db import run_sql', '', 'def job(tenant):', '    run_sql("select set_config(\'app.tenant\', %s, false)", [tenant])', ''].join('\n');
     const plain = project({ 'job.py': job });
     const unknown = runCli(['scan', '.', '--format', 'json'], { cwd: plain });

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { repoRoot } from '../helpers/cli.ts';
+import { CHILD_TIMEOUT_MS, repoRoot } from '../helpers/cli.ts';
 
 export const BAD_SESSION_SQL = readFileSync(join(repoRoot, 'fixtures/sql/no-session-tenant-setting/bad.sql'), 'utf8');
 
@@ -27,6 +27,7 @@ export function git(dir: string, ...args: string[]): string {
     cwd: dir,
     encoding: 'utf8',
     env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+    timeout: CHILD_TIMEOUT_MS,
   });
 }
 

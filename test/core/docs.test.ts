@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { parse as parseTypeScript } from '@typescript-eslint/typescript-estree';
 import { rules } from '../../rules/index.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
-import { repoRoot } from '../helpers/cli.ts';
+import { CHILD_TIMEOUT_MS, repoRoot } from '../helpers/cli.ts';
 
 await loadSqlParser();
 
@@ -38,7 +38,9 @@ for (const rule of rules) {
     });
 
     test('SQL, TypeScript and JSON examples parse', () => {
-      for (const [, lang, code] of page.matchAll(/```(\w+)\n([\s\S]*?)```/g)) {
+      const blocks = [...page.matchAll(/```(\w+)\n([\s\S]*?)```/g)];
+      assert.ok(blocks.length > 0, 'a rule page has examples');
+      for (const [, lang, code] of blocks) {
         if (lang === 'sql') assert.deepEqual(analyzeSql(code).errors, [], code);
         if (lang === 'json') JSON.parse(code);
         if (lang === 'ts' || lang === 'js') parseTypeScript(code, { jsx: false });
@@ -73,7 +75,7 @@ test("the README's ESLint flat config reports the bad TS fixtures through npx es
   const config = join(repoRoot, 'test/core/.readme-eslint.config.mjs');
   writeFileSync(config, block('js', 'eslint.config.js'));
   try {
-    const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules/eslint/bin/eslint.js'), '-c', config, '-f', 'json', 'fixtures/typescript'], { cwd: repoRoot, encoding: 'utf8' });
+    const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules/eslint/bin/eslint.js'), '-c', config, '-f', 'json', 'fixtures/typescript'], { cwd: repoRoot, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS });
     assert.equal(run.status, 1, run.stderr);
     const results: { filePath: string; messages: { ruleId: string }[] }[] = JSON.parse(run.stdout);
     assert.ok(results.some((r) => r.filePath.includes('/bad') && r.messages.some((m) => m.ruleId?.startsWith('pgq/'))));

@@ -10,7 +10,7 @@ import tseslint from 'typescript-eslint';
 import { rules } from '../../rules/index.ts';
 import plugin from '../../src/eslint/index.ts';
 import { scan } from '../../src/scan/scan.ts';
-import { repoRoot, runCli } from '../helpers/cli.ts';
+import { CHILD_TIMEOUT_MS, repoRoot, runCli } from '../helpers/cli.ts';
 
 const fixtures = join(repoRoot, 'fixtures/typescript');
 const crossFile = new Set(rules.filter((r) => r.checkProject).map((r) => r.id));
@@ -89,6 +89,7 @@ test('npx eslint with `import pgq from "pgq-audit/eslint"` flags the bad fixture
   const run = spawnSync(process.execPath, [join(repoRoot, 'node_modules/eslint/bin/eslint.js'), '-c', 'test/eslint/eslint.config.mjs', '-f', 'json', 'fixtures/typescript'], {
     cwd: repoRoot,
     encoding: 'utf8',
+    timeout: CHILD_TIMEOUT_MS,
   });
   assert.equal(run.status, 1, run.stderr);
   const results = JSON.parse(run.stdout) as { filePath: string; messages: { ruleId: string | null }[] }[];

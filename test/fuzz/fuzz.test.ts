@@ -25,7 +25,8 @@ test('a confined mutation keeps the length, the lines and everything but words o
   assert.equal(confinedMutation("SET app.tenant = '1';", analyzeSql("SET app.tenant = '1';").statements, prng(3)), undefined);
 });
 
-test('fuzz: mutated fixtures of every front end never crash, hang, or lose findings to the prefilter or the workers', async () => {
+// 300 cases scanned twice: a minute on a 2-core machine that runs other tests too, minutes under heavy load.
+test('fuzz: mutated fixtures of every front end never crash, hang, or lose findings to the prefilter or the workers', { timeout: 600_000 }, async () => {
   const report = await runFuzz({ seed: 20261203, iterations: 300, fixtures });
   // About a third of the cases try a confined mutation; how many succeed depends on the fixtures drawn
   // (ORM fixtures have few fact-free statements): ask for 5% of the cases.

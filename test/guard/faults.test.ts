@@ -157,12 +157,14 @@ test('server restart mid-run, 16 jobs at a time on a pool of 4: failures are dri
     let done = 0;
     let phase: 'before' | 'down' | 'after' = 'before';
     let afterSuccesses = 0;
+    let running = 16;
     let onProgress = () => {};
     const progress = () => onProgress();
 
     async function worker(id: number) {
       const random = seeded(id);
-      while (afterSuccesses < 300) {
+      // Bounded: a pool that never recovers ends the run (and fails below) instead of spinning.
+      for (let round = 0; round < 2_000 && afterSuccesses < 300; round++) {
         const tenant = 1 + Math.floor(random() * 100);
         try {
           const seen = await visibleTenants(pool, tenant);
@@ -175,15 +177,18 @@ test('server restart mid-run, 16 jobs at a time on a pool of 4: failures are dri
         }
         progress();
       }
+      running--;
+      progress();
     }
     const until = (condition: () => boolean) =>
       new Promise<void>((resolve) => {
         onProgress = () => {
-          if (condition()) {
+          if (condition() || running === 0) {
             onProgress = () => {};
             resolve();
           }
         };
+        onProgress(); // the workers may all have ended already
       });
 
     const workers = Array.from({ length: 16 }, (_, id) => worker(id));
@@ -199,6 +204,7 @@ test('server restart mid-run, 16 jobs at a time on a pool of 4: failures are dri
     phase = 'after';
     await Promise.all(workers);
 
+    assert.ok(afterSuccesses >= 300, `the run recovered: ${afterSuccesses} jobs succeeded after the restart`);
     assert.deepEqual(wrongRows, []);
     assert.deepEqual(failedBefore, []);
     assert.ok(failures.length >= 20);

@@ -3,6 +3,7 @@
 // instead of racing a timer. Faults are real: backends are really
 // terminated; the proxy only decides when the client hears about it.
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { waitUntil } from '../helpers/wait.ts';
 
 interface Pair {
   client: Socket;
@@ -81,7 +82,7 @@ export class PgProxy {
 
   /** Resolves once every server-side socket has closed (after terminating the backends). */
   async serverSocketsClosed(): Promise<void> {
-    while (this.openServerSockets > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    await waitUntil(() => this.openServerSockets === 0, { what: 'the server to close every proxied socket', intervalMs: 5 });
   }
 
   /** Stops holding: delivers what was held, and the closes that were held back. */

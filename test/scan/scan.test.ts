@@ -83,6 +83,7 @@ test('discovery: a .gitignore rules only its own folder and below; a repository 
     'repo/.git/HEAD': 'ref: refs/heads/main\n',
     'repo/ignored-everywhere.sql': session,
     'node_modules/x/y.sql': session,
+    ...Object.fromEntries(['dist', 'build', 'out', 'coverage'].map((folder) => [`${folder}/generated.sql`, session])),
   });
   const files = (await discoverFiles([dir], { extensions: ['.sql'] })).map((f) => f.slice(dir.length + 1));
   assert.deepEqual(files, ['b/local.sql']);

@@ -37,15 +37,21 @@ const key = createHash('sha256').update(Object.keys(PACKAGES).join(' ')).digest(
 const CACHE = join(ROOT, 'node_modules', '.cache', 'pgq-audit-python', key);
 const SITE = join(CACHE, 'root', 'usr', 'lib', 'python3', 'dist-packages');
 
+/** Bounds on the child processes: the network fetch may be slow, never endless. */
+const PROBE_TIMEOUT_MS = 60_000;
+const APT_TIMEOUT_MS = 10 * 60_000;
+
 function imports(pythonPath) {
   const env = { ...process.env, PYTHONPATH: pythonPath ?? '' };
-  const probe = spawnSync(PYTHON, ['-c', `import ${modules.join(', ')}`], { env, encoding: 'utf8' });
+  const probe = spawnSync(PYTHON, ['-c', `import ${modules.join(', ')}`], { env, encoding: 'utf8', timeout: PROBE_TIMEOUT_MS });
   if (probe.error) throw new Error(`The Python proofs need ${PYTHON}: ${probe.error.message}`);
   return probe.status === 0 ? undefined : probe.stderr.trim().split('\n').pop();
 }
 
 function apt(args, options, cwd) {
-  return spawnSync('apt-get', [...options, ...args], { cwd, encoding: 'utf8' });
+  const result = spawnSync('apt-get', [...options, ...args], { cwd, encoding: 'utf8', timeout: APT_TIMEOUT_MS });
+  if (result.error) throw new Error(`apt-get ${args[0]}: ${result.error.message}`);
+  return result;
 }
 
 /** `apt-get download` into `dir`; where the machine has no package lists, fetch them into a private state dir first (no root needed). */
@@ -73,7 +79,7 @@ export function pythonPath({ log = () => {} } = {}) {
   const staging = join(CACHE, 'staging');
   mkdirSync(debs, { recursive: true });
   download(debs);
-  for (const deb of readdirSync(debs).filter((f) => f.endsWith('.deb'))) execFileSync('dpkg', ['-x', join(debs, deb), staging]);
+  for (const deb of readdirSync(debs).filter((f) => f.endsWith('.deb'))) execFileSync('dpkg', ['-x', join(debs, deb), staging], { timeout: PROBE_TIMEOUT_MS });
   renameSync(staging, join(CACHE, 'root'));
   const missing = imports(SITE);
   if (missing !== undefined) throw new Error(`Unpacked ${Object.keys(PACKAGES).join(', ')}, but ${PYTHON} still cannot import them: ${missing}`);

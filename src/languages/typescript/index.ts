@@ -8,6 +8,7 @@
 // with parseImported.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
+import { isDirectiveComment } from '../comments.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { analyzeTypeScript } from './analyze.ts';
 import { parseTypeScriptProgram } from './parse.ts';
@@ -18,7 +19,7 @@ export const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.js
 export function buildTypeScriptModel(program: TSESTree.Program, text: string, file: string, options: FrontEndOptions = {}): FileModel {
   const model = emptyFileModel(file, 'typescript', text);
   for (const comment of program.comments ?? []) {
-    if (comment.value.includes('pgq-audit-')) model.comments.push({ span: { start: comment.range[0], end: comment.range[1] }, text: comment.value.trim() });
+    if (isDirectiveComment(comment.value)) model.comments.push({ span: { start: comment.range[0], end: comment.range[1] }, text: comment.value.trim() });
   }
   analyzeTypeScript(model, program, options, parseImported);
   return model;
