@@ -143,6 +143,9 @@ test("PostgREST: a pre-request hook's session write is rewritten at the start of
       const { rows } = await client.query('select count(*)::int as n from invoices');
       await client.query('commit');
       return rows[0].n;
+    } catch (error) {
+      await client.query('rollback');
+      throw error;
     } finally {
       client.release();
     }

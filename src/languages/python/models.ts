@@ -4,7 +4,7 @@
 // class in this file or in the project module it is imported from.
 import { basename, dirname } from 'node:path';
 import type { ModelRef } from './orm.ts';
-import { readModule, resolveModule, type ModuleSource } from './project.ts';
+import type { ModuleSource } from './project.ts';
 import { qualifiedName } from './imports.ts';
 import { callParts, children, dottedName, positional, unwrap, type Node } from './syntax.ts';
 

@@ -474,7 +474,7 @@ function saAssignments(args: Arg[], w: SqlWriter): boolean {
  * A name holding such a statement is followed to its one assignment.
  */
 export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): BuiltStatement | undefined {
-  let expr = unwrap(node);
+  const expr = unwrap(node);
   if (expr?.name === 'VariableName' && depth < 3) {
     const value = ctx.valueOf(expr);
     return value ? sqlalchemyStatement(value, ctx, depth + 1) : undefined;

@@ -5,7 +5,7 @@
 // transaction. A psql script and a migration run on the connection their
 // tool opens for them; a query file's statements on whatever connection the
 // application passes.
-import { emptyFileModel, type ConnectionUse, type FileModel, type Scope } from '../../model/index.ts';
+import { emptyFileModel, type ConnectionUse, type Scope } from '../../model/index.ts';
 import { analyzeSql, transactionEffect } from '../../sql/index.ts';
 import { collectLineComments } from '../comments.ts';
 import type { FrontEnd } from '../types.ts';

@@ -1531,7 +1531,7 @@ class Walk {
     analysis.errors = [];
     nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
     if (analysis.statements.length === 0) return;
-    const placed = this.placement(query.on, query.driver, query.at);
+    const placed = this.placement(query.on, query.driver);
     const { connection, tx } = placed;
     const scope = query.scope ?? placed.scope;
     const site: SqlSite = {
@@ -1596,7 +1596,7 @@ class Walk {
   }
 
   /** Where a site runs: its transaction and its connection. */
-  private placement(on: Value | undefined, driver: Driver, at: Node): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
+  private placement(on: Value | undefined, driver: Driver): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
     if (this.options.arrayTx && on === this.options.arrayTx.on) {
       const tx = this.options.arrayTx.tx;
       const configId = 'configId' in on ? on.configId : undefined;
