@@ -11,6 +11,7 @@ import type {
   RowSecurityFact,
   RowWrite,
   SettingCast,
+  SettingDefault,
   SettingRead,
   SettingWrite,
   Span,
@@ -114,6 +115,10 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       facts.policies.push(policy);
       break;
     }
+    case 'AlterRoleSetStmt':
+    case 'AlterDatabaseSetStmt':
+      facts.settingDefaults = [settingDefault(kind, body, ctx.statement)];
+      break;
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
@@ -248,6 +253,27 @@ function variableSet(body: Node, span: Span): SettingWrite {
     default:
       return { name, level: body.is_local ? 'local' : 'session', via: 'set', span };
   }
+}
+
+/** ALTER ROLE r [IN DATABASE d] SET ..., ALTER DATABASE d SET ...: a default stored in pg_db_role_setting. */
+function settingDefault(kind: string, body: Node, span: Span): SettingDefault {
+  const set = (body.setstmt ?? {}) as Node;
+  const role = kind === 'AlterRoleSetStmt' ? roleName(body.role) : undefined;
+  const database = kind === 'AlterDatabaseSetStmt' ? body.dbname : body.database;
+  const name = set.name && !PLACEHOLDER_NAME.test(set.name) ? String(set.name).toLowerCase() : undefined;
+  const values = (set.args ?? []).map((arg: Node) => constValue(arg));
+  const value = set.kind === 'VAR_SET_VALUE' && values.length > 0 && values.every((v: unknown) => v !== undefined && v !== null) ? values.join(', ') : undefined;
+  const fact: SettingDefault = { name, value, action: set.kind === 'VAR_SET_VALUE' ? 'set' : 'reset', span };
+  if (role !== undefined) fact.role = role;
+  if (database !== undefined) fact.database = String(database);
+  return fact;
+}
+
+/** A RoleSpec's name: the role, CURRENT_USER and the like as written; undefined for ALL (no RoleSpec). */
+function roleName(spec: Node | undefined): string | undefined {
+  if (!spec) return undefined;
+  if (spec.roletype === 'ROLESPEC_CSTRING') return String(spec.rolename);
+  return String(spec.roletype ?? '').replace(/^ROLESPEC_/, '').toLowerCase();
 }
 
 function setConfig(node: Node, span: Span): SettingWrite {

@@ -129,6 +129,27 @@ export interface RowSecurityFact {
   span: Span;
 }
 
+/**
+ * A default of a setting stored in the catalog (pg_db_role_setting):
+ * `ALTER ROLE r [IN DATABASE d] SET s = v`, `ALTER DATABASE d SET s = v`,
+ * `ALTER ROLE ALL SET s = v`, or their RESET. Every new connection of the
+ * role (or to the database) starts with it, and RESET, RESET ALL, DISCARD ALL
+ * and the end of a SET LOCAL transaction return the setting to it.
+ */
+export interface SettingDefault {
+  /** Setting name, lower-cased; undefined for RESET ALL. */
+  name: string | undefined;
+  /** The value as written (list values joined with ', '); undefined for RESET or a value that is not a constant. */
+  value: string | undefined;
+  /** The role it is a default of; undefined for every role (ALTER ROLE ALL, ALTER DATABASE). */
+  role?: string;
+  /** The database it applies in; undefined for every database. */
+  database?: string;
+  /** 'set' stores a default; 'reset' (RESET, RESET ALL, SET ... TO DEFAULT) removes one. */
+  action: 'set' | 'reset';
+  span: Span;
+}
+
 export interface StatementFacts {
   /** libpg-query node type of the statement, e.g. 'UpdateStmt'. */
   kind: string;
@@ -143,6 +164,8 @@ export interface StatementFacts {
   rowWrites: RowWrite[];
   policies: PolicyFact[];
   rowSecurity: RowSecurityFact[];
+  /** ALTER ROLE / ALTER DATABASE ... SET: defaults stored in the catalog (absent when there are none). */
+  settingDefaults?: SettingDefault[];
   /** Set when the statement was found inside a function, procedure or DO body. */
   routine?: RoutineInfo;
 }
