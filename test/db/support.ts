@@ -1,0 +1,57 @@
+// The database the db tests lint: a fresh database on the test server
+// (embedded PostgreSQL 17.10, or PGQ_TEST_DATABASE_URL) with
+// fixtures/db/schema.sql loaded by its superuser owner, and URLs for the
+// fixture's roles. Roles belong to the server, not the database: stop()
+// drops them.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+
+export const SCHEMA = readFileSync(join(import.meta.dirname, '../../fixtures/db/schema.sql'), 'utf8');
+export const ROLES = ['pgq_db_app', 'pgq_db_owners', 'pgq_db_bypass', 'pgq_db_lint', 'pgq_db_tenant_42', 'pgq_db_reader'];
+
+export interface LintDatabase extends TestDatabase {
+  /** The URL of a fixture role, with its password (or another one). */
+  urlAs(role: string, password?: string): string;
+  /** Runs SQL as the superuser owner. */
+  run(sql: string): Promise<void>;
+}
+
+export async function startLintDatabase(): Promise<LintDatabase> {
+  const db = await startTestDatabase({ seed: false });
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: db.ownerUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  try {
+    await run(SCHEMA);
+  } catch (error) {
+    await db.stop();
+    throw error;
+  }
+  const passwords: Record<string, string> = { pgq_db_app: 'app', pgq_db_bypass: 'bypass', pgq_db_lint: 'lint', pgq_db_tenant_42: 'tenant42', pgq_db_reader: 'reader' };
+  return {
+    ...db,
+    run,
+    urlAs(role, password = passwords[role]) {
+      const url = new URL(db.ownerUrl);
+      url.username = role;
+      url.password = password ?? '';
+      return url.toString();
+    },
+    async stop() {
+      try {
+        // Objects and grants of the roles live in this database: drop them, then the roles.
+        await run(`drop owned by ${ROLES.join(', ')} cascade; ${ROLES.map((r) => `drop role if exists ${r};`).join(' ')}`);
+      } finally {
+        await db.stop();
+      }
+    },
+  };
+}
