@@ -4,6 +4,7 @@
 import { ConfigError } from '../engine/rule-config.ts';
 import { UsageError } from '../scan/discover.ts';
 import { VERSION } from '../version.ts';
+import { dbCommand } from './db-command.ts';
 import { explainCommand } from './explain-command.ts';
 import type { Io } from './io.ts';
 import { rulesCommand } from './rules-command.ts';
@@ -15,6 +16,7 @@ const HELP = `Usage: pgq-audit <command> [options]
 
 Commands:
   scan [paths...]      Scan files and folders (default: .) for multi-tenant worker bugs
+  db [url]             Lint a live database's functions, policies and role defaults (read-only)
   rules                List the rules with their severity
   explain <rule-id>    Print a rule's doc page
 
@@ -29,6 +31,7 @@ Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config 
 
 const COMMANDS: Record<string, (argv: string[], io: Io) => number | Promise<number>> = {
   scan: scanCommand,
+  db: dbCommand,
   rules: rulesCommand,
   explain: explainCommand,
 };
