@@ -8,6 +8,7 @@ import { parseRuleFlag, type RuleSettings } from '../engine/rule-config.ts';
 import { DatabaseError, DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, lintDatabase } from '../db/index.ts';
 import { FORMAT_NAMES, formats } from '../report/index.ts';
 import { UsageError } from '../scan/discover.ts';
+import { performanceOptions } from '../scan/flags.ts';
 import { repositoryRoot } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
@@ -31,6 +32,9 @@ Options:
                              pg_toast and objects that belong to an extension are always left out
   --statement-timeout <ms>   Per catalog query (default ${DEFAULT_STATEMENT_TIMEOUT})
   --connect-timeout <ms>     To connect (default ${DEFAULT_CONNECT_TIMEOUT})
+  --concurrency <n|auto|off> Worker threads for the routines (default auto; a small catalog runs in this thread)
+  --time-budget <ms>         Stop analysing a routine after this long and report it as skipped
+                             (default 10000; 0 for no limit)
   -f, --format <name>        Output format: ${FORMAT_NAMES.join(', ')} (default: stylish)
   -o, --output-file <path>   Write the report to a file instead of stdout
   -c, --config <path>        Use this config file instead of the nearest one (from --project, else here)
@@ -50,6 +54,8 @@ const OPTIONS: OptionsConfig = {
   'exclude-schema': { type: 'string', multiple: true, default: [] },
   'statement-timeout': { type: 'string' },
   'connect-timeout': { type: 'string' },
+  concurrency: { type: 'string' },
+  'time-budget': { type: 'string' },
   format: { type: 'string', short: 'f', default: 'stylish' },
   'output-file': { type: 'string', short: 'o' },
   config: { type: 'string', short: 'c' },
@@ -64,6 +70,12 @@ function milliseconds(flag: string, value: string | undefined, fallback: number)
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${flag} ${value}: expected a whole number of milliseconds, at least 1`);
   return n;
+}
+
+/** --concurrency and --time-budget, read as scan reads them. */
+function speed(values: Record<string, unknown>): { concurrency?: number | 'auto' | 'off'; timeBudget?: number } {
+  const { concurrency, timeBudget } = performanceOptions(values);
+  return { ...(concurrency !== undefined ? { concurrency } : {}), ...(timeBudget !== undefined ? { timeBudget } : {}) };
 }
 
 export async function dbCommand(argv: string[], io: Io): Promise<number> {
@@ -103,6 +115,7 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
       excludeSchemas: values['exclude-schema'],
       statementTimeout: milliseconds('statement-timeout', values['statement-timeout'], DEFAULT_STATEMENT_TIMEOUT),
       connectTimeout: milliseconds('connect-timeout', values['connect-timeout'], DEFAULT_CONNECT_TIMEOUT),
+      ...speed(values),
       rules: ruleSettings(config, flags),
       queryFunctions: config.settings.queryFunctions,
       reportUnusedSuppressions: config.reportUnusedSuppressions,

@@ -10,14 +10,17 @@ import { activeRules, type ActiveRule, type RuleSettings } from '../engine/rule-
 import { runRules } from '../engine/run-rules.ts';
 import { sqlFrontEnd } from '../languages/sql/index.ts';
 import type { CatalogRole, CatalogTable, FileModel, Severity } from '../model/index.ts';
-import { fileMessage } from '../scan/analyze-file.ts';
+import { analysisConfig, fileMessage, scanFileText, type FileAnalysis } from '../scan/analyze-file.ts';
+import { AnalysisPool, autoThreads } from '../scan/pool.ts';
+import { DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_BUDGET } from '../scan/scan.ts';
+import { rules as allRules } from '../../rules/index.ts';
 import { scan } from '../scan/scan.ts';
 import type { FileSelection } from '../scan/select-files.ts';
 import { loadSqlParser } from '../sql/index.ts';
 import { applySuppressions, readDirectives, type FileDirectives } from '../suppressions/index.ts';
 import { readCatalog, type CatalogOptions, type CatalogSnapshot } from './catalog.ts';
 import { describeTarget, withReadOnlySession, type ConnectOptions, type Target } from './connection.ts';
-import { catalogObjects, type DbObject } from './objects.ts';
+import { catalogObjects, type CatalogObjects, type DbObject } from './objects.ts';
 
 export interface LintDatabaseOptions extends CatalogOptions, Partial<ConnectOptions> {
   rules?: RuleSettings;
@@ -28,6 +31,10 @@ export interface LintDatabaseOptions extends CatalogOptions, Partial<ConnectOpti
   queryFunctions?: readonly string[];
   reportUnusedSuppressions?: Severity;
   cwd?: string;
+  /** Worker threads for the routines, as scan's --concurrency (default 'auto'; small catalogs run in-process). */
+  concurrency?: number | 'auto' | 'off';
+  /** Per-routine time budget in ms, as scan's --time-budget (default 10,000; 0 for none). */
+  timeBudget?: number;
 }
 
 export interface LintDatabaseStats {
@@ -38,6 +45,8 @@ export interface LintDatabaseStats {
   objects: { functions: number; procedures: number; otherLanguages: number; policies: number; tables: number; settings: number };
   /** Files of the project that lent facts. */
   projectFiles: number;
+  /** Worker threads the routines were analysed on; 0 when in-process. */
+  threads: number;
   timings: { catalog: number; analyse: number; project: number; total: number };
 }
 
@@ -75,7 +84,9 @@ export async function lintDatabase(options: LintDatabaseOptions): Promise<LintDa
   const catalogAt = performance.now();
   await parserLoaded;
 
-  const { results, facts, directives } = analyseObjects(snapshot, active);
+  const objects = catalogObjects(snapshot);
+  const { analyses: routines, threads } = await analyseRoutines(objects.routines, active, options);
+  const { results, facts, directives } = analyseObjects(snapshot, active, { objects, routines });
   const analysedAt = performance.now();
 
   let projectFiles = 0;
@@ -121,6 +132,7 @@ export async function lintDatabase(options: LintDatabaseOptions): Promise<LintDa
         settings: count('role') + count('database'),
       },
       projectFiles,
+      threads,
       timings: { catalog: catalogAt - started, analyse: analysedAt - catalogAt, project: done - analysedAt, total: done - started },
     },
   };
@@ -131,8 +143,12 @@ export async function lintDatabase(options: LintDatabaseOptions): Promise<LintDa
  * the app's role also get their catalog facts (owner, row level security,
  * their policies as the analyzer read them).
  */
-export function analyseObjects(snapshot: CatalogSnapshot, active: readonly ActiveRule[]) {
-  const objects = catalogObjects(snapshot);
+export function analyseObjects(
+  snapshot: CatalogSnapshot,
+  active: readonly ActiveRule[],
+  done: { objects?: CatalogObjects; routines?: ReadonlyMap<string, FileAnalysis> } = {},
+) {
+  const objects = done.objects ?? catalogObjects(snapshot);
   const results: FileResult[] = [];
   const facts = new Map<string, ProjectFacts>();
   const directives = new Map<string, FileDirectives>();
@@ -155,7 +171,15 @@ export function analyseObjects(snapshot: CatalogSnapshot, active: readonly Activ
     return model;
   };
 
-  for (const routine of objects.routines) analyse(routine);
+  const config = done.routines ? undefined : analysisConfig(active, allRules);
+  for (const routine of objects.routines) {
+    // Routines are plain SQL texts: the scan's own per-file analysis, here or (many of them) on its worker threads.
+    const analysis = done.routines?.get(routine.filePath) ?? scanFileText(routineFile(routine), routine.text, config!);
+    const result = countSeverities({ filePath: routine.filePath, object: routine.object, messages: [...analysis.messages], errorCount: 0, warningCount: 0, source: routine.text });
+    results.push(result);
+    if (analysis.facts) facts.set(routine.filePath, analysis.facts);
+    if (analysis.directives) directives.set(routine.filePath, analysis.directives);
+  }
   // Which settings each policy reads, as the analyzer read its USING and WITH CHECK.
   const policiesOf = new Map<string, { name: string; settingsRead: string[] }[]>();
   for (const policy of objects.policies) {
@@ -196,6 +220,51 @@ export function analyseObjects(snapshot: CatalogSnapshot, active: readonly Activ
   }
   results.sort((a, b) => a.filePath.localeCompare(b.filePath));
   return { results, facts, directives };
+}
+
+/** Routines at or under this count are analysed in-process: starting workers costs more than it saves. */
+const IN_PROCESS_MAX_ROUTINES = 200;
+
+/** The name a routine is analysed under: its pseudo-path, as a .sql file (the front end is chosen by extension). */
+const routineFile = (routine: DbObject) => `${routine.filePath}.sql`;
+
+/** The scan's per-file analysis of every routine, on worker threads with a time budget when there are many. */
+async function analyseRoutines(
+  routines: readonly DbObject[],
+  active: readonly ActiveRule[],
+  options: LintDatabaseOptions,
+): Promise<{ analyses: Map<string, FileAnalysis>; threads: number }> {
+  const config = analysisConfig(active, allRules, options.queryFunctions);
+  const out = new Map<string, FileAnalysis>();
+  const concurrency = options.concurrency ?? 'auto';
+  if (concurrency === 'off' || routines.length <= IN_PROCESS_MAX_ROUTINES) {
+    for (const routine of routines) out.set(routine.filePath, scanFileText(routineFile(routine), routine.text, config));
+    return { analyses: out, threads: 0 };
+  }
+  const timeBudget = options.timeBudget ?? DEFAULT_TIME_BUDGET;
+  const pool = new AnalysisPool({ threads: concurrency === 'auto' ? autoThreads() : concurrency, timeBudget, memoryLimit: DEFAULT_MEMORY_LIMIT });
+  try {
+    await Promise.all(
+      routines.map(async (routine) => {
+        let outcome;
+        try {
+          outcome = await pool.analyze(routineFile(routine), routine.text, config);
+        } catch {
+          // The workers could not start: analyse here.
+          outcome = { kind: 'done' as const, analysis: scanFileText(routineFile(routine), routine.text, config) };
+        }
+        if (outcome.kind === 'done') out.set(routine.filePath, outcome.analysis);
+        else if (outcome.kind === 'failed') out.set(routine.filePath, { messages: [fileMessage(`pgq-audit failed on this object: ${outcome.message}`, 2, true)] });
+        else {
+          const why = outcome.kind === 'timeout' ? `took longer than ${timeBudget} ms (the per-object time budget)` : `needed more than ${DEFAULT_MEMORY_LIMIT} MB of memory`;
+          out.set(routine.filePath, { messages: [fileMessage(`Object skipped: analysing it ${why}, so it was stopped and nothing else is reported for it.`, 1, false, 'skipped')] });
+        }
+      }),
+    );
+  } finally {
+    await pool.destroy();
+  }
+  return { analyses: out, threads: pool.threads };
 }
 
 /**

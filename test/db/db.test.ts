@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import ajvDraft04 from 'ajv-draft-04';
 import ajvFormats from 'ajv-formats';
-import { DatabaseError, withReadOnlySession } from '../../src/db/index.ts';
+import { DatabaseError, lintDatabase, withReadOnlySession } from '../../src/db/index.ts';
 import { repoRoot, runCli } from '../helpers/cli.ts';
 import { startLintDatabase, type LintDatabase } from './support.ts';
 
@@ -148,6 +148,30 @@ describe('the fixture schema', () => {
     const quiet = runCli(['db', lintUrl, ...allWarn, '--quiet']);
     assert.equal(quiet.code, 0);
     assert.equal(quiet.stdout, '');
+  });
+});
+
+describe('many routines', () => {
+  test('over 200 routines go to worker threads and give what the in-process analysis gives', { timeout: 180_000 }, async () => {
+    await db.run(`create schema many;
+      do $$ begin
+        for i in 1..260 loop
+          execute format('create function many.f_%s(t int) returns void language plpgsql as %L', i,
+            format('begin perform set_config(%L, t::text, %s); end', 'app.tenant', case when i % 100 = 7 then 'false' else 'true' end));
+        end loop;
+      end $$;
+      grant usage on schema many to pgq_db_lint;`);
+    const threads = json([lintUrl, '--schema', 'many', '--concurrency', '2']).results;
+    const inProcess = json([lintUrl, '--schema', 'many', '--concurrency', 'off']).results;
+    assert.equal(threads.filter((r) => r.filePath.startsWith('db:function many.')).length, 260);
+    assert.deepEqual(findings(threads).filter((f) => f.startsWith('function')), ['function many.f_107(integer) pgq/no-session-tenant-setting routine', 'function many.f_207(integer) pgq/no-session-tenant-setting routine', 'function many.f_7(integer) pgq/no-session-tenant-setting routine']);
+    assert.deepEqual(threads, inProcess);
+    // The same through the programmatic entry, which says where the work ran.
+    const onThreads = await lintDatabase({ url: lintUrl, schemas: ['many'], concurrency: 2 });
+    const here = await lintDatabase({ url: lintUrl, schemas: ['many'], concurrency: 'off' });
+    assert.equal(onThreads.stats.threads, 2);
+    assert.equal(here.stats.threads, 0);
+    assert.deepEqual(onThreads.results, here.results);
   });
 });
 
