@@ -159,8 +159,7 @@ describe('many routines', () => {
           execute format('create function many.f_%s(t int) returns void language plpgsql as %L', i,
             format('begin perform set_config(%L, t::text, %s); end', 'app.tenant', case when i % 100 = 7 then 'false' else 'true' end));
         end loop;
-      end $$;
-      grant usage on schema many to pgq_db_lint;`);
+      end $$;`);
     const threads = json([lintUrl, '--schema', 'many', '--concurrency', '2']).results;
     const inProcess = json([lintUrl, '--schema', 'many', '--concurrency', 'off']).results;
     assert.equal(threads.filter((r) => r.filePath.startsWith('db:function many.')).length, 260);
