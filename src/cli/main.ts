@@ -31,9 +31,9 @@ Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config 
 
 const COMMANDS: Record<string, (argv: string[], io: Io) => number | Promise<number>> = {
   scan: scanCommand,
-  db: dbCommand,
   rules: rulesCommand,
   explain: explainCommand,
+  db: dbCommand,
 };
 
 export async function main(argv: string[], io: Io): Promise<number> {

@@ -111,3 +111,13 @@ test('node-postgres not installed: the package to install, and how', { timeout: 
   await assert.rejects(loadPg(() => Promise.reject(new SyntaxError('broken install'))), /broken install/);
   assert.equal(typeof (await loadPg()).Client, 'function');
 });
+
+test('help: pgq-audit --help lists db, db --help its options', { timeout: 30_000 }, () => {
+  const top = runCli(['--help']);
+  assert.equal(top.code, 0);
+  assert.match(top.stdout, /^ {2}db \[url\] +Lint a live database's functions, policies and role defaults \(read-only\)$/m);
+  const help = runCli(['db', '--help']);
+  assert.equal(help.code, 0);
+  for (const option of ['--project', '--role', '--schema', '--exclude-schema', '--statement-timeout', '--connect-timeout', '--format']) assert.ok(help.stdout.includes(option), option);
+  assert.match(help.stdout, /READ ONLY transaction/);
+});
