@@ -27,6 +27,8 @@ test('a confined mutation keeps the length, the lines and everything but words o
 
 test('fuzz: mutated fixtures of every front end never crash, hang, or lose findings to the prefilter or the workers', async () => {
   const report = await runFuzz({ seed: 20261203, iterations: 300, fixtures });
-  assert.ok(report.confined > 20, `enough confined mutations to test unchanged statements (${report.confined})`);
+  // About a third of the cases try a confined mutation; how many succeed depends on which fixtures the seed
+  // picks, and the fixture set grows (11 to 29 of 300 over seeds and fixture sets measured).
+  assert.ok(report.confined >= 10, `enough confined mutations to test unchanged statements (${report.confined})`);
   assert.deepEqual(report.failures, [], `${report.cases} cases (${report.byLanguage})`);
 });
