@@ -10,7 +10,7 @@ import ajvDraft04 from 'ajv-draft-04';
 import ajvFormats from 'ajv-formats';
 import { DatabaseError, lintDatabase, withReadOnlySession } from '../../src/db/index.ts';
 import { repoRoot, runCli } from '../helpers/cli.ts';
-import { startLintDatabase, type LintDatabase } from './support.ts';
+import { runMain, startLintDatabase, type LintDatabase } from './support.ts';
 
 let db: LintDatabase;
 let lintUrl: string;
@@ -28,8 +28,9 @@ interface JsonResult {
   errorCount: number;
 }
 
-const json = (args: string[], env?: NodeJS.ProcessEnv) => {
-  const run = runCli(['db', ...args, '--format', 'json'], { env });
+/** The command in this process (most tests), or the built CLI (`built`: a few end-to-end runs, and the PG* variables). */
+const json = async (args: string[], options: { built?: boolean; env?: NodeJS.ProcessEnv } = {}) => {
+  const run = options.built || options.env ? runCli(['db', ...args, '--format', 'json'], { env: options.env }) : await runMain(['db', ...args, '--format', 'json']);
   assert.ok(run.code === 0 || run.code === 1, `exit ${run.code}: ${run.stderr}`);
   return { code: run.code, results: JSON.parse(run.stdout) as JsonResult[], stderr: run.stderr };
 };
@@ -72,8 +73,8 @@ const GOOD = [
 ];
 
 describe('the fixture schema', () => {
-  test('every bad object is reported with its rule, every good one is read and silent', { timeout: 60_000 }, () => {
-    const { code, results } = json([lintUrl, '--role', 'pgq_db_app']);
+  test('every bad object is reported with its rule, every good one is read and silent', { timeout: 60_000 }, async () => {
+    const { code, results } = await json([lintUrl, '--role', 'pgq_db_app'], { built: true });
     assert.equal(code, 1);
     assert.deepEqual(findings(results), expected());
     const byPath = new Map(results.map((r) => [r.filePath, r]));
@@ -83,7 +84,7 @@ describe('the fixture schema', () => {
   });
 
   test('findings point into the object text: the set_config of public.enter_tenant, as pg_get_functiondef prints it', { timeout: 60_000 }, async () => {
-    const { results } = json([lintUrl]);
+    const { results } = await json([lintUrl]);
     const [finding] = results.find((r) => r.filePath === 'db:function public.enter_tenant(integer)')!.messages;
     assert.equal(finding.ruleId, 'pgq/no-session-tenant-setting');
     const [{ definition }] = await withReadOnlySession({ url: lintUrl, statementTimeout: 5000, connectTimeout: 5000 }, (session) =>
@@ -95,16 +96,16 @@ describe('the fixture schema', () => {
     assert.match(stylish.stdout, new RegExp(`^  ${finding.line}:${finding.column} +error +function public\\.enter_tenant writes 'app\\.tenant' at session level`, 'm'));
   });
 
-  test('without --role, no owner or BYPASSRLS findings; the rest is the same', { timeout: 60_000 }, () => {
-    const { results } = json([lintUrl]);
+  test('without --role, no owner or BYPASSRLS findings; the rest is the same', { timeout: 60_000 }, async () => {
+    const { results } = await json([lintUrl]);
     assert.deepEqual(
       findings(results),
       expected().filter((f) => !f.includes('ownerNotForced')),
     );
   });
 
-  test('--project reads the repository: its claim makes public.deliveries a queue; its ENABLE ROW LEVEL SECURITY does not outvote the catalog', { timeout: 60_000 }, () => {
-    const { results } = json([lintUrl, '--role', 'pgq_db_app', '--project', 'fixtures/db/project']);
+  test('--project reads the repository: its claim makes public.deliveries a queue; its ENABLE ROW LEVEL SECURITY does not outvote the catalog', { timeout: 60_000 }, async () => {
+    const { results } = await json([lintUrl, '--role', 'pgq_db_app', '--project', 'fixtures/db/project']);
     const added = findings(results).filter((f) => !expected().includes(f));
     assert.deepEqual(added, ['policy tenant_isolation on public.deliveries pgq/no-tenant-policy-on-queue tenantPolicyOnQueueAcross']);
     const deliveries = results.find((r) => r.filePath === 'db:policy tenant_isolation on public.deliveries')!;
@@ -114,38 +115,38 @@ describe('the fixture schema', () => {
     assert.ok(!results.some((r) => !r.filePath.startsWith('db:')), "the repository's own findings are scan's to report");
   });
 
-  test('--schema and --exclude-schema choose the schemas', { timeout: 60_000 }, () => {
-    const excluded = json([lintUrl, '--exclude-schema', 'audit_*']).results;
+  test('--schema and --exclude-schema choose the schemas', { timeout: 60_000 }, async () => {
+    const excluded = (await json([lintUrl, '--exclude-schema', 'audit_*'])).results;
     assert.ok(!excluded.some((r) => r.filePath.includes('audit_tools.')));
     assert.ok(excluded.some((r) => r.filePath === 'db:function public.enter_tenant(integer)'));
-    const only = json([lintUrl, '--schema', 'audit_tools']).results.filter((r) => r.filePath.startsWith('db:function') || r.filePath.startsWith('db:policy'));
+    const only = (await json([lintUrl, '--schema', 'audit_tools'])).results.filter((r) => r.filePath.startsWith('db:function') || r.filePath.startsWith('db:policy'));
     assert.deepEqual(only.map((r) => r.filePath), ['db:function audit_tools.enter_tenant(integer)']);
   });
 
-  test('--role of a BYPASSRLS role, and of a superuser', { timeout: 60_000 }, () => {
-    const bypass = json([lintUrl, '--role', 'pgq_db_bypass']).results;
+  test('--role of a BYPASSRLS role, and of a superuser', { timeout: 60_000 }, async () => {
+    const bypass = (await json([lintUrl, '--role', 'pgq_db_bypass'])).results;
     const role = bypass.find((r) => r.filePath === 'db:role pgq_db_bypass')!;
     assert.deepEqual(role.messages.map((m) => m.messageId), ['roleBypassesRls']);
     assert.match(role.messages[0].message, /^pgq_db_bypass is marked BYPASSRLS: .*public\.accounts, public\.deliveries, public\.documents and \d+ more/);
     assert.ok(!findings(bypass).some((f) => f.includes('ownerNotForced')), 'owning a table adds nothing to bypassing every policy');
-    const superuser = json([lintUrl, '--role', 'postgres']).results.find((r) => r.filePath === 'db:role postgres')!;
+    const superuser = (await json([lintUrl, '--role', 'postgres'])).results.find((r) => r.filePath === 'db:role postgres')!;
     assert.match(superuser.messages[0].message, /^postgres is a superuser: no row level security policy applies to it/);
   });
 
-  test('the PG* environment variables instead of a URL', { timeout: 60_000 }, () => {
+  test('the PG* environment variables instead of a URL', { timeout: 60_000 }, async () => {
     const url = new URL(lintUrl);
     const env = { PGHOST: url.hostname, PGPORT: url.port, PGUSER: 'pgq_db_lint', PGPASSWORD: 'lint', PGDATABASE: db.database };
-    assert.deepEqual(findings(json(['--role', 'pgq_db_app'], env).results), expected());
+    assert.deepEqual(findings((await json(['--role', 'pgq_db_app'], { env })).results), expected());
   });
 
-  test('severities and exit codes as scan: --rule, --quiet, --max-warnings', { timeout: 60_000 }, () => {
-    const off = json([lintUrl, '--rule', 'no-session-tenant-setting:off']).results;
+  test('severities and exit codes as scan: --rule, --quiet, --max-warnings', { timeout: 60_000 }, async () => {
+    const off = (await json([lintUrl, '--rule', 'no-session-tenant-setting:off'])).results;
     assert.ok(!findings(off).some((f) => f.includes('no-session-tenant-setting')));
     const allWarn = ['no-session-tenant-setting', 'require-nullif-on-setting-cast', 'no-tenant-policy-on-queue', 'no-discard-all-with-prepared-statements', 'no-tenant-setting-default', 'require-forced-row-security'].flatMap((id) => ['--rule', `${id}:warn`]);
-    const warned = runCli(['db', lintUrl, ...allWarn, '--format', 'json']);
+    const warned = await runMain(['db', lintUrl, ...allWarn, '--format', 'json']);
     assert.equal(warned.code, 0, warned.stderr);
-    assert.equal(runCli(['db', lintUrl, ...allWarn, '--max-warnings', '0']).code, 1);
-    const quiet = runCli(['db', lintUrl, ...allWarn, '--quiet']);
+    assert.equal((await runMain(['db', lintUrl, ...allWarn, '--max-warnings', '0'])).code, 1);
+    const quiet = await runMain(['db', lintUrl, ...allWarn, '--quiet']);
     assert.equal(quiet.code, 0);
     assert.equal(quiet.stdout, '');
   });
@@ -160,35 +161,37 @@ describe('many routines', () => {
             format('begin perform set_config(%L, t::text, %s); end', 'app.tenant', case when i % 100 = 7 then 'false' else 'true' end));
         end loop;
       end $$;`);
-    const threads = json([lintUrl, '--schema', 'many', '--concurrency', '2']).results;
-    const inProcess = json([lintUrl, '--schema', 'many', '--concurrency', 'off']).results;
-    assert.equal(threads.filter((r) => r.filePath.startsWith('db:function many.')).length, 260);
-    assert.deepEqual(findings(threads).filter((f) => f.startsWith('function')), ['function many.f_107(integer) pgq/no-session-tenant-setting routine', 'function many.f_207(integer) pgq/no-session-tenant-setting routine', 'function many.f_7(integer) pgq/no-session-tenant-setting routine']);
-    assert.deepEqual(threads, inProcess);
-    // The same through the programmatic entry, which says where the work ran.
     const onThreads = await lintDatabase({ url: lintUrl, schemas: ['many'], concurrency: 2 });
     const here = await lintDatabase({ url: lintUrl, schemas: ['many'], concurrency: 'off' });
     assert.equal(onThreads.stats.threads, 2);
     assert.equal(here.stats.threads, 0);
+    assert.equal(onThreads.stats.objects.functions, 260);
+    const bad = onThreads.results.filter((r) => r.filePath.startsWith('db:function') && r.messages.length > 0);
+    assert.deepEqual(bad.map((r) => `${r.filePath} ${r.messages.map((m) => m.ruleId).join()}`), [
+      'db:function many.f_107(integer) no-session-tenant-setting',
+      'db:function many.f_207(integer) no-session-tenant-setting',
+      'db:function many.f_7(integer) no-session-tenant-setting',
+    ]);
     assert.deepEqual(onThreads.results, here.results);
+    await db.run('drop schema many cascade');
   });
 });
 
 describe('output formats', () => {
-  test('json: ESLint\'s shape, with a db: pseudo-path per object', { timeout: 60_000 }, () => {
-    const { results } = json([lintUrl]);
+  test('json: ESLint\'s shape, with a db: pseudo-path per object', { timeout: 60_000 }, async () => {
+    const { results } = await json([lintUrl]);
     for (const result of results) {
       assert.match(result.filePath, /^db:(function|procedure|policy|table|role|database) /);
       assert.deepEqual(Object.keys(result), ['filePath', 'messages', 'errorCount', 'warningCount', 'fatalErrorCount', 'fixableErrorCount', 'fixableWarningCount']);
     }
   });
 
-  test('sarif: valid SARIF 2.1.0, each result with a logical location naming the object', { timeout: 60_000 }, () => {
+  test('sarif: valid SARIF 2.1.0, each result with a logical location naming the object', { timeout: 60_000 }, async () => {
     const schema = JSON.parse(readFileSync(join(repoRoot, 'node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8'));
     const ajv = new ajvDraft04.default({ allErrors: true, strict: false, unicodeRegExp: false });
     ajvFormats.default(ajv);
     const validate = ajv.compile(schema);
-    const run = runCli(['db', lintUrl, '--role', 'pgq_db_app', '--format', 'sarif']);
+    const run = await runMain(['db', lintUrl, '--role', 'pgq_db_app', '--format', 'sarif']);
     assert.equal(run.code, 1, run.stderr);
     const log = JSON.parse(run.stdout) as { runs: { results: any[] }[] };
     assert.ok(validate(log), JSON.stringify(validate.errors, null, 2));

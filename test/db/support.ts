@@ -55,3 +55,13 @@ export async function startLintDatabase(): Promise<LintDatabase> {
     },
   };
 }
+
+/** The CLI's main() in this process (no process start per run): what the built CLI does, from the source. */
+export async function runMain(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import('../../src/cli/main.ts');
+  const { repoRoot } = await import('../helpers/cli.ts');
+  let stdout = '';
+  let stderr = '';
+  const code = await main(args, { stdout: (t) => void (stdout += t), stderr: (t) => void (stderr += t), isTTY: false, cwd: repoRoot, env: { ...process.env, NO_COLOR: '1' } });
+  return { code, stdout, stderr };
+}
