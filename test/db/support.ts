@@ -1,15 +1,16 @@
 // The database the db tests lint: a fresh database on the test server
 // (embedded PostgreSQL 17.10, or PGQ_TEST_DATABASE_URL) with
 // fixtures/db/schema.sql loaded by its superuser owner, and URLs for the
-// fixture's roles. Roles belong to the server, not the database: stop()
-// drops them.
+// fixture's roles. Roles belong to the server, not the database: the
+// embedded server goes away with them; on a PGQ_TEST_DATABASE_URL server they
+// stay (the schema creates them only where missing), because the test files
+// run at once and one must not drop the roles another is connected as.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
 
 export const SCHEMA = readFileSync(join(import.meta.dirname, '../../fixtures/db/schema.sql'), 'utf8');
-export const ROLES = ['pgq_db_app', 'pgq_db_owners', 'pgq_db_bypass', 'pgq_db_lint', 'pgq_db_tenant_42', 'pgq_db_reader'];
 
 export interface LintDatabase extends TestDatabase {
   /** The URL of a fixture role, with its password (or another one). */
@@ -44,14 +45,6 @@ export async function startLintDatabase(): Promise<LintDatabase> {
       url.username = role;
       url.password = password ?? '';
       return url.toString();
-    },
-    async stop() {
-      try {
-        // Objects and grants of the roles live in this database: drop them, then the roles.
-        await run(`drop owned by ${ROLES.join(', ')} cascade; ${ROLES.map((r) => `drop role if exists ${r};`).join(' ')}`);
-      } finally {
-        await db.stop();
-      }
     },
   };
 }
