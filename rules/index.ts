@@ -13,6 +13,8 @@ import requireDeadSweep from './require-dead-sweep.ts';
 import requireFencedFinish from './require-fenced-finish.ts';
 import requireLeaseHeartbeat from './require-lease-heartbeat.ts';
 import requireNullifOnSettingCast from './require-nullif-on-setting-cast.ts';
+import noTenantSettingDefault from './no-tenant-setting-default.ts';
+import requireForcedRowSecurity from './require-forced-row-security.ts';
 
 export const rules: Rule<any>[] = [
   noSessionTenantSetting,
@@ -28,6 +30,8 @@ export const rules: Rule<any>[] = [
   requireFencedFinish,
   requireLeaseHeartbeat,
   noSideEffectsInLockingTransaction,
+  noTenantSettingDefault,
+  requireForcedRowSecurity,
 ];
 
 export function ruleById(id: string): Rule<any> | undefined {

@@ -11,6 +11,7 @@ const HELP = `Usage: pgq-audit <command> [options]
 
 Commands:
   scan [paths...]      Scan files and folders (default: .) for multi-tenant worker bugs
+  db [url]             Lint a live database's functions, policies and role defaults (read-only)
   rules                List the rules with their severity
   explain <rule-id>    Print a rule's doc page
 
@@ -29,6 +30,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   scan: async () => (await import('./scan-command.ts')).scanCommand,
   rules: async () => (await import('./rules-command.ts')).rulesCommand,
   explain: async () => (await import('./explain-command.ts')).explainCommand,
+  db: async () => (await import('./db-command.ts')).dbCommand,
 };
 
 export async function main(argv: string[], io: Io): Promise<number> {

@@ -176,6 +176,45 @@ export interface SideEffectCall {
   scope: Scope;
 }
 
+/**
+ * A table as a live database's catalog describes it. Only `pgq-audit db`
+ * fills it: no SQL text says who owns a table or whether a role bypasses
+ * row level security.
+ */
+export interface CatalogTable {
+  /** schema.table, as the catalog names it. */
+  name: string;
+  rowSecurity: boolean;
+  forceRowSecurity: boolean;
+  owner: string;
+  /** The table's policies, with the settings each reads (as the SQL analyzer read their USING and WITH CHECK). */
+  policies: { name: string; settingsRead: string[] }[];
+  /**
+   * Set when the role the app runs as (`pgq-audit db --role`) has the owner's
+   * privileges: it is the owner, or a member of the owner role that inherits
+   * them (`via` names that role). PostgreSQL applies no policy to the owner
+   * unless row level security is forced.
+   */
+  ownedByAppRole?: { role: string; via?: string };
+  /** Where the finding goes in the object's text. */
+  span: Span;
+}
+
+/** The role the app runs as (`pgq-audit db --role`), as the catalog describes it. */
+export interface CatalogRole {
+  name: string;
+  superuser: boolean;
+  bypassRls: boolean;
+  /** Tables with row level security enabled, with their policies and the settings each reads. */
+  rlsTables: { name: string; policies: { name: string; settingsRead: string[] }[] }[];
+  span: Span;
+}
+
+export interface CatalogFacts {
+  tables: CatalogTable[];
+  roles: CatalogRole[];
+}
+
 export interface FileModel {
   file: string;
   language: Language;
@@ -200,6 +239,8 @@ export interface FileModel {
    * are unchanged too.
    */
   dependencies?: string[];
+  /** Catalog facts of a database object (pgq-audit db only). */
+  catalog?: CatalogFacts;
 }
 
 export interface CommentDirective {

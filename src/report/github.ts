@@ -13,6 +13,12 @@ export function formatGithub(results: readonly FileResult[], context: GithubCont
   for (const result of results) {
     const file = relative(context.root, result.filePath).split(sep).join('/');
     for (const m of result.messages) {
+      if (result.object) {
+        // A database object is no file of the repository: the annotation goes on the run, and names the object.
+        const title = m.ruleId === null ? 'pgq-audit' : `pgq/${m.ruleId}`;
+        lines.push(`::${m.severity === 2 ? 'error' : 'warning'} title=${escapeProperty(title)}::${escapeData(`${result.object.display}, line ${m.line}: ${m.message}`)}`);
+        continue;
+      }
       const properties = {
         file,
         line: m.line,

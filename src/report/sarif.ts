@@ -6,7 +6,7 @@
 import { isAbsolute, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type * as Sarif from 'sarif';
-import type { FileResult, Finding } from '../engine/findings.ts';
+import type { DatabaseObject, FileResult, Finding } from '../engine/findings.ts';
 import { fingerprints } from '../baseline/fingerprint.ts';
 import { VERSION } from '../version.ts';
 import { allRuleInfo, docPage, docsUrl, fullDescription, informationUri } from './rule-docs.ts';
@@ -37,10 +37,11 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
   const sarifResults: Sarif.Result[] = [];
   const notifications: Sarif.Notification[] = [];
   for (const result of results) {
-    const artifactLocation = artifact(result.filePath, context.root);
+    const artifactLocation = result.object ? objectArtifact(result.object) : artifact(result.filePath, context.root);
     const prints = fingerprints(result.messages, result.source);
     result.messages.forEach((finding, i) => {
       const location: Sarif.Location = { physicalLocation: { artifactLocation, region: region(finding) } };
+      if (result.object) location.logicalLocations = [logicalLocation(result.object)];
       if (finding.ruleId === null) {
         notifications.push({ level: 'error', message: { text: finding.message }, locations: [location] });
         return;
@@ -84,4 +85,23 @@ function artifact(file: string, root: string): Sarif.ArtifactLocation {
   const rel = relative(root, file);
   if (rel.startsWith('..') || isAbsolute(rel)) return { uri: pathToFileURL(file).href };
   return { uri: rel.split(sep).map(encodeURIComponent).join('/'), uriBaseId: SRCROOT };
+}
+
+/**
+ * A database object has no file: GitHub code scanning still needs a
+ * repository-relative physical location, so it gets a stand-in path (the
+ * region is in the object's definition text), and the object itself is the
+ * logical location.
+ */
+function objectArtifact(object: DatabaseObject): Sarif.ArtifactLocation {
+  return { uri: object.artifactPath.split('/').map(encodeURIComponent).join('/'), uriBaseId: SRCROOT };
+}
+
+function logicalLocation(object: DatabaseObject): Sarif.LogicalLocation {
+  return {
+    name: object.name,
+    fullyQualifiedName: object.fullyQualifiedName,
+    kind: object.kind === 'function' || object.kind === 'procedure' ? 'function' : 'resource',
+    properties: { databaseObjectKind: object.kind, display: object.display },
+  };
 }

@@ -18,7 +18,8 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
   let warnings = 0;
   for (const result of results) {
     if (result.messages.length === 0) continue;
-    out.push('', paint('underline', relative(options.cwd, result.filePath) || result.filePath));
+    const name = result.object ? result.object.display : relative(options.cwd, result.filePath) || result.filePath;
+    out.push('', paint('underline', name));
     const width = Math.max(...result.messages.map((m) => `${m.line}:${m.column}`.length));
     for (const m of result.messages) {
       if (m.severity === 2) errors++;

@@ -86,6 +86,8 @@ export interface ScanOptions {
    * run in-process; default 32. 0 sends every file to the workers.
    */
   inProcessFiles?: number;
+  /** Return the cross-file facts of every file read (pgq-audit db --project lends them to the database's objects). */
+  keepFacts?: boolean;
 }
 
 export interface ScanStats {
@@ -111,6 +113,8 @@ export interface ScanResult {
   errorCount: number;
   warningCount: number;
   stats: ScanStats;
+  /** With keepFacts: file -> the facts each cross-file rule collected from it. */
+  facts?: ReadonlyMap<string, ProjectFacts>;
 }
 
 interface FileOutcome {
@@ -272,6 +276,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     errorCount: results.reduce((n, r) => n + r.errorCount, 0),
     warningCount: results.reduce((n, r) => n + r.warningCount, 0),
     stats,
+    ...(options.keepFacts ? { facts: projectFacts } : {}),
   };
 }
 

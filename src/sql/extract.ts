@@ -11,6 +11,7 @@ import type {
   RowSecurityFact,
   RowWrite,
   SettingCast,
+  RoleSetting,
   SettingRead,
   SettingValue,
   SettingWrite,
@@ -100,15 +101,6 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'VariableSetStmt':
       facts.settingWrites.push(variableSet(body, ctx.statement));
       break;
-    case 'AlterRoleSetStmt':
-    case 'AlterDatabaseSetStmt': {
-      const set = body.setstmt as Node | undefined;
-      if (set?.name && set.kind === 'VAR_SET_VALUE') {
-        const value = (set.args ?? []).map((a: Node) => constValue(a)).filter((v: unknown) => v !== undefined).join(', ');
-        (facts.roleSettings ??= []).push({ name: String(set.name).toLowerCase(), value: value || undefined, span: ctx.statement });
-      }
-      break;
-    }
     case 'DiscardStmt':
       facts.discard = ({ DISCARD_ALL: 'all', DISCARD_PLANS: 'plans', DISCARD_SEQUENCES: 'sequences', DISCARD_TEMP: 'temp' } as const)[
         body.target as 'DISCARD_ALL'
@@ -138,6 +130,10 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       facts.policies.push(policy);
       break;
     }
+    case 'AlterRoleSetStmt':
+    case 'AlterDatabaseSetStmt':
+      facts.roleSettings = [roleSetting(kind, body, ctx.statement)];
+      break;
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
@@ -336,6 +332,27 @@ function setValue(body: Node): { value?: SettingValue } {
   if (values.every((v) => v !== undefined)) return { value: { kind: 'literal', value: values.length === 1 ? values[0]! : values.join(', ') } };
   if (args.length === 1 && args[0].ParamRef) return { value: { kind: 'placeholder', index: args[0].ParamRef.number } };
   return { value: { kind: 'expression' } };
+}
+
+/** ALTER ROLE r [IN DATABASE d] SET ..., ALTER DATABASE d SET ...: a default stored in pg_db_role_setting. */
+function roleSetting(kind: string, body: Node, span: Span): RoleSetting {
+  const set = (body.setstmt ?? {}) as Node;
+  const role = kind === 'AlterRoleSetStmt' ? roleName(body.role) : undefined;
+  const database = kind === 'AlterDatabaseSetStmt' ? body.dbname : body.database;
+  const name = set.name && !PLACEHOLDER_NAME.test(set.name) ? String(set.name).toLowerCase() : undefined;
+  const values = (set.args ?? []).map((arg: Node) => constValue(arg));
+  const value = set.kind === 'VAR_SET_VALUE' && values.length > 0 && values.every((v: unknown) => v !== undefined && v !== null) ? values.join(', ') : undefined;
+  const fact: RoleSetting = { name, value, action: set.kind === 'VAR_SET_VALUE' ? 'set' : 'reset', span };
+  if (role !== undefined) fact.role = role;
+  if (database !== undefined) fact.database = String(database);
+  return fact;
+}
+
+/** A RoleSpec's name: the role, CURRENT_USER and the like as written; undefined for ALL (no RoleSpec). */
+function roleName(spec: Node | undefined): string | undefined {
+  if (!spec) return undefined;
+  if (spec.roletype === 'ROLESPEC_CSTRING') return String(spec.rolename);
+  return String(spec.roletype ?? '').replace(/^ROLESPEC_/, '').toLowerCase();
 }
 
 function setConfig(node: Node, span: Span, parameters: readonly string[] | undefined): SettingWrite {

@@ -203,6 +203,27 @@ export interface RowSecurityFact {
   span: Span;
 }
 
+/**
+ * A default of a setting stored in the catalog (pg_db_role_setting):
+ * `ALTER ROLE r [IN DATABASE d] SET s = v`, `ALTER DATABASE d SET s = v`,
+ * `ALTER ROLE ALL SET s = v`, or their RESET. Every new connection of the
+ * role (or to the database) starts with it, and RESET, RESET ALL, DISCARD ALL
+ * and the end of a SET LOCAL transaction return the setting to it.
+ */
+export interface RoleSetting {
+  /** Setting name, lower-cased; undefined for RESET ALL. */
+  name: string | undefined;
+  /** The value as written (list values joined with ', '); undefined for RESET or a value that is not a constant. */
+  value: string | undefined;
+  /** The role it is a default of; undefined for every role (ALTER ROLE ALL, ALTER DATABASE). */
+  role?: string;
+  /** The database it applies in; undefined for every database. */
+  database?: string;
+  /** 'set' stores a default; 'reset' (RESET, RESET ALL, SET ... TO DEFAULT) removes one. */
+  action: 'set' | 'reset';
+  span: Span;
+}
+
 export interface StatementFacts {
   /** libpg-query node type of the statement, e.g. 'UpdateStmt'. */
   kind: string;
@@ -217,6 +238,8 @@ export interface StatementFacts {
   rowWrites: RowWrite[];
   policies: PolicyFact[];
   rowSecurity: RowSecurityFact[];
+  /** ALTER ROLE / ALTER DATABASE ... SET: defaults stored in the catalog, what new sessions of that role get (absent when there are none). */
+  roleSettings?: RoleSetting[];
   /** Set when the statement was found inside a function, procedure or DO body. */
   routine?: RoutineInfo;
   /** Where the statement sits in its PL/pgSQL body: in a loop, in a block with an EXCEPTION clause, in a handler. */
@@ -229,8 +252,6 @@ export interface StatementFacts {
   settingDefaults?: SettingDefault[];
   /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
   notNullSet?: { table: string; column: string }[];
-  /** `ALTER ROLE/DATABASE ... SET name = value` (not a write of this session): what new sessions of that role get. */
-  roleSettings?: { name: string; value: string | undefined; span: Span }[];
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
   dynamic?: boolean;
   /** The definition itself: set on CREATE FUNCTION / PROCEDURE (and DO) statements. */

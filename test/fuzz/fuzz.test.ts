@@ -28,8 +28,8 @@ test('a confined mutation keeps the length, the lines and everything but words o
 // 300 cases scanned twice: a minute on a 2-core machine that runs other tests too, minutes under heavy load.
 test('fuzz: mutated fixtures of every front end never crash, hang, or lose findings to the prefilter or the workers', { timeout: 600_000 }, async () => {
   const report = await runFuzz({ seed: 20261203, iterations: 300, fixtures });
-  // About a third of the cases try a confined mutation; how many succeed depends on the fixtures drawn
-  // (ORM fixtures have few fact-free statements): ask for 5% of the cases.
-  assert.ok(report.confined >= 0.05 * report.cases, `enough confined mutations to test unchanged statements (${report.confined} of ${report.cases})`);
+  // About a third of the cases are confined mutations (runFuzz draws again when a fixture has no
+  // fact-free statement): ask for a quarter, whatever fixtures the seed picks.
+  assert.ok(report.confined >= 0.25 * report.cases, `enough confined mutations to test unchanged statements (${report.confined} of ${report.cases})`);
   assert.deepEqual(report.failures, [], `${report.cases} cases (${report.byLanguage})`);
 });
