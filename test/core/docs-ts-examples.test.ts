@@ -2,14 +2,17 @@
 // plugin and through the CLI's scan: a block under "### ❌ Incorrect" must be
 // flagged by the page's rule, every other block (under "### ✅ Correct", or in
 // a section without the markers) must not be. A page's sections start at its
-// "## " headings; the markers hold until the next one.
+// "## " headings; the markers hold until the next one. A block whose lines say
+// `// reported` is checked line by line: exactly those lines are flagged. A ❌
+// block whose section also shows SQL (the routine a call runs) is scanned with
+// that SQL beside it, as the project it describes.
 //
 // The pages show the job, not the file around it: an example that uses `pool`,
 // `client` or `sql` without declaring them is linted with the declarations a
 // worker file has (a node-postgres Pool and a checked-out client, a postgres.js
 // sql), put in front of it (withSetup). Nothing else is added.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -25,36 +28,57 @@ interface Example {
   bad: boolean;
   /** 1-based line of the block's first code line on the page. */
   line: number;
+  /** The ```sql blocks of the same section and marker: files of the same project. */
+  sql: string[];
 }
 
 /** The ```ts / ```js blocks of a page, each bad when it sits under "### ❌" in its section. */
 export function tsExamples(page: string): Example[] {
   const examples: Example[] = [];
   let bad = false;
+  let part: { sql: string[]; examples: Example[] } = { sql: [], examples: [] };
+  const close = () => {
+    for (const example of part.examples) if (example.bad) example.sql.push(...part.sql);
+    part = { sql: [], examples: [] };
+  };
   const lines = page.split('\n');
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     if (line.startsWith('## ')) bad = false;
     else if (line.startsWith('### ❌')) bad = true;
     else if (line.startsWith('### ')) bad = false;
-    const fence = /^```(ts|tsx|js|mjs|typescript|javascript)\s*$/.exec(line);
+    if (line.startsWith('## ') || line.startsWith('### ')) close();
+    const fence = /^```(ts|tsx|js|mjs|typescript|javascript|sql)\s*$/.exec(line);
     if (!fence) continue;
     const end = lines.indexOf('```', i + 1);
     assert.ok(end > i, `an unclosed code block at line ${i + 1}`);
-    examples.push({ code: lines.slice(i + 1, end).join('\n') + '\n', bad, line: i + 2 });
+    const code = lines.slice(i + 1, end).join('\n') + '\n';
+    if (fence[1] === 'sql') part.sql.push(code);
+    else {
+      const example = { code, bad, line: i + 2, sql: [] };
+      examples.push(example);
+      part.examples.push(example);
+    }
     i = end;
   }
+  close();
   return examples;
 }
 
 test('the example reader: markers per section, both fences', () => {
-  const page = ['## A', '### ❌ Incorrect', '```ts', 'bad();', '```', '### ✅ Correct', '```js', 'good();', '```', '## B', '```ts', 'plain();', '```', ''].join('\n');
+  const page = ['## A', '### ❌ Incorrect', '```sql', 'create function f() ...', '```', '```ts', 'bad();', '```', '### ✅ Correct', '```js', 'good();', '```', '## B', '```ts', 'plain();', '```', ''].join('\n');
   assert.deepEqual(tsExamples(page), [
-    { code: 'bad();\n', bad: true, line: 4 },
-    { code: 'good();\n', bad: false, line: 8 },
-    { code: 'plain();\n', bad: false, line: 12 },
+    { code: 'bad();\n', bad: true, line: 7, sql: ['create function f() ...\n'] },
+    { code: 'good();\n', bad: false, line: 11, sql: [] },
+    { code: 'plain();\n', bad: false, line: 15, sql: [] },
   ]);
+  assert.deepEqual(reportedLines('a();\nb(); // reported: x\nc(); // not reported\n', 2), [4]);
 });
+
+/** The lines of `code` (1-based, after `offset` setup lines) marked `// reported`; none when unmarked. */
+export function reportedLines(code: string, offset: number): number[] {
+  return code.split('\n').flatMap((line, i) => (/\/\/\s*reported\b/.test(line) ? [i + 1 + offset] : []));
+}
 
 /** The example with declarations of the `pool`, `client` and `sql` it uses but does not declare. */
 export function withSetup(code: string): string {
@@ -101,13 +125,23 @@ for (const rule of tsRules) {
       assert.deepEqual(messages.filter((m) => m.fatal), [], `${where} does not parse`);
       const byEslint = messages.filter((m) => m.ruleId === `pgq/${rule.id}`).map((m) => `${m.line}: ${m.message}`);
 
-      const file = join(dir, `${rule.id}-${example.line}.ts`);
+      // Each example is a project of its own: its TS file and the SQL its section shows.
+      const project = join(dir, `${rule.id}-${example.line}`);
+      mkdirSync(project);
+      const file = join(project, 'example.ts');
       writeFileSync(file, code);
+      example.sql.forEach((sql, i) => writeFileSync(join(project, `schema-${i}.sql`), sql));
       const only = Object.fromEntries(rules.map((r) => [r.id, r.id === rule.id ? ('error' as const) : ('off' as const)]));
-      const { results } = await scan({ paths: [file], cwd: dir, rules: only, concurrency: 'off' });
-      const byScan = results.flatMap((r) => r.messages).filter((m) => m.ruleId === rule.id).map((m) => `${m.line}: ${m.message}`);
+      const { results } = await scan({ paths: [project], cwd: project, rules: only, concurrency: 'off' });
+      const inExample = results.filter((r) => r.filePath === file);
+      const byScan = inExample.flatMap((r) => r.messages).filter((m) => m.ruleId === rule.id).map((m) => `${m.line}: ${m.message}`);
 
-      if (example.bad) {
+      const marked = reportedLines(example.code, code.split('\n').length - example.code.split('\n').length);
+      if (marked.length > 0) {
+        const lineOf = (m: string) => Number(m.slice(0, m.indexOf(':')));
+        assert.deepEqual([...new Set(byScan.map(lineOf))].sort((a, b) => a - b), marked, `pgq-audit scan flags exactly the lines marked "// reported" at ${where}:\n${byScan.join('\n')}`);
+        if (!rule.checkProject) assert.deepEqual([...new Set(byEslint.map(lineOf))].sort((a, b) => a - b), marked, `ESLint flags exactly the lines marked "// reported" at ${where}`);
+      } else if (example.bad) {
         assert.ok(byScan.length > 0, `pgq-audit scan does not flag the ❌ example at ${where}:\n${example.code}`);
         // ESLint sees one file: a finding only the project pass makes is the CLI's alone.
         if (!rule.checkProject) assert.ok(byEslint.length > 0, `ESLint does not flag the ❌ example at ${where}:\n${example.code}`);

@@ -45,8 +45,8 @@ const expected = () =>
     'function public.current_tenant() pgq/require-nullif-on-setting-cast castWithoutNullif',
     'function public.enter_tenant(integer) pgq/no-session-tenant-setting routine',
     'function public.enter_tenant_sql(integer) pgq/no-session-tenant-setting routine',
-    'policy strict_tenant on public.notes pgq/require-nullif-on-setting-cast castWithoutNullif',
-    'policy strict_tenant on public.notes pgq/require-nullif-on-setting-cast policyWithoutMissingOk',
+    // One finding per cast: no missing_ok and no nullif on the same cast is one message naming both.
+    'policy strict_tenant on public.notes pgq/require-nullif-on-setting-cast policyCastWithoutNullif',
     'policy tenant_isolation on public.invoices pgq/require-nullif-on-setting-cast castWithoutNullif',
     'policy tenant_isolation on public.work_items pgq/no-tenant-policy-on-queue tenantPolicyOnQueueAcross',
     'procedure public.reset_session() pgq/no-discard-all-with-prepared-statements inRoutine',

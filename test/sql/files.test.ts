@@ -1,4 +1,4 @@
-// .sql files as repositories have them (fixtures/sql/files): psql scripts,
+// .sql files as repositories have them (fixtures/sql-files): psql scripts,
 // pg_dump output, migration tools' files, query files with host placeholders.
 // Scanned as one folder with the files that are not PostgreSQL
 // (fixtures/sql-not-postgresql), none gets a fatal message; those others get
@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { scan } from '../../src/scan/scan.ts';
 import { validateConfig } from '../../src/config/validate.ts';
 
-const root = join(import.meta.dirname, '../../fixtures/sql/files');
+const root = join(import.meta.dirname, '../../fixtures/sql-files');
 const foreign = join(import.meta.dirname, '../../fixtures/sql-not-postgresql');
 const kinds: Record<string, RegExp> = {
   'dbt-model.sql': /a Jinja\/dbt template/,
@@ -20,7 +20,7 @@ const kinds: Record<string, RegExp> = {
   'tsql-schema.sql': /T-SQL/,
 };
 
-describe('fixtures/sql/files and fixtures/sql-not-postgresql scanned together', { timeout: 60_000 }, () => {
+describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', { timeout: 60_000 }, () => {
   test('no valid file gets a fatal message; each file that is not PostgreSQL gets one warning naming what it is', async () => {
     const { results } = await scan({ paths: [root, foreign], concurrency: 'off' });
     assert.ok(results.length >= 30, `${results.length} files`);
