@@ -27,7 +27,8 @@ export default defineRule<Options>({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  triggers: ['skip locked', 'skip_locked'],
+  // skiplocked: the builders' .skipLocked() and Drizzle's { skipLocked: true } (triggers match in any case).
+  triggers: ['skip locked', 'skip_locked', 'skiplocked'],
   check({ file, report }) {
     let lines: LineIndex | undefined;
     let increments: Map<string, { column: string; span: Span }> | undefined;

@@ -74,8 +74,8 @@ export default defineRule<Options, LocalFacts>({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: { settings: settingsOptionSchema }, additionalProperties: false },
   defaultOptions: {},
-  // A call of a routine: select enter_tenant($1), call enter_tenant(...).
-  triggers: ['set_config', 'set local', /(?:select|call|perform)(?:\s|\\[nrt])+[a-z_][\w.]*\s*\(/i],
+  // A call of a routine: select enter_tenant($1), call enter_tenant(...), Supabase's supabase.rpc('enter_tenant', ...).
+  triggers: ['set_config', 'set local', /(?:select|call|perform)(?:\s|\\[nrt])+[a-z_][\w.]*\s*\(/i, '.rpc('],
   // A setter routine in the project's SQL and the call that runs it in autocommit may be in two files.
   ...crossFileParts<Options, LocalFacts>(read, (files, { place }) => {
     const out: Decision[] = [];

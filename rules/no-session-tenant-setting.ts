@@ -200,7 +200,8 @@ export default defineRule<Options, SessionFacts>({
     additionalProperties: false,
   },
   defaultOptions: {},
-  triggers: ['set_config', SET_STATEMENT],
+  // .rpc(: Supabase's call of a routine whose level parameter the call passes.
+  triggers: ['set_config', SET_STATEMENT, '.rpc('],
   hasSuggestions: true,
   check({ file, options, report }) {
     // The per-file part, with the suggestions the facts carry.

@@ -85,7 +85,8 @@ export default defineRule<Options, PolicyFacts>({
     additionalProperties: false,
   },
   defaultOptions: {},
-  triggers: ['create policy', 'skip locked', 'row level security', UPDATE_SET],
+  // pgpolicy, skiplocked, skip_locked: Drizzle's pgPolicy(...), the builders' .skipLocked(), the Python ORMs' skip_locked=True.
+  triggers: ['create policy', 'skip locked', 'row level security', UPDATE_SET, 'pgpolicy', 'skiplocked', 'skip_locked'],
   // The policy, the ENABLE ROW LEVEL SECURITY and the claim may be in three files (migrations/ and queue.ts).
   ...crossFileParts<Options, PolicyFacts>(read, (files, { options, place }) => {
     const claims = files.flatMap(({ file, facts }) => facts.claims.map((c) => ({ file, ...c })));

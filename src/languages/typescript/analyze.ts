@@ -597,6 +597,8 @@ class Walk {
       if (!on || method === undefined) return undefined;
       const configId = 'configId' in on ? on.configId : undefined;
       const hasCallback = callbackArg(n) !== undefined;
+      // pgTable(...).enableRLS() is still the table (the policy DDL is read at the call itself).
+      if (on.kind === 'table' && method === 'enableRLS') return on;
       if (on.kind === 'prisma-adapter' && method === 'connect') return { kind: 'pool', driver: 'prisma', configId };
       if (on.kind === 'pool') {
         if (pgApi(on.driver) && method === 'connect' && n.arguments.length === 0) return this.conn(this.file.newConn(on.driver, 'pooled-client', 'checkout', configId));
