@@ -1,6 +1,7 @@
 import { defineRule, resolveWrite, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel, type SqlSite } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { bareTable, queueFactsOf, refMaker, type Ref } from '../src/model/queue.ts';
+import { queueFactsOf, refMaker, type Ref } from '../src/model/queue.ts';
+import { DEFAULT_SCHEMA, tableKey, tablesOf, writtenName, type TableName } from '../src/model/tables.ts';
 import type { Span, StatementFacts } from '../src/sql/index.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
@@ -11,14 +12,16 @@ interface Options {
 
 interface PolicyFacts {
   /** Tables the code claims rows from (FOR UPDATE SKIP LOCKED, a lease UPDATE ... RETURNING), and whether the tenant is set first. */
-  claims: { table: string; at: Ref; tenantFirst: boolean }[];
+  claims: (TableName & { at: Ref; tenantFirst: boolean })[];
   /** ENABLE ROW LEVEL SECURITY. */
-  rls: { table: string; at: Ref }[];
+  rls: (TableName & { at: Ref })[];
   /** Policies that read a tenant setting. */
-  policies: { name: string; table: string; setting: string; at: Ref }[];
+  policies: (TableName & { name: string; setting: string; at: Ref })[];
 }
 
 const sameSpan = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
+/** The name as written, schema included when written: `billing.jobs` and `jobs` are told apart per unit later. */
+const nameOf = (table: string, schema: string | undefined): TableName => (schema ? { table, schema } : { table });
 
 function read(file: FileModel, options: Options): PolicyFacts {
   const isTenant = tenantSettingMatcher(options.settings);
@@ -42,19 +45,20 @@ function read(file: FileModel, options: Options): PolicyFacts {
     const claimed = new Set<string>();
     for (const lock of statement.lockingReads) {
       if (!lock.skipLocked) continue;
-      for (const t of lock.tables) {
-        claimed.add(bareTable(t));
-        facts.claims.push({ table: bareTable(t), at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement) });
+      for (const name of tablesOf(lock)) {
+        claimed.add(writtenName(name));
+        facts.claims.push({ ...name, at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement) });
       }
     }
     for (const claim of leaseClaims) {
-      if (claimed.has(claim.table) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
-      facts.claims.push({ table: claim.table, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
+      const name = nameOf(claim.table, claim.schema);
+      if (claimed.has(writtenName(name)) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
+      facts.claims.push({ ...name, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
     }
-    for (const rls of statement.rowSecurity) if (rls.action === 'enable') facts.rls.push({ table: bareTable(rls.table), at: ref(rls.span) });
+    for (const rls of statement.rowSecurity) if (rls.action === 'enable') facts.rls.push({ ...nameOf(rls.table, rls.schema), at: ref(rls.span) });
     for (const policy of statement.policies) {
       const setting = policy.settingsRead.find((r) => isTenant(r.setting));
-      if (setting) facts.policies.push({ name: policy.name, table: bareTable(policy.table), setting: setting.setting ?? '', at: ref(policy.span) });
+      if (setting) facts.policies.push({ ...nameOf(policy.table, policy.schema), name: policy.name, setting: setting.setting ?? '', at: ref(policy.span) });
     }
   }
   return facts;
@@ -89,21 +93,24 @@ export default defineRule<Options, PolicyFacts>({
   triggers: ['create policy', 'skip locked', 'row level security', UPDATE_SET, 'pgpolicy', 'skiplocked', 'skip_locked'],
   // The policy, the ENABLE ROW LEVEL SECURITY and the claim may be in three files (migrations/ and queue.ts).
   ...crossFileParts<Options, PolicyFacts>(read, (files, { options, place }) => {
-    const claims = files.flatMap(({ file, facts }) => facts.claims.map((c) => ({ file, ...c })));
-    const rls = files.flatMap(({ file, facts }) => facts.rls.map((r) => ({ file, ...r })));
-    const queueTables = options.queueTables?.map(bareTable);
+    // Tables by their schema-qualified name: an unqualified name is in its file's unit's default schema.
+    const claims = files.flatMap(({ file, facts, defaultSchema }) => facts.claims.map((c) => ({ file, key: tableKey(c, defaultSchema), ...c })));
+    const rls = files.flatMap(({ file, facts, defaultSchema }) => facts.rls.map((r) => ({ file, key: tableKey(r, defaultSchema), ...r })));
     const out: Decision[] = [];
-    for (const { file, facts } of files) {
+    for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+      // The queueTables option names tables as `jobs` or `billing.jobs`.
+      const queueTables = options.queueTables?.map((t) => (t.includes('.') ? t.toLowerCase() : `${defaultSchema}.${t.toLowerCase()}`));
       for (const policy of facts.policies) {
-        const enabled = rls.find((r) => r.table === policy.table && r.file === file) ?? rls.find((r) => r.table === policy.table);
+        const key = tableKey(policy, defaultSchema);
+        const enabled = rls.find((r) => r.key === key && r.file === file) ?? rls.find((r) => r.key === key);
         if (!enabled) continue;
-        const tableClaims = claims.filter((c) => c.table === policy.table);
+        const tableClaims = claims.filter((c) => c.key === key);
         // A per-tenant worker sets the tenant before it claims: the policy is what it wants. Quiet when every claim does.
         const blind = tableClaims.filter((c) => !c.tenantFirst);
-        const isQueue = queueTables ? queueTables.includes(policy.table) : blind.length > 0;
+        const isQueue = queueTables ? queueTables.includes(key) : blind.length > 0;
         if (!isQueue) continue;
         const claim = blind.find((c) => c.file === file) ?? blind[0];
-        const data = { policy: policy.name, table: policy.table, setting: policy.setting };
+        const data = { policy: policy.name, table: writtenName(policy), setting: policy.setting };
         const elsewhere = [
           claim && claim.file !== file && !queueTables ? `claimed at ${place(claim.file, claim.at, file)}` : undefined,
           enabled.file !== file ? `row level security enabled at ${place(enabled.file, enabled.at, file)}` : undefined,
