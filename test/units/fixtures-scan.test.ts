@@ -6,11 +6,13 @@
 // fixtures are silent in the one scan too. New fixtures are picked up: the
 // units are whatever the scan reports.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { test } from 'node:test';
 import { scan } from '../../src/scan/scan.ts';
 import { repoRoot, runCli } from '../helpers/cli.ts';
 import { parseJson, type JsonMessage } from '../cli/project.ts';
+import { expectationsOf } from '../helpers/expectations.ts';
 
 const fixtures = join(repoRoot, 'fixtures');
 const cwd = process.cwd();
@@ -55,3 +57,14 @@ for (const [unit, files] of [...units].sort(([a], [b]) => a.localeCompare(b))) {
     }
   });
 }
+
+// The scan's verdict on every fixture is what the fixture says it is: its `expect:` markers, rule and line.
+test('every error in the scan of ./fixtures is one its file marks with expect:, and every marker is reported', { timeout: 10_000 }, () => {
+  const differing: string[] = [];
+  for (const result of whole) {
+    const expected = expectationsOf(readFileSync(result.filePath, 'utf8')).map((e) => `${e.line} ${e.ruleId}`);
+    const actual = result.messages.filter((m) => m.severity === 2).map((m) => `${m.line} ${m.ruleId?.replace(/^pgq\//, '') ?? 'fatal'}`).sort((a, b) => parseInt(a) - parseInt(b) || a.localeCompare(b));
+    if (JSON.stringify(expected) !== JSON.stringify(actual)) differing.push(`${relative(fixtures, result.filePath)}: expected [${expected.join(', ')}], reported [${actual.join(', ')}]`);
+  }
+  assert.deepEqual(differing, []);
+});
