@@ -12,7 +12,7 @@ import { performanceOptions } from '../scan/flags.ts';
 import { repositoryRoot } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, writeReport } from './output.ts';
 
 export const DB_HELP = `Usage: pgq-audit db [url] [options]
 
@@ -41,6 +41,7 @@ Options:
   --rule <id>:<severity>     Set a rule's severity: off, warn or error (repeatable)
   --max-warnings <n>         Exit 1 when there are more than n warnings
   --quiet                    Report errors only
+  --no-code-frame            stylish: no code frame under each finding (frames are drawn only on a terminal)
   -h, --help                 Show this help
 
 Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config,
@@ -62,6 +63,7 @@ const OPTIONS: OptionsConfig = {
   rule: { type: 'string', multiple: true, default: [] },
   'max-warnings': { type: 'string' },
   quiet: { type: 'boolean', default: false },
+  'no-code-frame': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 };
 
@@ -92,11 +94,7 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
   const formatName: string = values.format;
   const format = formats[formatName];
   if (!format) throw new UsageError(`--format ${formatName}: valid formats are ${FORMAT_NAMES.join(', ')}`);
-  let maxWarnings = -1;
-  if (values['max-warnings'] !== undefined) {
-    maxWarnings = Number(values['max-warnings']);
-    if (!Number.isInteger(maxWarnings) || maxWarnings < -1) throw new UsageError(`--max-warnings ${values['max-warnings']}: expected a whole number (-1 for no limit)`);
-  }
+  const maxWarnings = parseMaxWarnings(values['max-warnings'] as string | undefined);
   const flags: RuleSettings = {};
   for (const flag of values.rule as string[]) {
     const [id, severity] = parseRuleFlag(flag);
@@ -134,7 +132,7 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
   if (values.quiet) results = results.map((r) => countSeverities({ ...r, messages: r.messages.filter((m) => m.severity === 2) }));
   const root = repositoryRoot(io.cwd) ?? io.cwd;
   const color = io.isTTY && values['output-file'] === undefined && !(io.env ?? {}).NO_COLOR;
-  writeReport(format(results, { cwd: io.cwd, root, color, codeFrames: io.isTTY && values['output-file'] === undefined }), values['output-file'], io);
+  writeReport(format(results, { cwd: io.cwd, root, color, codeFrames: io.isTTY && values['output-file'] === undefined && !values['no-code-frame'] }), values['output-file'], io);
   const { objects, database } = result.stats;
   if (results.length === 0) {
     io.stderr(`pgq-audit: found no functions, procedures, policies, row level security or setting defaults to read in database ${database} (schemas: ${result.stats.schemas.join(', ') || 'none'}).\n`);
@@ -142,12 +140,5 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
     io.stderr(`pgq-audit: ${objects.otherLanguages} routine${objects.otherLanguages === 1 ? ' is' : 's are'} in languages other than SQL and PL/pgSQL, and were not read.\n`);
   }
 
-  const errors = results.reduce((n, r) => n + r.errorCount, 0);
-  const warnings = results.reduce((n, r) => n + r.warningCount, 0);
-  if (errors > 0) return 1;
-  if (maxWarnings >= 0 && warnings > maxWarnings) {
-    io.stderr(`pgq-audit found too many warnings (maximum: ${maxWarnings}).\n`);
-    return 1;
-  }
-  return 0;
+  return exitCodeOf(results, maxWarnings, io);
 }

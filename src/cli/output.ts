@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../scan/discover.ts';
+import type { FileResult } from '../engine/findings.ts';
 import type { Io } from './io.ts';
 
 /** Writes a report to --output-file (creating its folder) or to stdout. */
@@ -16,4 +17,24 @@ export function writeReport(text: string, outputFile: string | undefined, io: Io
   } catch (error) {
     throw new UsageError(`--output-file ${outputFile}: cannot write it: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
   }
+}
+
+/** --max-warnings: a whole number, -1 (the default) for no limit. */
+export function parseMaxWarnings(value: string | undefined): number {
+  if (value === undefined) return -1;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < -1) throw new UsageError(`--max-warnings ${value}: expected a whole number (-1 for no limit)`);
+  return n;
+}
+
+/** ESLint's exit code for a report: 1 when it has errors or more warnings than allowed, else 0. */
+export function exitCodeOf(results: readonly FileResult[], maxWarnings: number, io: Io): 0 | 1 {
+  const errors = results.reduce((n, r) => n + r.errorCount, 0);
+  const warnings = results.reduce((n, r) => n + r.warningCount, 0);
+  if (errors > 0) return 1;
+  if (maxWarnings >= 0 && warnings > maxWarnings) {
+    io.stderr(`pgq-audit found too many warnings (maximum: ${maxWarnings}).\n`);
+    return 1;
+  }
+  return 0;
 }

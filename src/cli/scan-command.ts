@@ -12,7 +12,7 @@ import { scan } from '../scan/scan.ts';
 import { parseShard, repositoryRoot, type FileSelection } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, writeReport } from './output.ts';
 import { createProgress, progressDelay } from './progress.ts';
 
 export const SCAN_HELP = `Usage: pgq-audit scan [paths...] [options]
@@ -64,11 +64,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   const formatName: string = values.format;
   const format = formats[formatName];
   if (!format) throw new UsageError(`--format ${formatName}: valid formats are ${FORMAT_NAMES.join(', ')}`);
-  let maxWarnings = -1;
-  if (values['max-warnings'] !== undefined) {
-    maxWarnings = Number(values['max-warnings']);
-    if (!Number.isInteger(maxWarnings) || maxWarnings < -1) throw new UsageError(`--max-warnings ${values['max-warnings']}: expected a whole number (-1 for no limit)`);
-  }
+  const maxWarnings = parseMaxWarnings(values['max-warnings'] as string | undefined);
   const writeTo: string | undefined = values['write-baseline'];
   const baselineFrom: string | undefined = values.baseline;
   if (writeTo !== undefined && baselineFrom !== undefined) throw new UsageError('--write-baseline and --baseline: use one of them (--write-baseline rewrites the whole baseline)');
@@ -142,14 +138,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   writeReport(output, values['output-file'], io);
   for (const note of notes) io.stderr(`${note}\n`);
 
-  const errors = results.reduce((n, r) => n + r.errorCount, 0);
-  const warnings = results.reduce((n, r) => n + r.warningCount, 0);
-  if (errors > 0) return 1;
-  if (maxWarnings >= 0 && warnings > maxWarnings) {
-    io.stderr(`pgq-audit found too many warnings (maximum: ${maxWarnings}).\n`);
-    return 1;
-  }
-  return 0;
+  return exitCodeOf(results, maxWarnings, io);
 }
 
 function plural(n: number, noun: string): string {
