@@ -44,7 +44,9 @@ async function verdicts(dist) {
       let matched = 0;
       for (const e of expected) {
         const i = reported.indexOf(e);
-        if (i >= 0) (matched++, reported.splice(i, 1));
+        if (i < 0) continue;
+        matched++;
+        reported.splice(i, 1);
       }
       rows.push({ file: relative(copy, file), expected: expected.length, matched, extra: reported.length });
     }
