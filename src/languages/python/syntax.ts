@@ -256,6 +256,8 @@ function knownGap(error: Node, text: string): boolean {
   if (parent.name === 'WithStatement' && error.prevSibling?.name === 'as') return true;
   if (parent.name === 'AssignStatement' && parent.prevSibling?.name === 'WithStatement') return true;
   if (parent.name === 'TypeDef' && parent.parent?.prevSibling?.name === 'WithStatement') return true;
+  // A line break between two comments that Lezer, in long files, sometimes leaves as an error: nothing but whitespace.
+  if (error.prevSibling?.name === 'Comment' && error.nextSibling?.name === 'Comment' && /^\s*$/.test(text.slice(error.from, error.to))) return true;
   return false;
 }
 
