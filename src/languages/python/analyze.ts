@@ -45,6 +45,9 @@ import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource 
 import { CONTROL_METHODS, placeholderStyle, poolSqlMethod, SQL_METHOD_NAMES, sqlMethodOf } from './sql-sites.ts';
 import type { HostText } from './strings.ts';
 
+/** Drivers of PostgreSQL alone: SQL they are given that does not parse is a bug of the code, not another dialect. */
+const POSTGRES_ONLY_DRIVERS: ReadonlySet<Driver> = new Set<Driver>(['psycopg', 'psycopg2', 'asyncpg']);
+
 type Binding =
   /** A pool, or a SQLAlchemy engine (`autocommit`: engine.execution_options(isolation_level=...)). */
   | { kind: 'pool'; entry?: ConfigEntry; driver: Driver; autocommit?: boolean | 'unknown' }
@@ -1719,8 +1722,12 @@ class Walk {
     const style = placeholderStyle(conn?.driver ?? this.file.driverOfFile, method, resolved);
     const { host, refs } = numberPlaceholders(resolved, style);
     const analysis = analyzeHostText(host, 'dollar');
-    const known = conn !== undefined && conn.origin !== 'parameter' && conn.driver !== 'unknown';
-    if (known && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
+    // A syntax error is reported only for drivers that speak nothing but PostgreSQL (psycopg, psycopg2,
+    // asyncpg). SQLAlchemy and Django run every dialect's SQL through the same calls (SQLAlchemy's own
+    // MySQL, SQLite and Oracle dialects): there it is unknown, as in the TS front end. The statements
+    // that do parse are read either way.
+    const postgresOnly = conn !== undefined && conn.origin !== 'parameter' && POSTGRES_ONLY_DRIVERS.has(conn.driver);
+    if (postgresOnly && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
     if (analysis.statements.length === 0) return [];
     const scope: Scope = conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' };
     const site: SqlSite = {
