@@ -27,6 +27,8 @@ export interface ScriptReading {
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
 
+/** The substitutions of an extension script (CREATE EXTENSION fills them in). */
+const EXTENSION_PLACEHOLDER = /^@(?:extschema(?::[A-Za-z_][A-Za-z0-9_$]*)?|extowner)@/;
 const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transaction|envsub\s+(?:on|off))\b/i;
 const SQL_MIGRATE = /^--\s*\+migrate\s+(up|down|statementbegin|statementend)\b/i;
 const DBMATE = /^--\s*migrate:(up|down)\b/i;
@@ -123,6 +125,11 @@ export function readScript(text: string, file: string): ScriptReading {
           i = close + 1;
         } else i++;
       } else i++;
+    } else if (c === 64 /* @ */ && EXTENSION_PLACEHOLDER.test(text.slice(i, i + 80))) {
+      // An extension script's @extschema@, @extschema:cube@, @extowner@: CREATE EXTENSION puts the name in.
+      const end = text.indexOf('@', i + 1) + 1;
+      holes.push({ start: i, end, identifier: true, identifierText: quoteIdentifier(text.slice(i, end)) });
+      i = end;
     } else if (c === 92 /* \ */) {
       // A psql meta-command: everything to the end of the line.
       psql = true;
