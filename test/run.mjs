@@ -4,10 +4,12 @@
 // Nothing may hang: every test and hook has a timeout (test/setup/test-timeout.mjs,
 // loaded into every test process; PGQ_TEST_TIMEOUT_MS changes the default), and
 // every test file as a whole has one (`--test-timeout`, which Node 20 applies per
-// file; PGQ_TEST_FILE_TIMEOUT_MS changes it). A file ends when its tests have
-// (`--test-force-exit`): the operation a timed-out test was stuck in does not
-// keep it alive. The bounds are for a loaded 2-core machine, not measurements: a
-// bug fails its test within minutes, not at CI's limit.
+// file; PGQ_TEST_FILE_TIMEOUT_MS changes it): a file that something keeps alive
+// after its tests fails at that bound. No `--test-force-exit`: with concurrent
+// files it can end a file's process before the parent has read its last results,
+// which are then lost without a failure (seen here: a run reported 1266 of 1280
+// tests, exit 0; nodejs/node#64833). The bounds are for a loaded 2-core machine,
+// not measurements: a bug fails its test within minutes, not at CI's limit.
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -28,7 +30,7 @@ const PYTHONPATH = pythonPath({ log: (m) => console.error(m) });
 const defaultTimeouts = pathToFileURL(join(import.meta.dirname, 'setup/test-timeout.mjs')).href;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--import', defaultTimeouts, '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-force-exit', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--import', defaultTimeouts, '--test', '--test-concurrency=2', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { stdio: 'inherit', env: { ...process.env, PYTHONPATH } },
 );
 process.exit(result.status ?? 2);
