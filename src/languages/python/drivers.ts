@@ -13,10 +13,9 @@
 // pg_advisory_unlock_all(), CLOSE ALL, UNLISTEN *, RESET ALL — so custom
 // settings and search_path are reset, role and session_authorization are
 // not. Statements are prepared and cached (statement_cache_size=100).
-import type { ConnectionConfig } from '../../model/index.ts';
 import type { ConfigEntry, Maker, ReadContext } from './pool-config.ts';
-import { booleanOf, keywordMap, readDict } from './pool-config.ts';
-import { callParts, keyword, positional, span, unwrap, type Node } from './syntax.ts';
+import { booleanOf, keywordMap, newConfigEntry, readDict } from './pool-config.ts';
+import { callParts, keyword, positional, unwrap, type Node } from './syntax.ts';
 
 const ENGINE_MAKERS = new Set([
   'sqlalchemy.create_engine',
@@ -60,16 +59,8 @@ export function otherMakerOf(qualified: string): Maker | undefined {
 export function readOtherConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
   const call = callParts(callNode, ctx.text)!;
   const args = call.args;
-  const config: ConnectionConfig = {
-    id: `${maker.kind}@${callNode.from}`,
-    driver: maker.driver,
-    kind: maker.kind === 'pool' ? 'pool' : 'client',
-    span: span(callNode),
-    preparedStatements: 'unknown',
-    autocommit: 'unknown',
-    callbacks: [],
-  };
-  const entry: ConfigEntry = { config, maker, threshold: { kind: 'default' }, callbackArgs: [] };
+  const entry = newConfigEntry(callNode, maker);
+  const { config } = entry;
   const splat = args.some((a) => a.star === '**');
   const options = keywordMap(args);
   if (maker.driver === 'asyncpg') {

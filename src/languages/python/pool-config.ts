@@ -31,6 +31,20 @@ export function makerOf(qualified: string | undefined): Maker | undefined {
   return undefined;
 }
 
+
+/** The config of the pool or connection `callNode` makes, before its options are read. */
+export function newConfigEntry(callNode: Node, maker: Maker): ConfigEntry {
+  const config: ConnectionConfig = {
+    id: `${maker.kind}@${callNode.from}`,
+    driver: maker.driver,
+    kind: maker.kind === 'pool' ? 'pool' : 'client',
+    span: span(callNode),
+    preparedStatements: 'unknown',
+    autocommit: 'unknown',
+    callbacks: [],
+  };
+  return { config, maker, threshold: { kind: 'default' }, callbackArgs: [] };
+}
 /** prepare_threshold as the code sets it: a number, None (off), psycopg's default, or something we cannot read. */
 export type Threshold = { kind: 'default' } | { kind: 'value'; value: number | null; where: string } | { kind: 'unknown'; why: string };
 
@@ -76,17 +90,8 @@ export function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): Conf
   const call = callParts(callNode, ctx.text)!;
   const args = call.args;
   const hasSplat = args.some((a) => a.star === '**');
-  const id = `${maker.kind}@${callNode.from}`;
-  const config: ConnectionConfig = {
-    id,
-    driver: maker.driver,
-    kind: maker.kind === 'pool' ? 'pool' : 'client',
-    span: span(callNode),
-    preparedStatements: 'unknown',
-    autocommit: 'unknown',
-    callbacks: [],
-  };
-  const entry: ConfigEntry = { config, maker, threshold: { kind: 'default' }, callbackArgs: [] };
+  const entry = newConfigEntry(callNode, maker);
+  const { config } = entry;
 
   // Where the connection options are: kwargs={...} for pools, the call itself for connect().
   let options: Map<string, Node> | 'unknown';
