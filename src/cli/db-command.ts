@@ -12,7 +12,7 @@ import { performanceOptions } from '../scan/flags.ts';
 import { repositoryRoot } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { exitCodeOf, parseMaxWarnings, writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, writeReport } from './output.ts';
 
 export const DB_HELP = `Usage: pgq-audit db [url] [options]
 
@@ -57,13 +57,7 @@ const OPTIONS: OptionsConfig = {
   'connect-timeout': { type: 'string' },
   concurrency: { type: 'string' },
   'time-budget': { type: 'string' },
-  format: { type: 'string', short: 'f', default: 'stylish' },
-  'output-file': { type: 'string', short: 'o' },
-  config: { type: 'string', short: 'c' },
-  rule: { type: 'string', multiple: true, default: [] },
-  'max-warnings': { type: 'string' },
-  quiet: { type: 'boolean', default: false },
-  'no-code-frame': { type: 'boolean', default: false },
+  ...REPORT_OPTIONS,
   help: { type: 'boolean', short: 'h', default: false },
 };
 

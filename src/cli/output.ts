@@ -2,7 +2,19 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../scan/discover.ts';
 import type { FileResult } from '../engine/findings.ts';
+import type { OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
+
+/** The options of a report, the same for scan and db. */
+export const REPORT_OPTIONS: OptionsConfig = {
+  format: { type: 'string', short: 'f', default: 'stylish' },
+  'output-file': { type: 'string', short: 'o' },
+  config: { type: 'string', short: 'c' },
+  rule: { type: 'string', multiple: true, default: [] },
+  'max-warnings': { type: 'string' },
+  quiet: { type: 'boolean', default: false },
+  'no-code-frame': { type: 'boolean', default: false },
+};
 
 /** Writes a report to --output-file (creating its folder) or to stdout. */
 export function writeReport(text: string, outputFile: string | undefined, io: Io): void {

@@ -12,7 +12,7 @@ import { scan } from '../scan/scan.ts';
 import { parseShard, repositoryRoot, type FileSelection } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { exitCodeOf, parseMaxWarnings, writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, writeReport } from './output.ts';
 import { createProgress, progressDelay } from './progress.ts';
 
 export const SCAN_HELP = `Usage: pgq-audit scan [paths...] [options]
@@ -40,13 +40,7 @@ Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config 
 `;
 
 const OPTIONS: OptionsConfig = {
-  format: { type: 'string', short: 'f', default: 'stylish' },
-  'output-file': { type: 'string', short: 'o' },
-  config: { type: 'string', short: 'c' },
-  rule: { type: 'string', multiple: true, default: [] },
-  'max-warnings': { type: 'string' },
-  quiet: { type: 'boolean', default: false },
-  'no-code-frame': { type: 'boolean', default: false },
+  ...REPORT_OPTIONS,
   'write-baseline': { type: 'string' },
   baseline: { type: 'string' },
   'changed-since': { type: 'string' },
