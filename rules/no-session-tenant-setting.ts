@@ -5,6 +5,7 @@ import {
   requestScopedMatcher,
   requestSettingsOptionSchema,
   resolveWrite,
+  servesOneTenant,
   settingsOptionSchema,
   statementsOf,
   tenantSettingMatcher,
@@ -25,8 +26,6 @@ interface Options {
 
 /** Session-level writes of search_path and role in a .sql script or migration are the script's own (pg_dump writes them). */
 const IDENTITY = new Set(['search_path', 'role', 'session_authorization']);
-/** Pools and clients whose session state cannot reach another tenant's job. */
-const NOT_SHARED = new Set(['single-connection', 'per-tenant', 'no-reuse']);
 
 interface SessionFacts {
   /** What this file shows by itself; a finding in a PostgREST pre-request hook is dropped when the hook is known. */
@@ -100,7 +99,8 @@ function judge(
   // Pool callbacks: configure= and checkout hooks run the same for every tenant before any job, reset= clears.
   if (site.callback) return undefined;
   const config = configOf(file, site);
-  if (config?.reuse && NOT_SHARED.has(config.reuse)) return undefined;
+  // Pools and clients whose session state cannot reach another tenant's job.
+  if (servesOneTenant(config)) return undefined;
   // Undone before another job can see it: a transaction rolled back on every path.
   if (site.scope.kind === 'transaction' && site.scope.neverCommits) return undefined;
   const resolved = resolveWrite(write, site.params);

@@ -6,6 +6,11 @@ import type { ConnectionConfig, FileModel, SqlSite } from './types.ts';
 /** Settings RESET ALL leaves alone (PostgreSQL 17: measured through an asyncpg pool). */
 const SURVIVE_RESET_ALL = new Set(['role', 'session_authorization']);
 
+/** Whether the connection serves one job's tenant only: not reused, one connection a script ends, a pool per tenant. */
+export function servesOneTenant(config: ConnectionConfig | undefined): boolean {
+  return config?.reuse === 'no-reuse' || config?.reuse === 'single-connection' || config?.reuse === 'per-tenant';
+}
+
 /** The configuration of the pool or client a site runs on, when the file knows it. */
 export function configOf(file: FileModel, site: SqlSite): ConnectionConfig | undefined {
   const id = site.connection.configId;
@@ -20,7 +25,7 @@ export function configOf(file: FileModel, site: SqlSite): ConnectionConfig | und
  */
 export function releaseClears(config: ConnectionConfig | undefined, setting: string | undefined): string | undefined {
   if (!config) return undefined;
-  if (config.reuse === 'no-reuse' || config.reuse === 'single-connection' || config.reuse === 'per-tenant') return config.reuse;
+  if (servesOneTenant(config)) return config.reuse;
   const statements = (config.driverReset?.statements ?? []).map((s) => s.trim().replace(/;$/, '').replace(/\s+/g, ' ').toUpperCase());
   if (statements.includes('DISCARD ALL')) return 'driver-reset';
   if (statements.includes('RESET ALL') && setting !== undefined && !SURVIVE_RESET_ALL.has(setting)) return 'driver-reset';
