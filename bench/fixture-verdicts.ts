@@ -2,8 +2,8 @@
 // folder, or a project folder) scanned alone, its errors compared with the
 // fixtures' `expect:` markers (rule and line). Figures, not a test.
 //
-//   node bench/fixture-verdicts.mjs dist                 this build
-//   node bench/fixture-verdicts.mjs /tmp/old/dist dist   an older build first, side by side
+//   node --import tsx bench/fixture-verdicts.ts dist                 this build
+//   node --import tsx bench/fixture-verdicts.ts /tmp/old/dist dist   an older build first, side by side
 //
 // An older build: `git worktree add /tmp/old <rev> && (cd /tmp/old && npm ci)`.
 // The fixtures are copied without fixtures/pgq-audit.config.json, which older
@@ -13,10 +13,12 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import type { FileResult } from '../src/engine/findings.ts';
+import { expectationsOf } from '../test/helpers/expectations.ts';
 
 const builds = process.argv.slice(2).map((d) => resolve(d));
 if (builds.length === 0) {
-  console.error('usage: node bench/fixture-verdicts.mjs <dist> [<dist>]');
+  console.error('usage: node --import tsx bench/fixture-verdicts.ts <dist> [<dist>]');
   process.exit(2);
 }
 const copy = mkdtempSync(join(tmpdir(), 'pgq-fixture-verdicts-'));
@@ -24,22 +26,29 @@ cpSync(join(import.meta.dirname, '../fixtures'), copy, { recursive: true });
 rmSync(join(copy, 'pgq-audit.config.json'), { force: true });
 
 const SOURCE = /\.(ts|tsx|js|mjs|cjs|py|sql)$/;
-const MARKER = /(?:--|#|\/\/)\s*expect:\s*([\w\-, ]+)/;
-const filesUnder = (dir) => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? filesUnder(join(dir, n)) : SOURCE.test(n) ? [join(dir, n)] : []));
+const filesUnder = (dir: string): string[] => readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? filesUnder(join(dir, n)) : SOURCE.test(n) ? [join(dir, n)] : []));
 const units = readdirSync(copy)
   .filter((area) => statSync(join(copy, area)).isDirectory())
   .flatMap((area) => (area === 'projects' ? readdirSync(join(copy, area)).map((p) => join(copy, area, p)) : filesUnder(join(copy, area))));
-const isGood = (file) => /(^|\/)good[^/]*$/.test(file) || /-good\//.test(file);
+const isGood = (file: string) => /(^|\/)good[^/]*$/.test(file) || /-good\//.test(file);
 
-async function verdicts(dist) {
-  const { scan } = await import(pathToFileURL(join(dist, 'src/scan/scan.js')).href);
-  const rows = [];
+interface Row {
+  file: string;
+  expected: number;
+  matched: number;
+  extra: number;
+}
+
+/** An older build's scan() is loaded from its dist/: only the result shape every build shares is used. */
+type Scan = (options: { paths: string[]; cwd: string; concurrency: 'off' }) => Promise<{ results: FileResult[] }>;
+
+async function verdicts(dist: string): Promise<Row[]> {
+  const { scan } = (await import(pathToFileURL(join(dist, 'src/scan/scan.js')).href)) as { scan: Scan };
+  const rows: Row[] = [];
   for (const unit of units) {
     const { results } = await scan({ paths: [unit], cwd: copy, concurrency: 'off' });
     for (const file of statSync(unit).isDirectory() ? filesUnder(unit) : [unit]) {
-      const expected = readFileSync(file, 'utf8')
-        .split('\n')
-        .flatMap((line, i) => (MARKER.exec(line)?.[1].split(',').map((s) => s.trim()).filter(Boolean) ?? []).map((id) => `${i + 1} ${id}`));
+      const expected = expectationsOf(readFileSync(file, 'utf8')).map((e) => `${e.line} ${e.ruleId}`);
       const reported = (results.find((r) => r.filePath === file)?.messages ?? []).filter((m) => m.severity === 2).map((m) => `${m.line} ${(m.ruleId ?? 'fatal').replace(/^pgq\//, '')}`);
       let matched = 0;
       for (const e of expected) {
@@ -54,7 +63,7 @@ async function verdicts(dist) {
   return rows;
 }
 
-const sum = (rows, f) => rows.reduce((n, r) => n + f(r), 0);
+const sum = (rows: Row[], f: (row: Row) => number) => rows.reduce((n, r) => n + f(r), 0);
 for (const dist of builds) {
   const rows = await verdicts(dist);
   const expected = sum(rows, (r) => r.expected);
