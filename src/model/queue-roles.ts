@@ -14,7 +14,7 @@ import { LEASE_END_COLUMN, LEASE_START_COLUMN, type ClaimFact, type Located, typ
  * fences nothing.
  */
 export function fenceOf(fact: { compared: readonly string[] }, table: TableFacts): string | undefined {
-  const written = new Set(table.claims.flatMap((c) => c.fact.writes));
+  const { written } = rolesOf(table);
   return fact.compared.find((column) => written.has(column));
 }
 
@@ -43,8 +43,8 @@ export function retires(sweep: SweepFact, table: TableFacts): boolean {
 
 const WAITING = /^(queued|pending|available|ready|new|waiting|scheduled|retry|retryable)$/i;
 
-function claimsTaking(state: string, table: TableFacts): Located<ClaimFact>[] {
-  return table.claims.filter((c) => c.fact.takes.some((t) => t.toLowerCase() === state.toLowerCase()));
+function claimsTaking(state: string, table: TableFacts): readonly Located<ClaimFact>[] {
+  return rolesOf(table).taking.get(state.toLowerCase()) ?? [];
 }
 
 function takenBack(state: string, table: TableFacts): boolean {
@@ -72,5 +72,44 @@ export function reclaimerOf(table: TableFacts, claim: Located<ClaimFact>): Recla
 
 /** The sweeps that put jobs whose lease expired back in the queue. */
 export function requeueSweeps(table: TableFacts): Located<SweepFact>[] {
-  return table.sweeps.filter((s) => s.fact.reclaimAt && requeues(s.fact, table));
+  const roles = rolesOf(table);
+  roles.requeueSweeps ??= table.sweeps.filter((s) => s.fact.reclaimAt && requeues(s.fact, table));
+  return roles.requeueSweeps;
+}
+
+/**
+ * What the claims of a table write and take, indexed once: a project with
+ * thousands of claims and sweeps of one table asks per claim and per finish,
+ * and filtering every claim each time made the project pass quadratic.
+ */
+interface TableRoles {
+  claims: number;
+  sweeps: number;
+  written: ReadonlySet<string>;
+  taking: ReadonlyMap<string, Located<ClaimFact>[]>;
+  requeueSweeps?: Located<SweepFact>[];
+}
+
+const roles = new WeakMap<TableFacts, TableRoles>();
+
+function rolesOf(table: TableFacts): TableRoles {
+  const known = roles.get(table);
+  // Facts are added to a table before any rule reads it; the counts keep a table that grows anyway honest.
+  if (known && known.claims === table.claims.length && known.sweeps === table.sweeps.length) return known;
+  const taking = new Map<string, Located<ClaimFact>[]>();
+  for (const claim of table.claims) {
+    for (const state of new Set(claim.fact.takes.map((t) => t.toLowerCase()))) {
+      const list = taking.get(state);
+      if (list) list.push(claim);
+      else taking.set(state, [claim]);
+    }
+  }
+  const fresh: TableRoles = {
+    claims: table.claims.length,
+    sweeps: table.sweeps.length,
+    written: new Set(table.claims.flatMap((c) => c.fact.writes)),
+    taking,
+  };
+  roles.set(table, fresh);
+  return fresh;
 }
