@@ -42,7 +42,7 @@ export function tenantSettingMatcher(globs: readonly string[] | undefined): Tena
     Object.defineProperty(matcher, 'describe', { value: 'custom settings, search_path and role' });
     return matcher;
   }
-  const test = picomatch(globs.map((g) => g.toLowerCase()));
+  const test = globMatcher(globs);
   const matcher = ((name: string | undefined) => name !== undefined && test(name)) as TenantSettingMatcher;
   Object.defineProperty(matcher, 'describe', { value: globs.join(', ') });
   return matcher;
@@ -70,7 +70,7 @@ export const requestSettingsOptionSchema = {
 export function requestScopedMatcher(globs: readonly string[] | undefined): (name: string | undefined) => boolean {
   const list = globs ?? REQUEST_SCOPED_DEFAULT;
   if (list.length === 0) return () => false;
-  const test = picomatch(list.map((g) => g.toLowerCase()));
+  const test = globMatcher(list);
   return (name) => name !== undefined && test(name);
 }
 
@@ -133,4 +133,15 @@ export function asLevel(value: string | number | boolean | null): boolean | unde
     if (['false', 'f', 'off', 'no', 'n', '0'].includes(v)) return false;
   }
   return undefined;
+}
+
+/** Rules build their matchers once per file: compile each list of globs once per process. */
+const compiled = new Map<string, (name: string) => boolean>();
+
+function globMatcher(globs: readonly string[]): (name: string) => boolean {
+  const lower = globs.map((g) => g.toLowerCase());
+  const key = JSON.stringify(lower);
+  let test = compiled.get(key);
+  if (!test) compiled.set(key, (test = picomatch(lower)));
+  return test;
 }
