@@ -1,4 +1,5 @@
 import { defineRule, statementsOf } from '../src/model/index.ts';
+import { DISCARD_ALL } from '../src/model/triggers.ts';
 
 export default defineRule({
   id: 'no-discard-all-with-prepared-statements',
@@ -18,8 +19,8 @@ export default defineRule({
   languages: ['sql', 'typescript', 'python'],
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
-  // slonik: its pools run DISCARD ALL on release unless given another resetConnection.
-  triggers: ['discard', 'deallocate', 'slonik'],
+  // The statements the rule reports; slonik: its pools run DISCARD ALL on release unless given another resetConnection.
+  triggers: [DISCARD_ALL, 'slonik'],
   check({ file, report }) {
     // The driver's own reset on release, where no reset of the app's replaces it (Slonik's resetConnection: DISCARD ALL).
     for (const config of file.connections) {

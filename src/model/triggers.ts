@@ -23,6 +23,8 @@ export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?
 export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from|${BUILDER_DELETE}`, 'i');
 export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
 export const MERGE_INTO = new RegExp(String.raw`merge${GAP}into`, 'i');
+/** DISCARD ALL and DEALLOCATE [PREPARE] ALL: the word alone is in comments and UIs ("discard changes"). */
+export const DISCARD_ALL = new RegExp(String.raw`discard${GAP}all|deallocate${GAP}(?:prepare${GAP})?all`, 'i');
 /** SET [LOCAL|SESSION] name = | TO, SET ROLE, SET SESSION AUTHORIZATION. */
 export const SET_STATEMENT = new RegExp(
   String.raw`set${GAP}(?:(?:local|session)${GAP})?(?:role${GAP}|session${GAP}authorization|[^\s;]+(?:\s|\\[nrt])*(?:=|to(?:\s|\\[nrt])))`,
