@@ -26,8 +26,9 @@ let estree: TypeScriptEstree | null | undefined;
 /** Parses a TS/JS file into a typescript-estree-shaped Program with `range` and `comments`. Throws on a syntax error. */
 export function parseTypeScriptProgram(text: string, file: string): TSESTree.Program {
   // typescript-estree comes with the ESLint plugin's optional peers; without it a file too deep for oxc is one parse error.
-  if (tooDeepForOxc(text) && typeScriptEstree() !== undefined) return parseWithTypeScriptEstree(text, file);
-  const parsed = oxcParse(text, file);
+  const tooDeep = tooDeepForOxc(text);
+  if (tooDeep && typeScriptEstree() !== undefined) return parseWithTypeScriptEstree(text, file);
+  const parsed = oxcParse(text, file, tooDeep);
   if (parsed.program) return parsed.program;
   throw parsed.error;
 }
@@ -72,8 +73,8 @@ export function tooDeepForOxc(text: string): boolean {
   return false;
 }
 
-function oxcParse(text: string, file: string): { program?: TSESTree.Program; error?: ParseError } {
-  if (tooDeepForOxc(text)) return { error: new ParseError('the file is nested too deeply to parse', 0) };
+function oxcParse(text: string, file: string, tooDeep = tooDeepForOxc(text)): { program?: TSESTree.Program; error?: ParseError } {
+  if (tooDeep) return { error: new ParseError('the file is nested too deeply to parse', 0) };
   oxc ??= require('oxc-parser') as Oxc;
   const result = oxc.parseSync(file, text, { lang: langFor(file), sourceType: sourceTypeFor(file), astType: 'ts', range: true, preserveParens: false });
   const error = result.errors.find((e) => e.severity === 'Error');
