@@ -24,7 +24,7 @@ import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type Fi
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { runEachWithin } from './budget.ts';
-import { AnalysisPool, autoThreads, type PoolOutcome } from './pool.ts';
+import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 
@@ -41,6 +41,13 @@ const IN_PROCESS_MAX_FILE = 256 * 1024;
 const IN_PROCESS_BATCH = 256;
 /** With workers running, the main thread takes this many at a time from their queue. */
 const HELP_BATCH = 8;
+/**
+ * A worker takes files in batches of at most this many files or bytes: one message each way per
+ * batch, and a worker that has a batch to go through does not wait on the main thread, busy reading
+ * or analysing, to see that it finished a file and hand it the next.
+ */
+const WORKER_BATCH_FILES = 32;
+const WORKER_BATCH_BYTES = 256 * 1024;
 /** --concurrency off analyses what it has read every this many files or bytes. */
 const OFF_BATCH_FILES = 64;
 const OFF_BATCH_BYTES = 4 * 1024 * 1024;
@@ -66,8 +73,9 @@ export interface ScanOptions {
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
   /**
    * Worker threads for the analysis: a number, 'auto' (the default: the
-   * available cores less one, at least 1, at most 4) or 'off' (everything
-   * in-process). Small scans run in-process whatever this says; in-process
+   * available cores less one, at most 4, on a machine of three cores or
+   * more; in-process on fewer, where workers do not pay: pool.ts) or 'off'
+   * (everything in-process). Small scans run in-process whatever this says; in-process
    * analysis has the same time budget.
    */
   concurrency?: number | 'auto' | 'off';
@@ -144,8 +152,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       })
     : undefined;
   const context = cache ? new ContextHasher() : undefined;
+  const concurrency = options.concurrency ?? 'auto';
   const analyzer = new Analyzer(config, {
-    concurrency: options.concurrency ?? 'auto',
+    concurrency: concurrency === 'auto' && !autoUsesWorkers() ? 'off' : concurrency,
     timeBudget: options.timeBudget ?? DEFAULT_TIME_BUDGET,
     memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     inProcessFiles: options.inProcessFiles ?? IN_PROCESS_MAX_FILES,
@@ -473,27 +482,38 @@ class Analyzer {
     this.pump();
   }
 
-  /** Hands queued files to free workers (the pool runs one task per thread at a time). */
+  /** Hands queued files to free workers, a batch at a time (the pool runs one task per thread at a time). */
   private pump(): void {
     const pool = this.pool!;
     while (this.inFlight < pool.threads && this.queue.length > 0) {
-      const item = this.queue.shift()!;
+      const batch = this.takeBatch();
       this.inFlight++;
-      pool.analyze(item.file, item.text, this.config).then(
-        (outcome) => {
+      pool.analyzeBatch(batch.map(({ file, text }) => ({ file, text })), this.config).then(
+        (outcomes) => {
           this.inFlight--;
-          item.resolve(outcome);
+          for (const [i, item] of batch.entries()) item.resolve(outcomes[i]);
           this.pump();
         },
         () => {
           // The workers could not start (a platform without threads, a broken install): analyse here.
           this.inFlight--;
-          this.queue.unshift(item);
+          this.queue.unshift(...batch);
           this.tainted = false;
           void this.help(true);
         },
       );
     }
+  }
+
+  /** The next files for a worker: up to WORKER_BATCH_FILES of them or WORKER_BATCH_BYTES, at least one. */
+  private takeBatch(): Pending[] {
+    let count = 0;
+    let bytes = 0;
+    while (count < this.queue.length && count < WORKER_BATCH_FILES && (count === 0 || bytes + this.queue[count].text.length <= WORKER_BATCH_BYTES)) {
+      bytes += this.queue[count].text.length;
+      count++;
+    }
+    return this.queue.splice(0, count);
   }
 
   /** After reading (or when the workers cannot run), the main thread takes files from the queue too. */

@@ -1,18 +1,30 @@
 // The worker thread of the analysis pool (tinypool): loads the SQL parser and
-// the front ends once, then analyses one file per task with the same
+// the front ends once, then analyses each task's batch of files with the same
 // scanFileText the in-process path runs.
 import { loadSqlParser } from '../sql/index.ts';
 import { scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
 
 export type WorkerTask =
   | { kind: 'warmup' }
-  /** `started`: 8 shared bytes where the worker writes when it took the task (Date.now()), for the time budget. */
-  | { kind: 'analyze'; file: string; text: string; config: AnalysisConfig; started?: SharedArrayBuffer };
+  /**
+   * `progress`: 16 shared bytes where the worker writes, as it takes each file, when (Date.now(),
+   * at 0) and which (its index, at 1), for the per-file time budget (pool.ts).
+   */
+  | { kind: 'analyze'; files: readonly { file: string; text: string }[]; config: AnalysisConfig; progress?: SharedArrayBuffer };
 
 await loadSqlParser();
 
-export default function runTask(task: WorkerTask): FileAnalysis | true {
+export default function runTask(task: WorkerTask): FileAnalysis[] | true {
   if (task.kind === 'warmup') return true;
-  if (task.started) Atomics.store(new BigInt64Array(task.started), 0, BigInt(Date.now()));
-  return scanFileText(task.file, task.text, task.config);
+  const progress = task.progress ? new BigInt64Array(task.progress) : undefined;
+  return task.files.map(({ file, text }, index) => {
+    if (progress) {
+      // The time is cleared while the index changes, so the pool never pairs one file's index with
+      // another's start (it reads index, time, index).
+      Atomics.store(progress, 0, 0n);
+      Atomics.store(progress, 1, BigInt(index));
+      Atomics.store(progress, 0, BigInt(Date.now()));
+    }
+    return scanFileText(file, text, task.config);
+  });
 }

@@ -12,6 +12,10 @@ import { discoverFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
 import { frontEnds } from '../../src/languages/index.ts';
+import { AnalysisPool } from '../../src/scan/pool.ts';
+import { analysisConfig } from '../../src/scan/analyze-file.ts';
+import { activeRules } from '../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../rules/index.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -60,6 +64,26 @@ test('a file over the time budget is reported as skipped, and the rest of the sc
   assert.match(skipped.message, /^File skipped: analysing it took longer than 300 ms/);
   assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
   assert.equal(result.stats.skipped, 1);
+});
+
+test('a worker batch: the file over its budget alone is skipped; the files before and after it in the batch are analysed', async () => {
+  const big = 'select a, b from t where id = 1;\n'.repeat(250_000) + session;
+  const pool = new AnalysisPool({ threads: 1, timeBudget: 300, memoryLimit: 512 });
+  try {
+    const files = [
+      { file: 'before.sql', text: session },
+      { file: 'big.sql', text: big },
+      { file: 'after.sql', text: session },
+    ];
+    const outcomes = await pool.analyzeBatch(files, analysisConfig(activeRules(), allRules));
+    assert.deepEqual(outcomes.map((o) => o.kind), ['done', 'timeout', 'done']);
+    for (const outcome of [outcomes[0], outcomes[2]]) {
+      assert.ok(outcome.kind === 'done');
+      assert.deepEqual(outcome.analysis.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+    }
+  } finally {
+    await pool.destroy();
+  }
 });
 
 test('a file that needs more memory than the per-worker limit is skipped', async () => {
