@@ -119,6 +119,20 @@ test('host files without a trigger are not parsed and say nothing; .sql files ar
   assert.deepEqual(byName, { 'bad.sql': ['no-session-tenant-setting'], 'broken.py': [], 'broken.sql': ['fatal'], 'plain.py': [] });
 });
 
+test('the word discard is no trigger; DISCARD ALL is, also split across concatenated strings', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-prefilter-'));
+  writeFileSync(join(dir, 'editor.ts'), "// Discard the draft when the user leaves.\nexport function discardChanges(draft: { discard(): void }) {\n  draft.discard();\n}\n");
+  writeFileSync(
+    join(dir, 'reset.ts'),
+    "import pg from 'pg';\nconst pool = new pg.Pool();\nexport async function reset() {\n  const client = await pool.connect();\n  await client.query({ name: 'one', text: 'select 1' });\n  await client.query('DISCARD ' + 'ALL');\n  client.release();\n}\n",
+  );
+  const result = await scan({ paths: [dir], cwd: dir });
+  assert.equal(result.stats.parsed, 1, 'only reset.ts is parsed');
+  const byName = Object.fromEntries(result.results.map((r) => [r.filePath.slice(dir.length + 1), r.messages.map((m) => m.ruleId)]));
+  assert.deepEqual(byName['editor.ts'], []);
+  assert.ok(byName['reset.ts'].includes('no-discard-all-with-prepared-statements'), JSON.stringify(byName));
+});
+
 /** Every trigger of every rule, once: the union the TS prefilter runs. */
 const allTriggers = [...new Map(rules.flatMap((r) => r.triggers).map((t) => [String(t), t] as const)).values()];
 
