@@ -179,7 +179,6 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
 
   const pending: Promise<void>[] = [];
   try {
-    await analyzer.prepare();
     let slice = performance.now();
     for (const [index, file] of read.entries()) {
       // Reads are synchronous (the fastest way to read many small files); yield now and then so
@@ -366,6 +365,7 @@ class Analyzer {
   private tainted = false;
   private parserLoaded: Promise<void> | undefined;
   private parserReady = false;
+  private parserFailure: string | undefined;
 
   constructor(
     private readonly config: AnalysisConfig,
@@ -380,23 +380,17 @@ class Analyzer {
     return this.pool?.threads ?? 0;
   }
 
-  /** With concurrency off, the parser is loaded before reading starts and each file is analysed as it is read. */
-  async prepare(): Promise<void> {
-    if (this.options.concurrency === 'off') {
-      this.parserLoaded ??= loadSqlParser();
-      await this.parserLoaded;
-      this.parserReady = true;
-    }
-  }
-
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
     if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
-    if (this.parserReady && !this.poolAllowed()) {
-      // --concurrency off: analysed in batches as they are read, not held to the end.
+    if (!this.poolAllowed()) {
+      // In-process only: analysed in batches as they are read, not held to the end. The parser is
+      // loaded on the first file to analyse (a scan that takes every file from the cache needs none).
+      if (this.parserFailure) return Promise.resolve({ kind: 'failed', message: this.parserFailure });
       const promise = new Promise<PoolOutcome>((resolve) => this.batch.push({ file, text, resolve }));
       this.batchBytes += text.length;
-      if (this.batch.length >= OFF_BATCH_FILES || this.batchBytes >= OFF_BATCH_BYTES) this.runBatch();
+      if (!this.parserReady) this.loadInProcessParser();
+      else if (this.batch.length >= OFF_BATCH_FILES || this.batchBytes >= OFF_BATCH_BYTES) this.runBatch();
       return promise;
     }
     const promise = new Promise<PoolOutcome>((resolve) => this.held.push({ file, text, resolve }));
@@ -405,6 +399,23 @@ class Analyzer {
     const big = this.seen > inProcessFiles || (inProcessFiles > 0 && (this.heldBytes > IN_PROCESS_MAX_BYTES || text.length > IN_PROCESS_MAX_FILE));
     if (this.poolAllowed() && big) this.startPool();
     return promise;
+  }
+
+  private loadInProcessParser(): void {
+    if (this.parserLoaded) return;
+    this.parserLoaded = loadSqlParser();
+    this.parserLoaded.then(
+      () => {
+        this.parserReady = true;
+        if (this.batch.length > 0) this.runBatch();
+      },
+      (error: unknown) => {
+        this.parserFailure = `the SQL parser did not load: ${(error as Error)?.stack ?? error}`;
+        const batch = this.batch;
+        this.batch = [];
+        for (const { resolve } of batch) resolve({ kind: 'failed', message: this.parserFailure });
+      },
+    );
   }
 
   private runBatch(): void {
@@ -417,7 +428,8 @@ class Analyzer {
   /** Reading is over: what is held is analysed in-process; with workers, the main thread joins them. */
   flush(): void {
     this.readingDone = true;
-    if (this.batch.length > 0) this.runBatch();
+    // A batch whose parser is still loading runs when it has loaded.
+    if (this.batch.length > 0 && this.parserReady) this.runBatch();
     const held = this.held;
     this.held = [];
     if (this.pool) {
