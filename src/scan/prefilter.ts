@@ -62,25 +62,41 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
       triggers.set(language, known);
     }
   }
+  // Each language's matcher is compiled on its first file: a scan of one language, or one that takes
+  // every file from the cache, compiles fewer or none.
   const patterns = new Map<Language, TextMatcher | 'all'>();
-  for (const [language, words] of triggers) {
-    patterns.set(language, words === 'all' ? 'all' : triggerPattern([...words, DIRECTIVE_TRIGGER]));
-  }
-  const directive = triggerPattern([DIRECTIVE_TRIGGER]);
   for (const language of ALWAYS_PARSED) patterns.set(language, 'all');
+  const patternOf = (language: Language): TextMatcher | 'all' => {
+    let pattern = patterns.get(language);
+    if (pattern === undefined) {
+      const words = triggers.get(language);
+      // No active rule reads this language: only suppression comments can matter.
+      pattern = words === 'all' ? 'all' : triggerPattern([...(words ?? []), DIRECTIVE_TRIGGER]);
+      patterns.set(language, pattern);
+    }
+    return pattern;
+  };
   const prefilter = ((text: string | Uint8Array, language: Language) => {
-    const pattern = patterns.get(language);
-    if (pattern === 'all') return true;
-    // No active rule reads this language: only suppression comments can matter.
-    return (pattern ?? directive).test(text);
+    const pattern = patternOf(language);
+    return pattern === 'all' || pattern.test(text);
   }) as Prefilter;
   const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : words.map(String)] as const));
   Object.defineProperty(prefilter, 'triggers', { value: described });
   return prefilter;
 }
 
+/** Triggers checked already: several rules share one, and each scan builds a prefilter. */
+const checked = new Set<string>();
+
 /** Rejects triggers that would match everything or break the one combined regex. */
 function checkTrigger(ruleId: string, trigger: Trigger): void {
+  const key = typeof trigger === 'string' ? `'${trigger}` : String(trigger);
+  if (checked.has(key)) return;
+  checkNewTrigger(ruleId, trigger);
+  checked.add(key);
+}
+
+function checkNewTrigger(ruleId: string, trigger: Trigger): void {
   // The scan looks for triggers in the bytes decoded as latin1: only ASCII matches the same there.
   if (/[^\x00-\x7f]/.test(typeof trigger === 'string' ? trigger : trigger.source)) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} is not ASCII`);
   if (typeof trigger === 'string') {
