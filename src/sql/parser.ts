@@ -1,20 +1,25 @@
 // libpg-query (the real PostgreSQL parser compiled to wasm) loads
-// asynchronously; everything after loadSqlParser() is synchronous.
-import { loadModule, parsePlPgSQLSync, parseSync } from 'libpg-query';
+// asynchronously; everything after loadSqlParser() is synchronous. The module
+// itself is imported there too: a scan that analyses no file (every file from
+// the cache, or none past the prefilter) does not load it.
 import type { Node } from './extract.ts';
 
+type PgQuery = typeof import('libpg-query');
+
 let loaded: Promise<void> | undefined;
-let ready = false;
+let pgQuery: PgQuery | undefined;
 
 export function loadSqlParser(): Promise<void> {
-  loaded ??= loadModule().then(() => {
-    ready = true;
+  loaded ??= import('libpg-query').then(async (module) => {
+    await module.loadModule();
+    pgQuery = module;
   });
   return loaded;
 }
 
-function assertReady(): void {
-  if (!ready) throw new Error('pgq-audit: call `await loadSqlParser()` before analysing SQL');
+function ready(): PgQuery {
+  if (!pgQuery) throw new Error('pgq-audit: call `await loadSqlParser()` before analysing SQL');
+  return pgQuery;
 }
 
 export interface ParsedStatement {
@@ -27,7 +32,7 @@ export interface ParsedStatement {
 export type ParseResult = { ok: true; statements: ParsedStatement[] } | { ok: false; message: string; cursorByte: number };
 
 export function parseStatements(sql: string): ParseResult {
-  assertReady();
+  const { parseSync } = ready();
   try {
     const tree = parseSync(sql) as { stmts?: Node[] };
     const statements = (tree.stmts ?? []).map((s) => ({
@@ -44,7 +49,7 @@ export function parseStatements(sql: string): ParseResult {
 
 /** The PL/pgSQL tree of a CREATE FUNCTION/PROCEDURE or DO statement, or the parser's message. */
 export function parsePlPgSql(sql: string): { ok: true; functions: Node[] } | { ok: false; message: string } {
-  assertReady();
+  const { parsePlPgSQLSync } = ready();
   try {
     const tree = parsePlPgSQLSync(sql) as { plpgsql_funcs?: Node[] };
     return { ok: true, functions: tree.plpgsql_funcs ?? [] };

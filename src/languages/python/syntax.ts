@@ -8,8 +8,14 @@
 // gap that matters to worker code, parenthesized context managers
 // (`with (pool.connection() as conn, conn.cursor() as cur):`), is repaired
 // before parsing by blanking the parentheses, which keeps every offset.
+import { createRequire } from 'node:module';
 import type { SyntaxNode, Tree } from '@lezer/common';
-import { parser } from '@lezer/python';
+
+type LezerPython = typeof import('@lezer/python');
+
+/** Lezer's Python parser, loaded on the first Python file (a scan of TS and SQL alone never does). */
+let lezer: LezerPython | undefined;
+const pythonParser = () => (lezer ??= createRequire(import.meta.url)('@lezer/python') as LezerPython).parser;
 import type { Span } from '../../model/index.ts';
 
 export type Node = SyntaxNode;
@@ -152,7 +158,7 @@ function parseChecked(original: string): ParseOutcome {
   if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
   // Form feeds are whitespace to Python (and to no Lezer rule).
   const text = repairTrailingDotFloats(repairParenthesizedWith(original).replace(/\f/g, ' '));
-  const tree = parser.parse(text);
+  const tree = pythonParser().parse(text);
   // Bytes that are not UTF-8 read as U+FFFD: text inside a string or a comment, a sign of binary elsewhere.
   for (let at = original.indexOf('\uFFFD'); at >= 0; at = original.indexOf('\uFFFD', at + 1)) {
     let node: Node | null = tree.resolveInner(at, 1);
