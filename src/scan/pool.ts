@@ -3,7 +3,7 @@
 // a file over its budget is stopped by terminating its worker (the pool
 // starts a fresh one) and reported as skipped; the scan goes on.
 import { availableParallelism } from 'node:os';
-import Tinypool from 'tinypool';
+import type Tinypool from 'tinypool';
 import type { AnalysisConfig, FileAnalysis } from './analyze-file.ts';
 import type { WorkerTask } from './worker.ts';
 
@@ -61,7 +61,7 @@ function workerFilename(): string {
 }
 
 export class AnalysisPool {
-  private readonly pool: Tinypool;
+  private pool: Tinypool | undefined;
   private readonly ready: Promise<void>;
   /** Rejects when a worker dies outside a task (it could not start): the scan then analyses in-process. */
   private readonly failure: Promise<never>;
@@ -71,31 +71,38 @@ export class AnalysisPool {
   private broken = false;
 
   constructor(private readonly options: PoolOptions) {
+    let fail: (error: unknown) => void = () => undefined;
+    this.failure = new Promise<never>((_, reject) => (fail = reject));
+    this.failure.catch(() => undefined);
+    this.ready = this.start(fail).catch((error: unknown) => {
+      this.broken = true;
+      throw error;
+    });
+  }
+
+  /** Tinypool is loaded with the first pool: a scan that stays in-process never loads it. */
+  private async start(fail: (error: unknown) => void): Promise<void> {
+    const { default: Tinypool } = await import('tinypool');
+    const { threads, memoryLimit } = this.options;
     this.pool = new Tinypool({
       filename: workerFilename(),
-      minThreads: options.threads,
-      maxThreads: options.threads,
+      minThreads: threads,
+      maxThreads: threads,
       // Inherited flags (a V8 heap size, --test) are not all valid in workers; the workers need none.
       execArgv: [],
       // A smaller young generation than V8's default: some 50 MB less per worker on a large scan, for
       // some 5% more CPU (measured on the bench tree).
-      resourceLimits: { maxOldGenerationSizeMb: options.memoryLimit, maxYoungGenerationSizeMb: 16 },
+      resourceLimits: { maxOldGenerationSizeMb: memoryLimit, maxYoungGenerationSizeMb: 16 },
       idleTimeout: 1000,
     });
-    let fail: (error: unknown) => void = () => undefined;
-    this.failure = new Promise<never>((_, reject) => (fail = reject));
-    this.failure.catch(() => undefined);
     // Tinypool reports a worker that died without a task (at start-up: too small a heap, a broken
     // install) here; after a failed start it starts no other, and queued tasks would wait forever.
     this.pool.on('error', (error: unknown) => {
       this.broken = true;
       fail(error);
     });
-    const warmups = Array.from({ length: options.threads }, () => this.pool.run({ kind: 'warmup' } satisfies WorkerTask));
-    this.ready = Promise.race([Promise.all(warmups).then(() => undefined), this.failure]).catch((error: unknown) => {
-      this.broken = true;
-      throw error;
-    });
+    const warmups = Array.from({ length: threads }, () => this.pool!.run({ kind: 'warmup' } satisfies WorkerTask));
+    await Promise.race([Promise.all(warmups), this.failure]);
   }
 
   get threads(): number {
@@ -164,7 +171,7 @@ export class AnalysisPool {
       timer = setTimeout(check, timeBudget);
     }
     try {
-      const analyses = (await Promise.race([this.pool.run(task, { signal: controller?.signal ?? null }), this.failure])) as FileAnalysis[];
+      const analyses = (await Promise.race([this.pool!.run(task, { signal: controller?.signal ?? null }), this.failure])) as FileAnalysis[];
       return { kind: 'done', analyses };
     } catch (error) {
       if (this.broken) throw error;
@@ -200,9 +207,9 @@ export class AnalysisPool {
     if (this.broken) {
       // Tinypool's destroy() trips over a worker that died at start-up (an uncaught TypeError from
       // its exit listener): end the ones still running directly.
-      await Promise.all(this.pool.threads.map((thread) => thread.terminate().catch(() => undefined)));
+      await Promise.all((this.pool?.threads ?? []).map((thread) => thread.terminate().catch(() => undefined)));
       return;
     }
-    await this.pool.destroy();
+    await this.pool?.destroy();
   }
 }
