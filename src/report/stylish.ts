@@ -1,9 +1,16 @@
 // Grouped by file, one line per finding, a code frame under each when a person
 // is reading (stdout is a TTY), and a summary line.
+import { createRequire } from 'node:module';
 import { relative } from 'node:path';
 import { styleText } from 'node:util';
-import { codeFrameColumns } from '@babel/code-frame';
 import type { FileResult } from '../engine/findings.ts';
+
+type CodeFrame = typeof import('@babel/code-frame');
+
+/** Loaded for the first frame drawn: CI logs and redirected output have none. */
+let codeFrame: CodeFrame | undefined;
+const codeFrameColumns: CodeFrame['codeFrameColumns'] = (...args) =>
+  (codeFrame ??= createRequire(import.meta.url)('@babel/code-frame') as CodeFrame).codeFrameColumns(...args);
 
 export interface StylishOptions {
   color: boolean;
