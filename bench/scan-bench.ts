@@ -191,7 +191,7 @@ export async function runScanBench(argv: string[]): Promise<{ ok: boolean }> {
   console.log(
     `\nOne cold scan of ${stats.files.toLocaleString()} files (${mb(stats.bytes)} read by pgq-audit): ${stats.parsed} passed the prefilter (${((100 * stats.parsed) / Math.max(1, stats.files)).toFixed(1)}%), ` +
       `${stats.threads ? `${stats.threads} worker threads` : 'in-process'}, ${stats.skipped} skipped.\n` +
-      `  phases: discover ${t.discover.toFixed(0)} ms, read + prefilter ${t.read.toFixed(0)} ms, analyse (after reading) ${t.analyse.toFixed(0)} ms, project + suppressions ${t.project.toFixed(0)} ms; total ${t.total.toFixed(0)} ms in the scan, ${phases.wallMs.toFixed(0)} ms wall`,
+      `  phases: discover ${t.discover.toFixed(0)} ms, read + prefilter ${t.read.toFixed(0)} ms, analyse ${t.analyse.toFixed(0)} ms${stats.threads ? ' (after reading)' : ' (on this thread, while reading too)'}, project + suppressions ${t.project.toFixed(0)} ms; total ${t.total.toFixed(0)} ms in the scan, ${phases.wallMs.toFixed(0)} ms wall`,
   );
 
   console.log(`  prefilter: ${await triggerShares(treeRoot, sizes[2].paths, rules)}`);
