@@ -12,6 +12,7 @@ import { sqlFrontEnd } from '../languages/sql/index.ts';
 import type { CatalogRole, CatalogTable, FileModel, Severity } from '../model/index.ts';
 import { analysisConfig, fileMessage, scanFileText, type FileAnalysis } from '../scan/analyze-file.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from '../scan/pool.ts';
+import { runEachWithin } from '../scan/budget.ts';
 import { DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_BUDGET } from '../scan/scan.ts';
 import { rules as allRules } from '../../rules/index.ts';
 import { scan } from '../scan/scan.ts';
@@ -239,12 +240,26 @@ async function analyseRoutines(
   const config = analysisConfig(active, allRules, options.queryFunctions);
   const out = new Map<string, FileAnalysis>();
   const concurrency = options.concurrency ?? 'auto';
+  const timeBudget = options.timeBudget ?? DEFAULT_TIME_BUDGET;
+  const record = (routine: DbObject, outcome: PoolOutcome) => {
+    if (outcome.kind === 'done') out.set(routine.filePath, outcome.analysis);
+    else if (outcome.kind === 'failed') out.set(routine.filePath, { messages: [fileMessage(`pgq-audit failed on this object: ${outcome.message}`, 2, true)] });
+    else {
+      const why = outcome.kind === 'timeout' ? `took longer than ${timeBudget} ms (the per-object time budget)` : `needed more than ${DEFAULT_MEMORY_LIMIT} MB of memory`;
+      out.set(routine.filePath, { messages: [fileMessage(`Object skipped: analysing it ${why}, so it was stopped and nothing else is reported for it.`, 1, false, 'skipped')] });
+    }
+  };
+  const here = (batch: readonly DbObject[]): PoolOutcome[] =>
+    runEachWithin(
+      timeBudget,
+      batch.map((routine) => () => scanFileText(routineFile(routine), routine.text, config)),
+    ).results.map((result) => (result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' }));
   // On two cores a worker does not pay (pool.ts): 10,000 routines took 8.1 s on one, 5.8 s here.
   if (concurrency === 'off' || (concurrency === 'auto' && !autoUsesWorkers()) || routines.length <= IN_PROCESS_MAX_ROUTINES) {
-    for (const routine of routines) out.set(routine.filePath, scanFileText(routineFile(routine), routine.text, config));
+    const outcomes = here(routines);
+    for (const [i, routine] of routines.entries()) record(routine, outcomes[i]);
     return { analyses: out, threads: 0 };
   }
-  const timeBudget = options.timeBudget ?? DEFAULT_TIME_BUDGET;
   const pool = new AnalysisPool({ threads: concurrency === 'auto' ? autoThreads() : concurrency, timeBudget, memoryLimit: DEFAULT_MEMORY_LIMIT });
   try {
     const batches: DbObject[][] = [];
@@ -256,17 +271,9 @@ async function analyseRoutines(
           outcomes = await pool.analyzeBatch(batch.map((routine) => ({ file: routineFile(routine), text: routine.text })), config);
         } catch {
           // The workers could not start: analyse here.
-          outcomes = batch.map((routine) => ({ kind: 'done' as const, analysis: scanFileText(routineFile(routine), routine.text, config) }));
+          outcomes = here(batch);
         }
-        for (const [i, routine] of batch.entries()) {
-          const outcome = outcomes[i];
-          if (outcome.kind === 'done') out.set(routine.filePath, outcome.analysis);
-          else if (outcome.kind === 'failed') out.set(routine.filePath, { messages: [fileMessage(`pgq-audit failed on this object: ${outcome.message}`, 2, true)] });
-          else {
-            const why = outcome.kind === 'timeout' ? `took longer than ${timeBudget} ms (the per-object time budget)` : `needed more than ${DEFAULT_MEMORY_LIMIT} MB of memory`;
-            out.set(routine.filePath, { messages: [fileMessage(`Object skipped: analysing it ${why}, so it was stopped and nothing else is reported for it.`, 1, false, 'skipped')] });
-          }
-        }
+        for (const [i, routine] of batch.entries()) record(routine, outcomes[i]);
       }),
     );
   } finally {

@@ -176,6 +176,19 @@ describe('many routines', () => {
     assert.deepEqual(onThreads.results, here.results);
     await db.run('drop schema many cascade');
   });
+
+  test('in-process, a routine over the time budget is skipped and the others are analysed', { timeout: 180_000 }, async () => {
+    await db.run(`create schema slow;
+      create function slow.huge() returns void language plpgsql as $body$ begin ${"perform count(*) from pg_class where relname = 'x'; ".repeat(60_000)} end $body$;
+      create function slow.leaks(t int) returns void language plpgsql as $body$ begin perform set_config('app.tenant', t::text, false); end $body$;`);
+    try {
+      const { results } = await lintDatabase({ url: lintUrl, schemas: ['slow'], concurrency: 'off', timeBudget: 300 });
+      const byObject = Object.fromEntries(results.filter((r) => r.filePath.startsWith('db:function')).map((r) => [r.filePath, r.messages.map((m) => m.messageId ?? m.ruleId)]));
+      assert.deepEqual(byObject, { 'db:function slow.huge()': ['skipped'], 'db:function slow.leaks(integer)': ['routine'] }, JSON.stringify(byObject));
+    } finally {
+      await db.run('drop schema slow cascade');
+    }
+  });
 });
 
 describe('output formats', () => {
