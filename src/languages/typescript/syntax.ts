@@ -22,14 +22,20 @@ export function isNode(value: unknown): value is Node {
 /** Child nodes in source order (type annotations left out: they hold no SQL). */
 export function children(node: Node): Node[] {
   const out: Node[] = [];
-  for (const key of Object.keys(node)) {
+  // Keys mostly come in source order; only some nodes (a template's quasis and expressions) need the sort.
+  let ordered = true;
+  const add = (child: Node) => {
+    if (ordered && out.length > 0 && out[out.length - 1].range[0] > child.range[0]) ordered = false;
+    out.push(child);
+  };
+  for (const key in node) {
     if (SKIP_KEYS.has(key)) continue;
     const value = (node as unknown as Record<string, unknown>)[key];
     if (Array.isArray(value)) {
-      for (const item of value) if (isNode(item)) out.push(item);
-    } else if (isNode(value)) out.push(value);
+      for (const item of value) if (isNode(item)) add(item);
+    } else if (isNode(value)) add(value);
   }
-  return out.sort((a, b) => a.range[0] - b.range[0]);
+  return ordered ? out : out.sort((a, b) => a.range[0] - b.range[0]);
 }
 
 export function isFunction(node: Node | null | undefined): node is FunctionNode {
