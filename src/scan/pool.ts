@@ -1,5 +1,5 @@
-// Analysis across worker threads (tinypool), one file per task, with a time
-// budget and a memory limit per file: analysis is synchronous wasm and JS, so
+// Analysis across worker threads (tinypool), a batch of files per task, with a
+// time budget and a memory limit per file: analysis is synchronous wasm and JS, so
 // a file over its budget is stopped by terminating its worker (the pool
 // starts a fresh one) and reported as skipped; the scan goes on.
 import { availableParallelism } from 'node:os';

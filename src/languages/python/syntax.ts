@@ -10,13 +10,13 @@
 // before parsing by blanking the parentheses, which keeps every offset.
 import { createRequire } from 'node:module';
 import type { SyntaxNode, Tree } from '@lezer/common';
+import type { Span } from '../../model/index.ts';
 
 type LezerPython = typeof import('@lezer/python');
 
 /** Lezer's Python parser, loaded on the first Python file (a scan of TS and SQL alone never does). */
 let lezer: LezerPython | undefined;
 const pythonParser = () => (lezer ??= createRequire(import.meta.url)('@lezer/python') as LezerPython).parser;
-import type { Span } from '../../model/index.ts';
 
 export type Node = SyntaxNode;
 
