@@ -4,9 +4,9 @@
 // The pipeline, built to run at close to the speed of reading the files:
 // discover -> read each file once (main thread) -> prefilter on the rules'
 // textual triggers (most files stop here, unparsed) -> cache lookup by
-// content hash -> analyse the rest (in-process for small scans, else across
-// worker threads and the main thread once it has read everything; a per-file
-// time budget either way) -> cross-file rules over the
+// content hash -> analyse the rest (in-process for small scans and on two
+// cores, else across worker threads, in batches, and the main thread once it
+// has read everything; a per-file time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
 import { readFileSync } from 'node:fs';
