@@ -155,6 +155,22 @@ test('the linear matcher answers exactly what the trigger regex answers, on stri
   assert.ok(positives > 1000 && positives < 19_000, `both answers were exercised (${positives} matches)`);
 });
 
+test('a match is found at every offset and length of the text, up to its last byte', () => {
+  // The byte loop takes four transitions a turn: a match may start or end anywhere in a turn or after the last whole one.
+  const matcher = triggerPattern(['set_config', /discard\s+all/i]);
+  for (const trigger of ['set_config', 'DISCARD  all']) {
+    for (let before = 0; before < 9; before++) {
+      for (let after = 0; after < 9; after++) {
+        const text = `${'x'.repeat(before)}${trigger}${'y'.repeat(after)}`;
+        assert.equal(matcher.test(Buffer.from(text, 'latin1')), true, JSON.stringify(text));
+        const cut = `${'x'.repeat(before)}${trigger.slice(0, -1)}${'y'.repeat(after)}`;
+        assert.equal(matcher.test(Buffer.from(cut, 'latin1')), false, JSON.stringify(cut));
+      }
+    }
+  }
+  for (const short of ['', 's', 'se', 'set', 'set_']) assert.equal(matcher.test(Buffer.from(short)), false);
+});
+
 test('the matcher refuses what it cannot run in linear time, and regexes it does not understand', () => {
   for (const bad of [/(a)\1x/, /^update/, /update$/, /\bset\b/, /set(?=x)/, /caf\u00e9/, /[\u0100]x/]) {
     assert.throws(() => compileMatcher([{ source: bad.source, flags: 'i' }]), /not supported|ASCII|backreference/, String(bad));
