@@ -26,3 +26,11 @@ export class LineIndex {
     return { line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
   }
 }
+
+let last: { text: string; index: LineIndex } | undefined;
+
+/** The line index of `text`: the passes over one file (rules, suppressions, queue facts) share one. */
+export function lineIndexOf(text: string): LineIndex {
+  if (last?.text !== text) last = { text, index: new LineIndex(text) };
+  return last.index;
+}

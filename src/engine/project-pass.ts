@@ -6,7 +6,7 @@
 import { displayPath } from '../model/cross-file.ts';
 import { formatMessage, type FileModel } from '../model/index.ts';
 import type { FileResult, Finding } from './findings.ts';
-import { LineIndex } from './lines.ts';
+import { lineIndexOf } from './lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 import { countSeverities, internalError } from './findings.ts';
 import { sortFindings } from './run-rules.ts';
@@ -30,8 +30,7 @@ const oneUnit: UnitOf = () => ({ root: '' });
  */
 export function collectProjectFacts(model: FileModel, active: readonly ActiveRule[], messages?: Finding[]): ProjectFacts | undefined {
   if (model.fatal) return undefined;
-  let lines: LineIndex | undefined;
-  const locate = (span: { start: number; end: number }) => (lines ??= new LineIndex(model.text)).location(span);
+  const locate = (span: { start: number; end: number }) => lineIndexOf(model.text).location(span);
   let facts: ProjectFacts | undefined;
   for (const { rule, options } of active) {
     if (!rule.collect || !rule.languages.includes(model.language)) continue;

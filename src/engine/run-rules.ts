@@ -1,11 +1,11 @@
 // Runs the active rules on one file's model and turns reports into findings.
 import { formatMessage, type FileModel } from '../model/index.ts';
 import { internalError, type Finding } from './findings.ts';
-import { LineIndex } from './lines.ts';
+import { lineIndexOf } from './lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 
 export function runRules(model: FileModel, active: readonly ActiveRule[]): Finding[] {
-  const lines = new LineIndex(model.text);
+  const lines = lineIndexOf(model.text);
   const locate = (span: { start: number; end: number }) => lines.location(span);
   if (model.fatal) {
     return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];

@@ -9,7 +9,7 @@
 // The facts are JSON (they cross worker threads and the cache) and carry
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
-import { LineIndex } from '../engine/lines.ts';
+import { lineIndexOf } from '../engine/lines.ts';
 import type { ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
@@ -612,6 +612,6 @@ export function formatSeconds(seconds: number): string {
 
 /** Makes Refs for spans of a text. */
 export function refMaker(text: string): (span: Span) => Ref {
-  const lines = new LineIndex(text);
+  const lines = lineIndexOf(text);
   return (span) => ({ span, loc: lines.location(span) });
 }

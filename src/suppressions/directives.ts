@@ -3,7 +3,7 @@
 // whatever the comment marker of the language (--, #, //), and in TS/JS the
 // ESLint disable comments that name pgq/ rules (eslint-directives.ts).
 import { rules as allRules } from '../../rules/index.ts';
-import { LineIndex } from '../engine/lines.ts';
+import { lineIndexOf } from '../engine/lines.ts';
 import type { FileModel, Language, Span } from '../model/index.ts';
 import { isEslintDirective, readEslintDirective } from './eslint-directives.ts';
 import { DIRECTIVE } from './meta-rules.ts';
@@ -46,7 +46,7 @@ export interface FileDirectives {
 
 export function readDirectives(model: FileModel): FileDirectives | undefined {
   if (model.fatal || model.comments.length === 0) return undefined;
-  const lines = new LineIndex(model.text);
+  const lines = lineIndexOf(model.text);
   const directives: SuppressionDirective[] = [];
   const directiveOnlyLines = new Set<number>();
   for (const comment of model.comments) {

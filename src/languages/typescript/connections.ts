@@ -3,7 +3,7 @@
 // and the other drivers' pools; and whether each caches prepared statements.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { ConnectionConfig, Driver, Span } from '../../model/index.ts';
-import { LineIndex } from '../../engine/lines.ts';
+import { lineIndexOf } from '../../engine/lines.ts';
 import { objectProperty, span, unwrap, type Node } from './syntax.ts';
 
 export interface ConfigEntry {
@@ -43,7 +43,7 @@ export function makeConfig(file: string, node: Node, driver: Driver, kind: 'pool
 
 /** After the walk: prepared statements per config, from the named queries and options seen. */
 export function finishConfigs(entries: readonly ConfigEntry[], text: string): void {
-  const lines = new LineIndex(text);
+  const lines = lineIndexOf(text);
   const line = (s: Span) => lines.position(s.start).line;
   for (const { config, namedQueries, prepareOff, transactions } of entries) {
     if (config.driver === 'pg' || config.driver === 'pg-promise') {
