@@ -153,8 +153,10 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     : undefined;
   const context = cache ? new ContextHasher() : undefined;
   const concurrency = options.concurrency ?? 'auto';
+  const inProcess = concurrency === 'auto' && !autoUsesWorkers();
   const analyzer = new Analyzer(config, {
-    concurrency: concurrency === 'auto' && !autoUsesWorkers() ? 'off' : concurrency,
+    concurrency: inProcess ? 'off' : concurrency,
+    isolateLargeFiles: inProcess,
     timeBudget: options.timeBudget ?? DEFAULT_TIME_BUDGET,
     memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     inProcessFiles: options.inProcessFiles ?? IN_PROCESS_MAX_FILES,
@@ -335,6 +337,11 @@ function skippedMessage(outcome: Exclude<PoolOutcome, { kind: 'done' }>, analyze
 
 interface AnalyzerOptions {
   concurrency: number | 'auto' | 'off';
+  /**
+   * In-process (auto on two cores), a file over IN_PROCESS_MAX_FILE still goes to a worker, started
+   * for it: there the memory limit holds, and a bundle that needs gigabytes is one skipped file.
+   */
+  isolateLargeFiles?: boolean;
   timeBudget: number;
   memoryLimit: number;
   inProcessFiles: number;
@@ -385,7 +392,12 @@ class Analyzer {
 
   analyze(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
-    if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
+    if (this.options.isolateLargeFiles) {
+      if (text.length > IN_PROCESS_MAX_FILE) {
+        this.pool ??= new AnalysisPool({ threads: 1, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+        return new Promise((resolve) => this.enqueue({ file, text, resolve }));
+      }
+    } else if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
     if (!this.poolAllowed()) {
       // In-process only: analysed in batches as they are read, not held to the end. The parser is
       // loaded on the first file to analyse (a scan that takes every file from the cache needs none).
@@ -436,7 +448,8 @@ class Analyzer {
     const held = this.held;
     this.held = [];
     if (this.pool) {
-      void this.help();
+      // Large files isolated on a worker stay there: the main thread does not take them back.
+      if (!this.options.isolateLargeFiles) void this.help();
       return;
     }
     if (held.length === 0) return;

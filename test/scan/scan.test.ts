@@ -97,6 +97,16 @@ test('a file that needs more memory than the per-worker limit is skipped', async
   assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
 });
 
+test('by default a large file goes to a worker with the memory limit, also where the rest is analysed in-process', async () => {
+  const big = `select ${'1, '.repeat(600_000)}1;\n${session}`;
+  const dir = tree({ 'big.sql': big, 'small.sql': session });
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 0, memoryLimit: 96 });
+  const [bigResult, small] = result.results;
+  assert.match(bigResult.messages[0]?.message ?? '', /needed more than 96 MB of memory/, JSON.stringify(bigResult.messages));
+  assert.deepEqual(small.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+  assert.ok(result.stats.threads >= 1, 'a worker took the large file');
+});
+
 test('discovery: a .gitignore rules only its own folder and below; a repository root ignores the ones above it', async () => {
   const dir = tree({
     '.gitignore': 'ignored-everywhere.sql\n',
