@@ -33,14 +33,26 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       continue;
     }
     if (!stats.isDirectory()) continue; // a FIFO or a device named on the command line: nothing to read
-    const above = ancestorGitignores(absolute).map((file) => ({ rules: loadGitignore(file), prefix: `${toPosix(relative(dirname(file), absolute))}/` }));
-    walk(absolute, '', above.filter((g): g is Level => g.rules !== undefined), { extensions, extra, files });
+    const above: Level[] = [];
+    for (const file of ancestorGitignores(absolute)) {
+      const loaded = loadGitignore(file, extensions);
+      // The folders between it and the scanned one were not tested against it: a rule naming one
+      // of them (`sub`) ignores the files below, so files are tested here whatever the rules.
+      if (loaded) above.push({ ...loaded, files: true, prefix: `${toPosix(relative(dirname(file), absolute))}/` });
+    }
+    walk(absolute, '', above, { extensions, extra, files });
   }
   return [...files].sort();
 }
 
 interface Level {
   rules: Ignore;
+  /**
+   * Whether files need testing against these rules: a rule may match a file of a scanned language
+   * (most match only folders or other files: dist/, *.log, .env). A .gitignore met during the walk
+   * saw every folder below it tested, so a folder rule has already kept its files out.
+   */
+  files: boolean;
   /** Path from this .gitignore's folder to the folder being read, with a trailing slash ('' for its own). */
   prefix: string;
 }
@@ -66,11 +78,12 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
   }
   let here = levels;
   if (entries.some((e) => e.name === '.gitignore' && e.isFile())) {
-    const rules = loadGitignore(join(dir, '.gitignore'));
-    if (rules) here = [...levels, { rules, prefix: '' }];
+    const loaded = loadGitignore(join(dir, '.gitignore'), state.extensions);
+    if (loaded) here = [...levels, { ...loaded, prefix: '' }];
   }
   const ignored = (name: string, directory: boolean) => {
     for (const level of here) {
+      if (!directory && !level.files) continue;
       try {
         if (level.rules.ignores(`${level.prefix}${name}${directory ? '/' : ''}`)) return true;
       } catch {
@@ -83,7 +96,7 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
     const name = entry.name;
     if (entry.isDirectory()) {
       if (ALWAYS_IGNORED_NAMES.has(name) || ignored(name, true)) continue;
-      walk(join(dir, name), `${rel}${name}/`, here.map((l) => ({ rules: l.rules, prefix: `${l.prefix}${name}/` })), state);
+      walk(join(dir, name), `${rel}${name}/`, here.map((l) => ({ ...l, prefix: `${l.prefix}${name}/` })), state);
     } else if (entry.isFile()) {
       const dot = name.lastIndexOf('.');
       if (dot < 0 || !state.extensions.has(name.slice(dot).toLowerCase())) continue;
@@ -98,12 +111,35 @@ function toPosix(path: string): string {
   return sep === '/' ? path : path.split(sep).join('/');
 }
 
-function loadGitignore(path: string): Ignore | undefined {
+function loadGitignore(path: string, extensions: ReadonlySet<string>): Omit<Level, 'prefix'> | undefined {
+  let text: string;
   try {
-    return ignore().add(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
+    return { rules: ignore().add(text), files: mayIgnoreFiles(text, extensions) };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether some rule of a .gitignore may match a file with one of `extensions`, so that files need
+ * testing against it (folders always are). Conservative: only a rule that ends in `/` (folders
+ * only), or whose name part can only end in another extension (`*.log`, `.env`, `coverage`), is
+ * known not to. Negations only re-include what a rule matched, so they never make a file ignored.
+ * Like the ignore package, case is ignored.
+ */
+export function mayIgnoreFiles(text: string, extensions: ReadonlySet<string>): boolean {
+  const exts = [...extensions].map((e) => e.toLowerCase());
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/(?<!\\)\s+$/, '');
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
+    if (line.endsWith('/')) continue;
+    const name = line.slice(line.lastIndexOf('/') + 1).toLowerCase();
+    if (/[[\\]/.test(name)) return true;
+    const wild = Math.max(name.lastIndexOf('*'), name.lastIndexOf('?'));
+    if (wild < 0 ? exts.some((e) => name.endsWith(e)) : exts.some((e) => name.slice(wild + 1).endsWith(e) || e.endsWith(name.slice(wild + 1)))) return true;
+  }
+  return false;
 }
 
 /** .gitignore files above `folder` up to the repository root. */

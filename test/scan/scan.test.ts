@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { runCli } from '../helpers/cli.ts';
-import { discoverFiles } from '../../src/scan/discover.ts';
+import { discoverFiles, mayIgnoreFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
 import { frontEnds } from '../../src/languages/index.ts';
@@ -123,6 +123,25 @@ test('discovery: a .gitignore rules only its own folder and below; a repository 
   assert.deepEqual(files, ['b/local.sql']);
   const inRepo = (await discoverFiles([join(dir, 'repo')], { extensions: ['.sql'] })).map((f) => f.slice(dir.length + 1));
   assert.deepEqual(inRepo, ['repo/ignored-everywhere.sql']);
+});
+
+test('discovery tests files only against a .gitignore whose rules may match them; a folder rule above the scan still ignores its files', async () => {
+  const exts = new Set(['.ts', '.py', '.sql']);
+  for (const text of ['dist/\n*.log\n.env\ncoverage\n# *.ts\n!keep.ts\n', 'docs/**/*.md\n*.tsbuildinfo\n']) assert.equal(mayIgnoreFiles(text, exts), false, text);
+  for (const text of ['*.ts\n', 'generated.py\n', 'src/*\n', '*s\n', 'x.[tj]s\n', '**\n', '*.d.ts\n', 'schema.SQL\n']) assert.equal(mayIgnoreFiles(text, exts), true, text);
+  const dir = tree({
+    '.gitignore': 'dist/\n*.log\nlegacy\n',
+    'a/.gitignore': '*.gen.ts\n',
+    'a/x.gen.ts': session,
+    'a/y.ts': session,
+    'legacy/z.sql': session,
+    'b/legacy/w.sql': session,
+    'b/v.sql': session,
+  });
+  const found = (await discoverFiles([dir], { extensions: ['.ts', '.sql'] })).map((f) => f.slice(dir.length + 1));
+  assert.deepEqual(found, ['a/y.ts', 'b/v.sql']);
+  // Scanning inside a folder the .gitignore above names: its files stay ignored.
+  assert.deepEqual(await discoverFiles([join(dir, 'legacy')], { extensions: ['.sql'] }), []);
 });
 
 test('CLI: --concurrency, --time-budget and --cache-location are checked', () => {
