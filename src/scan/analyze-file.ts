@@ -8,6 +8,8 @@ import { activeRules, type ActiveRule, type RuleSetting } from '../engine/rule-c
 import { runRules } from '../engine/run-rules.ts';
 import { frontEndFor } from '../languages/index.ts';
 import { readDirectives, type FileDirectives } from '../suppressions/index.ts';
+import { runEachWithin } from './budget.ts';
+import type { PoolFile, PoolOutcome } from './pool.ts';
 
 /** Everything that decides a file's analysis besides its text. JSON, so it crosses threads and keys the cache. */
 export interface AnalysisConfig {
@@ -81,4 +83,16 @@ export function fileMessage(message: string, severity: 1 | 2, fatal: boolean, me
   if (fatal) finding.fatal = true;
   if (messageId) finding.messageId = messageId;
   return finding;
+}
+
+/**
+ * Analyses files on this thread, one after another, each within `timeBudget` ms (budget.ts): the
+ * outcomes a worker would give, but for memory. `interrupted`: one was stopped mid-way.
+ */
+export function analyseWithin(timeBudget: number, files: readonly PoolFile[], config: AnalysisConfig): { outcomes: PoolOutcome[]; interrupted: boolean } {
+  const { results, interrupted } = runEachWithin(
+    timeBudget,
+    files.map(({ file, text }) => () => scanFileText(file, text, config)),
+  );
+  return { outcomes: results.map((result) => (result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' })), interrupted };
 }

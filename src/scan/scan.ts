@@ -20,10 +20,9 @@ import { frontEndFor, frontEnds, supportedExtensions } from '../languages/index.
 import type { Severity } from '../model/index.ts';
 import { loadSqlParser } from '../sql/index.ts';
 import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
-import { analysisConfig, fileMessage, scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
+import { analyseWithin, analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
-import { runEachWithin } from './budget.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -486,23 +485,16 @@ class Analyzer {
   }
 
   private runInProcess(items: readonly Pending[]): void {
-    let run: ReturnType<typeof runEachWithin<FileAnalysis>>;
+    let run: ReturnType<typeof analyseWithin>;
     try {
-      run = runEachWithin(
-        this.options.timeBudget,
-        items.map(({ file, text }) => () => scanFileText(file, text, this.config)),
-      );
+      run = analyseWithin(this.options.timeBudget, items, this.config);
     } catch (error) {
       // scanFileText never throws: this is the budget machinery failing. No file may stay pending.
       for (const item of items) item.resolve({ kind: 'failed', message: String((error as Error)?.stack ?? error) });
       return;
     }
-    const { results, interrupted } = run;
-    if (interrupted) this.tainted = true;
-    for (const [i, item] of items.entries()) {
-      const result = results[i];
-      item.resolve(result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' });
-    }
+    if (run.interrupted) this.tainted = true;
+    for (const [i, item] of items.entries()) item.resolve(run.outcomes[i]);
   }
 
   private startPool(extra: Pending[] = []): void {
