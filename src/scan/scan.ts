@@ -393,7 +393,7 @@ class Analyzer {
     this.seen++;
     if (this.options.isolateLargeFiles) {
       if (text.length > IN_PROCESS_MAX_FILE) {
-        this.pool ??= new AnalysisPool({ threads: 1, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+        this.pool ??= this.newPool(1);
         return new Promise((resolve) => this.enqueue({ file, text, resolve }));
       }
     } else if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
@@ -497,9 +497,12 @@ class Analyzer {
     for (const [i, item] of items.entries()) item.resolve(run.outcomes[i]);
   }
 
+  private newPool(threads: number): AnalysisPool {
+    return new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+  }
+
   private startPool(extra: Pending[] = []): void {
-    const threads = this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency;
-    this.pool = new AnalysisPool({ threads, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit });
+    this.pool = this.newPool(this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency);
     const held = [...this.held, ...extra];
     this.held = [];
     for (const item of held) this.enqueue(item);
