@@ -112,9 +112,8 @@ function toPosix(path: string): string {
 }
 
 function loadGitignore(path: string, extensions: ReadonlySet<string>): Omit<Level, 'prefix'> | undefined {
-  let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    const text = readFileSync(path, 'utf8');
     return { rules: ignore().add(text), files: mayIgnoreFiles(text, extensions) };
   } catch {
     return undefined;
@@ -136,8 +135,10 @@ export function mayIgnoreFiles(text: string, extensions: ReadonlySet<string>): b
     if (line.endsWith('/')) continue;
     const name = line.slice(line.lastIndexOf('/') + 1).toLowerCase();
     if (/[[\\]/.test(name)) return true;
+    // After its last wildcard a name is literal: a file of ours ends in `.ts`, so that literal end must fit.
     const wild = Math.max(name.lastIndexOf('*'), name.lastIndexOf('?'));
-    if (wild < 0 ? exts.some((e) => name.endsWith(e)) : exts.some((e) => name.slice(wild + 1).endsWith(e) || e.endsWith(name.slice(wild + 1)))) return true;
+    const end = name.slice(wild + 1);
+    if (exts.some((e) => end.endsWith(e) || (wild >= 0 && e.endsWith(end)))) return true;
   }
   return false;
 }
