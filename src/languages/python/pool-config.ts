@@ -31,7 +31,6 @@ export function makerOf(qualified: string | undefined): Maker | undefined {
   return undefined;
 }
 
-
 /** The config of the pool or connection `callNode` makes, before its options are read. */
 export function newConfigEntry(callNode: Node, maker: Maker): ConfigEntry {
   const config: ConnectionConfig = {
@@ -45,6 +44,7 @@ export function newConfigEntry(callNode: Node, maker: Maker): ConfigEntry {
   };
   return { config, maker, threshold: { kind: 'default' }, callbackArgs: [] };
 }
+
 /** prepare_threshold as the code sets it: a number, None (off), psycopg's default, or something we cannot read. */
 export type Threshold = { kind: 'default' } | { kind: 'value'; value: number | null; where: string } | { kind: 'unknown'; why: string };
 
