@@ -36,9 +36,12 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
     const above: Level[] = [];
     for (const file of ancestorGitignores(absolute)) {
       const loaded = loadGitignore(file, extensions);
-      // The folders between it and the scanned one were not tested against it: a rule naming one
-      // of them (`sub`) ignores the files below, so files are tested here whatever the rules.
-      if (loaded) above.push({ ...loaded, files: true, prefix: `${toPosix(relative(dirname(file), absolute))}/` });
+      if (!loaded) continue;
+      const prefix = `${toPosix(relative(dirname(file), absolute))}/`;
+      // The walk did not pass the folders between it and the scanned one: when a rule ignores one
+      // of them (`sub`), every file below is ignored, so files are tested against it.
+      const files = loaded.files || folderPrefixes(prefix).some((folder) => ignoresOrRefuses(loaded.rules, folder));
+      above.push({ ...loaded, files, prefix });
     }
     walk(absolute, '', above, { extensions, extra, files });
   }
@@ -105,6 +108,22 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
       state.files.add(join(dir, name));
     }
   }
+}
+
+/** A path the ignore package refuses ('...') counts as ignored here: its files are then tested one by one. */
+function ignoresOrRefuses(rules: Ignore, path: string): boolean {
+  try {
+    return rules.ignores(path);
+  } catch {
+    return true;
+  }
+}
+
+/** 'a/b/' -> ['a/', 'a/b/']: each folder on a relative path. */
+function folderPrefixes(path: string): string[] {
+  const prefixes: string[] = [];
+  for (let end = path.indexOf('/'); end >= 0; end = path.indexOf('/', end + 1)) prefixes.push(path.slice(0, end + 1));
+  return prefixes;
 }
 
 function toPosix(path: string): string {

@@ -142,6 +142,11 @@ test('discovery tests files only against a .gitignore whose rules may match them
   assert.deepEqual(found, ['a/y.ts', 'b/v.sql']);
   // Scanning inside a folder the .gitignore above names: its files stay ignored.
   assert.deepEqual(await discoverFiles([join(dir, 'legacy')], { extensions: ['.sql'] }), []);
+  // Also when that .gitignore has only folder rules (`old/`), and when the named folder is further up.
+  const folders = tree({ '.gitignore': 'old/\n', 'old/deep/q.sql': session, 'new/deep/r.sql': session });
+  assert.deepEqual(await discoverFiles([join(folders, 'old', 'deep')], { extensions: ['.sql'] }), []);
+  assert.deepEqual(await discoverFiles([join(folders, 'old')], { extensions: ['.sql'] }), []);
+  assert.deepEqual(await discoverFiles([join(folders, 'new', 'deep')], { extensions: ['.sql'] }), [join(folders, 'new', 'deep', 'r.sql')]);
 });
 
 test('CLI: --concurrency, --time-budget and --cache-location are checked', () => {
