@@ -10,7 +10,8 @@ import { activeRules, type ActiveRule, type RuleSettings } from '../engine/rule-
 import { runRules } from '../engine/run-rules.ts';
 import { sqlFrontEnd } from '../languages/sql/index.ts';
 import type { CatalogRole, CatalogTable, FileModel, Severity } from '../model/index.ts';
-import { analyseWithin, analysisConfig, fileMessage, scanFileText, type FileAnalysis } from '../scan/analyze-file.ts';
+import { analysisConfig, fileMessage, type FileAnalysis } from '../scan/analysis.ts';
+import { analyseWithin, scanFileText } from '../scan/analyze-file.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from '../scan/pool.ts';
 import { DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_BUDGET } from '../scan/scan.ts';
 import { rules as allRules } from '../../rules/index.ts';

@@ -1,4 +1,5 @@
-// Front ends by file extension. TS/JS and Python plug in here.
+// Front ends by file extension. TS/JS and Python plug in here; extensions.ts
+// says which language a file is without loading them.
 import type { FrontEnd } from './types.ts';
 import { pythonFrontEnd } from './python/index.ts';
 import { sqlFrontEnd } from './sql/index.ts';
@@ -13,5 +14,4 @@ export function frontEndFor(file: string): FrontEnd | undefined {
   return frontEnds.find((f) => f.extensions.includes(extension));
 }
 
-export const supportedExtensions = (): string[] => frontEnds.flatMap((f) => [...f.extensions]);
 export type { FrontEnd, FrontEndOptions } from './types.ts';

@@ -17,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { packageRoot } from '../package-root.ts';
 import { VERSION } from '../version.ts';
 import type { Language } from '../model/index.ts';
-import type { AnalysisConfig, FileAnalysis } from './analyze-file.ts';
+import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 
 /** Bumped when the cache file's shape changes. */
 const FORMAT = 2;

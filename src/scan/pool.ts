@@ -4,7 +4,7 @@
 // starts a fresh one) and reported as skipped; the scan goes on.
 import { availableParallelism } from 'node:os';
 import type Tinypool from 'tinypool';
-import type { AnalysisConfig, FileAnalysis } from './analyze-file.ts';
+import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import type { WorkerTask } from './worker.ts';
 
 export interface PoolOptions {

@@ -16,11 +16,11 @@ import type { LoadedConfig } from '../config/load.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
 import { runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../engine/rule-config.ts';
-import { frontEndFor, frontEnds, supportedExtensions } from '../languages/index.ts';
+import { languageOf, LANGUAGES, supportedExtensions } from '../languages/extensions.ts';
 import type { Severity } from '../model/index.ts';
-import { loadSqlParser } from '../sql/index.ts';
 import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
-import { analyseWithin, analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
+import { analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } from './analysis.ts';
+import type { analyseWithin } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
@@ -146,7 +146,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
   const cache = options.cache
     ? new AnalysisCache(cacheFilePath(options.cacheLocation ?? defaultCacheLocation(cwd), cwd), config, {
-        frontEnds: frontEnds.map((f) => [f.language, ...f.extensions]),
+        frontEnds: LANGUAGES.map((l) => [l.language, ...l.extensions]),
         triggers: [...prefilter.triggers],
       })
     : undefined;
@@ -188,7 +188,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
-      const frontEnd = frontEndFor(file);
+      const language = languageOf(file);
       // With --cache, an unchanged file (by its stat) is not read at all.
       const stat = cache ? statKey(file, startedAt) : undefined;
       const known = cache?.byStat(file, stat);
@@ -196,7 +196,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         finish(index, { result: fileResult(file, []) });
         continue;
       }
-      if (known && frontEnd && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, frontEnd.language)}`) {
+      if (known && language && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
         // The text is needed only for the code frames of what is reported.
@@ -215,7 +215,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       stats.bytes += bytes.length;
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
-      if (!frontEnd || !prefilter(bytes, frontEnd.language)) {
+      if (!language || !prefilter(bytes, language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
         cache?.skip(file, stat);
         finish(index, { result: fileResult(file, []) });
@@ -224,7 +224,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       stats.parsed++;
       const text = bytes.toString('utf8');
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, frontEnd.language)}` : undefined;
+      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached) {
         stats.cached++;
@@ -370,9 +370,10 @@ class Analyzer {
   private helping = false;
   /** An in-process analysis was stopped mid-way: the main thread's parser state is not trusted again. */
   private tainted = false;
-  private parserLoaded: Promise<void> | undefined;
-  private parserReady = false;
-  private parserFailure: string | undefined;
+  /** analyze-file.ts and the SQL parser, loaded for the first file this thread analyses. */
+  private analysisLoaded: Promise<void> | undefined;
+  private analyseWithin: typeof analyseWithin | undefined;
+  private analysisFailure: string | undefined;
   /** Milliseconds this thread spent analysing (stats: while reading, that is analysis time, not reading). */
   inProcessMs = 0;
 
@@ -398,12 +399,12 @@ class Analyzer {
       }
     } else if (this.pool) return new Promise((resolve) => this.enqueue({ file, text, resolve }));
     if (!this.poolAllowed()) {
-      // In-process only: analysed in batches as they are read, not held to the end. The parser is
-      // loaded on the first file to analyse (a scan that takes every file from the cache needs none).
-      if (this.parserFailure) return Promise.resolve({ kind: 'failed', message: this.parserFailure });
+      // In-process only: analysed in batches as they are read, not held to the end. The front ends
+      // and the parser are loaded on the first file to analyse (a scan served from the cache needs none).
+      if (this.analysisFailure) return Promise.resolve({ kind: 'failed', message: this.analysisFailure });
       const promise = new Promise<PoolOutcome>((resolve) => this.batch.push({ file, text, resolve }));
       this.batchBytes += text.length;
-      if (!this.parserReady) this.loadInProcessParser();
+      if (!this.analyseWithin) this.loadBatchAnalysis();
       else if (this.batch.length >= OFF_BATCH_FILES || this.batchBytes >= OFF_BATCH_BYTES) this.runBatch();
       return promise;
     }
@@ -415,21 +416,24 @@ class Analyzer {
     return promise;
   }
 
-  private loadInProcessParser(): void {
-    if (this.parserLoaded) return;
-    this.parserLoaded = loadSqlParser();
-    this.parserLoaded.then(
-      () => {
-        this.parserReady = true;
-        if (this.batch.length > 0) this.runBatch();
+  /** Loads what in-process analysis runs on, once; a failure to load is every such file's outcome. */
+  private loadAnalysis(): Promise<void> {
+    this.analysisLoaded ??= Promise.all([import('./analyze-file.ts'), import('../sql/index.ts').then((sql) => sql.loadSqlParser())]).then(
+      ([module]) => {
+        this.analyseWithin = module.analyseWithin;
       },
       (error: unknown) => {
-        this.parserFailure = `the SQL parser did not load: ${(error as Error)?.stack ?? error}`;
-        const batch = this.batch;
-        this.batch = [];
-        for (const { resolve } of batch) resolve({ kind: 'failed', message: this.parserFailure });
+        this.analysisFailure = `the analysis (front ends and SQL parser) did not load: ${(error as Error)?.stack ?? error}`;
       },
     );
+    return this.analysisLoaded;
+  }
+
+  private loadBatchAnalysis(): void {
+    if (this.analysisLoaded) return;
+    void this.loadAnalysis().then(() => {
+      if (this.batch.length > 0) this.runBatch();
+    });
   }
 
   private runBatch(): void {
@@ -442,8 +446,8 @@ class Analyzer {
   /** Reading is over: what is held is analysed in-process; with workers, the main thread joins them. */
   flush(): void {
     this.readingDone = true;
-    // A batch whose parser is still loading runs when it has loaded.
-    if (this.batch.length > 0 && this.parserReady) this.runBatch();
+    // A batch whose analysis is still loading runs when it has loaded.
+    if (this.batch.length > 0 && this.analyseWithin) this.runBatch();
     const held = this.held;
     this.held = [];
     if (this.pool) {
@@ -452,22 +456,16 @@ class Analyzer {
       return;
     }
     if (held.length === 0) return;
-    this.parserLoaded ??= loadSqlParser();
-    void this.parserLoaded.then(
-      () => {
-        // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
-        for (let i = 0; i < held.length; i += IN_PROCESS_BATCH) {
-          if (this.tainted && this.poolAllowed()) {
-            this.startPool(held.slice(i));
-            return;
-          }
-          this.inProcess(held.slice(i, i + IN_PROCESS_BATCH));
+    void this.loadAnalysis().then(() => {
+      // A stopped analysis leaves the parser state untrusted: the rest goes to workers, where allowed.
+      for (let i = 0; i < held.length; i += IN_PROCESS_BATCH) {
+        if (this.tainted && this.poolAllowed()) {
+          this.startPool(held.slice(i));
+          return;
         }
-      },
-      (error: unknown) => {
-        for (const { resolve } of held) resolve({ kind: 'failed', message: `the SQL parser did not load: ${(error as Error)?.stack ?? error}` });
-      },
-    );
+        this.inProcess(held.slice(i, i + IN_PROCESS_BATCH));
+      }
+    });
   }
 
   private poolAllowed(): boolean {
@@ -485,9 +483,13 @@ class Analyzer {
   }
 
   private runInProcess(items: readonly Pending[]): void {
+    if (!this.analyseWithin) {
+      for (const item of items) item.resolve({ kind: 'failed', message: this.analysisFailure ?? 'the analysis did not load' });
+      return;
+    }
     let run: ReturnType<typeof analyseWithin>;
     try {
-      run = analyseWithin(this.options.timeBudget, items, this.config);
+      run = this.analyseWithin(this.options.timeBudget, items, this.config);
     } catch (error) {
       // scanFileText never throws: this is the budget machinery failing. No file may stay pending.
       for (const item of items) item.resolve({ kind: 'failed', message: String((error as Error)?.stack ?? error) });
@@ -553,8 +555,7 @@ class Analyzer {
     if (this.helping) return;
     this.helping = true;
     try {
-      this.parserLoaded ??= loadSqlParser();
-      await this.parserLoaded.catch(() => undefined);
+      await this.loadAnalysis();
       while (this.queue.length > 0 && (always || !this.tainted)) {
         // A few at a time, letting worker results in between so they take the next files.
         this.inProcess(this.queue.splice(0, HELP_BATCH));

@@ -2,7 +2,8 @@
 // the front ends once, then analyses each task's batch of files with the same
 // scanFileText the in-process path runs.
 import { loadSqlParser } from '../sql/index.ts';
-import { scanFileText, type AnalysisConfig, type FileAnalysis } from './analyze-file.ts';
+import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
+import { scanFileText } from './analyze-file.ts';
 
 export type WorkerTask =
   | { kind: 'warmup' }

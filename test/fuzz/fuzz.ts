@@ -17,11 +17,13 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, extname, join, relative } from 'node:path';
-import { frontEndFor, supportedExtensions } from '../../src/languages/index.ts';
+import { supportedExtensions } from '../../src/languages/extensions.ts';
+import { frontEndFor } from '../../src/languages/index.ts';
 import { rules as allRules } from '../../rules/index.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
 import type { Finding } from '../../src/engine/findings.ts';
-import { analysisConfig, scanFileText } from '../../src/scan/analyze-file.ts';
+import { analysisConfig } from '../../src/scan/analysis.ts';
+import { scanFileText } from '../../src/scan/analyze-file.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { analyzeSql, loadSqlParser, type StatementFacts } from '../../src/sql/index.ts';
 import { prng } from '../helpers/prng.ts';

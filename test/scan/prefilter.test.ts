@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { rules } from '../../rules/index.ts';
 import type { FileResult } from '../../src/engine/findings.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
-import { supportedExtensions } from '../../src/languages/index.ts';
+import { supportedExtensions } from '../../src/languages/extensions.ts';
 import { compileMatcher } from '../../src/scan/automaton.ts';
 import { buildPrefilter, triggerPattern, triggerRegExp } from '../../src/scan/prefilter.ts';
 import { scan } from '../../src/scan/scan.ts';

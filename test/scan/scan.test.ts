@@ -11,9 +11,9 @@ import { runCli } from '../helpers/cli.ts';
 import { discoverFiles, mayIgnoreFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
-import { frontEnds } from '../../src/languages/index.ts';
+import { frontEnds, type FrontEnd } from '../../src/languages/index.ts';
 import { AnalysisPool } from '../../src/scan/pool.ts';
-import { analysisConfig } from '../../src/scan/analyze-file.ts';
+import { analysisConfig } from '../../src/scan/analysis.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
 import { rules as allRules } from '../../rules/index.ts';
 
@@ -170,12 +170,18 @@ test('workers that cannot start (a heap too small to load the parsers) fall back
   assert.ok(result.results.every((r) => r.messages.length === 1 && r.messages[0].ruleId === 'no-session-tenant-setting'));
 });
 
+const spinForever = (): never => {
+  for (;;);
+};
+
 test('in-process analysis has the time budget too: a file that never finishes is skipped, the scan goes on', { timeout: 60_000 }, async () => {
-  // A front end that never returns, registered for this test only (in-process: workers load their own).
-  const stuck = { language: 'sql' as const, extensions: ['.stuck'], parse: (): never => { for (;;); } };
-  frontEnds.push(stuck);
+  // A front end that never returns on one file, registered ahead of the SQL one for this test only
+  // (in-process: workers load their own).
+  const sql = frontEnds.find((f) => f.language === 'sql')!;
+  const stuck: FrontEnd = { ...sql, parse: (text, file, options) => (file.endsWith('a-stuck.sql') ? spinForever() : sql.parse(text, file, options)) };
+  frontEnds.unshift(stuck);
   try {
-    const dir = tree({ 'a.stuck': 'x', 'b.sql': session });
+    const dir = tree({ 'a-stuck.sql': 'x', 'b.sql': session });
     for (const concurrency of ['off', 'auto'] as const) {
       const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency });
       const [a, b] = result.results;

@@ -7,7 +7,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, test } from 'node:test';
 import type { FileModel } from '../../src/model/index.ts';
-import { buildTypeScriptModel, TYPESCRIPT_EXTENSIONS, typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
+import { TYPESCRIPT_EXTENSIONS } from '../../src/languages/extensions.ts';
+import { buildTypeScriptModel, typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
 import { parseTypeScriptProgram, parseWithOxc, parseWithTypeScriptEstree, tooDeepForOxc } from '../../src/languages/typescript/parse.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
 

@@ -2,13 +2,14 @@
 // Python grammar (no Python interpreter needed).
 import { emptyFileModel } from '../../model/index.ts';
 import { collectLineComments } from '../comments.ts';
+import { PYTHON_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { analyzePython } from './analyze.ts';
 import { parsePython } from './syntax.ts';
 
 export const pythonFrontEnd: FrontEnd = {
   language: 'python',
-  extensions: ['.py'],
+  extensions: PYTHON_EXTENSIONS,
   parse(text, file, options) {
     const model = emptyFileModel(file, 'python', text);
     const parsed = parsePython(text);

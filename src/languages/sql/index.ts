@@ -8,6 +8,7 @@
 import { emptyFileModel, type ConnectionUse, type Scope } from '../../model/index.ts';
 import { analyzeSql, transactionEffect } from '../../sql/index.ts';
 import { collectLineComments } from '../comments.ts';
+import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript } from './script.ts';
@@ -16,7 +17,7 @@ export type DialectDetection = 'warn' | 'quiet' | 'off';
 
 export const sqlFrontEnd: FrontEnd = {
   language: 'sql',
-  extensions: ['.sql'],
+  extensions: SQL_EXTENSIONS,
   parse(text, file, options) {
     const model = emptyFileModel(file, 'sql', text);
     if (text.includes('\u0000')) {

@@ -9,11 +9,10 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import { isDirectiveComment } from '../comments.ts';
+import { TYPESCRIPT_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { analyzeTypeScript } from './analyze.ts';
 import { parseTypeScriptProgram } from './parse.ts';
-
-export const TYPESCRIPT_EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
 
 /** The model of a file from an ESTree Program with ranges (typescript-estree's, or ESLint's sourceCode.ast). */
 export function buildTypeScriptModel(program: TSESTree.Program, text: string, file: string, options: FrontEndOptions = {}): FileModel {
