@@ -53,6 +53,14 @@ function place(file: string, ref: Ref, from: string): string {
 // One finding per place: the per-file pass and the project pass may word the same finding differently.
 const key = (d: Decision) => `${d.at.span.start}:${d.at.span.end}`;
 
+/**
+ * Facts whose every field is an empty list: the file adds nothing to any decision, so it lends no
+ * facts (most files that pass the prefilter hold no claim, no policy, no setter).
+ */
+function saysNothing(facts: unknown): boolean {
+  return typeof facts === 'object' && facts !== null && !Array.isArray(facts) && Object.values(facts).every((value) => Array.isArray(value) && value.length === 0);
+}
+
 /** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
 export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
   return {
@@ -61,7 +69,8 @@ export function crossFileParts<Options, F>(read: (model: FileModel, options: Opt
       for (const d of decisions) if (d.file === file.file) report({ messageId: d.messageId, data: d.data, span: d.at.span });
     },
     collect({ file, options }: CollectContext<Options>): F | undefined {
-      return read(file, options);
+      const facts = read(file, options);
+      return saysNothing(facts) ? undefined : facts;
     },
     checkProject({ files, options, report }: ProjectContext<Options, F>): void {
       const byFile = new Map(files.map((f) => [f.file, f]));

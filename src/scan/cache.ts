@@ -20,7 +20,7 @@ import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 
 /** Bumped when the cache file's shape changes. */
-const FORMAT = 2;
+const FORMAT = 3;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
@@ -36,11 +36,42 @@ interface CacheEntry {
   stat?: string;
   /** The prefilter let it through: its content hash (+ context) and analysis. */
   hash?: string;
-  analysis?: FileAnalysis;
+  analysis?: StoredAnalysis;
   /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
   dependencies?: Record<string, string>;
   /** The prefilter did not let it through: nothing to report, no facts. */
   skipped?: true;
+}
+
+/**
+ * An analysis as stored: facts that are one object for several rules (the four queue rules share
+ * one reading of the file) are written once, under the first rule; `sameFacts` names it for the others.
+ */
+interface StoredAnalysis extends FileAnalysis {
+  sameFacts?: Record<string, string>;
+}
+
+function packAnalysis(analysis: FileAnalysis): StoredAnalysis {
+  if (!analysis.facts) return analysis;
+  const owners = new Map<unknown, string>();
+  const facts: Record<string, unknown> = {};
+  let sameFacts: Record<string, string> | undefined;
+  for (const [rule, value] of Object.entries(analysis.facts)) {
+    const owner = owners.get(value);
+    if (owner === undefined) {
+      owners.set(value, rule);
+      facts[rule] = value;
+    } else (sameFacts ??= {})[rule] = owner;
+  }
+  return sameFacts ? { ...analysis, facts, sameFacts } : analysis;
+}
+
+function unpackAnalysis(stored: StoredAnalysis): FileAnalysis {
+  if (!stored.sameFacts) return stored;
+  const { sameFacts, ...analysis } = stored;
+  const facts = { ...analysis.facts };
+  for (const [rule, owner] of Object.entries(sameFacts)) facts[rule] = facts[owner];
+  return { ...analysis, facts };
 }
 
 /** What a file's stat says, when it can be trusted to stand for its bytes; undefined when it cannot. */
@@ -197,7 +228,7 @@ export class AnalysisCache {
     if (!this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
     if (entry.skipped) return { skipped: true };
-    return entry.hash !== undefined && entry.analysis ? { hash: entry.hash, analysis: entry.analysis } : undefined;
+    return entry.hash !== undefined && entry.analysis ? { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) } : undefined;
   }
 
   get(file: string, contentHash: string, stat?: string): FileAnalysis | undefined {
@@ -209,11 +240,12 @@ export class AnalysisCache {
       else entry.stat = stat;
       this.changed = true;
     }
-    return entry.analysis;
+    return unpackAnalysis(entry.analysis);
   }
 
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
-    const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis } : { stat, hash: contentHash, analysis };
+    const stored = packAnalysis(analysis);
+    const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
     if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
     this.entries[file] = entry;
     this.seen.add(file);

@@ -3,7 +3,7 @@
 // stay right when only some files changed (their facts are cached per file
 // and the project pass runs every time).
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -154,4 +154,22 @@ test('files unchanged by their stat are not read again: neither those analysed n
   const third = await scan(options);
   assert.equal(third.results.find((r) => r.filePath.endsWith('plain.ts'))!.messages.length, 1, 'the changed file was read and analysed');
   assert.deepEqual(shape(third.results), shape((await scan({ ...options, cache: false })).results));
+});
+
+test('facts the queue rules share are stored once, and a project served from the cache reports what a fresh scan does', async () => {
+  // The mixed project: a claim in TS, the rest in Python and SQL, decided across files.
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-cache-'));
+  cpSync(join(import.meta.dirname, '../../fixtures/projects/lease-mixed-bad'), dir, { recursive: true });
+  const location = join(dir, 'cache.json');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
+  const fresh = await scan({ ...options, cache: false });
+  assert.ok(fresh.errorCount > 0, 'the bad project has findings');
+  await scan(options);
+  const stored = JSON.parse(readFileSync(location, 'utf8')) as { entries: Record<string, { analysis?: { facts?: Record<string, unknown>; sameFacts?: Record<string, string> } }> };
+  const claim = stored.entries[join(dir, 'src/queue.ts')].analysis!;
+  assert.deepEqual(claim.sameFacts, { 'require-dead-sweep': 'require-claim-attempt-limit', 'require-fenced-finish': 'require-claim-attempt-limit', 'require-lease-heartbeat': 'require-claim-attempt-limit' });
+  assert.ok(!('require-lease-heartbeat' in claim.facts!), 'written once');
+  const cached = await scan(options);
+  assert.equal(cached.stats.cached, fresh.stats.parsed);
+  assert.deepEqual(shape(cached.results), shape(fresh.results));
 });

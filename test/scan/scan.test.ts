@@ -225,3 +225,10 @@ test('runEachWithin: one stuck task is not done, every other one is, and none ru
   assert.ok(started.filter((i) => i === 1).length <= 2, 'the stuck task ran at most twice');
   assert.deepEqual(runEachWithin(0, [() => 'a', () => 'b']), { results: [{ done: true, value: 'a' }, { done: true, value: 'b' }], interrupted: false });
 });
+
+test('a file whose facts are all empty lists lends none to the project pass; one with a claim does', async () => {
+  const dir = tree({ 'plain.sql': 'select 1;\n', 'claim.sql': "update jobs set status = 'running' where id = (select id from jobs where status = 'queued' for update skip locked limit 1) returning id;\n" });
+  const result = await scan({ paths: [dir], cwd: dir, keepFacts: true, concurrency: 'off' });
+  assert.equal(result.facts?.has(join(dir, 'plain.sql')), false);
+  assert.ok(result.facts?.get(join(dir, 'claim.sql'))?.['require-lease-heartbeat'], 'the claim is a fact of the queue rules');
+});
