@@ -95,17 +95,20 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
     }
     return false;
   };
+  // `dir` is absolute and normalized, and a name has no separator: joined without path.join's
+  // normalizing, which cost a tenth of a cached scan.
+  const base = dir.endsWith(sep) ? dir : `${dir}${sep}`;
   for (const entry of entries) {
     const name = entry.name;
     if (entry.isDirectory()) {
       if (ALWAYS_IGNORED_NAMES.has(name) || ignored(name, true)) continue;
-      walk(join(dir, name), `${rel}${name}/`, here.map((l) => ({ ...l, prefix: `${l.prefix}${name}/` })), state);
+      walk(`${base}${name}`, `${rel}${name}/`, here.map((l) => ({ ...l, prefix: `${l.prefix}${name}/` })), state);
     } else if (entry.isFile()) {
       const dot = name.lastIndexOf('.');
       if (dot < 0 || !state.extensions.has(name.slice(dot).toLowerCase())) continue;
       if (ignored(name, false)) continue;
       if (state.extra?.(`${rel}${name}`)) continue;
-      state.files.add(join(dir, name));
+      state.files.add(`${base}${name}`);
     }
   }
 }
