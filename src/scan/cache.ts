@@ -20,7 +20,7 @@ import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 
 /** Bumped when the cache file's shape changes. */
-const FORMAT = 3;
+const FORMAT = 4;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
@@ -28,19 +28,23 @@ export const CACHE_FILE = 'cache.json';
 interface CacheFile {
   format: number;
   key: string;
+  /** Files the prefilter let through: their analysis. */
   entries: Record<string, CacheEntry>;
+  /**
+   * Files the prefilter did not let through (nothing to report, no facts), by their stat: most files
+   * of a codebase, so one string each rather than an object.
+   */
+  skipped: Record<string, string>;
 }
 
 interface CacheEntry {
   /** size:mtimeNs:inode when the file was last read, if it was old enough to trust. */
   stat?: string;
-  /** The prefilter let it through: its content hash (+ context) and analysis. */
-  hash?: string;
-  analysis?: StoredAnalysis;
+  /** The content hash (+ context). */
+  hash: string;
+  analysis: StoredAnalysis;
   /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
   dependencies?: Record<string, string>;
-  /** The prefilter did not let it through: nothing to report, no facts. */
-  skipped?: true;
 }
 
 /**
@@ -192,8 +196,13 @@ export function toolFingerprint(): string {
   return fingerprint;
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 export class AnalysisCache {
   private entries: Record<string, CacheEntry> = {};
+  private skipped: Record<string, string> = {};
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
@@ -213,27 +222,31 @@ export class AnalysisCache {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.discarded = `unreadable (${(error as Error).message})`;
       return;
     }
-    if (stored?.format !== FORMAT || stored.key !== this.key || typeof stored.entries !== 'object' || stored.entries === null) {
+    if (stored?.format !== FORMAT || stored.key !== this.key || !isRecord(stored.entries) || !isRecord(stored.skipped)) {
       this.discarded = 'made by another version or config';
       this.changed = true;
       return;
     }
     this.entries = stored.entries;
+    this.skipped = stored.skipped;
   }
 
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
   byStat(file: string, stat: string | undefined): { skipped: true } | { hash: string; analysis: FileAnalysis } | undefined {
+    if (stat === undefined) return undefined;
+    if (this.skipped[file] === stat) {
+      this.seen.add(file);
+      return { skipped: true };
+    }
     const entry = this.entries[file];
-    if (stat === undefined || entry?.stat !== stat) return undefined;
-    if (!this.dependenciesUnchanged(entry)) return undefined;
+    if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
-    if (entry.skipped) return { skipped: true };
-    return entry.hash !== undefined && entry.analysis ? { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) } : undefined;
+    return { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) };
   }
 
   get(file: string, contentHash: string, stat?: string): FileAnalysis | undefined {
     const entry = this.entries[file];
-    if (entry?.hash !== contentHash || !entry.analysis || !this.dependenciesUnchanged(entry)) return undefined;
+    if (entry?.hash !== contentHash || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
     if (entry.stat !== stat) {
       if (stat === undefined) delete entry.stat;
@@ -248,6 +261,7 @@ export class AnalysisCache {
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
     if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
     this.entries[file] = entry;
+    delete this.skipped[file];
     this.seen.add(file);
     this.changed = true;
   }
@@ -276,33 +290,36 @@ export class AnalysisCache {
   /** The prefilter let nothing of this file through: remembered by its stat, when there is one to trust. */
   skip(file: string, stat: string | undefined): void {
     if (stat === undefined) return this.drop(file);
-    const entry = this.entries[file];
     this.seen.add(file);
-    if (entry?.skipped && entry.stat === stat) return;
-    this.entries[file] = { stat, skipped: true };
+    if (this.skipped[file] === stat) return;
+    this.skipped[file] = stat;
+    delete this.entries[file];
     this.changed = true;
   }
 
   /** The file was scanned and needs no entry (it no longer passes the prefilter, or could not be analysed). */
   drop(file: string): void {
-    if (file in this.entries) {
+    if (file in this.entries || file in this.skipped) {
       delete this.entries[file];
+      delete this.skipped[file];
       this.changed = true;
     }
   }
 
   /** Writes the cache (atomically); entries of files this scan did not see stay while the file exists. */
   save(): void {
-    for (const file of Object.keys(this.entries)) {
-      if (!this.seen.has(file) && !existsSync(file)) {
-        delete this.entries[file];
-        this.changed = true;
+    for (const entries of [this.entries, this.skipped]) {
+      for (const file of Object.keys(entries)) {
+        if (!this.seen.has(file) && !existsSync(file)) {
+          delete entries[file];
+          this.changed = true;
+        }
       }
     }
     if (!this.changed) return;
     mkdirSync(dirname(this.file), { recursive: true });
     const temporary = `${this.file}.${process.pid}.tmp`;
-    const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries };
+    const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries, skipped: this.skipped };
     writeFileSync(temporary, JSON.stringify(body));
     renameSync(temporary, this.file);
     this.changed = false;
