@@ -58,7 +58,10 @@ export function runProjectRules(
   results: FileResult[],
   unitOf: UnitOf = oneUnit,
 ): void {
-  const byPath = new Map(results.map((r) => [r.filePath, r]));
+  // A rule reports on the files it has facts of: most results (files without facts) are not looked at.
+  const byPath = new Map<string, FileResult>();
+  for (const result of results) if (factsByFile.has(result.filePath)) byPath.set(result.filePath, result);
+  const touched = new Set<FileResult>();
   const units = new Map<string, { file: string; facts: ProjectFacts; defaultSchema?: string }[]>();
   for (const [file, facts] of factsByFile) {
     const unit = unitOf(file);
@@ -97,13 +100,19 @@ export function runProjectRules(
         });
       } catch (error) {
         const first = files.map((f) => byPath.get(f.file)).find((r) => r !== undefined);
-        first?.messages.push(internalError(rule.id, `in the cross-file pass over ${root ? `the project unit ${displayPath(root)}` : 'the project'}`, error));
+        if (first) {
+          first.messages.push(internalError(rule.id, `in the cross-file pass over ${root ? `the project unit ${displayPath(root)}` : 'the project'}`, error));
+          touched.add(first);
+        }
         continue;
       }
-      for (const { result, finding } of found) result.messages.push(finding);
+      for (const { result, finding } of found) {
+        result.messages.push(finding);
+        touched.add(result);
+      }
     }
   }
-  for (const result of results) {
+  for (const result of touched) {
     sortFindings(result.messages);
     countSeverities(result);
   }
