@@ -14,6 +14,7 @@
 import { hash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../package-root.ts';
 import { VERSION } from '../version.ts';
 import type { Language } from '../model/index.ts';
@@ -174,8 +175,10 @@ let fingerprint: string | undefined;
 export function toolFingerprint(): string {
   if (fingerprint) return fingerprint;
   const root = packageRoot();
-  const fromSource = import.meta.url.endsWith('.ts');
-  const folders = fromSource ? ['src', 'rules'] : ['dist/src', 'dist/rules'];
+  // The code this process runs: the sources under tsx, the CLI's bundle (dist/cli, built from
+  // dist/src and holding all of it the CLI runs), or the compiled modules the library API loads.
+  const here = fileURLToPath(import.meta.url);
+  const folders = here.endsWith('.ts') ? ['src', 'rules'] : here.startsWith(join(root, 'dist', 'cli')) ? ['dist/cli'] : ['dist/src', 'dist/rules'];
   const parts: string[] = [VERSION];
   const walk = (dir: string) => {
     let names: string[];

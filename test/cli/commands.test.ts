@@ -2,11 +2,15 @@
 // progress line a person sees on a terminal.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
 import { rules } from '../../rules/index.ts';
 import { createProgress } from '../../src/cli/progress.ts';
+import { activeRules } from '../../src/engine/rule-config.ts';
+import { analysisConfig, type FileAnalysis } from '../../src/scan/analysis.ts';
+import type { WorkerTask } from '../../src/scan/worker.ts';
 import { CHILD_TIMEOUT_MS, repoRoot, runCli } from '../helpers/cli.ts';
 import { parseJson, project } from './project.ts';
 
@@ -146,4 +150,15 @@ test('on a terminal, stylish scans show the progress line on stderr; json, sarif
   const piped = runCli(['scan', '.'], { cwd: dir, env: { PGQ_AUDIT_PROGRESS_DELAY_MS: '0' } });
   assert.equal(piped.stderr, '');
   assert.ok(existsSync(join(dir, 'db/a.sql')));
+});
+
+test('the bundled CLI carries its worker next to the code that starts it, and that worker analyses a batch', async () => {
+  // The pool starts new URL('./worker.js', <its own module>): in the bundle, every chunk is in dist/cli.
+  const bundle = join(repoRoot, 'dist/cli');
+  const pool = readdirSync(bundle).filter((name) => readFileSync(join(bundle, name), 'utf8').includes('"./worker.js"'));
+  assert.ok(pool.length > 0, 'a chunk of dist/cli starts ./worker.js');
+  const { default: runTask } = (await import(pathToFileURL(join(bundle, 'worker.js')).href)) as { default: (task: WorkerTask) => FileAnalysis[] };
+  const config = analysisConfig(activeRules(), rules);
+  const [analysis] = runTask({ kind: 'analyze', files: [{ file: '/tmp/leak.sql', text: "select set_config('app.tenant', $1, false);\n" }], config });
+  assert.deepEqual(analysis.messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
 });
