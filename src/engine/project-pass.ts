@@ -46,22 +46,26 @@ export function collectProjectFacts(model: FileModel, active: readonly ActiveRul
   return facts;
 }
 
+/** The findings the project pass adds, by file. JSON-serializable (the cache keeps them). */
+export type ProjectFindings = Record<string, Finding[]>;
+
 /**
  * Runs every project rule once per unit and adds its findings to the results
- * (in place). A rule that throws on a unit loses its findings for that unit
- * and leaves one internal-error message on the unit's first reported file;
- * every other rule and unit is still decided.
+ * (in place); returns what it added. A rule that throws on a unit loses its
+ * findings for that unit and leaves one internal-error message on the unit's
+ * first reported file; every other rule and unit is still decided.
  */
 export function runProjectRules(
   active: readonly ActiveRule[],
   factsByFile: ReadonlyMap<string, ProjectFacts>,
   results: FileResult[],
   unitOf: UnitOf = oneUnit,
-): void {
+): ProjectFindings {
   // A rule reports on the files it has facts of: most results (files without facts) are not looked at.
-  const byPath = new Map<string, FileResult>();
-  for (const result of results) if (factsByFile.has(result.filePath)) byPath.set(result.filePath, result);
-  const touched = new Set<FileResult>();
+  const reported = new Set<string>();
+  for (const result of results) if (factsByFile.has(result.filePath)) reported.add(result.filePath);
+  const added: ProjectFindings = {};
+  const add = (file: string, finding: Finding) => (added[file] ??= []).push(finding);
   const units = new Map<string, { file: string; facts: ProjectFacts; defaultSchema?: string }[]>();
   for (const [file, facts] of factsByFile) {
     const unit = unitOf(file);
@@ -77,16 +81,15 @@ export function runProjectRules(
     for (const [root, unitFiles] of ordered) {
       const files = unitFiles.filter((f) => rule.id in f.facts).map((f) => ({ ...f, facts: f.facts[rule.id] }));
       if (files.length === 0) continue;
-      const found: { result: FileResult; finding: Finding }[] = [];
+      const found: { file: string; finding: Finding }[] = [];
       try {
         rule.checkProject({
           files,
           options,
           report(report) {
-            const result = byPath.get(report.file);
-            if (!result) return; // a file outside the scanned selection: it only lent facts
+            if (!reported.has(report.file)) return; // a file outside the scanned selection: it only lent facts
             found.push({
-              result,
+              file: report.file,
               finding: {
                 ruleId: rule.id,
                 severity,
@@ -99,20 +102,25 @@ export function runProjectRules(
           },
         });
       } catch (error) {
-        const first = files.map((f) => byPath.get(f.file)).find((r) => r !== undefined);
-        if (first) {
-          first.messages.push(internalError(rule.id, `in the cross-file pass over ${root ? `the project unit ${displayPath(root)}` : 'the project'}`, error));
-          touched.add(first);
-        }
+        const first = files.find((f) => reported.has(f.file));
+        if (first) add(first.file, internalError(rule.id, `in the cross-file pass over ${root ? `the project unit ${displayPath(root)}` : 'the project'}`, error));
         continue;
       }
-      for (const { result, finding } of found) {
-        result.messages.push(finding);
-        touched.add(result);
-      }
+      for (const { file, finding } of found) add(file, finding);
     }
   }
-  for (const result of touched) {
+  addProjectFindings(results, added);
+  return added;
+}
+
+/** Adds findings of the project pass to their files' results (copies: the cache may hold the originals), sorted and counted. */
+export function addProjectFindings(results: FileResult[], findings: ProjectFindings): void {
+  const files = Object.keys(findings);
+  if (files.length === 0) return;
+  const wanted = new Set(files);
+  for (const result of results) {
+    if (!wanted.has(result.filePath)) continue;
+    for (const finding of findings[result.filePath]) result.messages.push({ ...finding });
     sortFindings(result.messages);
     countSeverities(result);
   }

@@ -17,6 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../package-root.ts';
 import { VERSION } from '../version.ts';
+import type { ProjectFindings } from '../engine/project-pass.ts';
 import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 
@@ -36,6 +37,8 @@ interface CacheFile {
    * of a codebase, so one string each rather than an object.
    */
   skipped: Record<string, string>;
+  /** The findings of the last project pass, and the key of what it decided over. */
+  project?: { key: string; findings: ProjectFindings };
 }
 
 interface CacheEntry {
@@ -206,6 +209,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export class AnalysisCache {
   private entries: Record<string, CacheEntry> = {};
   private skipped: Record<string, string> = {};
+  private project: CacheFile['project'];
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
@@ -232,6 +236,7 @@ export class AnalysisCache {
     }
     this.entries = stored.entries;
     this.skipped = stored.skipped;
+    this.project = stored.project;
   }
 
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
@@ -290,6 +295,27 @@ export class AnalysisCache {
     return true;
   }
 
+  /**
+   * What fixes the facts of a file this scan analysed or took from the cache: its content key and the
+   * hashes of the files its analysis read. Undefined for a file without an entry of this scan.
+   */
+  analysisKey(file: string): string | undefined {
+    const entry = this.entries[file];
+    if (!entry || !this.seen.has(file)) return undefined;
+    return entry.dependencies ? `${entry.hash}\t${JSON.stringify(entry.dependencies)}` : entry.hash;
+  }
+
+  /** The findings of a project pass over the facts `key` names, when the last scan made that same pass. */
+  projectFindings(key: string): ProjectFindings | undefined {
+    return this.project?.key === key ? this.project.findings : undefined;
+  }
+
+  rememberProject(key: string, findings: ProjectFindings): void {
+    if (this.project?.key === key) return;
+    this.project = { key, findings };
+    this.changed = true;
+  }
+
   /** The prefilter let nothing of this file through: remembered by its stat, when there is one to trust. */
   skip(file: string, stat: string | undefined): void {
     if (stat === undefined) return this.drop(file);
@@ -323,6 +349,7 @@ export class AnalysisCache {
     mkdirSync(dirname(this.file), { recursive: true });
     const temporary = `${this.file}.${process.pid}.tmp`;
     const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries, skipped: this.skipped };
+    if (this.project) body.project = this.project;
     writeFileSync(temporary, JSON.stringify(body));
     renameSync(temporary, this.file);
     this.changed = false;

@@ -9,12 +9,13 @@
 // has read everything; a per-file time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
+import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rules as allRules } from '../../rules/index.ts';
 import { UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
-import { runProjectRules, type ProjectFacts } from '../engine/project-pass.ts';
+import { addProjectFindings, runProjectRules, type ProjectFacts, type UnitOf } from '../engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../engine/rule-config.ts';
 import { languageOf, LANGUAGES, supportedExtensions } from '../languages/extensions.ts';
 import type { Severity } from '../model/index.ts';
@@ -266,7 +267,15 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   }
   // Cross-file rules decide per project unit: a parent folder's scan gives each unit what it gets alone.
   const units = new UnitResolver({ config: options.unitConfig, cwd });
-  runProjectRules(active, projectFacts, results, (file) => units.unitOf(file));
+  const unitOf = (file: string) => units.unitOf(file);
+  // With --cache, a project pass over the very facts of the last one is not run again.
+  const passKey = cache ? projectPassKey(cache, projectFacts, reported, unitOf) : undefined;
+  const remembered = passKey ? cache!.projectFindings(passKey) : undefined;
+  if (remembered) addProjectFindings(results, remembered);
+  else {
+    const added = runProjectRules(active, projectFacts, results, unitOf);
+    if (passKey) cache!.rememberProject(passKey, added);
+  }
   const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;
   for (const result of results) {
     applySuppressions(result, directives.get(result.filePath), active, { unused });
@@ -288,6 +297,23 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     stats,
     ...(options.keepFacts ? { facts: projectFacts } : {}),
   };
+}
+
+/**
+ * What a project pass decides over, as one hash: each file that lends facts, by what fixes its facts
+ * (its content key, and the files its analysis read; the config is in the cache's own key), whether
+ * it is reported, and its unit; and the folder messages name other files from. Undefined when a
+ * file's facts are not fixed by its entry (it has none this scan).
+ */
+function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, ProjectFacts>, reported: ReadonlySet<string>, unitOf: UnitOf): string | undefined {
+  const lines = [process.cwd()];
+  for (const file of facts.keys()) {
+    const key = cache.analysisKey(file);
+    if (key === undefined) return undefined;
+    const unit = unitOf(file);
+    lines.push(`${file}\t${key}\t${reported.has(file) ? 1 : 0}\t${unit.root}\t${unit.defaultSchema ?? ''}`);
+  }
+  return hash('sha1', lines.join('\n'));
 }
 
 function fileResult(filePath: string, messages: Finding[], source?: string): FileResult {

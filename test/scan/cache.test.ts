@@ -173,3 +173,44 @@ test('facts the queue rules share are stored once, and a project served from the
   assert.equal(cached.stats.cached, fresh.stats.parsed);
   assert.deepEqual(shape(cached.results), shape(fresh.results));
 });
+
+test('the project pass is not run again over the same facts; a changed file, or a changed module a file imports, runs it again', async (t) => {
+  let passes = 0;
+  const counting = defineRule<Record<string, never>, { seen: true }>({
+    id: 'test-counts-project-passes',
+    description: 'Count project passes (test rule)',
+    messages: { never: 'never reported' },
+    defaultSeverity: 'error',
+    recommended: false,
+    languages: ['typescript'],
+    schema: { type: 'object', properties: {}, additionalProperties: false },
+    defaultOptions: {},
+    triggers: ['pool'],
+    check() {},
+    collect: () => ({ seen: true }),
+    checkProject() {
+      passes++;
+    },
+  });
+  rules.push(counting);
+  t.after(() => void rules.splice(rules.indexOf(counting), 1));
+  // run.ts reads the pool module it imports from outside the scanned folder: that module is one of its dependencies.
+  const dir = tree({
+    'lib/db.ts': "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 5 });\n",
+    'jobs/run.ts': "import { pool } from '../lib/db.ts';\nexport const run = (t: string) => pool.query('select $1', [t]);\n",
+  });
+  const only = { 'test-counts-project-passes': 'error' as const, ...Object.fromEntries(rules.filter((r) => r !== counting).map((r) => [r.id, 'off' as const])) };
+  const options: ScanOptions = { paths: [join(dir, 'jobs')], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off', rules: only };
+  await scan(options);
+  assert.equal(passes, 1);
+  await scan(options);
+  assert.equal(passes, 1, 'the same facts: the last pass is remembered');
+  writeFileSync(join(dir, 'lib/db.ts'), "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 9 });\n");
+  await scan(options);
+  assert.equal(passes, 2, 'a module run.ts imports changed');
+  writeFileSync(join(dir, 'jobs/run.ts'), "import { pool } from '../lib/db.ts';\nexport const run = (t: string) => pool.query('select $1, 1', [t]);\n");
+  await scan(options);
+  assert.equal(passes, 3, 'run.ts changed');
+  await scan({ ...options, paths: [join(dir, 'jobs/run.ts')] });
+  assert.equal(passes, 3, 'the same file named directly: the same pass');
+});
