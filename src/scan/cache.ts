@@ -11,6 +11,7 @@
 // cross-file rules collected, and suppression comments. Cross-file rules and
 // suppressions run on every scan over cached and fresh facts alike, so a
 // project-wide finding is right when only some files changed.
+import { isAscii } from 'node:buffer';
 import { hash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -202,6 +203,19 @@ export function toolFingerprint(): string {
   return fingerprint;
 }
 
+/**
+ * JSON with every non-ASCII character escaped (é as \u00e9): the same value, in a file that reads
+ * back as latin1, a plain copy, where decoding UTF-8 took 10 ms of a cached scan at 20,000 files.
+ */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+function readAsciiOrUtf8(file: string): string {
+  const bytes = readFileSync(file);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -224,7 +238,7 @@ export class AnalysisCache {
     this.key = hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
     let stored: CacheFile | undefined;
     try {
-      stored = JSON.parse(readFileSync(file, 'utf8')) as CacheFile;
+      stored = JSON.parse(readAsciiOrUtf8(file)) as CacheFile;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.discarded = `unreadable (${(error as Error).message})`;
       return;
@@ -350,7 +364,7 @@ export class AnalysisCache {
     const temporary = `${this.file}.${process.pid}.tmp`;
     const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries, skipped: this.skipped };
     if (this.project) body.project = this.project;
-    writeFileSync(temporary, JSON.stringify(body));
+    writeFileSync(temporary, asciiJson(body));
     renameSync(temporary, this.file);
     this.changed = false;
   }

@@ -3,6 +3,7 @@
 // stay right when only some files changed (their facts are cached per file
 // and the project pass runs every time).
 import assert from 'node:assert/strict';
+import { isAscii } from 'node:buffer';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -213,4 +214,18 @@ test('the project pass is not run again over the same facts; a changed file, or 
   assert.equal(passes, 3, 'run.ts changed');
   await scan({ ...options, paths: [join(dir, 'jobs/run.ts')] });
   assert.equal(passes, 3, 'the same file named directly: the same pass');
+});
+
+test('the cache file is ASCII, and paths and messages beyond ASCII come back from it unchanged', async () => {
+  const dir = tree({ 'déjà/tâche.sql': session, 'naïve.sql': 'BEGIN;\nDISCARD ALL;\nCOMMIT;\n' });
+  const location = join(dir, 'cache.json');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
+  const fresh = await scan({ ...options, cache: false });
+  await scan(options);
+  assert.ok(isAscii(readFileSync(location)), 'escaped');
+  assert.ok(readFileSync(location, 'latin1').includes('d\\u00e9j\\u00e0'), 'the path is escaped, not dropped');
+  const cached = await scan(options);
+  assert.equal(cached.stats.cached, 2);
+  assert.deepEqual(shape(cached.results), shape(fresh.results));
+  assert.ok(cached.results.some((r) => r.filePath.endsWith(join('déjà', 'tâche.sql')) && r.messages.length === 1));
 });
