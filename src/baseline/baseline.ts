@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { countSeverities, type FileResult } from '../engine/findings.ts';
+import { sourceOf } from '../report/source.ts';
 import { UsageError } from '../scan/discover.ts';
 import { fingerprints } from './fingerprint.ts';
 
@@ -115,13 +116,4 @@ export function compareWithBaseline(results: readonly FileResult[], baseline: Ba
 
 function keyOf(file: string, base: string): string {
   return relative(base, file).split(sep).join('/');
-}
-
-function sourceOf(result: FileResult): string | undefined {
-  if (result.source !== undefined) return result.source;
-  try {
-    return readFileSync(result.filePath, 'utf8');
-  } catch {
-    return undefined;
-  }
 }

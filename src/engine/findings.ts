@@ -42,7 +42,7 @@ export interface FileResult {
   messages: Finding[];
   errorCount: number;
   warningCount: number;
-  /** The text, kept for code frames in stylish output. */
+  /** The text, where the scan read it; reports that show it read it otherwise (src/report/source.ts). */
   source?: string;
 }
 

@@ -10,6 +10,7 @@ import type { DatabaseObject, FileResult, Finding } from '../engine/findings.ts'
 import { fingerprints } from '../baseline/fingerprint.ts';
 import { VERSION } from '../version.ts';
 import { allRuleInfo, docPage, docsUrl, fullDescription, informationUri } from './rule-docs.ts';
+import { sourceOf } from './source.ts';
 
 export interface SarifContext {
   /** The repository root: locations are relative to it. */
@@ -38,7 +39,7 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
   const notifications: Sarif.Notification[] = [];
   for (const result of results) {
     const artifactLocation = result.object ? objectArtifact(result.object) : artifact(result.filePath, context.root);
-    const prints = fingerprints(result.messages, result.source);
+    const prints = fingerprints(result.messages, sourceOf(result));
     result.messages.forEach((finding, i) => {
       const location: Sarif.Location = { physicalLocation: { artifactLocation, region: region(finding) } };
       if (result.object) location.logicalLocations = [logicalLocation(result.object)];

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { relative } from 'node:path';
 import { styleText } from 'node:util';
 import type { FileResult } from '../engine/findings.ts';
+import { sourceOf } from './source.ts';
 
 type CodeFrame = typeof import('@babel/code-frame');
 
@@ -28,6 +29,7 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
     const name = result.object ? result.object.display : relative(options.cwd, result.filePath) || result.filePath;
     out.push('', paint('underline', name));
     const width = Math.max(...result.messages.map((m) => `${m.line}:${m.column}`.length));
+    let text: string | undefined;
     for (const m of result.messages) {
       if (m.severity === 2) errors++;
       else warnings++;
@@ -35,9 +37,10 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
       const severity = m.severity === 2 ? paint('red', 'error') : paint('yellow', 'warning');
       const rule = m.ruleId ? paint('dim', `pgq/${m.ruleId}`) : '';
       out.push(`  ${paint('dim', where)}  ${severity.padEnd(options.color ? 0 : 7)}  ${m.message}  ${rule}`.trimEnd());
-      if (options.codeFrames && result.source !== undefined && !m.fatal) {
+      const source = options.codeFrames && !m.fatal ? (text ??= sourceOf(result)) : undefined;
+      if (source !== undefined) {
         const frame = codeFrameColumns(
-          result.source,
+          source,
           { start: { line: m.line, column: m.column }, end: { line: m.endLine, column: m.endColumn } },
           { highlightCode: options.color, linesAbove: 1, linesBelow: 1 },
         );

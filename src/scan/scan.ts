@@ -200,9 +200,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (known && language && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
-        // The text is needed only for the code frames of what is reported.
-        const text = known.analysis.messages.length > 0 ? readText(file) : undefined;
-        finish(index, outcomeOf(file, text, known.analysis));
+        // Not read: a report that shows the text reads it (src/report/source.ts).
+        finish(index, outcomeOf(file, undefined, known.analysis));
         continue;
       }
       let bytes: Buffer;
@@ -320,14 +319,6 @@ function fileResult(filePath: string, messages: Finding[], source?: string): Fil
   const result: FileResult = countSeverities({ filePath, messages, errorCount: 0, warningCount: 0 });
   if (source !== undefined) result.source = source;
   return result;
-}
-
-function readText(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return undefined;
-  }
 }
 
 function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {

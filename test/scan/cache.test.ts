@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { rules } from '../../rules/index.ts';
 import type { FileResult } from '../../src/engine/findings.ts';
 import { defineRule, statementsOf } from '../../src/model/index.ts';
+import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
@@ -228,4 +229,16 @@ test('the cache file is ASCII, and paths and messages beyond ASCII come back fro
   assert.equal(cached.stats.cached, 2);
   assert.deepEqual(shape(cached.results), shape(fresh.results));
   assert.ok(cached.results.some((r) => r.filePath.endsWith(join('déjà', 'tâche.sql')) && r.messages.length === 1));
+});
+
+test('a file served from the cache is not read for its text: a report that shows it reads it then', async () => {
+  const dir = tree({ 'bad.sql': session });
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  utimesSync(join(dir, 'bad.sql'), hourAgo, hourAgo);
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off' };
+  await scan(options);
+  const cached = await scan(options);
+  assert.equal(cached.stats.bytes, 0, 'nothing read');
+  assert.equal(cached.results[0].source, undefined);
+  assert.match(formatStylish(cached.results, { color: false, codeFrames: true, cwd: dir }), /> 1 \| select set_config\('app.tenant', \$1, false\);/);
 });
