@@ -8,9 +8,11 @@
 // could keep size and mtime): it is read and hashed until it is older.
 //
 // What is cached is the per-file part: findings of per-file rules, the facts
-// cross-file rules collected, and suppression comments. Cross-file rules and
-// suppressions run on every scan over cached and fresh facts alike, so a
-// project-wide finding is right when only some files changed.
+// cross-file rules collected, and suppression comments. Cross-file rules run
+// over cached and fresh facts alike, so a project-wide finding is right when
+// only some files changed; only a pass over exactly the facts of the last one
+// is taken from the cache (scan.ts, projectPassKey). Suppressions apply on
+// every scan.
 import { isAscii } from 'node:buffer';
 import { hash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
