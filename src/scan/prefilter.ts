@@ -45,6 +45,8 @@ export interface Prefilter {
 export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
   const triggers = new Map<Language, Trigger[] | 'all'>();
+  /** Which rule declared each regex trigger, to name it if the trigger does not compile. */
+  const declaredBy = new Map<string, string>();
   for (const { rule } of active) {
     for (const language of rule.languages) {
       const known = triggers.get(language) ?? [];
@@ -56,6 +58,7 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
       }
       for (const trigger of rule.triggers) {
         checkTrigger(rule.id, trigger);
+        if (typeof trigger !== 'string' && !declaredBy.has(String(trigger))) declaredBy.set(String(trigger), rule.id);
         const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
         if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);
       }
@@ -71,7 +74,7 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
     if (pattern === undefined) {
       const words = triggers.get(language);
       // No active rule reads this language: only suppression comments can matter.
-      pattern = words === 'all' ? 'all' : triggerPattern([...(words ?? []), DIRECTIVE_TRIGGER]);
+      pattern = words === 'all' ? 'all' : compileTriggers([...(words ?? []), DIRECTIVE_TRIGGER], declaredBy);
       patterns.set(language, pattern);
     }
     return pattern;
@@ -85,10 +88,33 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
   return prefilter;
 }
 
+/**
+ * The matcher of one language's triggers. A regex trigger the matcher cannot take (a lookahead, a
+ * word boundary) is found here, when the first file of the language is read, not when the prefilter
+ * is built: a scan served from the cache compiles nothing. The error names the rule.
+ */
+function compileTriggers(triggers: readonly Trigger[], declaredBy: ReadonlyMap<string, string>): TextMatcher {
+  try {
+    return triggerPattern(triggers);
+  } catch (error) {
+    if (!(error instanceof TriggerSyntaxError)) throw error;
+    for (const trigger of triggers) {
+      if (typeof trigger === 'string') continue;
+      try {
+        compileMatcher([{ source: trigger.source, flags: 'i' }]);
+      } catch (own) {
+        if (own instanceof TriggerSyntaxError) throw new Error(`pgq-audit: rule ${declaredBy.get(String(trigger)) ?? '(unknown)'}: trigger ${trigger}: ${own.message}`);
+        throw own;
+      }
+    }
+    throw error;
+  }
+}
+
 /** Triggers checked already: several rules share one, and each scan builds a prefilter. */
 const checked = new Set<string>();
 
-/** Rejects triggers that would match everything or break the one combined regex. */
+/** Rejects triggers that would match everything or break the one combined regex, as far as that shows without compiling them. */
 function checkTrigger(ruleId: string, trigger: Trigger): void {
   const key = typeof trigger === 'string' ? `'${trigger}` : String(trigger);
   if (checked.has(key)) return;
@@ -106,12 +132,6 @@ function checkNewTrigger(ruleId: string, trigger: Trigger): void {
   if (trigger.flags.replace('i', '') !== '') throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} may have no flag but i`);
   if (/\\[1-9k]/.test(trigger.source)) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} uses a backreference`);
   if (trigger.test('')) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger} matches the empty text`);
-  try {
-    compileMatcher([{ source: trigger.source, flags: 'i' }]);
-  } catch (error) {
-    if (error instanceof TriggerSyntaxError) throw new Error(`pgq-audit: rule ${ruleId}: trigger ${trigger}: ${error.message}`);
-    throw error;
-  }
 }
 
 /** Whitespace in source text, or a whitespace escape inside a string literal. */

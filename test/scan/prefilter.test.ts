@@ -53,6 +53,9 @@ test('regex triggers join the one pattern; flags other than i, backreferences an
   assert.throws(() => buildPrefilter([rule(/x/g)]), /no flag but i/);
   assert.throws(() => buildPrefilter([rule(/(a)\1/)]), /backreference/);
   assert.throws(() => buildPrefilter([rule(/x*/)]), /empty text/);
+  // What the matcher cannot take is found when the language's matcher is compiled, on its first file.
+  const boundary = buildPrefilter([rule(/\bjob/)]);
+  assert.throws(() => boundary('cur.execute("select 1")', 'python'), /rule test-regex: trigger \/\\bjob\/: /);
 });
 
 test('the prefilter reads only the triggers of rules for the file’s language, plus suppression comments', () => {
@@ -83,8 +86,9 @@ test('every rule declares lowercase-insensitive, non-empty triggers', () => {
       if (typeof trigger === 'string') assert.ok(trigger.trim().length >= 3, `${rule.id}: trigger '${trigger}' is too short to filter anything`);
     }
   }
-  // Every trigger compiles into the one linear matcher (a word boundary, for one, does not).
-  assert.doesNotThrow(() => buildPrefilter(rules.map((rule) => ({ rule, severity: 2 as const, options: {} }))));
+  // Every trigger compiles into the one linear matcher of its languages (a word boundary, for one, does not).
+  const all = buildPrefilter(rules.map((rule) => ({ rule, severity: 2 as const, options: {} })));
+  for (const language of new Set(rules.flatMap((rule) => rule.languages))) assert.doesNotThrow(() => all('', language), language);
 });
 
 test('the prefilter never drops a finding: every fixture folder with and without it, in-process and on workers', async () => {
