@@ -125,10 +125,18 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
     notes.push(`pgq-audit: no files to scan${changedSince !== undefined ? ` changed since ${changedSince}` : ''}${shard ? ` in shard ${shard.index}/${shard.count}` : ''}.`);
   }
 
-  const root = repositoryRoot(io.cwd) ?? io.cwd;
   const color = io.isTTY && values['output-file'] === undefined && !(io.env ?? {}).NO_COLOR;
   const codeFrames = io.isTTY && values['output-file'] === undefined && !values['no-code-frame'];
-  const output = format(results, { cwd: io.cwd, root, color, codeFrames });
+  // The repository root costs a git process: asked only by the formats that use it (SARIF, github).
+  let root: string | undefined;
+  const output = format(results, {
+    cwd: io.cwd,
+    get root() {
+      return (root ??= repositoryRoot(io.cwd) ?? io.cwd);
+    },
+    color,
+    codeFrames,
+  });
   writeReport(output, values['output-file'], io);
   for (const note of notes) io.stderr(`${note}\n`);
 
