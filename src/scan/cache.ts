@@ -218,6 +218,9 @@ function readAsciiOrUtf8(file: string): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
+/** What byStat answers for an unchanged file the prefilter left out. */
+export const SKIPPED: unique symbol = Symbol('skipped');
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -256,11 +259,11 @@ export class AnalysisCache {
   }
 
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
-  byStat(file: string, stat: string | undefined): { skipped: true } | { hash: string; analysis: FileAnalysis } | undefined {
+  byStat(file: string, stat: string | undefined): typeof SKIPPED | { hash: string; analysis: FileAnalysis } | undefined {
     if (stat === undefined) return undefined;
     if (this.skipped[file] === stat) {
       this.seen.add(file);
-      return { skipped: true };
+      return SKIPPED;
     }
     const entry = this.entries[file];
     if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;

@@ -22,7 +22,7 @@ import type { Severity } from '../model/index.ts';
 import { applySuppressions, type FileDirectives } from '../suppressions/index.ts';
 import { analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } from './analysis.ts';
 import type { analyseWithin } from './analyze-file.ts';
-import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, statKey } from './cache.ts';
+import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, SKIPPED, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
@@ -182,21 +182,23 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const pending: Promise<void>[] = [];
   try {
     let slice = performance.now();
-    for (const [index, file] of read.entries()) {
+    // Most files of a cached scan take only the first few lines of this loop: they are kept lean.
+    for (let index = 0; index < read.length; index++) {
+      const file = read[index];
       // Reads are synchronous (the fastest way to read many small files); yield now and then so
       // worker results are taken in while the rest is read.
       if (performance.now() - slice > 20) {
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
-      const language = languageOf(file);
       // With --cache, an unchanged file (by its stat) is not read at all.
       const stat = cache ? statKey(file, startedAt) : undefined;
       const known = cache?.byStat(file, stat);
-      if (known && 'skipped' in known) {
-        finish(index, { result: fileResult(file, []) });
+      if (known === SKIPPED) {
+        finish(index, { result: emptyResult(file) });
         continue;
       }
+      const language = languageOf(file);
       if (known && language && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
@@ -218,7 +220,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (!language || !prefilter(bytes, language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
         cache?.skip(file, stat);
-        finish(index, { result: fileResult(file, []) });
+        finish(index, { result: emptyResult(file) });
         continue;
       }
       stats.parsed++;
@@ -313,6 +315,10 @@ function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, Project
     lines.push(`${file}\t${key}\t${reported.has(file) ? 1 : 0}\t${unit.root}\t${unit.defaultSchema ?? ''}`);
   }
   return hash('sha1', lines.join('\n'));
+}
+
+function emptyResult(filePath: string): FileResult {
+  return { filePath, messages: [], errorCount: 0, warningCount: 0 };
 }
 
 function fileResult(filePath: string, messages: Finding[], source?: string): FileResult {
