@@ -232,3 +232,12 @@ test('a file whose facts are all empty lists lends none to the project pass; one
   assert.equal(result.facts?.has(join(dir, 'plain.sql')), false);
   assert.ok(result.facts?.get(join(dir, 'claim.sql'))?.['require-lease-heartbeat'], 'the claim is a fact of the queue rules');
 });
+
+test('discovery lists files in the order a sort of their paths gives, once each, whatever the inputs', async () => {
+  const names = ['a.ts', 'a/x.ts', 'a-b/y.ts', 'a.b/z.ts', 'A.ts', 'ab.ts', 'a b.ts', 'é.ts', 'z/a.ts', 'a/b/c.ts', 'a/b.ts', 'a/b-c.ts', 'x.sql', 'x/y.sql', 'x-/y.sql'];
+  const dir = tree(Object.fromEntries(names.map((name) => [name, '-- x\n'])));
+  const expected = names.map((name) => join(dir, name)).sort();
+  assert.deepEqual(await discoverFiles([dir], { extensions: ['.ts', '.sql'] }), expected);
+  // Overlapping inputs, out of order: still sorted, each file once.
+  assert.deepEqual(await discoverFiles([join(dir, 'z'), dir, join(dir, 'a/x.ts'), join(dir, 'a')], { extensions: ['.ts', '.sql'] }), expected);
+});
