@@ -2,9 +2,10 @@
 // files from the project; --changed-since and --shard narrow the files that
 // are reported, while every file of the project still lends its facts to
 // cross-file rules (so a changed file is judged against the whole project).
-import { execFileSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, realpathSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { UsageError } from './discover.ts';
@@ -111,8 +112,12 @@ export function changedFiles(ref: string, cwd: string): Set<string> {
   return changed;
 }
 
+// Loaded when git is first run: most scans never run it, and the module costs 3 ms to load.
+let childProcess: typeof ChildProcess | undefined;
+
 function git(args: string[], cwd: string): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+  childProcess ??= createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
+  return childProcess.execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
 }
 
 /** git reports real paths; a scan may have reached the file through a symlinked folder. */
