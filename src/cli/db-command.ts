@@ -9,10 +9,9 @@ import { DatabaseError, DEFAULT_CONNECT_TIMEOUT, DEFAULT_STATEMENT_TIMEOUT, lint
 import { FORMAT_NAMES, formats } from '../report/index.ts';
 import { UsageError } from '../scan/discover.ts';
 import { performanceOptions } from '../scan/flags.ts';
-import { repositoryRoot } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, reportContext, writeReport } from './output.ts';
 
 export const DB_HELP = `Usage: pgq-audit db [url] [options]
 
@@ -124,9 +123,7 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
 
   let results: FileResult[] = result.results;
   if (values.quiet) results = results.map((r) => countSeverities({ ...r, messages: r.messages.filter((m) => m.severity === 2) }));
-  const root = repositoryRoot(io.cwd) ?? io.cwd;
-  const color = io.isTTY && values['output-file'] === undefined && !(io.env ?? {}).NO_COLOR;
-  writeReport(format(results, { cwd: io.cwd, root, color, codeFrames: io.isTTY && values['output-file'] === undefined && !values['no-code-frame'] }), values['output-file'], io);
+  writeReport(format(results, reportContext(values, io)), values['output-file'], io);
   const { objects, database } = result.stats;
   if (results.length === 0) {
     io.stderr(`pgq-audit: found no functions, procedures, policies, row level security or setting defaults to read in database ${database} (schemas: ${result.stats.schemas.join(', ') || 'none'}).\n`);

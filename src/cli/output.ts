@@ -2,6 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { UsageError } from '../scan/discover.ts';
 import type { FileResult } from '../engine/findings.ts';
+import type { ReportContext } from '../report/index.ts';
+import { repositoryRoot } from '../scan/select-files.ts';
 import type { OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
 
@@ -15,6 +17,24 @@ export const REPORT_OPTIONS: OptionsConfig = {
   quiet: { type: 'boolean', default: false },
   'no-code-frame': { type: 'boolean', default: false },
 };
+
+/**
+ * How a report is drawn, from the report options: colour and code frames only on a terminal. The
+ * repository root costs a git process, so it is asked for only by the formats that use it (SARIF,
+ * github).
+ */
+export function reportContext(values: Record<string, unknown>, io: Io): ReportContext {
+  const terminal = io.isTTY && values['output-file'] === undefined;
+  let root: string | undefined;
+  return {
+    cwd: io.cwd,
+    get root() {
+      return (root ??= repositoryRoot(io.cwd) ?? io.cwd);
+    },
+    color: terminal && !(io.env ?? {}).NO_COLOR,
+    codeFrames: terminal && !values['no-code-frame'],
+  };
+}
 
 /** Writes a report to --output-file (creating its folder) or to stdout. */
 export function writeReport(text: string, outputFile: string | undefined, io: Io): void {

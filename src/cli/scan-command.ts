@@ -9,10 +9,10 @@ import { FORMAT_NAMES, formats } from '../report/index.ts';
 import { UsageError } from '../scan/discover.ts';
 import { PERFORMANCE_HELP, PERFORMANCE_OPTIONS, performanceOptions } from '../scan/flags.ts';
 import { scan } from '../scan/scan.ts';
-import { parseShard, repositoryRoot, type FileSelection } from '../scan/select-files.ts';
+import { parseShard, type FileSelection } from '../scan/select-files.ts';
 import { parseCommandArgs, type OptionsConfig } from './args.ts';
 import type { Io } from './io.ts';
-import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, writeReport } from './output.ts';
+import { exitCodeOf, parseMaxWarnings, REPORT_OPTIONS, reportContext, writeReport } from './output.ts';
 import { createProgress, progressDelay } from './progress.ts';
 
 export const SCAN_HELP = `Usage: pgq-audit scan [paths...] [options]
@@ -125,19 +125,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
     notes.push(`pgq-audit: no files to scan${changedSince !== undefined ? ` changed since ${changedSince}` : ''}${shard ? ` in shard ${shard.index}/${shard.count}` : ''}.`);
   }
 
-  const color = io.isTTY && values['output-file'] === undefined && !(io.env ?? {}).NO_COLOR;
-  const codeFrames = io.isTTY && values['output-file'] === undefined && !values['no-code-frame'];
-  // The repository root costs a git process: asked only by the formats that use it (SARIF, github).
-  let root: string | undefined;
-  const output = format(results, {
-    cwd: io.cwd,
-    get root() {
-      return (root ??= repositoryRoot(io.cwd) ?? io.cwd);
-    },
-    color,
-    codeFrames,
-  });
-  writeReport(output, values['output-file'], io);
+  writeReport(format(results, reportContext(values, io)), values['output-file'], io);
   for (const note of notes) io.stderr(`${note}\n`);
 
   return exitCodeOf(results, maxWarnings, io);
