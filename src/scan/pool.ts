@@ -109,17 +109,12 @@ export class AnalysisPool {
     return this.options.threads;
   }
 
-  /** Analyses one file in a worker; resolves with what happened, rejects only when the workers cannot run at all. */
-  async analyze(file: string, text: string, config: AnalysisConfig): Promise<PoolOutcome> {
-    return (await this.analyzeBatch([{ file, text }], config))[0];
-  }
-
   /**
    * Analyses files one after another in one worker task: one message each way for the batch, so a
    * worker is not left waiting on a main thread busy reading between two small files. Resolves with
-   * one outcome per file, in order. Each file still has its own budget: when one is stopped (time,
-   * memory, a crash), it alone gets that outcome, and the others, whose results were lost with the
-   * worker, are analysed again.
+   * one outcome per file, in order; rejects only when the workers cannot run at all. Each file
+   * still has its own budget: when one is stopped (time, memory, a crash), it alone gets that
+   * outcome, and the others, whose results were lost with the worker, are analysed again.
    */
   async analyzeBatch(files: readonly PoolFile[], config: AnalysisConfig): Promise<PoolOutcome[]> {
     await this.ready;
