@@ -195,7 +195,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       const stat = cache ? statKey(file, startedAt) : undefined;
       const known = cache?.byStat(file, stat);
       if (known === SKIPPED) {
-        finish(index, { result: emptyResult(file) });
+        finish(index, { result: fileResult(file) });
         continue;
       }
       const language = languageOf(file);
@@ -220,7 +220,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (!language || !prefilter(bytes, language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts.
         cache?.skip(file, stat);
-        finish(index, { result: emptyResult(file) });
+        finish(index, { result: fileResult(file) });
         continue;
       }
       stats.parsed++;
@@ -317,12 +317,10 @@ function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, Project
   return hash('sha1', lines.join('\n'));
 }
 
-function emptyResult(filePath: string): FileResult {
-  return { filePath, messages: [], errorCount: 0, warningCount: 0 };
-}
-
-function fileResult(filePath: string, messages: Finding[], source?: string): FileResult {
-  const result: FileResult = countSeverities({ filePath, messages, errorCount: 0, warningCount: 0 });
+function fileResult(filePath: string, messages: Finding[] = [], source?: string): FileResult {
+  const result: FileResult = { filePath, messages, errorCount: 0, warningCount: 0 };
+  // Most files of a scan have no messages: nothing to count.
+  if (messages.length > 0) countSeverities(result);
   if (source !== undefined) result.source = source;
   return result;
 }
