@@ -115,11 +115,9 @@ export function runProjectRules(
 
 /** Adds findings of the project pass to their files' results (copies: the cache may hold the originals), sorted and counted. */
 export function addProjectFindings(results: FileResult[], findings: ProjectFindings): void {
-  const files = Object.keys(findings);
-  if (files.length === 0) return;
-  const wanted = new Set(files);
+  if (Object.keys(findings).length === 0) return;
   for (const result of results) {
-    if (!wanted.has(result.filePath)) continue;
+    if (!Object.hasOwn(findings, result.filePath)) continue;
     for (const finding of findings[result.filePath]) result.messages.push({ ...finding });
     sortFindings(result.messages);
     countSeverities(result);
