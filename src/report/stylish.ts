@@ -29,7 +29,7 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
     const name = result.object ? result.object.display : relative(options.cwd, result.filePath) || result.filePath;
     out.push('', paint('underline', name));
     const width = Math.max(...result.messages.map((m) => `${m.line}:${m.column}`.length));
-    let text: string | undefined;
+    const source = options.codeFrames ? sourceOf(result) : undefined;
     for (const m of result.messages) {
       if (m.severity === 2) errors++;
       else warnings++;
@@ -37,8 +37,7 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
       const severity = m.severity === 2 ? paint('red', 'error') : paint('yellow', 'warning');
       const rule = m.ruleId ? paint('dim', `pgq/${m.ruleId}`) : '';
       out.push(`  ${paint('dim', where)}  ${severity.padEnd(options.color ? 0 : 7)}  ${m.message}  ${rule}`.trimEnd());
-      const source = options.codeFrames && !m.fatal ? (text ??= sourceOf(result)) : undefined;
-      if (source !== undefined) {
+      if (source !== undefined && !m.fatal) {
         const frame = codeFrameColumns(
           source,
           { start: { line: m.line, column: m.column }, end: { line: m.endLine, column: m.endColumn } },
