@@ -16,6 +16,11 @@ export class JsonSyntaxError extends Error {
   }
 }
 
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Parses JSON text (a leading byte order mark is allowed); throws JsonSyntaxError with the place of the error. */
 export function parseJson(text: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;

@@ -19,6 +19,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { DEFAULT_SCHEMA } from '../model/tables.ts';
+import { isJsonObject } from './json.ts';
 import { readConfigFile, type LoadedConfig } from './load.ts';
 import { CONFIG_FILE, PACKAGE_JSON_KEY } from './schema.ts';
 import type { UnitEntry } from './validate.ts';
@@ -128,7 +129,7 @@ export class UnitResolver {
 function readPackageJson(path: string): Record<string, unknown> | undefined {
   try {
     const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+    return isJsonObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }

@@ -5,6 +5,7 @@
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
 import type { JsonSchema, Severity } from '../model/index.ts';
+import { isJsonObject } from './json.ts';
 import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, SQL_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
 
 export interface RuleEntry {
@@ -37,13 +38,13 @@ export function validateConfig(raw: unknown, source: string): Config {
   const fail = (where: string, message: string): never => {
     throw new ConfigError(`${source}: ${where ? `${where}: ` : ''}${message}`);
   };
-  if (!isObject(raw)) fail('', `expected an object, got ${kind(raw)}`);
+  if (!isJsonObject(raw)) fail('', `expected an object, got ${kind(raw)}`);
   const input = raw as Record<string, unknown>;
   unknownKeys(input, CONFIG_KEYS, 'key', '', fail);
   const config: Config = { rules: {}, settings: {}, ignores: [] };
 
   if (input.rules !== undefined) {
-    if (!isObject(input.rules)) fail('rules', `expected an object of rule ids, got ${kind(input.rules)}`);
+    if (!isJsonObject(input.rules)) fail('rules', `expected an object of rule ids, got ${kind(input.rules)}`);
     for (const [key, value] of Object.entries(input.rules as Record<string, unknown>)) {
       const id = key;
       const rule = allRules.find((r) => r.id === id);
@@ -54,7 +55,7 @@ export function validateConfig(raw: unknown, source: string): Config {
         config.rules[id] = { severity: checkSeverity(value, where, fail) };
         continue;
       }
-      if (!isObject(value)) fail(where, `expected a severity (${SEVERITIES.join(', ')}) or { "severity": ..., "options": {...} }, got ${kind(value)}`);
+      if (!isJsonObject(value)) fail(where, `expected a severity (${SEVERITIES.join(', ')}) or { "severity": ..., "options": {...} }, got ${kind(value)}`);
       const entry = value as Record<string, unknown>;
       unknownKeys(entry, ['severity', 'options'], 'key', where, fail);
       const result: RuleEntry = {};
@@ -68,7 +69,7 @@ export function validateConfig(raw: unknown, source: string): Config {
   }
 
   if (input.settings !== undefined) {
-    if (!isObject(input.settings)) fail('settings', `expected an object, got ${kind(input.settings)}`);
+    if (!isJsonObject(input.settings)) fail('settings', `expected an object, got ${kind(input.settings)}`);
     const settings = input.settings as Record<string, unknown>;
     unknownKeys(settings, sharedSettingKeys(), 'setting', 'settings', fail);
     for (const [key, value] of Object.entries(settings)) {
@@ -99,7 +100,7 @@ export function validateConfig(raw: unknown, source: string): Config {
 
 function unitEntry(entry: unknown, where: string, fail: Fail): UnitEntry {
   if (typeof entry === 'string') return { path: checkGlob(entry, where, fail), each: 'folder' };
-  if (!isObject(entry)) fail(where, `expected a glob or { "path": ..., "each": ..., "defaultSchema": ... }, got ${kind(entry)}`);
+  if (!isJsonObject(entry)) fail(where, `expected a glob or { "path": ..., "each": ..., "defaultSchema": ... }, got ${kind(entry)}`);
   const object = entry as Record<string, unknown>;
   unknownKeys(object, ['path', 'each', 'defaultSchema'], 'key', where, fail);
   if (object.path === undefined) fail(where, 'needs a "path": a glob relative to the folder of this config');
@@ -155,7 +156,7 @@ export function checkValue(value: unknown, schema: JsonSchema, where: string, fa
     if (schema.maximum !== undefined && value > schema.maximum) fail(where, `must be at most ${schema.maximum}`);
   }
   if (Array.isArray(value) && schema.items) value.forEach((item, i) => checkValue(item, schema.items!, `${where}[${i}]`, fail));
-  if (isObject(value)) {
+  if (isJsonObject(value)) {
     const properties = schema.properties ?? {};
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
       if (properties[key]) {
@@ -175,7 +176,7 @@ function hasType(value: unknown, type: string): boolean {
     case 'array':
       return Array.isArray(value);
     case 'object':
-      return isObject(value);
+      return isJsonObject(value);
     case 'integer':
       return Number.isInteger(value);
     case 'null':
@@ -187,10 +188,6 @@ function hasType(value: unknown, type: string): boolean {
 
 const describeType = (schema: JsonSchema) => (type: string) =>
   type === 'array' && schema.items?.type === 'string' ? 'an array of strings' : type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`;
-
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function kind(value: unknown): string {
   if (value === null) return 'null';

@@ -18,6 +18,7 @@ import { hash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isJsonObject } from '../config/json.ts';
 import { packageRoot } from '../package-root.ts';
 import { VERSION } from '../version.ts';
 import type { ProjectFindings } from '../engine/project-pass.ts';
@@ -221,10 +222,6 @@ function readAsciiOrUtf8(file: string): string {
 /** What byStat answers for an unchanged file the prefilter left out. */
 export const SKIPPED: unique symbol = Symbol('skipped');
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 export class AnalysisCache {
   private entries: Record<string, CacheEntry> = {};
   private skipped: Record<string, string> = {};
@@ -248,7 +245,7 @@ export class AnalysisCache {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.discarded = `unreadable (${(error as Error).message})`;
       return;
     }
-    if (stored?.format !== FORMAT || stored.key !== this.key || !isRecord(stored.entries) || !isRecord(stored.skipped)) {
+    if (stored?.format !== FORMAT || stored.key !== this.key || !isJsonObject(stored.entries) || !isJsonObject(stored.skipped)) {
       this.discarded = 'made by another version or config';
       this.changed = true;
       return;
