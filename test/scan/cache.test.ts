@@ -7,9 +7,10 @@ import { isAscii } from 'node:buffer';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { rules } from '../../rules/index.ts';
 import type { FileResult } from '../../src/engine/findings.ts';
+import type { RuleSettings } from '../../src/engine/rule-config.ts';
 import { defineRule, statementsOf } from '../../src/model/index.ts';
 import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
@@ -81,6 +82,13 @@ test('the Python front end’s project files are part of the key: a changed psyc
   assert.equal(changed.stats.cached, 0, 'the pin changed, so the analysis is redone');
 });
 
+/** Registers a rule for one test, and returns the settings that run it alone. */
+function onlyRule(t: TestContext, rule: (typeof rules)[number]): RuleSettings {
+  rules.push(rule);
+  t.after(() => void rules.splice(rules.indexOf(rule), 1));
+  return Object.fromEntries(rules.map((r) => [r.id, r === rule ? 'error' : 'off']));
+}
+
 // A cross-file rule for this test only: a claimed table needs a policy somewhere in the project.
 const crossFile = defineRule<Record<string, never>, { claims: { table: string; line: number }[]; policies: string[] }>({
   id: 'test-claimed-table-needs-policy',
@@ -113,13 +121,11 @@ const crossFile = defineRule<Record<string, never>, { claims: { table: string; l
 });
 
 test('cross-file findings stay right when only some files changed', async (t) => {
-  rules.push(crossFile);
-  t.after(() => void rules.splice(rules.indexOf(crossFile), 1));
+  const only = onlyRule(t, crossFile);
   const dir = tree({
     'claim.sql': 'select id from jobs where status = 1 for update skip locked limit 1;\n',
     'policy.sql': 'create policy p on jobs using (true);\n',
   });
-  const only = { 'test-claimed-table-needs-policy': 'error' as const, ...Object.fromEntries(rules.filter((r) => r !== crossFile).map((r) => [r.id, 'off' as const])) };
   const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off', rules: only };
   assert.equal((await scan(options)).errorCount, 0);
   assert.equal((await scan(options)).stats.cached, 2);
@@ -194,14 +200,12 @@ test('the project pass is not run again over the same facts; a changed file, or 
       passes++;
     },
   });
-  rules.push(counting);
-  t.after(() => void rules.splice(rules.indexOf(counting), 1));
+  const only = onlyRule(t, counting);
   // run.ts reads the pool module it imports from outside the scanned folder: that module is one of its dependencies.
   const dir = tree({
     'lib/db.ts': "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 5 });\n",
     'jobs/run.ts': "import { pool } from '../lib/db.ts';\nexport const run = (t: string) => pool.query('select $1', [t]);\n",
   });
-  const only = { 'test-counts-project-passes': 'error' as const, ...Object.fromEntries(rules.filter((r) => r !== counting).map((r) => [r.id, 'off' as const])) };
   const options: ScanOptions = { paths: [join(dir, 'jobs')], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off', rules: only };
   await scan(options);
   assert.equal(passes, 1);
