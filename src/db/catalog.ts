@@ -4,6 +4,11 @@
 // database defaults, and the app's role. System schemas and objects that
 // belong to an extension are left out; --schema / --exclude-schema narrow
 // the rest.
+//
+// The session's search_path is pg_catalog, pg_temp (connection.ts) before the
+// first query here, so no schema the database's owner controls can supply a
+// function, operator, type or table to them; functions, types and tables are
+// also named with their schema, so a query stays safe read on its own.
 import picomatch from 'picomatch';
 import { DatabaseError, type Session } from './connection.ts';
 
@@ -79,11 +84,11 @@ const SYSTEM_SCHEMAS = ['pg_catalog', 'information_schema', 'pg_toast'];
 
 /** Not a member of an extension: the extension's own objects are its authors' to lint. */
 const notExtensionMember = (classid: string, alias: string) =>
-  `not exists (select 1 from pg_catalog.pg_depend d where d.classid = '${classid}'::regclass and d.objid = ${alias}.oid and d.deptype = 'e')`;
+  `not exists (select 1 from pg_catalog.pg_depend d where d.classid = '${classid}'::pg_catalog.regclass and d.objid = ${alias}.oid and d.deptype = 'e')`;
 
 export async function readCatalog(session: Session, options: CatalogOptions = {}): Promise<CatalogSnapshot> {
   const [about] = await session.query<{ database: string; version: string; version_num: string }>(
-    `select current_database() as database, current_setting('server_version') as version, current_setting('server_version_num') as version_num`,
+    `select pg_catalog.current_database() as database, pg_catalog.current_setting('server_version') as version, pg_catalog.current_setting('server_version_num') as version_num`,
   );
   if (Number(about.version_num) < 110000) {
     throw new DatabaseError(`pgq-audit db reads PostgreSQL 11 or later; ${session.target.host} runs ${about.version}.`);
@@ -91,7 +96,7 @@ export async function readCatalog(session: Session, options: CatalogOptions = {}
 
   const namespaces = await session.query<{ oid: number; name: string }>(
     `select n.oid, n.nspname as name from pg_catalog.pg_namespace n
-      where n.nspname <> all($1::text[]) and n.nspname !~ '^pg_(toast_)?temp_' and n.nspname !~ '^pg_toast'
+      where n.nspname <> all($1::pg_catalog.text[]) and n.nspname !~ '^pg_(toast_)?temp_' and n.nspname !~ '^pg_toast'
         and ${notExtensionMember('pg_catalog.pg_namespace', 'n')}
       order by n.nspname`,
     [SYSTEM_SCHEMAS],
@@ -107,28 +112,28 @@ export async function readCatalog(session: Session, options: CatalogOptions = {}
        from pg_catalog.pg_proc p
        join pg_catalog.pg_namespace n on n.oid = p.pronamespace
        join pg_catalog.pg_language l on l.oid = p.prolang
-      where p.pronamespace = any($1::oid[]) and p.prokind in ('f', 'p') and l.lanname in ('sql', 'plpgsql')
+      where p.pronamespace = any($1::pg_catalog.oid[]) and p.prokind in ('f', 'p') and l.lanname in ('sql', 'plpgsql')
         and ${notExtensionMember('pg_catalog.pg_proc', 'p')}
       order by 1, 2, 3`,
     [oids],
   );
   const [others] = await session.query<{ count: string }>(
-    `select count(*) as count from pg_catalog.pg_proc p join pg_catalog.pg_language l on l.oid = p.prolang
-      where p.pronamespace = any($1::oid[]) and p.prokind in ('f', 'p') and l.lanname not in ('sql', 'plpgsql', 'internal', 'c')
+    `select pg_catalog.count(*) as count from pg_catalog.pg_proc p join pg_catalog.pg_language l on l.oid = p.prolang
+      where p.pronamespace = any($1::pg_catalog.oid[]) and p.prokind in ('f', 'p') and l.lanname not in ('sql', 'plpgsql', 'internal', 'c')
         and ${notExtensionMember('pg_catalog.pg_proc', 'p')}`,
     [oids],
   );
 
   const policies = await session.query<PolicyRow>(
     `select n.nspname as schema, c.relname as table, pol.polname as name, pol.polpermissive as permissive, pol.polcmd as cmd,
-            case when pol.polroles = '{0}'::oid[] then array['public']
+            case when pol.polroles = '{0}'::pg_catalog.oid[] then array['public']
                  else array(select pg_catalog.quote_ident(r.rolname) from pg_catalog.pg_roles r where r.oid = any(pol.polroles) order by 1) end as roles,
             pg_catalog.pg_get_expr(pol.polqual, pol.polrelid) as qual,
             pg_catalog.pg_get_expr(pol.polwithcheck, pol.polrelid) as with_check
        from pg_catalog.pg_policy pol
        join pg_catalog.pg_class c on c.oid = pol.polrelid
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-      where c.relnamespace = any($1::oid[]) and ${notExtensionMember('pg_catalog.pg_class', 'c')}
+      where c.relnamespace = any($1::pg_catalog.oid[]) and ${notExtensionMember('pg_catalog.pg_class', 'c')}
       order by 1, 2, 3`,
     [oids],
   );
@@ -146,12 +151,12 @@ export async function readCatalog(session: Session, options: CatalogOptions = {}
   const tables = await session.query<TableRow>(
     `select n.nspname as schema, c.relname as name, c.relrowsecurity as rls, c.relforcerowsecurity as force,
             pg_catalog.pg_get_userbyid(c.relowner) as owner,
-            case when $2::text is null then null
-                 when c.relowner = (select oid from pg_catalog.pg_roles where rolname = $2) then 'owner'
-                 when pg_catalog.pg_has_role($2::name, c.relowner, 'USAGE') then 'member' end as app_role_owns
+            case when $2::pg_catalog.text is null then null
+                 when c.relowner = (select r.oid from pg_catalog.pg_roles r where r.rolname = $2) then 'owner'
+                 when pg_catalog.pg_has_role($2::pg_catalog.name, c.relowner, 'USAGE') then 'member' end as app_role_owns
        from pg_catalog.pg_class c
        join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-      where c.relnamespace = any($1::oid[]) and c.relkind in ('r', 'p')
+      where c.relnamespace = any($1::pg_catalog.oid[]) and c.relkind in ('r', 'p')
         and (c.relrowsecurity or exists (select 1 from pg_catalog.pg_policy pol where pol.polrelid = c.oid))
         and ${notExtensionMember('pg_catalog.pg_class', 'c')}
       order by 1, 2`,
@@ -164,7 +169,7 @@ export async function readCatalog(session: Session, options: CatalogOptions = {}
        from pg_catalog.pg_db_role_setting s
        left join pg_catalog.pg_roles r on r.oid = s.setrole
        left join pg_catalog.pg_database d on d.oid = s.setdatabase
-      where s.setdatabase = 0 or d.datname = current_database()
+      where s.setdatabase = 0 or d.datname = pg_catalog.current_database()
       order by r.rolname nulls first, d.datname nulls first`,
   );
 

@@ -84,6 +84,11 @@ export async function withReadOnlySession<T>(options: ConnectOptions, work: (ses
   try {
     await client.query('BEGIN');
     await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+    // Before any query that names a function, operator, type or table: the database's or the role's
+    // search_path default (ALTER DATABASE ... SET search_path = evil, pg_catalog) would otherwise pick
+    // the objects our catalog queries run, as the linting role. pg_temp comes last explicitly: left
+    // out, it is searched first for tables and types (never for functions and operators).
+    await client.query('SET LOCAL search_path = pg_catalog, pg_temp');
     await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.statementTimeout))}`);
     await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(options.statementTimeout)) * 2}`);
     const session: Session = {

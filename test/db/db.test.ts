@@ -236,14 +236,16 @@ describe('output formats', () => {
 });
 
 describe('read-only', () => {
-  test('one READ ONLY, REPEATABLE READ transaction with the statement timeout; a write is refused', { timeout: 60_000 }, async () => {
+  test('one READ ONLY, REPEATABLE READ transaction with the statement timeout and search_path pg_catalog; a write is refused', { timeout: 60_000 }, async () => {
     const seen = await withReadOnlySession({ url: lintUrl, statementTimeout: 1234, connectTimeout: 5000 }, async (session) => {
-      const [row] = await session.query<{ ro: string; iso: string; timeout: string; app: string }>(
-        "select current_setting('transaction_read_only') as ro, current_setting('transaction_isolation') as iso, current_setting('statement_timeout') as timeout, current_setting('application_name') as app",
+      const [row] = await session.query<{ ro: string; iso: string; timeout: string; path: string; app: string }>(
+        `select pg_catalog.current_setting('transaction_read_only') as ro, pg_catalog.current_setting('transaction_isolation') as iso,
+                pg_catalog.current_setting('statement_timeout') as timeout,
+                pg_catalog.current_setting('search_path') as path, pg_catalog.current_setting('application_name') as app`,
       );
       return row;
     });
-    assert.deepEqual(seen, { ro: 'on', iso: 'repeatable read', timeout: '1234ms', app: 'pgq-audit' });
+    assert.deepEqual(seen, { ro: 'on', iso: 'repeatable read', timeout: '1234ms', path: 'pg_catalog, pg_temp', app: 'pgq-audit' });
     await db.run('grant insert on public.documents to pgq_db_lint; grant usage on sequence public.documents_id_seq to pgq_db_lint');
     await assert.rejects(
       withReadOnlySession({ url: lintUrl, statementTimeout: 5000, connectTimeout: 5000 }, (session) => session.query("insert into public.documents (tenant_id, title) values (1, 'x')")),
