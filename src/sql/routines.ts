@@ -62,7 +62,8 @@ export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endBy
   if (!routine.body || (routine.info.language !== 'plpgsql' && routine.info.language !== 'sql')) return;
   const bodyOffset = Math.max(0, stmtText.indexOf(routine.body));
   if (routine.info.language === 'sql') {
-    nested(routine.body, (i) => place(bodyOffset + i), routine.info, out, { parameters: routine.info.parameters ?? [] });
+    // The whole body is the user's SQL (PostgreSQL parses it at CREATE, unless check_function_bodies is off): one that does not parse is reported.
+    nested(routine.body, (i) => place(bodyOffset + i), routine.info, out, { parameters: routine.info.parameters ?? [], reportParseError: true });
     return;
   }
   const tree = parsePlPgSql(stmtText);
@@ -126,6 +127,8 @@ interface NestedOptions {
   /** Where the statement sits in its PL/pgSQL body (loop, protected block, handler). */
   plpgsql?: PlpgsqlPlace;
   template?: DynamicTemplate;
+  /** The text is a whole SQL-language body: a parse failure is the user's error, reported as PL/pgSQL's are. */
+  reportParseError?: boolean;
 }
 
 /** Parses one statement text of a routine body; its UTF-16 index i is at `place(i)` in the caller's text. */
@@ -135,7 +138,13 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
   const { result, normalized } = holes.length
     ? parseWithPlaceholders(sqlText, 'dollar', holes)
     : { result: parseStatements(sqlText), normalized: undefined };
-  if (!result.ok) return; // PL/pgSQL accepted it; an expression or a run-time text we cannot parse alone is not the user's error
+  if (!result.ok) {
+    if (options.reportParseError) {
+      const at = place(byteToUtf16Map(sqlText)(result.cursorByte));
+      out.errors.push({ message: `SQL body of ${routine.name}: ${result.message}`, span: { start: at, end: at } });
+    }
+    return; // Otherwise PL/pgSQL accepted it: an expression or a run-time text we cannot parse alone is not the user's error
+  }
   const parsedText = normalized?.sql ?? sqlText;
   const toUtf16 = byteToUtf16Map(parsedText);
   const at = normalized ? (byte: number) => place(normalized.toOriginal(toUtf16(byte))) : (byte: number) => place(toUtf16(byte));

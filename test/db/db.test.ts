@@ -191,6 +191,31 @@ describe('many routines', () => {
   });
 });
 
+describe('routine bodies that do not parse', () => {
+  test('an SQL-language body gets one parsing error at the token, as a PL/pgSQL body does', { timeout: 60_000 }, async () => {
+    // check_function_bodies = off (what pg_dump's output sets) lets such bodies into the catalog.
+    await db.run(`set check_function_bodies = off;
+      create schema broken;
+      create function broken.sql_body(t int) returns int language sql as $body$ selec t $body$;
+      create function broken.plpgsql_body() returns void language plpgsql as $body$ begin selec 1; end $body$;`);
+    try {
+      const { code, results } = await json([lintUrl, '--schema', 'broken']);
+      assert.equal(code, 1);
+      const byObject = Object.fromEntries(results.map((r) => [r.filePath, r.messages.map((m) => ({ ruleId: m.ruleId, severity: m.severity, line: m.line, message: m.message }))]));
+      assert.deepEqual(byObject['db:function broken.sql_body(integer)'], [
+        // pg_get_functiondef prints the body on line 4: `AS $function$ selec t $function$`.
+        { ruleId: null, severity: 2, line: 4, message: 'Parsing error: SQL body of broken.sql_body: syntax error at or near "selec"' },
+      ]);
+      assert.deepEqual(
+        byObject['db:function broken.plpgsql_body()'].map((m) => [m.ruleId, m.severity, m.message]),
+        [[null, 2, 'Parsing error: PL/pgSQL body of broken.plpgsql_body: syntax error at or near "selec"']],
+      );
+    } finally {
+      await db.run('drop schema broken cascade');
+    }
+  });
+});
+
 describe('output formats', () => {
   test('json: ESLint\'s shape, with a db: pseudo-path per object', { timeout: 60_000 }, async () => {
     const { results } = await json([lintUrl]);
