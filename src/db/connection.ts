@@ -63,17 +63,27 @@ export interface Session {
  */
 export async function withReadOnlySession<T>(options: ConnectOptions, work: (session: Session) => Promise<T>, pg?: PgModule): Promise<T> {
   const { Client } = pg ?? (await loadPg());
-  const client = new Client({
-    ...(options.url !== undefined ? { connectionString: options.url } : {}),
-    connectionTimeoutMillis: options.connectTimeout,
-    // A server that stops answering mid-query must not hang the CLI: the client gives up a little after the server would.
-    query_timeout: options.statementTimeout + 5000,
-    application_name: 'pgq-audit',
-  });
+  let client: Client;
+  try {
+    client = new Client({
+      ...(options.url !== undefined ? { connectionString: options.url } : {}),
+      connectionTimeoutMillis: options.connectTimeout,
+      // A server that stops answering mid-query must not hang the CLI: the client gives up a little after the server would.
+      query_timeout: options.statementTimeout + 5000,
+      application_name: 'pgq-audit',
+    });
+  } catch (error) {
+    // node-postgres parses the URL and reads its sslcert, sslkey and sslrootcert files here.
+    throw urlError(error, options.url);
+  }
   const parameters = (client as unknown as { connectionParameters: Target & { host: string } }).connectionParameters;
   const target: Target = { user: String(parameters.user ?? ''), host: String(parameters.host ?? 'localhost'), port: Number(parameters.port ?? 5432), database: String(parameters.database ?? parameters.user ?? '') };
-  // An error on an idle client (the server going away) must not crash the process: the next query reports it.
-  client.on('error', () => {});
+  // An error on an idle client (the server ending the session) must not crash the process: the next
+  // query fails with "not queryable", and the message reports this error, its cause.
+  let lostWith: unknown;
+  client.on('error', (error) => {
+    lostWith ??= error;
+  });
   try {
     await client.connect();
   } catch (error) {
@@ -89,8 +99,11 @@ export async function withReadOnlySession<T>(options: ConnectOptions, work: (ses
     // the objects our catalog queries run, as the linting role. pg_temp comes last explicitly: left
     // out, it is searched first for tables and types (never for functions and operators).
     await client.query('SET LOCAL search_path = pg_catalog, pg_temp');
-    await client.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(options.statementTimeout))}`);
-    await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.floor(options.statementTimeout)) * 2}`);
+    // Idle between our own queries only while the client works, which is short: a floor keeps a tight
+    // --statement-timeout from ending the session before its statements get to time out.
+    await client.query(`SET LOCAL idle_in_transaction_session_timeout = ${idleTimeout(options.statementTimeout)}`);
+    // Last: the statements above must not be the ones a 1 ms timeout cancels.
+    await client.query(`SET LOCAL statement_timeout = ${statementTimeout(options.statementTimeout)}`);
     const session: Session = {
       target,
       async query<Row>(text: string, values?: unknown[]) {
@@ -104,9 +117,56 @@ export async function withReadOnlySession<T>(options: ConnectOptions, work: (ses
     return value;
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
-    throw queryError(error, target, options, phase);
+    throw queryError(lostWith ?? error, target, options, phase);
   } finally {
     await client.end().catch(() => {});
+  }
+}
+
+const statementTimeout = (ms: number) => Math.max(1, Math.floor(ms));
+
+/** idle_in_transaction_session_timeout: twice the statement timeout, and at least a minute. */
+export const idleTimeout = (statementMs: number) => Math.max(60_000, 2 * statementTimeout(statementMs));
+
+/** The URL for a message: the password masked (a URL that does not parse may still hold one). */
+export function redactUrl(url: string): string {
+  const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
+  if (!parts) return url.replace(/:[^:@/]*@/, ':****@');
+  const [, scheme, authority, rest] = parts;
+  const at = authority.lastIndexOf('@');
+  if (at < 0) return url;
+  const userinfo = authority.slice(0, at);
+  const colon = userinfo.indexOf(':');
+  return `${scheme}${colon < 0 ? userinfo : `${userinfo.slice(0, colon)}:****`}${authority.slice(at)}${rest}`;
+}
+
+/** The URL's files node-postgres reads, by the parameter that names them. */
+const SSL_FILES = ['sslcert', 'sslkey', 'sslrootcert'] as const;
+
+function urlError(error: unknown, url: string | undefined): Error {
+  const { code, message, path } = error as { code?: string; message: string; path?: string };
+  const shown = url === undefined ? 'the PG* environment variables' : `the connection URL ${redactUrl(url)}`;
+  if (code === 'ERR_INVALID_URL') {
+    return new DatabaseError(
+      `${shown} is not a valid URL. Write it as postgres://user:password@host:port/database, with an IPv6 host in brackets ([::1]) and @, :, / or % in the user name or password percent-encoded (%40, %3A, %2F, %25).`,
+    );
+  }
+  if (path !== undefined && code !== undefined && /^E[A-Z]+$/.test(code)) {
+    const option = url === undefined ? undefined : SSL_FILES.find((name) => queryParameter(url, name) === path);
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a folder' : code;
+    return new DatabaseError(
+      `cannot read the ${option ?? 'SSL'} file '${path}' named in ${shown}: ${why}. Check the path of ${option ?? 'sslcert, sslkey and sslrootcert'} (relative paths are read from the current folder).`,
+    );
+  }
+  return new DatabaseError(`cannot use ${shown}: ${message.split('\n')[0]}`);
+}
+
+/** A query parameter of the URL, as node-postgres reads it. */
+function queryParameter(url: string, name: string): string | undefined {
+  try {
+    return new URL(url, 'postgres://base').searchParams.get(name) ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -164,14 +224,20 @@ function queryError(error: unknown, target: Target, options: ConnectOptions, pha
       );
     }
     case '57014':
-      return new DatabaseError(`reading the catalog of ${describeTarget(target)} took longer than the statement timeout (${options.statementTimeout} ms). Raise --statement-timeout, or read fewer schemas with --schema.`);
+      // query_canceled: a statement timeout, or someone's pg_cancel_backend.
+      if (/statement timeout/i.test(message)) {
+        return new DatabaseError(`reading the catalog of ${describeTarget(target)} took longer than the statement timeout (${options.statementTimeout} ms, --statement-timeout): ${message}. Raise --statement-timeout, or read fewer schemas with --schema.`);
+      }
+      return new DatabaseError(`reading the catalog of ${describeTarget(target)} was canceled: ${message}. Another session canceled the query (pg_cancel_backend); try again.`);
+    case '25P03':
+      return new DatabaseError(`the server ended the session of ${describeTarget(target)} between two catalog queries: ${message} (idle_in_transaction_session_timeout, which pgq-audit sets to twice --statement-timeout and at least a minute). Try again; if this machine is very busy, raise --statement-timeout.`);
     case '25006':
       return new DatabaseError(`the server refused a write in pgq-audit's read-only transaction: ${message}. This is a bug of pgq-audit, which writes nothing; please report it.`);
   }
   if (/Query read timeout/.test(message)) {
     return new DatabaseError(`the server at ${describeTarget(target)} stopped answering (no reply within ${options.statementTimeout + 5000} ms). Try again, or raise --statement-timeout.`);
   }
-  if (/Connection terminated|ECONNRESET/i.test(message) || code === 'ECONNRESET' || code === '57P01') {
+  if (/Connection terminated|ECONNRESET|not queryable/i.test(message) || code === 'ECONNRESET' || code === '57P01') {
     return new DatabaseError(`the connection to ${describeTarget(target)} was closed while reading the catalog: ${message}. Try again.`);
   }
   if (code && /^[0-9A-Z]{5}$/.test(code)) {

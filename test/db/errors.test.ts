@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { after, before, test } from 'node:test';
-import { DatabaseError, loadPg } from '../../src/db/index.ts';
+import { DatabaseError, loadPg, withReadOnlySession } from '../../src/db/index.ts';
 import { runCli } from '../helpers/cli.ts';
 import { runMain, startLintDatabase, type LintDatabase } from './support.ts';
 
@@ -29,6 +29,16 @@ async function failure(args: string[], env?: NodeJS.ProcessEnv): Promise<string>
   const lines = run.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, run.stderr);
   assert.match(lines[0], /^pgq-audit: /);
+  return lines[0];
+}
+
+/** The same shape from the built CLI, where an uncaught error would print its stack. */
+function cliFailure(args: string[]): string {
+  const run = runCli(['db', ...args]);
+  assert.equal(run.code, 2, `exit ${run.code}\n${run.stdout}\n${run.stderr}`);
+  assert.equal(run.stdout, '');
+  const lines = run.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, run.stderr);
   return lines[0];
 }
 
@@ -93,6 +103,59 @@ test('a role that may not connect to the database', { timeout: 60_000 }, async (
   } finally {
     await db.run(`grant connect on database ${db.database} to public`);
   }
+});
+
+test('a statement timeout that fires: the statement timeout is named, not the idle-in-transaction timeout', { timeout: 120_000 }, async () => {
+  // The small fixture catalog: its queries may each finish within 1 ms, but the session is never ended for idling between them.
+  for (let i = 0; i < 3; i++) {
+    const small = await runMain(['db', db.urlAs('pgq_db_lint'), '--statement-timeout', '1']);
+    assert.doesNotMatch(small.stderr, /idle|terminat|closed/i);
+    if (small.code === 2) assert.match(small.stderr, /took longer than the statement timeout \(1 ms, --statement-timeout\)/);
+    else assert.equal(small.code, 1, small.stderr);
+  }
+  // Bodies big enough that reading them takes well over 1 ms.
+  await db.run(`create schema bulky;
+    do $$ begin
+      for i in 1..300 loop
+        execute format('create function bulky.f_%s() returns int language sql as %L', i, 'select 1 /* ' || repeat('x', 20000) || ' */');
+      end loop;
+    end $$;`);
+  try {
+    const line = await failure([db.urlAs('pgq_db_lint'), '--statement-timeout', '1']);
+    assert.match(line, /took longer than the statement timeout \(1 ms, --statement-timeout\): canceling statement due to statement timeout\. Raise --statement-timeout/);
+    assert.doesNotMatch(line, /idle/);
+  } finally {
+    await db.run('drop schema bulky cascade');
+  }
+});
+
+test('a session the server ends between two catalog queries: the idle-in-transaction timeout is named as the cause', { timeout: 30_000 }, async () => {
+  await assert.rejects(
+    withReadOnlySession({ url: db.urlAs('pgq_db_lint'), statementTimeout: 5000, connectTimeout: 5000 }, async (session) => {
+      // What a stalled client would meet, made short here: pgq-audit's own is at least a minute.
+      await session.query('set local idle_in_transaction_session_timeout = 50');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      return session.query('select 1');
+    }),
+    (error: Error) =>
+      error instanceof DatabaseError &&
+      /^the server ended the session of pgq_db_lint@127\.0\.0\.1:\d+\/\w+ between two catalog queries: terminating connection due to idle-in-transaction timeout \(idle_in_transaction_session_timeout, /.test(error.message),
+  );
+});
+
+test('a URL that does not parse: one line naming the URL (password masked) and how to write it', { timeout: 30_000 }, () => {
+  const line = cliFailure(['postgres://pgq_db_lint:secret-pw@[']);
+  assert.match(line, /^pgq-audit: the connection URL postgres:\/\/pgq_db_lint:\*\*\*\*@\[ is not a valid URL\. Write it as postgres:\/\/user:password@host:port\/database/);
+  assert.doesNotMatch(line, /secret-pw/);
+  assert.match(cliFailure(['notaurl']), /^pgq-audit: db: 'notaurl' is not a postgres:\/\/ or postgresql:\/\/ URL/);
+});
+
+test('an sslcert or sslkey file that is not there: one line naming the parameter and the file', { timeout: 30_000 }, () => {
+  const url = db.urlAs('pgq_db_lint');
+  const cert = cliFailure([`${url}?sslmode=require&sslcert=/nonexistent/client.crt`]);
+  assert.match(cert, /^pgq-audit: cannot read the sslcert file '\/nonexistent\/client\.crt' named in the connection URL postgres:\/\/pgq_db_lint:\*\*\*\*@127\.0\.0\.1:\d+\/\w+\?sslmode=require&sslcert=\/nonexistent\/client\.crt: no such file\. Check the path of sslcert/);
+  assert.doesNotMatch(cert, /:lint@/);
+  assert.match(cliFailure([`${url}?sslkey=missing.key`]), /cannot read the sslkey file 'missing\.key' named in .*: no such file\. Check the path of sslkey \(relative paths are read from the current folder\)/);
 });
 
 test('an unknown --role', { timeout: 30_000 }, async () => {
