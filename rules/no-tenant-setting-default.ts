@@ -1,5 +1,6 @@
 import { defineRule, IDENTITY_SETTINGS, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
+import { quoteIdent, quoteSettingName } from '../src/model/identifiers.ts';
 import { bareTable, refMaker, type Ref } from '../src/model/queue.ts';
 
 interface Options {
@@ -38,6 +39,27 @@ function read(file: FileModel): DefaultsFacts {
   return facts;
 }
 
+/** A name filled in at run time, as the analyzer shows it: `{current_database()}` (src/sql/dynamic.ts). */
+const RUN_TIME_NAME = /^\{(.+)\}$/s;
+
+/**
+ * The statement that removes the default, to paste. A role or database named at run time
+ * (`format('ALTER DATABASE %I SET ...', current_database())`) is named the same way again.
+ */
+function resetStatement(setting: string, role: string | undefined, database: string | undefined): string {
+  const names: string[] = [];
+  const name = (n: string) => {
+    const runTime = RUN_TIME_NAME.exec(n)?.[1];
+    if (runTime === undefined) return quoteIdent(n);
+    names.push(runTime);
+    return '%I';
+  };
+  const target = role !== undefined ? `ALTER ROLE ${name(role)}${database !== undefined ? ` IN DATABASE ${name(database)}` : ''}` : database !== undefined ? `ALTER DATABASE ${name(database)}` : 'ALTER ROLE ALL';
+  const statement = `${target} RESET ${quoteSettingName(setting)}`;
+  if (names.length === 0) return statement;
+  return `DO $$ BEGIN EXECUTE format('${statement.replace(/'/g, "''")}', ${names.join(', ')}); END $$`;
+}
+
 /** Role or database per tenant: `ALTER ROLE tenant_42 SET app.tenant = '42'` gives that role its own tenant. */
 function namesItsOwnTenant(value: string, ...names: (string | undefined)[]): boolean {
   const v = value.toLowerCase();
@@ -49,11 +71,11 @@ export default defineRule<Options, DefaultsFacts>({
   description: 'Disallow role and database defaults for tenant settings',
   messages: {
     roleDefault:
-      "Role {{role}} has '{{setting}}' = '{{value}}' as a default{{inDatabase}} ({{evidence}}): every new connection of {{role}} starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it (ALTER ROLE {{role}}{{inDatabase}} RESET {{setting}}) and set the tenant in each job's transaction.",
+      "Role {{role}} has '{{setting}}' = '{{value}}' as a default{{inDatabase}} ({{evidence}}): every new connection of {{role}} starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it ({{reset}}) and set the tenant in each job's transaction.",
     databaseDefault:
-      "Database {{database}} has '{{setting}}' = '{{value}}' as a default ({{evidence}}): every new connection to it, of any role, starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it (ALTER DATABASE {{database}} RESET {{setting}}) and set the tenant in each job's transaction.",
+      "Database {{database}} has '{{setting}}' = '{{value}}' as a default ({{evidence}}): every new connection to it, of any role, starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it ({{reset}}) and set the tenant in each job's transaction.",
     allRolesDefault:
-      "Every role has '{{setting}}' = '{{value}}' as a default (ALTER ROLE ALL; {{evidence}}): every new connection starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it (ALTER ROLE ALL RESET {{setting}}) and set the tenant in each job's transaction.",
+      "Every role has '{{setting}}' = '{{value}}' as a default (ALTER ROLE ALL; {{evidence}}): every new connection starts as tenant '{{value}}', and RESET, DISCARD ALL and the end of each SET LOCAL transaction put it back to '{{value}}', not to no tenant, so a query that sets no tenant reads the rows of tenant '{{value}}'. Remove it ({{reset}}) and set the tenant in each job's transaction.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -94,7 +116,15 @@ export default defineRule<Options, DefaultsFacts>({
         // A later migration may take the default back out; which runs last is not known, so stay quiet.
         const undone = resets.some((r) => (r.name === d.name || r.name === '*') && r.role === d.role && r.database === d.database);
         if (undone) continue;
-        const data = { setting: d.name, value: d.value, evidence, role: d.role ?? '', database: d.database ?? '', inDatabase: d.role !== undefined && d.database ? ` in database ${d.database}` : '' };
+        const data = {
+          setting: d.name,
+          value: d.value,
+          evidence,
+          role: d.role ?? '',
+          database: d.database ?? '',
+          inDatabase: d.role !== undefined && d.database ? ` in database ${d.database}` : '',
+          reset: resetStatement(d.name, d.role, d.database || undefined),
+        };
         const messageId = d.role !== undefined ? 'roleDefault' : d.database !== undefined ? 'databaseDefault' : 'allRolesDefault';
         out.push({ file, at: d.at, messageId, data });
       }

@@ -6,6 +6,7 @@
 // file, and findings have lines and a code frame in a text the user can
 // recognise.
 import type { DatabaseObject } from '../engine/findings.ts';
+import { quoteIdent, quoteSettingName } from '../model/identifiers.ts';
 import type { CatalogSnapshot, PolicyRow, RoutineRow, SettingRow, TableRow } from './catalog.ts';
 
 export interface DbObject {
@@ -34,19 +35,9 @@ export interface CatalogObjects {
   settings: RoleObject[];
 }
 
-const PLAIN_IDENTIFIER = /^[a-z_][a-z0-9_$]*$/;
-
-/** An identifier as SQL needs it written: bare when it can be, else double-quoted. */
-export function quoteIdent(name: string): string {
-  return PLAIN_IDENTIFIER.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
-}
+export { quoteIdent };
 
 const quoteLiteral = (value: string) => `'${value.replace(/'/g, "''")}'`;
-
-/** A setting name: dotted custom names stay dotted (app.tenant), anything odder is one quoted identifier. */
-function settingName(name: string): string {
-  return name.split('.').every((part) => PLAIN_IDENTIFIER.test(part)) ? name : `"${name.replace(/"/g, '""')}"`;
-}
 
 function make(kind: string, name: string, fullyQualifiedName: string, display: string, text: string): DbObject {
   const artifactPath = `pgq-audit-db/${kind}/${fullyQualifiedName}`;
@@ -99,7 +90,7 @@ function setClauses(config: readonly string[]): string[] {
     const eq = entry.indexOf('=');
     const name = eq < 0 ? entry : entry.slice(0, eq);
     const value = eq < 0 ? '' : entry.slice(eq + 1);
-    return `SET ${settingName(name)} TO ${quoteLiteral(value)}`;
+    return `SET ${quoteSettingName(name)} TO ${quoteLiteral(value)}`;
   });
 }
 

@@ -260,6 +260,32 @@ describe('output formats', () => {
   });
 });
 
+describe('suggested fixes', () => {
+  test("the removal of a database default a migration set through format('%I', current_database()) pastes and removes it", { timeout: 60_000 }, async () => {
+    const scanned = runCli(['scan', 'fixtures/db/schema.sql', '--format', 'json']);
+    const messages = (JSON.parse(scanned.stdout) as JsonResult[]).flatMap((r) => r.messages).filter((m) => m.messageId === 'databaseDefault');
+    assert.equal(messages.length, 1, scanned.stdout);
+    const fix = /Remove it \((.*)\) and set/.exec(messages[0].message)?.[1];
+    assert.equal(fix, "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET app.current_tenant', current_database()); END $$");
+    const defaults = async () =>
+      withReadOnlySession({ url: db.ownerUrl, statementTimeout: 5000, connectTimeout: 5000 }, (session) =>
+        session.query<{ config: string[] }>('select s.setconfig as config from pg_catalog.pg_db_role_setting s join pg_catalog.pg_database d on d.oid = s.setdatabase where s.setrole = 0 and d.datname = pg_catalog.current_database()'),
+      );
+    assert.ok((await defaults())[0].config.includes('app.current_tenant=7'));
+    await db.run(fix!);
+    try {
+      assert.ok(!(await defaults())[0].config.some((c) => c.startsWith('app.current_tenant=')), 'the pasted statement removed the default');
+      // And pgq-audit db names the database itself in the one it suggests.
+      const { results } = await json([lintUrl]);
+      assert.ok(!results.some((r) => r.messages.some((m) => m.messageId === 'databaseDefault')));
+    } finally {
+      await db.run(`alter database ${db.database} set app.current_tenant = '7'`);
+    }
+    const database = (await json([lintUrl])).results.find((r) => r.filePath === `db:database ${db.database}`)!;
+    assert.match(database.messages[0].message, new RegExp(`Remove it \\(ALTER DATABASE ${db.database} RESET app\\.current_tenant\\)`));
+  });
+});
+
 describe('read-only', () => {
   test('one READ ONLY, REPEATABLE READ transaction with the statement timeout and search_path pg_catalog; a write is refused', { timeout: 60_000 }, async () => {
     const seen = await withReadOnlySession({ url: lintUrl, statementTimeout: 1234, connectTimeout: 5000 }, async (session) => {

@@ -58,6 +58,21 @@ test('ALTER ROLE ALL with a tenant default is reported as such', { timeout: 10_0
   assert.deepEqual(results.flatMap((r) => r.messages.map((m) => [r.filePath, m.ruleId, m.messageId, m.line])), [['db:all roles', 'no-tenant-setting-default', 'allRolesDefault', 1]]);
 });
 
+test('the removal a default finding suggests names the role and the database as SQL needs them written', { timeout: 10_000 }, () => {
+  const { results } = analyseObjects(
+    snapshot({
+      database: 'My App',
+      settings: [
+        { role: null, database: 'My App', config: ['app.tenant=1'] },
+        { role: 'Worker', database: 'My App', config: ['app.tenant=2'] },
+      ],
+    }),
+    activeRules(),
+  );
+  const fixes = results.flatMap((r) => r.messages.map((m) => /Remove it \((.*)\) and set/.exec(m.message)?.[1])).sort();
+  assert.deepEqual(fixes, ['ALTER DATABASE "My App" RESET app.tenant', 'ALTER ROLE "Worker" IN DATABASE "My App" RESET app.tenant']);
+});
+
 test('a policy is its CREATE POLICY, with the state of its table first; a table finding goes on the line to fix', { timeout: 10_000 }, () => {
   const objects = catalogObjects(
     snapshot({
