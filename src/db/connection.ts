@@ -126,18 +126,18 @@ export async function withReadOnlySession<T>(options: ConnectOptions, work: (ses
 const statementTimeout = (ms: number) => Math.max(1, Math.floor(ms));
 
 /** idle_in_transaction_session_timeout: twice the statement timeout, and at least a minute. */
-export const idleTimeout = (statementMs: number) => Math.max(60_000, 2 * statementTimeout(statementMs));
+const idleTimeout = (statementMs: number) => Math.max(60_000, 2 * statementTimeout(statementMs));
 
-/** The URL for a message: the password masked (a URL that does not parse may still hold one). */
-export function redactUrl(url: string): string {
+/** The URL for a message: the password masked, in the user info or as ?password= (a URL that does not parse may still hold one). */
+function redactUrl(url: string): string {
   const parts = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)(.*)$/is.exec(url);
-  if (!parts) return url.replace(/:[^:@/]*@/, ':****@');
+  if (!parts) return '(not shown)';
   const [, scheme, authority, rest] = parts;
   const at = authority.lastIndexOf('@');
-  if (at < 0) return url;
-  const userinfo = authority.slice(0, at);
+  const userinfo = authority.slice(0, Math.max(0, at));
   const colon = userinfo.indexOf(':');
-  return `${scheme}${colon < 0 ? userinfo : `${userinfo.slice(0, colon)}:****`}${authority.slice(at)}${rest}`;
+  const shownAuthority = at < 0 || colon < 0 ? authority : `${userinfo.slice(0, colon)}:****${authority.slice(at)}`;
+  return `${scheme}${shownAuthority}${rest.replace(/([?&]password=)[^&#]*/gi, '$1****')}`;
 }
 
 /** The URL's files node-postgres reads, by the parameter that names them. */

@@ -147,6 +147,9 @@ test('a URL that does not parse: one line naming the URL (password masked) and h
   const line = cliFailure(['postgres://pgq_db_lint:secret-pw@[']);
   assert.match(line, /^pgq-audit: the connection URL postgres:\/\/pgq_db_lint:\*\*\*\*@\[ is not a valid URL\. Write it as postgres:\/\/user:password@host:port\/database/);
   assert.doesNotMatch(line, /secret-pw/);
+  const inQuery = cliFailure(['postgres://pgq_db_lint@[?password=secret-pw&sslmode=require']);
+  assert.match(inQuery, /the connection URL postgres:\/\/pgq_db_lint@\[\?password=\*\*\*\*&sslmode=require is not a valid URL/);
+  assert.doesNotMatch(inQuery, /secret-pw/);
   assert.match(cliFailure(['notaurl']), /^pgq-audit: db: 'notaurl' is not a postgres:\/\/ or postgresql:\/\/ URL/);
 });
 
