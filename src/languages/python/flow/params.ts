@@ -3,12 +3,12 @@
 // %(name)s and psycopg.sql's {} fields, SQLAlchemy text()'s :name, asyncpg's
 // native $N. Numbering here (rather than in the analyzer) keeps params[i]
 // and $i+1 the same placeholder, whatever holes the text has.
-import type { HostParam } from '../../model/index.ts';
-import type { StatementFacts } from '../../sql/index.ts';
-import { forEachCodeChar } from '../../sql/lexer.ts';
-import { HostTextBuilder } from '../host-text.ts';
+import type { HostParam } from '../../../model/index.ts';
+import type { StatementFacts } from '../../../sql/index.ts';
+import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { HostTextBuilder } from '../../host-text.ts';
 import type { HostText } from './strings.ts';
-import { children, unwrap, type Node } from './syntax.ts';
+import { children, unwrap, type Node } from '../syntax.ts';
 
 export type PlaceholderStyle = 'psycopg' | 'colon' | 'dollar';
 

@@ -4,9 +4,9 @@
 // (psycopg's placeholders look the same), psycopg.sql composition
 // (SQL, Identifier, Literal, Placeholder, Composed `+`, `.join`, `.format`),
 // SQLAlchemy's text() and names of constants.
-import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../host-text.ts';
-import { forEachCodeChar } from '../../sql/lexer.ts';
-import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
+import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../../host-text.ts';
+import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export interface HostText extends BaseHostText {
   /** The text passed through psycopg.sql.SQL(). */

@@ -6,11 +6,11 @@
 // here with every piece mapped onto the code it stands for, and analysed
 // like any other; values the code computes become $N placeholders with
 // their SqlSite.params.
-import type { HostParam } from '../../model/index.ts';
-import { HostTextBuilder } from '../host-text.ts';
-import { hostParam } from './params.ts';
-import type { HostText } from './strings.ts';
-import { argsOf, children, dottedName, keyword, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
+import type { HostParam } from '../../../model/index.ts';
+import { HostTextBuilder } from '../../host-text.ts';
+import { hostParam } from '../flow/params.ts';
+import type { HostText } from '../flow/strings.ts';
+import { argsOf, children, dottedName, keyword, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export interface ModelRef {
   /** The table's name (db_table, __tablename__, Table("name"), or Django's app_model default). */
