@@ -5,7 +5,7 @@
 import type { ConnectionConfig, Driver } from '../../../model/index.ts';
 import type { BoundValues, PlaceholderStyle } from '../flow/params.ts';
 import { DBAPI_CONTROL_METHODS, DBAPI_EXECUTE_METHODS } from '../flow/sql-sites.ts';
-import type { HostText } from '../flow/strings.ts';
+import type { HostText, SqlTextNames } from '../flow/strings.ts';
 import type { ConfigEntry, Conn, FileApi, Maker, ReadContext } from '../flow/types.ts';
 import type { Arg, Node } from '../syntax.ts';
 import { asyncpg } from './asyncpg.ts';
@@ -148,6 +148,16 @@ export function postgresOnly(driver: Driver): boolean {
 export function unitOfWork(driver: Driver): boolean {
   return byName.get(driver)?.unitOfWork ?? false;
 }
+
+const sqlTextOf = (key: keyof SqlTextNames): ReadonlySet<string> => new Set(DRIVERS.flatMap((d) => d.sqlText?.[key] ?? []));
+/** The API paths that build SQL text, of every driver. */
+export const SQL_TEXT: SqlTextNames = {
+  composed: sqlTextOf('composed'),
+  identifiers: sqlTextOf('identifiers'),
+  literals: sqlTextOf('literals'),
+  placeholders: sqlTextOf('placeholders'),
+  boundText: sqlTextOf('boundText'),
+};
 
 /** Module prefixes whose calls are not the job's work. */
 export const NOT_WORK_MODULES: readonly string[] = DRIVERS.flatMap((d) => d.notWork ?? []);

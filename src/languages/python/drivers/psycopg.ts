@@ -45,6 +45,12 @@ export const psycopg: PythonDriver = {
     },
   },
   postgresOnly: true,
+  sqlText: {
+    composed: ['psycopg.sql.SQL'],
+    identifiers: ['psycopg.sql.Identifier'],
+    literals: ['psycopg.sql.Literal'],
+    placeholders: ['psycopg.sql.Placeholder'],
+  },
   notWork: ['psycopg.sql'],
   implicitForm: (conn) => dbapiImplicitForm('psycopg', conn),
   forFile(file) {

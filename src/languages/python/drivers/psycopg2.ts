@@ -29,6 +29,12 @@ export const psycopg2: PythonDriver = {
   autocommitSetters: [{ method: 'set_session', keyword: 'autocommit' }],
   sqlFunctions: ['psycopg2.extras.execute_values', 'psycopg2.extras.execute_batch'].map((path) => ({ path, cursorArg: 0, sqlArg: 1, sqlKeyword: 'sql' })),
   postgresOnly: true,
+  sqlText: {
+    composed: ['psycopg2.sql.SQL'],
+    identifiers: ['psycopg2.sql.Identifier'],
+    literals: ['psycopg2.sql.Literal'],
+    placeholders: ['psycopg2.sql.Placeholder'],
+  },
   notWork: ['psycopg2.sql'],
   implicitForm: (conn) => dbapiImplicitForm('psycopg2', conn),
 };

@@ -5,7 +5,7 @@
 // gives is the driver module's to say (drivers/index.ts).
 import type { ConnectionUse, Driver, Span } from '../../../model/index.ts';
 import { annotationOf, checkoutOf, DRIVERS, driverNamed, makerOf } from '../drivers/index.ts';
-import type { BuiltStatement, ModelRef, OrmContext } from '../orm/orm.ts';
+import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
 import { dottedName, methodCall, unwrap, type Arg, type Node } from '../syntax.ts';
 import { annotationType, parameters } from './defs.ts';
 import type { EngineFile } from './engine-file.ts';

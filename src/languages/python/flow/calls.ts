@@ -20,7 +20,7 @@ import {
   SQL_METHOD_NAMES,
   unitOfWork,
 } from '../drivers/index.ts';
-import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/orm.ts';
+import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
@@ -193,6 +193,7 @@ export abstract class CallWalk extends BindingWalk {
       isParameter: (name) => this.params.has(name),
       model: (n) => this.file.models.modelOf(n, this.file),
       instance: (n) => this.instanceOf(n),
+      subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
     };
   }
 

@@ -4,9 +4,9 @@
 // code (the options of a pool, an ORM). The engine asks the registry
 // (drivers/index.ts); it never names a driver.
 import type { ConnectionConfig, Driver } from '../../../model/index.ts';
-import type { BuiltStatement } from '../orm/orm.ts';
+import type { BuiltStatement, SqlWriter } from '../orm/writer.ts';
 import type { BoundValues, PlaceholderStyle } from './params.ts';
-import type { HostText } from './strings.ts';
+import type { HostText, SqlTextNames } from './strings.ts';
 import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Factory, FileApi, Maker, PoolBinding, ReadContext, StaticBinding, WalkApi } from './types.ts';
 import type { Arg, CallParts, Node } from '../syntax.ts';
 
@@ -111,6 +111,8 @@ export interface PythonDriver {
   boundValues?(args: Arg[], method: string): BoundValues | undefined;
   /** It speaks PostgreSQL alone: SQL it is given that does not parse is a bug of the code. */
   readonly postgresOnly?: boolean;
+  /** API paths that build SQL text (psycopg.sql's composables, SQLAlchemy's text()). */
+  readonly sqlText?: { readonly [K in keyof SqlTextNames]?: readonly string[] };
   /** Module prefixes whose calls compose SQL or values, not the job's work. */
   readonly notWork?: readonly string[];
   /** The form of a connection's implicit transaction, for origins the driver names. */
@@ -137,6 +139,8 @@ export interface DriverOrm {
   query?(walk: WalkApi, node: Node): void;
   /** Other ORM calls (a manager's chain, instance.save()): true when handled. */
   call?(walk: WalkApi, node: Node): boolean;
+  /** Writes a query the code builds as a value (a scalar subquery) into SQL being written: false when it is none. */
+  subquery?(w: SqlWriter, node: Node): boolean;
 }
 
 /** Per-file hooks of a driver. */

@@ -7,7 +7,7 @@
 import type { Tree } from '@lezer/common';
 import type { Driver, FileModel, ResetCallback } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
-import { DRIVERS, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
+import { DRIVERS, SQL_TEXT, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
 import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
 import { bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
@@ -465,6 +465,7 @@ class PythonFile implements EngineFile {
         if (def && parameters(def, this.text).some((p) => p.name === name)) return undefined;
         return this.constants.get(name);
       },
+      sqlText: SQL_TEXT,
     };
   }
 

@@ -168,13 +168,13 @@ export interface WalkApi {
   /** A SQL site for SQL written in the code; returns its statements. */
   sqlSite(sqlNode: Node | undefined, conn: Conn | undefined, args?: Arg[], method?: string): { transaction?: string }[] | undefined;
   /** A SQL site for SQL the front end wrote for ORM code. */
-  builtSite(built: import('../orm/orm.ts').BuiltStatement, conn: Conn | undefined): { transaction?: string }[];
+  builtSite(built: import('../orm/writer.ts').BuiltStatement, conn: Conn | undefined): { transaction?: string }[];
   /** Transaction control sent as SQL, then each statement's own effect on the transaction. */
   afterStatements(conn: Conn, statements: { transaction?: string }[] | undefined, at: Span): void;
   /** Writes the pending changes of instances read on this session (a unit of work). */
   flushInstances(conn: Conn): void;
-  instanceOf(node: Node): import('../orm/orm.ts').ModelRef | undefined;
-  ormContext(): import('../orm/orm.ts').OrmContext;
+  instanceOf(node: Node): import('../orm/writer.ts').ModelRef | undefined;
+  ormContext(): import('../orm/writer.ts').OrmContext;
   /** A callback walk: the driver turned statement preparing off in it. */
   preparedOff?: string;
 }

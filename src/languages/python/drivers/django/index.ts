@@ -7,7 +7,8 @@
 import { defName, parameters } from '../../flow/defs.ts';
 import { executed, initialFlow } from '../../flow/scopes.ts';
 import type { FileApi } from '../../flow/types.ts';
-import { djangoStatement, isOuterCall } from '../../orm/orm.ts';
+import { isOuterCall } from '../../orm/writer.ts';
+import { djangoStatement } from './orm-sql.ts';
 import { span } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';

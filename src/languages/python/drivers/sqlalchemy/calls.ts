@@ -4,7 +4,8 @@
 // changes are written at commit(), flush() and its next query (autoflush).
 import { executed } from '../../flow/scopes.ts';
 import type { Conn, WalkApi } from '../../flow/types.ts';
-import { deleteInstance, sqlalchemyStatement } from '../../orm/orm.ts';
+import { deleteInstance } from '../../orm/writer.ts';
+import { sqlalchemyStatement } from './orm-sql.ts';
 import { positional, span, type Arg, type Node } from '../../syntax.ts';
 import { sqlArgument } from '../../flow/defs.ts';
 

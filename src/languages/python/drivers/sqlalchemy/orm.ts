@@ -4,7 +4,7 @@
 // Session (attribute writes pending until its next flush).
 import { executed } from '../../flow/scopes.ts';
 import type { Conn, WalkApi } from '../../flow/types.ts';
-import { sqlalchemyInstanceRead, sqlalchemyStatement } from '../../orm/orm.ts';
+import { sqlalchemyInstanceRead, sqlalchemyStatement, writeSubquery } from './orm-sql.ts';
 import { methodCall, span, unwrap, type Node } from '../../syntax.ts';
 import type { DriverOrm } from '../../flow/driver-api.ts';
 
@@ -27,6 +27,7 @@ export const sqlalchemyOrm: DriverOrm = {
     if (root.name === 'CallExpression' && BUILDER.test(walk.file.qualify(root.firstChild!) ?? '')) return 'step';
     return undefined;
   },
+  subquery: writeSubquery,
   query(walk, node) {
     const built = sqlalchemyStatement(node, walk.ormContext());
     const conn = instanceConn(walk, node);
