@@ -131,10 +131,10 @@ export const CONNECTION_ATTRIBUTES = new Map(DRIVERS.flatMap((d) => Object.entri
 const SQL_FUNCTIONS = new Map<string, SqlFunctionRow>(DRIVERS.flatMap((d) => d.sqlFunctions ?? []).map((r) => [r.path, r]));
 export const sqlFunctionOf = (qualified: string | undefined) => (qualified ? SQL_FUNCTIONS.get(qualified) : undefined);
 
-/** The host placeholders of SQL sent this way: SQLAlchemy text()'s :name anywhere, else the driver's, else psycopg's %s. */
+/** The host placeholders of SQL sent this way: text()'s :name anywhere, else the driver's, else the DB-API's pyformat (%s). */
 export function placeholderStyle(driver: Driver, method: string, host: HostText): PlaceholderStyle {
   if (host.colonParams) return 'colon';
-  return byName.get(driver)?.placeholderStyle?.(method, host) ?? 'psycopg';
+  return byName.get(driver)?.placeholderStyle?.(method, host) ?? 'pyformat';
 }
 
 export function driverBoundValues(driver: Driver, args: Arg[], method: string): BoundValues | undefined {

@@ -167,7 +167,7 @@ export abstract class CallWalk extends BindingWalk {
 
   /** A SQL site for SQL the front end wrote for ORM code (an ORM chain or builder): its text maps onto the code it stands for. */
   builtSite(built: BuiltStatement, conn: Conn | undefined) {
-    const analysis = analyzeHostText(built.host, 'dollar');
+    const analysis = analyzeHostText(built.host);
     if (analysis.statements.length === 0) return [];
     const site: SqlSite = {
       span: built.host.span,
@@ -278,7 +278,7 @@ export abstract class CallWalk extends BindingWalk {
     if (!resolved || resolved.text.trim() === '') return undefined;
     const driver = conn?.driver ?? this.file.driverOfFile;
     const { host, refs } = numberPlaceholders(resolved, placeholderStyle(driver, method, resolved));
-    const analysis = analyzeHostText(host, 'dollar');
+    const analysis = analyzeHostText(host);
     // A syntax error is reported only for drivers that speak nothing but PostgreSQL (psycopg, psycopg2,
     // asyncpg). SQLAlchemy and Django run every dialect's SQL through the same calls (SQLAlchemy's own
     // MySQL, SQLite and Oracle dialects): there it is unknown, as in the TS front end. The statements

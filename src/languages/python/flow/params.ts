@@ -10,7 +10,8 @@ import { HostTextBuilder } from '../../host-text.ts';
 import type { HostText } from './strings.ts';
 import { children, unwrap, type Node } from '../syntax.ts';
 
-export type PlaceholderStyle = 'psycopg' | 'colon' | 'dollar';
+/** The DB-API's pyformat (%s, %(name)s: psycopg, psycopg2, Django), SQLAlchemy text()'s :name, asyncpg's native $N. */
+export type PlaceholderStyle = 'pyformat' | 'colon' | 'dollar';
 
 /** What $N (refs[N-1]) stands for in the host code. */
 export type PlaceholderRef =

@@ -12,6 +12,7 @@ export const OPAQUE_METHODS: ReadonlySet<string> = new Set(['copy_from', 'copy_t
 /** DB-API methods that end a transaction or give a cursor. */
 export const DBAPI_CONTROL_METHODS: readonly string[] = ['commit', 'rollback', 'cursor', 'close'];
 
-export function analyzeHostText(host: HostText, placeholders: 'dollar' | 'psycopg' = 'psycopg'): SqlAnalysis {
-  return analyzeSharedHostText(host, { placeholders });
+/** The statement facts of host text whose placeholders are numbered $N already (params.ts numbers them). */
+export function analyzeHostText(host: HostText): SqlAnalysis {
+  return analyzeSharedHostText(host, { placeholders: 'dollar' });
 }
