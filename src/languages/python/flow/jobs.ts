@@ -1,7 +1,4 @@
-// One-transaction jobs, as the TS front end reads them: a transaction that
-// rolls back with the job, claims rows with FOR UPDATE SKIP LOCKED, runs the
-// job's work and ends the job in it. Read from the sites a file's walks
-// recorded.
+// One-transaction jobs, read from the sites a file's walks recorded.
 import type { FileModel } from '../../../model/index.ts';
 import { bareTable, RUNNING_STATUS, STATUS_COLUMN } from '../../../model/queue.ts';
 import type { RowWrite } from '../../../sql/index.ts';
