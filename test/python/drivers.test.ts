@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, describe, test } from 'node:test';
 import type { FileModel, SqlSite } from '../../src/model/index.ts';
-import { clearDjangoCache } from '../../src/languages/python/django.ts';
+import { clearDjangoCache } from '../../src/languages/python/drivers/django/settings.ts';
 import { pythonFrontEnd } from '../../src/languages/python/index.ts';
-import { clearProjectCache } from '../../src/languages/python/project.ts';
+import { clearProjectCache } from '../../src/languages/python/flow/project.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
 
 before(async () => {

@@ -73,7 +73,7 @@ test('TS side effects by name: brokers, object stores and HTTP clients, not look
 });
 
 test('Python side effects by name: a method on a receiver named for an HTTP client, a producer or S3', async () => {
-  const { pythonSideEffect } = await import('../../src/languages/python/side-effects.ts');
+  const { pythonSideEffect } = await import('../../src/languages/python/flow/side-effects.ts');
   const yes: [string | undefined, string, string | undefined][] = [
     [undefined, 'xadd', 'cache'], [undefined, 'lpush', 'self.redis'], [undefined, 'send', 'producer'], [undefined, 'send_and_wait', 'self.producer'],
     [undefined, 'upload_file', 's3'], [undefined, 'put_object', 'bucket'], [undefined, 'post', 'http'], [undefined, 'get', 'self.api_client'],

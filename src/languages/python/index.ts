@@ -1,10 +1,12 @@
-// .py files: psycopg 3, psycopg_pool and psycopg2 code, read with Lezer's
-// Python grammar (no Python interpreter needed).
+// .py files: psycopg 3, psycopg_pool, psycopg2, SQLAlchemy, asyncpg and
+// Django code, read with Lezer's Python grammar (no Python interpreter
+// needed). The flow engine is in flow/, what each driver's API means in
+// drivers/.
 import { emptyFileModel } from '../../model/index.ts';
 import { collectLineComments } from '../comments.ts';
 import { PYTHON_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
-import { analyzePython } from './analyze.ts';
+import { analyzePython } from './flow/file.ts';
 import { parsePython } from './syntax.ts';
 
 export const pythonFrontEnd: FrontEnd = {

@@ -1,59 +1,14 @@
 // Connections and the transactions their statements run in, as the code
-// flows: psycopg 3 and psycopg2 are not autocommit by default, so a statement
-// opens an implicit transaction that lasts until commit()/rollback(), the end
-// of `with conn:` / `with pool.connection()` (commit on success, rollback on
-// error), or a COMMIT sent as SQL. `with conn.transaction():` is its own
-// transaction (a savepoint inside an open one); autocommit=True in connect()
-// or the pool's kwargs, and `conn.autocommit = True`, run each statement alone.
-import type { ConnectionUse, Driver, Scope, Span } from '../../model/index.ts';
-import type { ConfigEntry } from './pool-config.ts';
+// flows. With autocommit off a statement opens an implicit transaction that
+// lasts until commit()/rollback(), the end of a `with` block over the
+// connection (what it does there is the connection's exitEnds), or a COMMIT
+// sent as SQL. A transaction block (`with conn.transaction():`) is its own
+// transaction, a savepoint inside an open one; in autocommit each statement
+// runs alone. Which driver does what is the driver modules' to say.
+import type { Scope, Span } from '../../../model/index.ts';
+import type { Conn, EndKind, Flow } from './types.ts';
 
-export interface Flow {
-  autocommit: boolean | 'unknown';
-  /** Which implicit transaction: bumped at every commit or rollback. */
-  serial: number;
-  /** A statement ran since the last commit or rollback, so a transaction is open (autocommit off). */
-  dirty: boolean | 'unknown';
-  /** The statement that opened the open transaction. */
-  dirtyAt?: Span;
-  /** Open `with conn.transaction()` blocks (and BEGIN sent in autocommit), outermost first. */
-  explicit: { id: string; form: string }[];
-  /** After paths that disagree on the implicit transaction (an except handler): the serials it may be. */
-  maybe?: number[];
-}
-
-export type Origin =
-  | 'pool.connection'
-  | 'getconn'
-  | 'connect'
-  | 'parameter'
-  | 'callback'
-  /** SQLAlchemy: engine.connect(), a Session, the DBAPI connection of engine.raw_connection(). */
-  | 'sa.connect'
-  | 'sa.session'
-  | 'sa.raw'
-  /** asyncpg: pool.acquire(). */
-  | 'acquire'
-  /** Django's connection of the thread (django.db.connection, connections[alias]). */
-  | 'django';
-
-/** How a transaction left open ends where the code ends it implicitly: a `with` block's exit, close(). */
-export type EndKind = 'commit' | 'rollback' | 'unknown';
-
-export interface Conn {
-  /** Unique within the file. */
-  id: string;
-  driver: Driver;
-  use: ConnectionUse;
-  entry?: ConfigEntry;
-  origin: Origin;
-  callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
-  flow: Flow;
-  /** What leaving `with <this connection>` does to an open transaction: psycopg commits, SQLAlchemy rolls back. */
-  exitEnds?: EndKind;
-  /** A connection or Session other code uses too (Django's, a scoped_session, a module's): any call may commit it. */
-  shared?: boolean;
-}
+export type { Conn, EndKind, Flow };
 
 export function initialFlow(autocommit: boolean | 'unknown'): Flow {
   return { autocommit, serial: 0, dirty: false, explicit: [] };
@@ -111,24 +66,6 @@ export function mergeFlows(a: Flow, b: Flow): Flow {
   };
 }
 
-function implicitForm(conn: Conn): string {
-  const driver = conn.driver === 'psycopg2' ? 'psycopg2' : 'psycopg';
-  switch (conn.origin) {
-    case 'sa.connect':
-      return "SQLAlchemy's transaction, begun at the connection's first statement";
-    case 'sa.session':
-      return "the SQLAlchemy Session's transaction, begun at its first statement";
-    case 'sa.raw':
-      return "the DBAPI connection's implicit transaction (autocommit off)";
-    case 'pool.connection':
-      return `${driver}'s implicit transaction, committed when \`with pool.connection()\` ends`;
-    case 'callback':
-      return `${driver}'s implicit transaction in the pool's ${conn.callback?.role} callback`;
-    default:
-      return `${driver}'s implicit transaction (autocommit off)`;
-  }
-}
-
 export function scopeOf(conn: Conn, file: string): Scope {
   const { flow } = conn;
   const rollsBackOnError = !conn.callback;
@@ -137,7 +74,7 @@ export function scopeOf(conn: Conn, file: string): Scope {
     return { kind: 'transaction', id: outer.id, form: outer.form, rollsBackOnError };
   }
   if (flow.autocommit === true) return { kind: 'autocommit' };
-  if (flow.autocommit === false) return { kind: 'transaction', id: implicitId(conn, file), form: implicitForm(conn), rollsBackOnError };
+  if (flow.autocommit === false) return { kind: 'transaction', id: implicitId(conn, file), form: conn.implicitForm, rollsBackOnError };
   return { kind: 'unknown' };
 }
 
@@ -182,7 +119,7 @@ export function enterTransaction(conn: Conn, file: string, form = '`with conn.tr
     return { savepoint: true };
   }
   if (flow.autocommit === false && flow.dirty === true) {
-    flow.explicit.push({ id: implicitId(conn, file), form: implicitForm(conn) });
+    flow.explicit.push({ id: implicitId(conn, file), form: conn.implicitForm });
     return { savepoint: true };
   }
   flow.explicit.push({ id: `${file}#${conn.id}.tx${++transactions}`, form });

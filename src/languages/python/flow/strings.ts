@@ -4,9 +4,9 @@
 // (psycopg's placeholders look the same), psycopg.sql composition
 // (SQL, Identifier, Literal, Placeholder, Composed `+`, `.join`, `.format`),
 // SQLAlchemy's text() and names of constants.
-import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../host-text.ts';
-import { forEachCodeChar } from '../../sql/lexer.ts';
-import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from './syntax.ts';
+import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../../host-text.ts';
+import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export interface HostText extends BaseHostText {
   /** The text passed through psycopg.sql.SQL(). */
@@ -115,14 +115,21 @@ export interface ResolveContext {
   qualify(node: Node): string | undefined;
   /** The expression a name stands for, when it is a constant we can read. */
   constant(name: string, at: Node): Node | undefined;
+  /** The drivers' SQL-building API paths. */
+  sqlText: SqlTextNames;
 }
 
-const SQL_CLASSES = new Set(['psycopg.sql.SQL', 'psycopg2.sql.SQL']);
-const IDENTIFIER_CLASSES = new Set(['psycopg.sql.Identifier', 'psycopg2.sql.Identifier']);
-const LITERAL_CLASSES = new Set(['psycopg.sql.Literal', 'psycopg2.sql.Literal']);
-const PLACEHOLDER_CLASSES = new Set(['psycopg.sql.Placeholder', 'psycopg2.sql.Placeholder']);
-/** SQLAlchemy's text() construct: SQL with `:name` bind parameters. */
-export const TEXT_CONSTRUCTS = new Set(['sqlalchemy.text', 'sqlalchemy.sql.text', 'sqlalchemy.sql.expression.text', 'sqlalchemy.sql.elements.text']);
+/** API paths that build SQL text (the drivers' modules list theirs). */
+export interface SqlTextNames {
+  /** Composable SQL templates: `sql.SQL("... {} ...").format(...)`. */
+  composed: ReadonlySet<string>;
+  /** Quoted names, literals and placeholders composed into such a template. */
+  identifiers: ReadonlySet<string>;
+  literals: ReadonlySet<string>;
+  placeholders: ReadonlySet<string>;
+  /** SQL with `:name` bind parameters: SQLAlchemy's text(). */
+  boundText: ReadonlySet<string>;
+}
 const TEXT_WRAPPERS = new Set(['textwrap.dedent', 'inspect.cleandoc']);
 const TEXT_METHODS = new Set(['strip', 'lstrip', 'rstrip', 'format']);
 /** Methods of a text() or Composed object that keep its SQL. */
@@ -172,15 +179,15 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       const call = callParts(expr, ctx.text);
       if (!call) return undefined;
       const qualified = ctx.qualify(call.callee);
-      if (qualified && (SQL_CLASSES.has(qualified) || TEXT_WRAPPERS.has(qualified))) {
+      if (qualified && (ctx.sqlText.composed.has(qualified) || TEXT_WRAPPERS.has(qualified))) {
         const inner = resolveText(positional(call.args, 0), ctx, depth + 1);
-        return inner && SQL_CLASSES.has(qualified) ? { ...inner, composed: true } : inner;
+        return inner && ctx.sqlText.composed.has(qualified) ? { ...inner, composed: true } : inner;
       }
-      if (qualified && TEXT_CONSTRUCTS.has(qualified)) {
+      if (qualified && ctx.sqlText.boundText.has(qualified)) {
         const inner = resolveText(positional(call.args, 0) ?? keyword(call.args, 'text'), ctx, depth + 1);
         return inner ? { ...inner, colonParams: true } : undefined;
       }
-      if (qualified && (IDENTIFIER_CLASSES.has(qualified) || LITERAL_CLASSES.has(qualified) || PLACEHOLDER_CLASSES.has(qualified))) {
+      if (qualified && (ctx.sqlText.identifiers.has(qualified) || ctx.sqlText.literals.has(qualified) || ctx.sqlText.placeholders.has(qualified))) {
         return composable(expr, qualified, call.args, ctx, depth);
       }
       const method = methodCall(expr, ctx.text);
@@ -225,7 +232,7 @@ export function identifierFor(expression: string): string {
 /** The expression of sql.Identifier(expr) when it is not a literal (a name the code computes). */
 function identifierArgument(arg: Node, ctx: ResolveContext): string | undefined {
   const call = callParts(arg, ctx.text);
-  if (!call || !IDENTIFIER_CLASSES.has(ctx.qualify(call.callee) ?? '')) return undefined;
+  if (!call || !ctx.sqlText.identifiers.has(ctx.qualify(call.callee) ?? '')) return undefined;
   const parts = call.args.filter((a) => !a.name && !a.star);
   if (parts.length === 0) return undefined;
   return parts.map((p) => ctx.text.slice(p.value.from, p.value.to)).join('.');
@@ -255,13 +262,13 @@ function literalString(node: Node | undefined, ctx: ResolveContext, depth: numbe
 /** sql.Identifier("a", "b") -> "a"."b"; sql.Literal("x") -> 'x'; sql.Placeholder() -> %s: the text psycopg composes. */
 function composable(expr: Node, qualified: string, args: Arg[], ctx: ResolveContext, depth: number): HostText | undefined {
   const out = new Builder();
-  if (PLACEHOLDER_CLASSES.has(qualified)) {
+  if (ctx.sqlText.placeholders.has(qualified)) {
     const name = literalString(positional(args, 0) ?? keyword(args, 'name'), ctx, depth);
     if (args.length > 0 && name === undefined) return undefined;
     out.push(name === undefined ? '%s' : `%(${name})s`, expr.from, expr.to);
     return out.build(expr, true);
   }
-  if (IDENTIFIER_CLASSES.has(qualified)) {
+  if (ctx.sqlText.identifiers.has(qualified)) {
     const parts = args.filter((a) => !a.name && !a.star).map((a) => literalString(a.value, ctx, depth));
     if (parts.length === 0 || parts.some((p) => p === undefined)) return undefined;
     out.push(parts.map((p) => `"${p!.replace(/"/g, '""')}"`).join('.'), expr.from, expr.to);
@@ -370,7 +377,7 @@ export function isComposedSql(node: Node, ctx: ResolveContext): boolean {
   const call = callParts(node, ctx.text);
   if (!call) return false;
   const qualified = ctx.qualify(call.callee);
-  return !!qualified && SQL_CLASSES.has(qualified);
+  return !!qualified && ctx.sqlText.composed.has(qualified);
 }
 
 export { dottedName };

@@ -2,104 +2,15 @@
 // alias and thread (django.db.connection, connections["alias"]), in
 // autocommit by default; transaction.atomic() (a `with` block or a
 // decorator) is a transaction, nested ones are savepoints. Whether a
-// session setting outlives the request depends on CONN_MAX_AGE, read from
-// the project's settings: 0 (the default) closes the connection at the end
-// of every request (and of every Celery task), so nothing is reused; a
-// positive age or None keeps it for the next request. A management command
-// runs in one process with no request cycle, so its connection serves every
-// job it runs whatever CONN_MAX_AGE says.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import type { ConnectionConfig } from '../../model/index.ts';
-import { projectRoot } from './project.ts';
-import { enterTransaction, initialFlow, type Conn } from './scopes.ts';
-import { argsOf, children, decoratorParts, keyword, positional, span, unwrap, type Node } from './syntax.ts';
-
-export interface DjangoSettings {
-  /** CONN_MAX_AGE of the default database: a number of seconds, null (for ever), undefined when not read. */
-  connMaxAge: number | null | undefined;
-  atomicRequests: boolean;
-  /** The settings file it was read from. */
-  file?: string;
-}
-
-const settingsCache = new Map<string, DjangoSettings>();
-
-/** The project's Django settings: the module manage.py names, else the settings.py files near the root. */
-export function djangoSettings(file: string): DjangoSettings {
-  const root = projectRoot(file);
-  const cached = settingsCache.get(root);
-  if (cached) return cached;
-  const settings: DjangoSettings = { connMaxAge: undefined, atomicRequests: false };
-  for (const path of settingsFiles(root)) {
-    let text = '';
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
-    if (!/DATABASES|CONN_MAX_AGE/.test(text)) continue;
-    settings.file = path;
-    const age = /["']?CONN_MAX_AGE["']?\s*[:=]\s*([^,\n}#]+)/.exec(text);
-    if (!age) settings.connMaxAge = 0;
-    else {
-      const value = age[1].trim();
-      settings.connMaxAge = /^\d+$/.test(value) ? Number(value) : value === 'None' ? null : undefined;
-    }
-    settings.atomicRequests = /["']?ATOMIC_REQUESTS["']?\s*[:=]\s*True/.test(text);
-    break;
-  }
-  settingsCache.set(root, settings);
-  return settings;
-}
-
-export function clearDjangoCache(): void {
-  settingsCache.clear();
-}
-
-function settingsFiles(root: string): string[] {
-  const found: string[] = [];
-  const manage = join(root, 'manage.py');
-  if (existsSync(manage)) {
-    try {
-      const module = /DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']/.exec(readFileSync(manage, 'utf8'))?.[1];
-      if (module) {
-        const path = join(root, ...module.split('.'));
-        found.push(`${path}.py`, join(path, '__init__.py'), join(path, 'base.py'));
-      }
-    } catch {
-      // unreadable: look for settings files instead
-    }
-  }
-  const list = (dir: string) => {
-    try {
-      return readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-  };
-  found.push(join(root, 'settings.py'));
-  for (const entry of list(root)) {
-    if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === 'node_modules') continue;
-    found.push(join(root, entry.name, 'settings.py'), join(root, entry.name, 'settings', '__init__.py'), join(root, entry.name, 'settings', 'base.py'));
-  }
-  return found.filter((p) => existsSync(p));
-}
-
-export interface DjangoHost {
-  readonly model: { file: string; connections: ConnectionConfig[]; dependencies?: string[] };
-  readonly text: string;
-  readonly tree: { topNode: Node };
-  qualify(node: Node): string | undefined;
-  qualifyName(name: string): string | undefined;
-  nextConnId(): string;
-}
-
-interface DjangoWalk {
-  readonly env: Map<string, unknown>;
-  readonly conns: Set<Conn>;
-  readonly info: { def?: Node };
-}
+// session setting outlives the request depends on CONN_MAX_AGE
+// (settings.ts). A management command runs in one process with no request
+// cycle, so its connection serves every job it runs whatever CONN_MAX_AGE
+// says.
+import type { ConnectionConfig } from '../../../../model/index.ts';
+import { enterTransaction, initialFlow } from '../../flow/scopes.ts';
+import type { Conn, FileApi, WalkApi } from '../../flow/types.ts';
+import { argsOf, children, decoratorParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
+import { djangoSettings, type DjangoSettings } from './settings.ts';
 
 export class DjangoContext {
   private readonly configs = new Map<string, ConnectionConfig>();
@@ -107,7 +18,7 @@ export class DjangoContext {
   /** The file defines a management command: one long-running process, no request cycle. */
   private readonly command: boolean;
 
-  constructor(private readonly host: DjangoHost) {
+  constructor(private readonly host: FileApi) {
     this.command = /\bBaseCommand\b/.test(host.text) && /\bdef\s+handle\s*\(/.test(host.text);
   }
 
@@ -170,7 +81,7 @@ export class DjangoContext {
   }
 
   /** `connection` / `connections["alias"]` of django.db, as a connection of this walk. */
-  connectionOf(expr: Node, walk: DjangoWalk): Conn | undefined {
+  connectionOf(expr: Node, walk: WalkApi): Conn | undefined {
     const qualified = this.host.qualify(expr);
     if (qualified === 'django.db.connection') return this.connectionFor(walk, 'default', expr);
     if (expr.name === 'MemberExpression' && expr.lastChild?.name === ']') {
@@ -184,19 +95,18 @@ export class DjangoContext {
   }
 
   /** The walk's connection for an alias (one per walk), inside the transaction of an @atomic def. */
-  connectionFor(walk: DjangoWalk, alias = 'default', at?: Node): Conn {
+  connectionFor(walk: WalkApi, alias = 'default', at?: Node): Conn {
     const key = `django:${alias}`;
     const known = walk.env.get(key) as { kind: 'conn'; conn: Conn } | undefined;
     if (known) return known.conn;
     const config = this.config(alias, at ?? this.host.tree.topNode);
-    const conn: Conn = {
-      id: this.host.nextConnId(),
+    const conn = this.host.newConnection({
       driver: 'django',
       use: { kind: 'pooled-client', configId: config.id },
       origin: 'django',
       flow: initialFlow(config.autocommit),
       shared: true,
-    };
+    });
     walk.conns.add(conn);
     walk.env.set(key, { kind: 'conn', conn });
     const def = walk.info.def;
@@ -205,7 +115,7 @@ export class DjangoContext {
   }
 
   /** `with transaction.atomic(using=...)`: the connection whose transaction it opens. */
-  atomicOf(item: Node, walk: DjangoWalk): Conn | undefined {
+  atomicOf(item: Node, walk: WalkApi): Conn | undefined {
     const expr = unwrap(item);
     if (!expr) return undefined;
     const callee = expr.name === 'CallExpression' ? expr.firstChild : expr;

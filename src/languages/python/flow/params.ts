@@ -3,14 +3,15 @@
 // %(name)s and psycopg.sql's {} fields, SQLAlchemy text()'s :name, asyncpg's
 // native $N. Numbering here (rather than in the analyzer) keeps params[i]
 // and $i+1 the same placeholder, whatever holes the text has.
-import type { HostParam } from '../../model/index.ts';
-import type { StatementFacts } from '../../sql/index.ts';
-import { forEachCodeChar } from '../../sql/lexer.ts';
-import { HostTextBuilder } from '../host-text.ts';
+import type { HostParam } from '../../../model/index.ts';
+import type { StatementFacts } from '../../../sql/index.ts';
+import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { HostTextBuilder } from '../../host-text.ts';
 import type { HostText } from './strings.ts';
-import { children, unwrap, type Node } from './syntax.ts';
+import { children, unwrap, type Node } from '../syntax.ts';
 
-export type PlaceholderStyle = 'psycopg' | 'colon' | 'dollar';
+/** The DB-API's pyformat (%s, %(name)s: psycopg, psycopg2, Django), SQLAlchemy text()'s :name, asyncpg's native $N. */
+export type PlaceholderStyle = 'pyformat' | 'colon' | 'dollar';
 
 /** What $N (refs[N-1]) stands for in the host code. */
 export type PlaceholderRef =

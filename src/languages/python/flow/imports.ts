@@ -1,7 +1,7 @@
 // What the names of a file stand for through its imports, and the module-level
 // constants it defines once.
 import type { Tree } from '@lezer/common';
-import { children, dottedName, type Node } from './syntax.ts';
+import { children, dottedName, type Node } from '../syntax.ts';
 
 export interface Imports {
   /** Local name -> qualified name (`pool` -> `psycopg_pool`, `CP` -> `psycopg_pool.ConnectionPool`). */

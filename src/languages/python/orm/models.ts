@@ -3,10 +3,10 @@
 // Meta.db_table or its default `<app_label>_<model name>` — read from the
 // class in this file or in the project module it is imported from.
 import { basename, dirname } from 'node:path';
-import type { ModelRef } from './orm.ts';
-import type { ModuleSource } from './project.ts';
-import { qualifiedName } from './imports.ts';
-import { callParts, children, dottedName, positional, unwrap, type Node } from './syntax.ts';
+import type { ModelRef } from './writer.ts';
+import type { ModuleSource } from '../flow/project.ts';
+import { qualifiedName } from '../flow/imports.ts';
+import { callParts, children, dottedName, positional, unwrap, type Node } from '../syntax.ts';
 
 export interface ModelHost {
   readonly model: { file: string; dependencies?: string[] };

@@ -5,29 +5,27 @@
 // (configure), "checkout"/"engine_connect" at every checkout, "checkin" and
 // "reset" when it is returned, "after_begin"/"begin" inside every
 // transaction the Session or Connection begins.
-import type { ConfigEntry, ReadContext } from './pool-config.ts';
-import { SQLALCHEMY_EVENTS } from './drivers.ts';
-import { argsOf, children, decoratorParts, positional, span, unwrap, type Node } from './syntax.ts';
+import type { ConnectionConfig } from '../../../../model/index.ts';
+import type { ConfigEntry, FileApi } from '../../flow/types.ts';
+import { argsOf, children, decoratorParts, positional, span, unwrap, type Node } from '../../syntax.ts';
+import { staticEngine } from './sessions.ts';
 
-export interface ListenerHost {
-  readonly text: string;
-  readonly tree: { topNode: Node };
-  readonly entries: Map<number, ConfigEntry>;
-  readonly readContext: ReadContext;
-  readonly model: { connections: { id: string }[] };
-  qualify(node: Node): string | undefined;
-  /** A dotted name through the file's imports. */
-  qualifyName(name: string): string | undefined;
-  staticEngine(node: Node | undefined): ConfigEntry | undefined;
-  resolveDef(expr: Node, at: Node): Node | undefined;
-  /** An engine for listeners whose target is not an engine of this file (a class, an imported engine). */
-  listenerEntry(at: Node): ConfigEntry;
-}
+/** SQLAlchemy events and the callback role they give (pool and connection events, session after_begin). */
+const EVENTS: Record<string, { role: 'configure' | 'checkout' | 'reset'; connParam: number; dbapi: boolean; inTransaction?: boolean }> = {
+  connect: { role: 'configure', connParam: 0, dbapi: true },
+  first_connect: { role: 'configure', connParam: 0, dbapi: true },
+  checkout: { role: 'checkout', connParam: 0, dbapi: true },
+  checkin: { role: 'reset', connParam: 0, dbapi: true },
+  reset: { role: 'reset', connParam: 0, dbapi: true },
+  engine_connect: { role: 'checkout', connParam: 0, dbapi: false },
+  begin: { role: 'checkout', connParam: 0, dbapi: false, inTransaction: true },
+  after_begin: { role: 'checkout', connParam: 2, dbapi: false, inTransaction: true },
+};
 
 const LISTENS_FOR = new Set(['sqlalchemy.event.listens_for', 'sqlalchemy.event.api.listens_for']);
 const LISTEN = new Set(['sqlalchemy.event.listen', 'sqlalchemy.event.api.listen']);
 
-export function readListeners(host: ListenerHost): void {
+export function readListeners(host: FileApi): void {
   const visit = (statements: Node[]) => {
     for (const statement of statements) {
       if (statement.name === 'DecoratedStatement') {
@@ -52,11 +50,11 @@ export function readListeners(host: ListenerHost): void {
   visit(children(host.tree.topNode));
 }
 
-function addListener(host: ListenerHost, target: Node | undefined, eventNode: Node | undefined, fn: Node, at: Node): void {
+function addListener(host: FileApi, target: Node | undefined, eventNode: Node | undefined, fn: Node, at: Node): void {
   const event = eventNode ? /^['"](\w+)['"]$/.exec(host.text.slice(eventNode.from, eventNode.to))?.[1] : undefined;
-  const known = event ? SQLALCHEMY_EVENTS[event] : undefined;
+  const known = event ? EVENTS[event] : undefined;
   if (!known || !target) return;
-  const entry = host.staticEngine(target) ?? host.listenerEntry(at);
+  const entry = staticEngine(host, target) ?? listenerEntry(host, at);
   entry.callbackArgs.push({
     role: known.role,
     node: fn,
@@ -67,5 +65,17 @@ function addListener(host: ListenerHost, target: Node | undefined, eventNode: No
     inTransaction: known.inTransaction ? `the transaction the \`${event}\` listener runs in` : undefined,
     event,
   });
-  void span;
+}
+
+/** The engine of listeners on a class (Engine, Pool, Session) or an engine this file cannot see: the file's only engine, else one standing for it. */
+function listenerEntry(host: FileApi, at: Node): ConfigEntry {
+  const engines = [...host.entries.values()].filter((e) => e.config.driver === 'sqlalchemy');
+  if (engines.length === 1) return engines[0];
+  const state = host.driverState('sqlalchemy', () => ({ synthetic: undefined as ConfigEntry | undefined }));
+  if (state.synthetic) return state.synthetic;
+  const config: ConnectionConfig = { id: `listener@${at.from}`, driver: 'sqlalchemy', kind: 'pool', span: span(at), preparedStatements: 'unknown', autocommit: 'unknown', callbacks: [] };
+  state.synthetic = { config, maker: { kind: 'pool', driver: 'sqlalchemy', name: 'listener' }, threshold: { kind: 'default' }, callbackArgs: [] };
+  host.entries.set(-1_000_000 - at.from, state.synthetic);
+  host.model.connections.push(config);
+  return state.synthetic;
 }

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
-import { parsePython, type Node } from './syntax.ts';
+import { parsePython, type Node } from '../syntax.ts';
 
 export interface ModuleSource {
   path: string;

@@ -1,0 +1,82 @@
+// Django: the thread's connection per alias (django.db.connection,
+// connections["alias"]), in autocommit unless ATOMIC_REQUESTS;
+// transaction.atomic() blocks and decorators; connection_created signal
+// handlers as configure callbacks; cursors run SQL with %s placeholders and
+// nothing is prepared; the ORM's querysets and instance save()/delete() as
+// the SQL they send.
+import { defName, parameters } from '../../flow/defs.ts';
+import { executed, initialFlow } from '../../flow/scopes.ts';
+import type { FileApi } from '../../flow/types.ts';
+import { isOuterCall } from '../../orm/writer.ts';
+import { djangoStatement } from './orm-sql.ts';
+import { span } from '../../syntax.ts';
+import type { PythonDriver } from '../../flow/driver-api.ts';
+import { DjangoContext } from './connections.ts';
+
+const CURSOR_METHODS = new Set(['execute', 'executemany']);
+
+const contextOf = (file: FileApi) => file.driverState('django', () => new DjangoContext(file));
+
+export const django: PythonDriver = {
+  name: 'django',
+  modules: ['django'],
+  unlessAlso: ['psycopg', 'psycopg2'],
+  sqlMethods: { connection: CURSOR_METHODS, cursor: CURSOR_METHODS },
+  runsSqlOnConnection: () => false,
+  notWork: ['django.db.models', 'django.utils.timezone', 'F', 'Q'],
+  orm: {
+    claims: (file) => file.imports.modules.has('django'),
+    readInstance(walk, expr) {
+      const built = djangoStatement(expr, walk.ormContext());
+      return built?.returnsInstance ? { built, conn: contextOf(walk.file).connectionFor(walk, built.using) } : undefined;
+    },
+    writesAtSave: true,
+    // Job.objects.filter(...): inner steps of a chain whose last call is written whole.
+    chain: (walk, _node, root, _first, outer) =>
+      !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(walk.text.slice(root.from, root.to))
+        ? 'step'
+        : undefined,
+    // Job.objects.select_for_update(skip_locked=True).filter(...).first(), job.save(), job.delete().
+    call(walk, node) {
+      if (!walk.file.imports.modules.has('django') || !isOuterCall(node)) return false;
+      const built = djangoStatement(node, walk.ormContext());
+      if (!built) return false;
+      const conn = contextOf(walk.file).connectionFor(walk, built.using);
+      const statements = walk.builtSite(built, conn);
+      if (statements.length === 0) executed(conn, span(node));
+      return true;
+    },
+  },
+  forFile(file) {
+    if (!file.imports.modules.has('django')) return undefined;
+    const context = contextOf(file);
+    return {
+      // connection_created handlers: configure callbacks of the default connection, walked with the connection they get.
+      walkCallbacks() {
+        for (const def of context.connectionCreatedHandlers((expr, at) => file.resolveDef(expr, at))) {
+          const config = context.configFor('default', def);
+          const name = defName(def, file.text);
+          const at = def.getChild('VariableName') ?? def;
+          config.callbacks.push({ role: 'configure', name: `${name} (connection_created)`, span: span(at), endsOutsideTransaction: 'unknown', resolved: true });
+          const conn = file.newConnection({
+            driver: 'django',
+            use: { kind: 'pooled-client', configId: config.id },
+            origin: 'callback',
+            callback: { configId: config.id, role: 'configure' },
+            flow: initialFlow(config.autocommit),
+          });
+          // handler(sender, connection, **kwargs)
+          const index = parameters(def, file.text).filter((p) => p.kind === 'normal').findIndex((p) => p.name === 'connection');
+          file.walkCallback(def, conn, index >= 0 ? index : 1, name);
+        }
+      },
+      finish: () => context.finish(),
+      connectionOf: (expr, walk) => context.connectionOf(expr, walk),
+      transactionBlock(expr, walk) {
+        const conn = context.atomicOf(expr, walk);
+        return conn ? { conn, form: '`with transaction.atomic()`' } : undefined;
+      },
+    };
+  },
+};
+

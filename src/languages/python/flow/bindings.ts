@@ -1,0 +1,249 @@
+// What names hold in a walk: pools, connections, cursors and session
+// factories, from the file's static bindings, the parameters (by the call
+// that passes them, the callback that receives them, or their annotation)
+// and the calls the walk meets. What a call or method of a driver's object
+// gives is the driver module's to say (drivers/index.ts).
+import type { ConnectionUse, Driver, Span } from '../../../model/index.ts';
+import { annotationOf, checkoutOf, DRIVERS, driverNamed, makerOf } from '../drivers/index.ts';
+import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
+import { dottedName, methodCall, unwrap, type Arg, type Node } from '../syntax.ts';
+import { annotationType, parameters } from './defs.ts';
+import type { EngineFile } from './engine-file.ts';
+import { copyFlow, initialFlow } from './scopes.ts';
+import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Flow, Origin, StaticBinding, WalkApi } from './types.ts';
+
+export interface WalkInfo {
+  name: string | undefined;
+  className?: string;
+  def?: Node;
+  callbackConn?: Conn;
+  parent?: BindingWalk;
+}
+
+/** How a connection of a driver that comes from elsewhere is taken: a parameter, unless the driver says (a Session). */
+const handedIn = (driver: Driver): ConnKind => driverNamed(driver)?.handedIn ?? { origin: 'parameter' };
+
+export abstract class BindingWalk implements WalkApi {
+  readonly env = new Map<string, Binding>();
+  readonly conns = new Set<Conn>();
+  readonly exits: Flow[] = [];
+  dead = false;
+  /** What turned statement preparing off in this (callback) walk, if something did. */
+  preparedOff?: string;
+  protected readonly params = new Set<string>();
+  protected readonly contexts: Conn[] = [];
+  protected readonly tries: number[];
+  protected handler: number | undefined;
+  protected readonly stack: number[];
+  private readonly callBindings = new Map<string, Binding | null>();
+
+  abstract sqlSite(sqlNode: Node | undefined, conn: Conn | undefined, args?: Arg[], method?: string): { transaction?: string }[] | undefined;
+  abstract builtSite(built: BuiltStatement, conn: Conn | undefined): { transaction?: string }[];
+  abstract afterStatements(conn: Conn, statements: { transaction?: string }[] | undefined, at: Span): void;
+  abstract flushInstances(conn: Conn): void;
+  abstract instanceOf(node: Node): ModelRef | undefined;
+  abstract ormContext(): OrmContext;
+
+  constructor(
+    readonly file: EngineFile,
+    readonly info: WalkInfo,
+  ) {
+    this.tries = info.parent ? [...info.parent.tries] : [];
+    this.handler = info.parent?.handler;
+    this.stack = [...(info.parent?.stack ?? []), ...(info.def ? [info.def.from] : [])];
+    if (info.callbackConn) this.conns.add(info.callbackConn);
+  }
+
+  get text(): string {
+    return this.file.text;
+  }
+
+  /** Binds the def's parameters: from the call's arguments, the callback connection, or annotations. */
+  bindParameters(def: Node, args: Arg[], isMethodCall: boolean, callbackConn?: Conn, callerBindings?: (node: Node) => Binding | undefined, connParam = 0): void {
+    const params = parameters(def, this.text);
+    for (const p of params) this.params.add(p.name);
+    const isMethod = this.file.classOfDef.has(def.from);
+    let positionalParams = params.filter((p) => p.kind === 'normal');
+    if (isMethod && (isMethodCall || callbackConn) && positionalParams[0] && (positionalParams[0].name === 'self' || positionalParams[0].name === 'cls')) {
+      positionalParams = positionalParams.slice(1);
+    }
+    if (callbackConn && positionalParams[connParam]) {
+      this.env.set(positionalParams[connParam].name, { kind: 'conn', conn: callbackConn });
+    }
+    if (callerBindings) {
+      const positionalArgs = args.filter((a) => !a.name && !a.star);
+      positionalArgs.forEach((a, i) => {
+        const param = positionalParams[i];
+        const binding = param ? callerBindings(a.value) : undefined;
+        if (param && binding) this.env.set(param.name, binding);
+      });
+      for (const a of args) {
+        if (!a.name) continue;
+        const binding = callerBindings(a.value);
+        if (binding && params.some((p) => p.name === a.name)) this.env.set(a.name, binding);
+      }
+      for (const binding of this.env.values()) if (binding.kind === 'conn' || binding.kind === 'cursor') this.conns.add(binding.conn);
+    }
+    // Annotated pools and connections: `pool: ConnectionPool` (its configuration is elsewhere), `session: Session`, `conn: asyncpg.Connection`.
+    for (const p of params) {
+      if (this.env.has(p.name) || !p.annotation) continue;
+      const qualified = this.file.qualify(annotationType(p.annotation));
+      const maker = makerOf(qualified);
+      if (maker?.kind === 'pool') {
+        this.env.set(p.name, { kind: 'pool', driver: maker.driver });
+        continue;
+      }
+      const annotated = annotationOf(qualified);
+      if (annotated?.kind === 'pool') {
+        const entry = this.file.assumedPool(annotated.driver.name, p.annotation);
+        this.env.set(p.name, entry ? { kind: 'pool', driver: annotated.driver.name, entry } : { kind: 'pool', driver: annotated.driver.name });
+      } else if (annotated?.kind === 'conn') {
+        const kind = handedIn(annotated.driver.name);
+        const conn = this.newConn(annotated.driver.name, { kind: 'unknown' }, kind.origin, undefined, 'unknown', kind.exitEnds);
+        this.env.set(p.name, { kind: 'conn', conn });
+      }
+    }
+  }
+
+  finish(): void {
+    if (!this.dead && this.info.callbackConn) this.exits.push(copyFlow(this.info.callbackConn.flow));
+  }
+
+  lookup(name: string): Binding | undefined {
+    const own = this.env.get(name);
+    if (own) return own;
+    const className = this.info.className;
+    const staticBinding =
+      (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ??
+      (name.includes('.') ? this.file.importedStatic(name) : (this.file.globals.get(name) ?? this.file.importedStatic(name)));
+    if (staticBinding && !this.params.has(name)) {
+      const binding = this.instantiate(staticBinding);
+      this.env.set(name, binding);
+      return binding;
+    }
+    return undefined;
+  }
+
+  private instantiate(binding: StaticBinding): Binding {
+    if (binding.kind === 'pool') return { kind: 'pool', entry: binding.entry, driver: binding.entry.config.driver };
+    if (binding.kind === 'factory') return { kind: 'factory', entry: binding.entry, scoped: binding.scoped, driver: binding.driver };
+    if (binding.kind === 'session') {
+      // One module-level session for every job: its transaction state at the call is not known.
+      const kind = driverNamed(binding.driver)?.sessions ?? handedIn(binding.driver);
+      const conn = this.newConn(binding.driver, { kind: 'unknown', configId: binding.entry?.config.id }, kind.origin, binding.entry, 'unknown', kind.exitEnds);
+      conn.shared = true;
+      return { kind: 'conn', conn };
+    }
+    // A module's or an object's connection used in a function serves every call of it (every job):
+    // not one the job opened for itself. Its state at the call is not known either.
+    const inFunction = this.info.def !== undefined;
+    const use: ConnectionUse = inFunction ? { kind: 'unknown', configId: binding.entry.config.id } : { kind: 'dedicated', configId: binding.entry.config.id };
+    return { kind: 'conn', conn: this.newConn(binding.entry.config.driver, use, 'connect', binding.entry, inFunction ? 'unknown' : undefined) };
+  }
+
+  /** The session a factory gives here: a new one, or for a scoped factory the walk's one (other code may have used it before). */
+  sessionOf(factory: { entry?: ConfigEntry; scoped: boolean; driver: Driver }): Conn {
+    const kind = driverNamed(factory.driver)?.sessions ?? handedIn(factory.driver);
+    const use: ConnectionUse = { kind: 'pooled-client', configId: factory.entry?.config.id };
+    if (!factory.scoped) return this.newConn(factory.driver, use, kind.origin, factory.entry, undefined, kind.exitEnds);
+    const key = `scoped:${factory.entry?.config.id ?? '?'}`;
+    const known = this.env.get(key);
+    if (known?.kind === 'conn') return known.conn;
+    const conn = this.newConn(factory.driver, use, kind.origin, factory.entry, 'unknown', kind.exitEnds);
+    conn.shared = true;
+    this.env.set(key, { kind: 'conn', conn });
+    return conn;
+  }
+
+  newConn(driver: Driver, use: ConnectionUse, origin: Origin, entry?: ConfigEntry, autocommit?: boolean | 'unknown', exitEnds?: EndKind): Conn {
+    const conn = this.file.newConnection({ driver, use, entry, origin, flow: initialFlow(autocommit ?? entry?.config.autocommit ?? 'unknown') });
+    if (exitEnds) conn.exitEnds = exitEnds;
+    this.conns.add(conn);
+    return conn;
+  }
+
+  /** The binding of a receiver expression; with `create`, an unknown parameter or attribute becomes a connection of unknown origin. */
+  receiver(node: Node, create: boolean): Binding | undefined {
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    if (expr.name === 'CallExpression') return this.valueBinding(expr, false);
+    const name = dottedName(expr, this.text);
+    const found = name ? this.lookup(name) : undefined;
+    if (found) return found;
+    for (const driver of this.file.drivers) {
+      const conn = driver.connectionOf?.(expr, this);
+      if (conn) return { kind: 'conn', conn };
+    }
+    if (!name) return undefined;
+    if (!create || !this.file.importsDriver) return undefined;
+    const root = name.split('.')[0];
+    if (!this.params.has(root) && !name.startsWith('self.')) return undefined;
+    const driver = this.file.driverOfFile;
+    const kind = handedIn(driver);
+    const binding: Binding = { kind: 'conn', conn: this.newConn(driver, { kind: 'unknown' }, kind.origin, undefined, 'unknown', kind.exitEnds) };
+    this.env.set(name, binding);
+    return binding;
+  }
+
+  /** What an expression evaluates to, when it is a pool, connection or cursor. `entering`: as a `with` item. */
+  valueBinding(node: Node, entering: boolean): Binding | undefined {
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    if (expr.name !== 'CallExpression') {
+      const name = dottedName(expr, this.text);
+      return name ? this.lookup(name) : undefined;
+    }
+    // One answer per call expression in a walk: a chain `a.b().c().d()` asks for its inner calls again at
+    // every link, and a connection a call opens is one connection however often it is asked for.
+    const key = `${expr.from}:${expr.to}:${entering}`;
+    if (this.callBindings.has(key)) return this.callBindings.get(key) ?? undefined;
+    const binding = this.callBinding(expr, entering);
+    this.callBindings.set(key, binding ?? null);
+    return binding;
+  }
+
+  private callBinding(expr: Node, entering: boolean): Binding | undefined {
+    const entry = this.file.entries.get(expr.from);
+    if (entry) {
+      if (entry.maker.kind === 'pool') return { kind: 'pool', entry, driver: entry.config.driver };
+      return { kind: 'conn', conn: this.newConn(entry.config.driver, { kind: 'dedicated', configId: entry.config.id }, 'connect', entry) };
+    }
+    for (const driver of DRIVERS) {
+      const made = driver.callBinding?.(this, expr);
+      if (made) return made;
+    }
+    const callee = unwrap(expr.firstChild);
+    if (callee && callee.name !== 'MemberExpression') {
+      // SessionLocal(): a session of the factory's engine.
+      const name = dottedName(callee, this.text);
+      const factory = name ? this.lookup(name) : undefined;
+      if (factory?.kind === 'factory') return { kind: 'conn', conn: this.sessionOf(factory) };
+    }
+    const method = methodCall(expr, this.text);
+    if (!method) return undefined;
+    const object = this.receiver(method.object, method.method === 'cursor' || method.method === 'execute');
+    if (object?.kind === 'factory') return driverNamed(object.driver)?.factoryMethod?.(this, object, method.method);
+    if (object?.kind === 'pool') {
+      const checkout = checkoutOf(object.driver, method.method);
+      if (checkout) {
+        const use: ConnectionUse = { kind: 'pooled-client', configId: object.entry?.config.id };
+        return { kind: 'conn', conn: this.newConn(object.driver, use, checkout.origin, object.entry, checkout.autocommit ?? object.autocommit, checkout.exitEnds) };
+      }
+      return driverNamed(object.driver)?.poolMethod?.(this, object, method.method, method.call);
+    }
+    if (object?.kind === 'conn') {
+      const own = driverNamed(object.conn.driver)?.connectionMethod?.(this, object.conn, method.method, method.call);
+      if (own) return own;
+    }
+    if (!object) {
+      for (const driver of this.file.drivers) {
+        const made = driver.unseenReceiverMethod?.(this, method.method, entering);
+        if (made) return made;
+      }
+      return undefined;
+    }
+    // The DB-API: conn.cursor(); psycopg's conn.execute() returns a cursor too.
+    if (method.method === 'cursor' || method.method === 'execute' || method.method === 'executemany') return { kind: 'cursor', conn: object.conn };
+    return undefined;
+  }
+}

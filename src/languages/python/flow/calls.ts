@@ -1,0 +1,368 @@
+// The calls a walk meets: SQL sent on a connection, a cursor or a pool (its
+// text and the values bound to it), transaction control, ORM code, calls
+// to the outside world, the job's work, and functions of the file called
+// with a connection (walked at the call). Which methods do what is the
+// driver modules' to say (drivers/index.ts).
+import type { ConnectionUse, Driver, HostParam, Scope, SqlSite } from '../../../model/index.ts';
+import {
+  autocommitSetterOf,
+  CONTROL_METHODS,
+  driverBoundValues,
+  driverNamed,
+  ORMS,
+  placeholderStyle,
+  poolRunsSql,
+  poolSqlAutocommit,
+  postgresOnly,
+  runsSqlOnConnection,
+  sqlFunctionOf,
+  sqlMethodsOf,
+  SQL_METHOD_NAMES,
+  unitOfWork,
+} from '../drivers/index.ts';
+import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
+import { BindingWalk, type WalkInfo } from './bindings.ts';
+import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
+import type { DriverOrm } from './driver-api.ts';
+import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
+import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
+import { pythonSideEffect } from './side-effects.ts';
+import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
+import { resolveText, type HostText } from './strings.ts';
+import type { Binding, Conn, PoolBinding } from './types.ts';
+import { isWork } from './work.ts';
+
+/** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
+export type Instance = ModelRef & { conn?: Conn; pending?: Map<string, { value: Node; at: Node }> };
+
+export abstract class CallWalk extends BindingWalk {
+  readonly instances = new Map<string, Instance>();
+  protected readonly dirtyInstances = new Set<Instance>();
+  private readonly chainRoots = new Map<number, { root: Node; first: string } | null>();
+
+  abstract walkBlock(statements: Node[]): void;
+  /** A walk of a def called from this one. */
+  protected abstract child(info: WalkInfo): CallWalk;
+
+  walkExpression(node: Node): void {
+    this.walkExpressionCalls(node, false);
+  }
+
+  /** Handles every call under `node`, arguments before the call that takes them. */
+  protected walkExpressionCalls(node: Node, skipTop: boolean): void {
+    const visit = (n: Node, top: boolean) => {
+      if (n.name === 'LambdaExpression' || n.name === 'FunctionDefinition' || n.name === 'ClassDefinition') return;
+      for (const child of children(n)) visit(child, false);
+      if (n.name === 'CallExpression' && !(top && skipTop)) this.handleCall(n);
+    };
+    visit(node, true);
+  }
+
+  private handleCall(node: Node): void {
+    const call = callParts(node, this.text);
+    if (!call) return;
+    const method = methodCall(node, this.text);
+    const qualified = this.file.qualify(call.callee);
+    this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined);
+    // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
+    const orm = method ? this.ormChain(node) : undefined;
+    if (orm === 'step') return;
+    if (orm) {
+      orm.query?.(this, node);
+      return;
+    }
+    if (method) {
+      let object = this.receiver(method.object, SQL_METHOD_NAMES.has(method.method) || CONTROL_METHODS.has(method.method));
+      if (object?.kind === 'factory' && object.scoped) object = { kind: 'conn', conn: this.sessionOf(object) };
+      if (object?.kind === 'conn' || object?.kind === 'cursor') {
+        this.connectionMethod(node, object.conn, method.method, call.args, object.kind);
+        return;
+      }
+      if (object?.kind === 'pool' && poolRunsSql(object.driver, method.method)) {
+        this.poolSite(object, method.method, call.args);
+        return;
+      }
+      if (!object && DBAPI_EXECUTE_METHODS.has(method.method)) {
+        this.sqlSite(sqlArgument(call.args), undefined, call.args, method.method);
+        return;
+      }
+      // Other ORM calls: a manager's chain, instance.save(), instance.delete().
+      if (ORMS.some((o) => o.call?.(this, node))) return;
+    }
+    const sqlFunction = sqlFunctionOf(qualified);
+    if (sqlFunction) {
+      const cursor = positional(call.args, sqlFunction.cursorArg);
+      const binding = cursor ? this.receiver(cursor, true) : undefined;
+      const conn = binding?.kind === 'conn' || binding?.kind === 'cursor' ? binding.conn : undefined;
+      this.sqlSite(positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), conn);
+      if (conn) executed(conn, span(node));
+      return;
+    }
+    if (this.isQueryFunction(call.callee)) {
+      this.sqlSite(positional(call.args, 0), undefined, call.args, 'execute');
+      return;
+    }
+    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
+    if (!this.maybeInline(node, call.callee, call.args, !!method)) this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+  }
+
+  /**
+   * A call this walk does not follow: a connection passed to it, or a shared
+   * one (Django's, a scoped_session) it can reach, may be committed there.
+   */
+  private escapes(args: Arg[], callee: string | undefined, method: string | undefined): void {
+    if (!isWork(callee, method)) return;
+    for (const a of args) {
+      const name = dottedName(unwrap(a.value), this.text);
+      const binding = name ? this.env.get(name) : undefined;
+      if (binding?.kind === 'conn' || binding?.kind === 'cursor') noteEnd(binding.conn, 'unknown');
+    }
+    for (const conn of this.conns) if (conn.shared) noteEnd(conn, 'unknown');
+  }
+
+  /** SQL a pool runs itself (asyncpg's pool.fetch, SQLAlchemy 1.x's engine.execute): each call on any connection of the pool. */
+  private poolSite(pool: PoolBinding, name: string, args: Arg[]): void {
+    const use: ConnectionUse = { kind: 'pool', configId: pool.entry?.config.id };
+    const conn = this.newConn(pool.driver, use, 'parameter', pool.entry, poolSqlAutocommit(pool.driver));
+    this.conns.delete(conn);
+    this.sqlSite(sqlArgument(args), conn, args, name);
+  }
+
+  /** The code does something other than SQL while these transactions are open. */
+  private noteWork(): void {
+    for (const conn of this.conns) {
+      if (conn.flow.explicit.length === 0 && conn.flow.dirty !== true) continue;
+      const scope = scopeOf(conn, this.file.model.file);
+      if (scope.kind === 'transaction') this.file.workIn.add(scope.id);
+    }
+  }
+
+  private connectionMethod(node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): void {
+    const own = driverNamed(conn.driver)?.connectionCall?.(this, node, conn, name, args, via);
+    if (own === true) return;
+    if (own === undefined && sqlMethodsOf(conn.driver, via).has(name) && !(via === 'conn' && !runsSqlOnConnection(conn))) {
+      const statements = this.sqlSite(sqlArgument(args), conn, args, name);
+      this.afterStatements(conn, statements, span(node));
+      return;
+    }
+    if (OPAQUE_METHODS.has(name)) {
+      executed(conn, span(node));
+      return;
+    }
+    if (via !== 'conn') return;
+    if (name === 'commit' || name === 'rollback') {
+      ended(conn, name);
+      return;
+    }
+    if (name === 'close' && conn.exitEnds === 'rollback') {
+      ended(conn, 'rollback');
+      return;
+    }
+    const setter = autocommitSetterOf(name);
+    if (!setter) return;
+    const value = setter.keyword ? keyword(args, setter.keyword) : positional(args, 0);
+    if (value || !setter.keyword) conn.flow.autocommit = literalBool(value, this.text);
+  }
+
+  /** A SQL site for SQL the front end wrote for ORM code (an ORM chain or builder): its text maps onto the code it stands for. */
+  builtSite(built: BuiltStatement, conn: Conn | undefined) {
+    const analysis = analyzeHostText(built.host);
+    if (analysis.statements.length === 0) return [];
+    const site: SqlSite = {
+      span: built.host.span,
+      analysis: { statements: analysis.statements, errors: [] },
+      scope: conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' },
+      connection: conn ? conn.use : { kind: 'unknown' },
+      driver: conn ? conn.driver : this.file.driverOfFile,
+    };
+    if (built.params.length > 0) site.params = built.params;
+    if (conn?.callback) site.callback = conn.callback;
+    if (this.info.name) site.functionName = this.info.name;
+    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler });
+    if (conn) executed(conn, built.host.span);
+    return analysis.statements;
+  }
+
+  /** What the ORM code of this walk can read: names, constants, models and the enclosing function's parameters. */
+  ormContext(): OrmContext {
+    return {
+      text: this.text,
+      qualify: (n) => this.file.qualify(n),
+      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
+      isParameter: (name) => this.params.has(name),
+      model: (n) => this.file.models.modelOf(n, this.file),
+      instance: (n) => this.instanceOf(n),
+      subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
+    };
+  }
+
+  /** The model instance a name holds (`job = Job.objects.select_for_update()...first()`), if this walk knows. */
+  instanceOf(node: Node): ModelRef | undefined {
+    const name = dottedName(unwrap(node), this.text);
+    return name ? this.instances.get(name) : undefined;
+  }
+
+  /**
+   * A session writes its instances' changes in one UPDATE each at commit(),
+   * flush(), its next query (autoflush) or the end of its begin() block.
+   */
+  flushInstances(conn: Conn): void {
+    for (const instance of [...this.dirtyInstances]) {
+      if (instance.conn !== conn || !instance.pending) continue;
+      this.dirtyInstances.delete(instance);
+      const built = updateInstance(instance, instance.pending, this.ormContext());
+      instance.pending = undefined;
+      if (built) this.builtSite(built, conn);
+    }
+  }
+
+  /** Flushes the connection's instances when its driver has a unit of work. */
+  protected flushIfUnitOfWork(conn: Conn): void {
+    if (unitOfWork(conn.driver)) this.flushInstances(conn);
+  }
+
+  /** chainRoot, remembered per call: every link of a long chain asks for the same root. */
+  private rootOf(node: Node): { root: Node; first: string } | undefined {
+    const known = this.chainRoots.get(node.from * 65536 + (node.to - node.from));
+    if (known !== undefined) return known ?? undefined;
+    const method = methodCall(node, this.text);
+    let found: { root: Node; first: string } | undefined;
+    if (method) {
+      const object = unwrap(method.object);
+      found = object?.name === 'CallExpression' && methodCall(object, this.text) ? this.rootOf(object) : object ? { root: object, first: method.method } : undefined;
+    }
+    this.chainRoots.set(node.from * 65536 + (node.to - node.from), found ?? null);
+    return found;
+  }
+
+  /**
+   * The ORM whose query chain ends at this call, 'step' for the calls inside
+   * an ORM chain or builder (SQL is written at their end), undefined for
+   * anything else.
+   */
+  private ormChain(node: Node): DriverOrm | 'step' | undefined {
+    const found = this.rootOf(node);
+    if (!found) return undefined;
+    const outer = isOuterCall(node);
+    for (const orm of ORMS) {
+      const said = orm.chain?.(this, node, found.root, found.first, outer);
+      if (said === 'none') return undefined;
+      if (said === 'step') return 'step';
+      if (said === 'query') return orm;
+    }
+    return undefined;
+  }
+
+  /** Transaction control sent as SQL, then the statement's own effect on the transaction. */
+  afterStatements(conn: Conn, statements: { transaction?: string }[] | undefined, at: { start: number; end: number }): void {
+    if (!statements || statements.length === 0) {
+      executed(conn, at);
+      return;
+    }
+    for (const statement of statements) {
+      if (statement.transaction === 'begin') beganBySql(conn, this.file.model.file);
+      else if (statement.transaction === 'commit' || statement.transaction === 'rollback') endedBySql(conn, statement.transaction);
+      else executed(conn, at);
+    }
+  }
+
+  /**
+   * Records a site for the SQL of `sqlNode` run on `conn`; returns its
+   * statements. `args` and `method` are the call's, for the values bound to
+   * the placeholders and the placeholder style.
+   */
+  sqlSite(sqlNode: Node | undefined, conn: Conn | undefined, args: Arg[] = [], method = 'execute') {
+    if (!sqlNode) return undefined;
+    const resolved = resolveText(sqlNode, this.file.resolveContext());
+    if (!resolved || resolved.text.trim() === '') return undefined;
+    const driver = conn?.driver ?? this.file.driverOfFile;
+    const { host, refs } = numberPlaceholders(resolved, placeholderStyle(driver, method, resolved));
+    const analysis = analyzeHostText(host);
+    // A syntax error is reported only for drivers that speak nothing but PostgreSQL (psycopg, psycopg2,
+    // asyncpg). SQLAlchemy and Django run every dialect's SQL through the same calls (SQLAlchemy's own
+    // MySQL, SQLite and Oracle dialects): there it is unknown, as in the TS front end. The statements
+    // that do parse are read either way.
+    if (conn !== undefined && conn.origin !== 'parameter' && postgresOnly(conn.driver) && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
+    if (analysis.statements.length === 0) return [];
+    const scope: Scope = conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' };
+    const site: SqlSite = {
+      span: host.pinned ?? host.span,
+      analysis: { statements: analysis.statements, errors: [] },
+      scope,
+      connection: conn ? conn.use : { kind: 'unknown' },
+      driver,
+    };
+    const params = paramsOf(refs, this.boundValuesOf(args, method, driver, resolved), (n) => this.hostParam(n));
+    if (params) site.params = params;
+    resolveSettingNames(site.analysis.statements, host, params);
+    if (conn?.callback) site.callback = conn.callback;
+    if (this.info.name) site.functionName = this.info.name;
+    this.file.addSite({
+      site,
+      inTry: [...this.tries],
+      inHandler: this.handler,
+      mayBeIn: conn ? possibleImplicitIds(conn, this.file.model.file) : undefined,
+    });
+    return analysis.statements;
+  }
+
+  /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */
+  private boundValuesOf(args: Arg[], method: string, driver: Driver, host: HostText): BoundValues | undefined {
+    const own = driverBoundValues(driver, args, method);
+    if (own) return own;
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const given = positional(args, 1) ?? keyword(args, 'params') ?? keyword(args, 'parameters') ?? keyword(args, 'vars');
+    const bound = given ? boundValues(given, this.text, valueOf) : undefined;
+    if (host.boundParams) return { ...bound, mapping: new Map([...(bound?.mapping ?? []), ...host.boundParams]), opaque: false };
+    return bound;
+  }
+
+  /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
+  hostParam(node: Node | undefined): HostParam {
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    return hostParam(node, this.text, (name) => this.params.has(name), valueOf);
+  }
+
+  private isQueryFunction(callee: Node): boolean {
+    const names = this.file.options.queryFunctions;
+    if (!names || names.length === 0) return false;
+    const name = dottedName(callee, this.text);
+    if (!name) return false;
+    const last = name.slice(name.lastIndexOf('.') + 1);
+    return names.includes(name) || names.includes(last);
+  }
+
+  /** A function of this file called with a pool, connection or cursor: walk it here, with them. */
+  private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): boolean {
+    if (args.length === 0 || this.stack.length > 4) return false;
+    const def = this.file.resolveDef(callee, node);
+    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
+    // Names only: a call as an argument would be evaluated twice here.
+    const bindings = (value: Node): Binding | undefined => {
+      const name = dottedName(unwrap(value), this.text);
+      return name ? this.lookup(name) : undefined;
+    };
+    if (!args.some((a) => bindings(a.value))) return false;
+    this.file.walkedAtCall.add(def.from);
+    const walk = this.child({ name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
+    walk.bindParameters(def, args, isMethodCall, undefined, bindings);
+    for (const conn of walk.conns) this.conns.add(conn);
+    walk.walkBlock(bodyStatements(def));
+    for (const conn of walk.conns) this.conns.add(conn);
+    return true;
+  }
+
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
+    const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
+    if (!isEffect) return;
+    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
+    const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
+    if (!conn) return;
+    let scope: Scope = { kind: 'unknown' };
+    if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
+    else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
+    const callee = qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to);
+    this.file.model.sideEffects.push({ span: span(node), callee, scope });
+  }
+}

@@ -1,0 +1,40 @@
+// The file as the engine's walks see it: what flow/file.ts gives the walks
+// of its bodies (flow/walk.ts) on top of what driver modules see (FileApi).
+import type { Driver, SqlSite } from '../../../model/index.ts';
+import type { FrontEndOptions } from '../../types.ts';
+import type { ModelIndex } from '../orm/models.ts';
+import type { Node } from '../syntax.ts';
+import type { FileDriver } from './driver-api.ts';
+import type { ResolveContext } from './strings.ts';
+import type { ConfigEntry, FileApi, StaticBinding } from './types.ts';
+
+/** A site the walk recorded, with where it is in try statements (for one-transaction jobs). */
+export interface SiteMeta {
+  site: SqlSite;
+  /** Try statements (by offset) whose body the site is in. */
+  inTry: number[];
+  /** The try statement whose except handler the site is in. */
+  inHandler?: number;
+  /** The implicit transactions the site may run in, where paths disagree (an except handler after a commit in the try). */
+  mayBeIn?: string[];
+}
+
+/** The file as the engine's walks see it (flow/file.ts). */
+export interface EngineFile extends FileApi {
+  readonly options: FrontEndOptions;
+  readonly classOfDef: Map<number, string>;
+  readonly classAttrs: Map<string, Map<string, StaticBinding>>;
+  readonly walkedAtCall: Set<number>;
+  readonly workIn: Set<string>;
+  /** The file imports a driver whose connections come in as parameters. */
+  readonly importsDriver: boolean;
+  readonly drivers: readonly FileDriver[];
+  readonly models: ModelIndex;
+  localValue(node: Node): Node | undefined;
+  resolveContext(): ResolveContext;
+  enclosingClass(at: Node): string | undefined;
+  addSite(meta: SiteMeta): void;
+  nextConnId(): string;
+  /** The config standing for a driver's pool seen only as an annotated parameter. */
+  assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;
+}

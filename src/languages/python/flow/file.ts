@@ -1,0 +1,574 @@
+// The walk over one Python file: which names hold pools, connections and
+// cursors, where SQL is sent on them, and in which transaction. Module code,
+// every function, pool callbacks (with the pool's connection), and functions
+// called in the file with a known connection (walked at the call, once per
+// call site, instead of on their own). What each driver's API means comes
+// from the registry (drivers/index.ts).
+import type { Tree } from '@lezer/common';
+import type { Driver, FileModel, ResetCallback } from '../../../model/index.ts';
+import type { FrontEndOptions } from '../../types.ts';
+import { DRIVERS, SQL_TEXT, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
+import { ModelIndex } from '../orm/models.ts';
+import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
+import { bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
+import type { FileDriver, ImportedSource } from './driver-api.ts';
+import type { EngineFile, SiteMeta } from './engine-file.ts';
+import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
+import { collectJobTransactions } from './jobs.ts';
+import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
+import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
+import type { ResolveContext } from './strings.ts';
+import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
+import { Walk } from './walk.ts';
+
+export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
+  resetNumbering();
+  new PythonFile(model, tree, text, options).run();
+}
+
+/** Names of parameters that identify a tenant. */
+const TENANT_PARAMETER = /(^|_)(tenant|schema|customer|org|organization|account|shard|workspace)(_|$|id|name|slug)/i;
+
+class PythonFile implements EngineFile {
+  readonly imports: Imports;
+  readonly constants: Map<string, Node>;
+  readonly entries = new Map<number, ConfigEntry>();
+  readonly moduleDefs = new Map<string, Node>();
+  readonly classMethods = new Map<string, Map<string, Node>>();
+  readonly classOfDef = new Map<number, string>();
+  readonly globals = new Map<string, StaticBinding>();
+  readonly classAttrs = new Map<string, Map<string, StaticBinding>>();
+  /** Defs walked at a call or as a callback: not walked again on their own. */
+  readonly walkedAtCall = new Set<number>();
+  readonly metas: SiteMeta[] = [];
+  /** Transactions that were open while the code called something that is not SQL (the job's work). */
+  readonly workIn = new Set<string>();
+  readonly driverOfFile: Driver;
+  readonly importsDriver: boolean;
+  readonly models = new ModelIndex();
+  readonly drivers: readonly FileDriver[];
+  /** Project modules read for this file, by path (null: not readable). */
+  private readonly projectModules = new Map<string, ModuleSource | null>();
+  private readonly states = new Map<Driver, unknown>();
+  private connCount = 0;
+  private readonly localsCache = new Map<number, Map<string, Node>>();
+
+  constructor(
+    readonly model: FileModel,
+    readonly tree: Tree,
+    readonly text: string,
+    readonly options: FrontEndOptions,
+  ) {
+    this.imports = readImports(tree, text);
+    this.constants = moduleConstants(tree, text);
+    this.driverOfFile = fileDriverOf(this.imports.modules);
+    this.importsDriver = importsHandedIn(this.imports.modules);
+    this.drivers = fileDrivers(this);
+  }
+
+  qualify = (node: Node) => qualifiedName(node, this.text, this.imports);
+
+  qualifyName = (name: string): string | undefined => {
+    const [first, ...rest] = name.split('.');
+    const base = this.imports.names.get(first);
+    return base ? [base, ...rest].join('.') : undefined;
+  };
+
+  driverState<T>(driver: Driver, make: () => T): T {
+    if (!this.states.has(driver)) this.states.set(driver, make());
+    return this.states.get(driver) as T;
+  }
+
+  /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
+  projectModule(module: string, level: number, from = this.model.file): ModuleSource | undefined {
+    const path = resolveModule(from, module, level);
+    if (!path) return undefined;
+    if (this.projectModules.has(path)) return this.projectModules.get(path) ?? undefined;
+    if (this.projectModules.size >= MAX_MODULES) return undefined;
+    const source = readModule(path);
+    this.projectModules.set(path, source);
+    if (source) (this.model.dependencies ??= []).push(path);
+    return source ?? undefined;
+  }
+
+  private readonly imported = new Map<string, StaticBinding | null>();
+  private foreignCount = 0;
+
+  /**
+   * What a name imported from a project module is bound to there (`from
+   * app.db import pool`: `pool = ConnectionPool(...)` in app/db.py): its
+   * configuration as this file sees it, at the import. Unknown stays unknown.
+   */
+  importedStatic(name: string): StaticBinding | undefined {
+    const known = this.imported.get(name);
+    if (known !== undefined) return known ?? undefined;
+    this.imported.set(name, null);
+    const [first, attribute, ...rest] = name.split('.');
+    const from = this.imports.fromImports.get(first);
+    let binding: StaticBinding | undefined;
+    if (from && attribute === undefined) {
+      const source = this.projectModule(from.module, from.level);
+      binding = source ? this.foreignBinding(source, from.name, from.span, 0) : undefined;
+    } else if (from && rest.length === 0) {
+      // `from . import db` / `from app import db`, then db.pool: a module of the project and its name.
+      const source = this.projectModule(from.module ? `${from.module}.${from.name}` : from.name, from.level);
+      binding = source ? this.foreignBinding(source, attribute, from.span, 0) : undefined;
+    }
+    this.imported.set(name, binding ?? null);
+    return binding;
+  }
+
+  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number): StaticBinding | undefined {
+    if (depth > 2) return undefined;
+    const value = moduleValue(source, name);
+    if (!value) {
+      // Re-exported: `from .pool import pool` in the package's __init__.py.
+      const again = source.imports.fromImports.get(name);
+      const next = again ? this.projectModule(again.module, again.level, source.path) : undefined;
+      return next && again ? this.foreignBinding(next, again.name, at, depth + 1) : undefined;
+    }
+    const call = unwrap(value);
+    const parts = call ? callParts(call, source.text) : undefined;
+    if (!call || !parts) return undefined;
+    const qualified = qualifiedName(parts.callee, source.text, source.imports);
+    const ctx: ReadContext = {
+      text: source.text,
+      valueOf: (n) => source.constants.get(source.text.slice(n.from, n.to)),
+      qualify: (n) => qualifiedName(n, source.text, source.imports),
+      classSetsThreshold: () => false,
+    };
+    const maker = makerOf(qualified);
+    if (maker) {
+      const entry = readConfig(call, maker, ctx);
+      // Seen from here: at the import. Its callbacks are that module's to analyse; here they are only named.
+      entry.config.id = `${maker.kind}@import:${name}@${at.start}`;
+      entry.config.span = { ...at };
+      for (const arg of entry.callbackArgs) {
+        entry.config.callbacks.push({ role: arg.role, name: source.text.slice(arg.node.from, arg.node.to), span: { ...at }, endsOutsideTransaction: 'unknown', resolved: false });
+      }
+      entry.callbackArgs = [];
+      finishConfig(entry, source.path);
+      this.model.connections.push(entry.config);
+      this.entries.set(-++this.foreignCount, entry);
+      return maker.kind === 'pool' ? { kind: 'pool', entry } : { kind: 'connect', entry };
+    }
+    if (!qualified) return undefined;
+    const there: ImportedSource = {
+      text: source.text,
+      qualify: ctx.qualify,
+      bindingOf: (other) => this.foreignBinding(source, other, at, depth + 1),
+      hasName: (other) => source.constants.has(other) || source.imports.fromImports.has(other),
+    };
+    for (const driver of DRIVERS) {
+      const binding = driver.importedBinding?.(there, call, qualified);
+      if (binding) return binding;
+    }
+    return undefined;
+  }
+
+  private readonly assumed = new Map<Driver, ConfigEntry>();
+
+  /** The config standing for a driver's pool this file only sees as an annotated parameter (one per driver and file). */
+  assumedPool(driver: Driver, at: Node): ConfigEntry | undefined {
+    const known = this.assumed.get(driver);
+    if (known) return known;
+    const config = assumedPoolConfig(driver, at);
+    if (!config) return undefined;
+    const entry: ConfigEntry = { config, maker: { kind: 'pool', driver, name: 'parameter' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    this.assumed.set(driver, entry);
+    this.model.connections.push(config);
+    return entry;
+  }
+
+  nextConnId(): string {
+    return `c${++this.connCount}`;
+  }
+
+  newConnection(props: Omit<Conn, 'id' | 'implicitForm'>): Conn {
+    return { id: this.nextConnId(), ...props, implicitForm: implicitFormOf(props) };
+  }
+
+  run(): void {
+    this.indexDefs();
+    this.readConfigs();
+    this.readStaticBindings();
+    for (const driver of this.drivers) driver.prepare?.();
+    // Callbacks first: they are walked with the pool's connection and never on their own.
+    for (const entry of this.entries.values()) this.walkCallbacks(entry);
+    for (const driver of this.drivers) driver.walkCallbacks?.();
+    const moduleWalk = new Walk(this, { name: undefined });
+    moduleWalk.walkBlock(children(this.tree.topNode));
+    moduleWalk.finish();
+    // Functions nobody in this file calls with a connection: those never called here first, so that
+    // their callees are walked at the call.
+    const called = this.calledDefs();
+    const defs = this.allDefs();
+    for (const def of [...defs.filter((d) => !called.has(d.from)), ...defs.filter((d) => called.has(d.from))]) {
+      if (this.walkedAtCall.has(def.from)) continue;
+      const className = this.classOfDef.get(def.from);
+      const walk = new Walk(this, { name: defName(def, this.text), className, def });
+      walk.bindParameters(def, [], false);
+      walk.walkBlock(bodyStatements(def));
+      walk.finish();
+    }
+    for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
+    for (const driver of this.drivers) driver.finish?.();
+    // Transactions rolled back on every path (SQLAlchemy's connect() without commit()) undo what they wrote.
+    for (const site of this.model.sites) {
+      if (site.scope.kind === 'transaction' && site.scope.id.includes('#') && neverCommits(site.scope.id)) site.scope = { ...site.scope, neverCommits: true };
+    }
+    collectJobTransactions(this.metas, this.workIn, this.model);
+  }
+
+  /** Defs that some call in this file passes arguments to. */
+  private calledDefs(): Set<number> {
+    const called = new Set<number>();
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name !== 'CallExpression') return;
+        const call = callParts(ref.node, this.text);
+        if (!call || call.args.length === 0) return;
+        const def = this.resolveDef(call.callee, ref.node);
+        if (def?.name === 'FunctionDefinition') called.add(def.from);
+      },
+    });
+    return called;
+  }
+
+  private allDefs(): Node[] {
+    const defs: Node[] = [];
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name === 'FunctionDefinition') defs.push(ref.node);
+      },
+    });
+    return defs;
+  }
+
+  private indexDefs(): void {
+    for (const statement of children(this.tree.topNode)) {
+      const def = unwrapDecorated(statement);
+      if (def?.name === 'FunctionDefinition') this.moduleDefs.set(defName(def, this.text), def);
+      if (def?.name === 'ClassDefinition') {
+        const className = this.text.slice(def.getChild('VariableName')!.from, def.getChild('VariableName')!.to);
+        const methods = new Map<string, Node>();
+        for (const member of bodyStatements(def)) {
+          const method = unwrapDecorated(member);
+          if (method?.name !== 'FunctionDefinition') continue;
+          methods.set(defName(method, this.text), method);
+          this.classOfDef.set(method.from, className);
+        }
+        this.classMethods.set(className, methods);
+      }
+    }
+  }
+
+  readonly readContext: ReadContext = {
+    text: '',
+    valueOf: (node) => this.localValue(node) ?? this.constants.get(this.text.slice(node.from, node.to)),
+    qualify: (node) => this.qualify(node),
+    classSetsThreshold: (node) => {
+      const name = dottedName(node, this.text);
+      if (!name) return false;
+      let found = false;
+      this.tree.iterate({
+        enter: (ref) => {
+          if (found || ref.name !== 'ClassDefinition') return;
+          const id = ref.node.getChild('VariableName');
+          if (id && this.text.slice(id.from, id.to) === name && this.text.slice(ref.from, ref.to).includes('prepare_threshold')) found = true;
+        },
+      });
+      return found;
+    },
+  };
+
+  private readConfigs(): void {
+    (this.readContext as { text: string }).text = this.text;
+    this.tree.iterate({
+      enter: (ref) => {
+        if (ref.name !== 'CallExpression') return;
+        const callee = ref.node.firstChild;
+        const maker = callee ? makerOf(this.qualify(callee)) : undefined;
+        if (!maker) return;
+        const entry = readConfig(ref.node, maker, this.readContext);
+        if (maker.kind === 'pool' && this.perTenant(ref.node)) entry.config.reuse = 'per-tenant';
+        this.entries.set(ref.from, entry);
+        this.model.connections.push(entry.config);
+      },
+    });
+  }
+
+  /**
+   * A pool made for one tenant: built in a function from its tenant (schema,
+   * customer, ...) parameter — `def pool_for(tenant_id): return
+   * ConnectionPool(f"... options=-csearch_path=tenant_{tenant_id}")` — so it
+   * serves that tenant only, and what one of its jobs sets cannot reach another
+   * tenant's job.
+   */
+  private perTenant(call: Node): boolean {
+    let def: Node | null = call.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return false;
+    const tenantParams = parameters(def, this.text).map((p) => p.name).filter((n) => TENANT_PARAMETER.test(n));
+    if (tenantParams.length === 0) return false;
+    let uses = false;
+    const visit = (node: Node) => {
+      if (uses) return;
+      if (node.name === 'VariableName' && tenantParams.includes(this.text.slice(node.from, node.to))) uses = true;
+      for (const child of children(node)) visit(child);
+    };
+    const args = call.lastChild;
+    if (args) visit(args);
+    return uses;
+  }
+
+  /** What a call at module or class level makes: a maker's pool or connection, else a driver's session or factory. */
+  private staticBindingOf(call: Node): StaticBinding | undefined {
+    const entry = this.entries.get(call.from);
+    if (entry) return entry.maker.kind === 'pool' ? { kind: 'pool', entry } : { kind: 'connect', entry };
+    for (const driver of DRIVERS) {
+      const binding = driver.staticBinding?.(this, call);
+      if (binding) return binding;
+    }
+    return undefined;
+  }
+
+  /** `pool = ConnectionPool(...)` at module level, `self.pool = ...` in methods, class attributes. */
+  private readStaticBindings(): void {
+    const bindFrom = (target: Node | undefined, value: Node | undefined): [string, StaticBinding] | undefined => {
+      const name = dottedName(target, this.text);
+      const call = unwrap(value);
+      if (!name || call?.name !== 'CallExpression') return undefined;
+      const binding = this.staticBindingOf(call);
+      return binding ? [name, binding] : undefined;
+    };
+    const visitModule = (statements: Node[]) => {
+      for (const statement of statements) {
+        if (statement.name === 'AssignStatement') {
+          const parts = children(statement);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found) this.globals.set(found[0], found[1]);
+        } else if (statement.name === 'WithStatement') {
+          const items = withItems(statement);
+          for (const item of items) {
+            const found = item.target ? bindFrom(item.target, item.expr) : undefined;
+            if (found) this.globals.set(found[0], found[1]);
+          }
+          visitModule(bodyStatements(statement));
+        } else if (statement.name === 'IfStatement' || statement.name === 'TryStatement') {
+          for (const body of statement.getChildren('Body')) visitModule(bodyStatements(body));
+        }
+      }
+    };
+    visitModule(children(this.tree.topNode));
+    // `pool = None` at module level, `global pool; pool = await asyncpg.create_pool(...)` in a startup function.
+    for (const def of this.moduleDefs.values()) {
+      const globalNames = new Set<string>();
+      this.iterateOwn(def, (node) => {
+        if (node.name === 'ScopeStatement' && this.text.slice(node.from, node.from + 6) === 'global') {
+          for (const part of children(node)) if (part.name === 'VariableName') globalNames.add(this.text.slice(part.from, part.to));
+        }
+      });
+      if (globalNames.size === 0) continue;
+      this.iterateOwn(def, (node) => {
+        if (node.name !== 'AssignStatement') return;
+        const parts = children(node);
+        const found = bindFrom(parts[0], parts[parts.length - 1]);
+        if (found && globalNames.has(found[0]) && !this.globals.has(found[0])) this.globals.set(found[0], found[1]);
+      });
+    }
+    for (const [className, methods] of this.classMethods) {
+      const attrs = new Map<string, StaticBinding>();
+      for (const method of methods.values()) {
+        this.iterateOwn(method, (node) => {
+          if (node.name !== 'AssignStatement') return;
+          const parts = children(node);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found && found[0].startsWith('self.')) attrs.set(found[0], found[1]);
+        });
+      }
+      // Class-level `pool = ConnectionPool(...)` is `self.pool` in the methods.
+      const classNode = [...this.tree.topNode.getChildren('ClassDefinition'), ...this.tree.topNode.getChildren('DecoratedStatement')]
+        .map(unwrapDecorated)
+        .find((c) => c?.name === 'ClassDefinition' && this.text.slice(c.getChild('VariableName')!.from, c.getChild('VariableName')!.to) === className);
+      if (classNode) {
+        for (const statement of bodyStatements(classNode)) {
+          if (statement.name !== 'AssignStatement') continue;
+          const parts = children(statement);
+          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          if (found) attrs.set(`self.${found[0]}`, found[1]);
+        }
+      }
+      if (attrs.size > 0) this.classAttrs.set(className, attrs);
+    }
+  }
+
+  /** Visits the nodes of a def, not those of the defs and classes inside it. */
+  iterateOwn(def: Node, visit: (node: Node) => void): void {
+    const body = def.getChild('Body');
+    if (!body) return;
+    const walk = (node: Node) => {
+      for (const child of children(node)) {
+        if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
+        visit(child);
+        walk(child);
+      }
+    };
+    walk(body);
+  }
+
+  /** Names a def binds exactly once with a plain assignment, and the value. */
+  localsOf(def: Node | undefined): Map<string, Node> {
+    if (!def) return new Map();
+    const cached = this.localsCache.get(def.from);
+    if (cached) return cached;
+    const counts = new Map<string, number>();
+    const values = new Map<string, Node>();
+    const params = new Set(parameters(def, this.text).map((p) => p.name));
+    this.iterateOwn(def, (node) => {
+      if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
+        const parts = children(node);
+        const target = parts[0];
+        if (target?.name !== 'VariableName') return;
+        const name = this.text.slice(target.from, target.to);
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        if (node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3) values.set(name, parts[2]);
+      } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
+        for (const c of children(node)) if (c.name === 'VariableName') counts.set(this.text.slice(c.from, c.to), 2);
+      }
+    });
+    for (const name of [...values.keys()]) if (counts.get(name) !== 1 || params.has(name)) values.delete(name);
+    this.localsCache.set(def.from, values);
+    return values;
+  }
+
+  /** The value of a name assigned once in the def that contains `node`. */
+  localValue(node: Node): Node | undefined {
+    let def: Node | null = node.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return undefined;
+    const value = this.localsOf(def).get(this.text.slice(node.from, node.to));
+    // Only a value assigned before the use.
+    return value && value.to <= node.from ? value : undefined;
+  }
+
+  resolveContext(): ResolveContext {
+    return {
+      text: this.text,
+      qualify: (node) => this.qualify(node),
+      constant: (name, at) => {
+        const local = this.localValue(at);
+        if (local) return local;
+        // A function's own binding of the name shadows the module's.
+        let def: Node | null = at.parent;
+        while (def && def.name !== 'FunctionDefinition') def = def.parent;
+        if (def && parameters(def, this.text).some((p) => p.name === name)) return undefined;
+        return this.constants.get(name);
+      },
+      sqlText: SQL_TEXT,
+    };
+  }
+
+  private walkCallbacks(entry: ConfigEntry): void {
+    for (const arg of entry.callbackArgs) {
+      const { role, node } = arg;
+      const isDef = node.name === 'FunctionDefinition';
+      const expr = isDef ? node : unwrap(node);
+      const name = isDef ? defName(node, this.text) : expr ? this.text.slice(expr.from, expr.to) : role;
+      const at = isDef ? (node.getChild('VariableName') ?? node) : node;
+      const callback: ResetCallback = { role, name: arg.event ? `${name} (${arg.event})` : name, span: span(at), endsOutsideTransaction: 'unknown', resolved: false };
+      entry.config.callbacks.push(callback);
+      const target = isDef ? node : expr ? this.resolveDef(expr, node) : undefined;
+      if (!target) continue;
+      callback.resolved = true;
+      const conn = this.newConnection({
+        driver: arg.connDriver ?? entry.config.driver,
+        use: { kind: 'pooled-client', configId: entry.config.id },
+        entry,
+        origin: 'callback',
+        callback: { configId: entry.config.id, role },
+        flow: initialFlow(arg.autocommit ?? entry.config.autocommit),
+      });
+      if (arg.inTransaction) conn.flow.explicit.push({ id: `${this.model.file}#${conn.id}.${arg.event ?? 'begin'}`, form: arg.inTransaction });
+      const walk = new Walk(this, {
+        name: target.name === 'LambdaExpression' ? undefined : defName(target, this.text),
+        className: this.classOfDef.get(target.from),
+        def: target,
+        callbackConn: conn,
+      });
+      if (target.name === 'LambdaExpression') {
+        const param = target.getChild('ParamList')?.getChild('VariableName');
+        if (param) walk.env.set(this.text.slice(param.from, param.to), { kind: 'conn', conn });
+        walk.conns.add(conn);
+        const body = target.lastChild;
+        if (body) walk.walkExpression(body);
+        walk.exits.push(copyFlow(conn.flow));
+      } else {
+        this.walkedAtCall.add(target.from);
+        walk.bindParameters(target, [], false, conn, undefined, arg.connParam);
+        walk.walkBlock(bodyStatements(target));
+        walk.finish();
+      }
+      const exits = walk.exits;
+      if (exits.some((f) => f.dirty === true)) {
+        callback.endsOutsideTransaction = false;
+        callback.leavesTransactionAt = exits.find((f) => f.dirty === true)?.dirtyAt;
+      } else if (exits.length > 0 && exits.every((f) => f.dirty === false)) {
+        callback.endsOutsideTransaction = true;
+      }
+      // A listener inside the Session's transaction (after_begin) leaves it to the Session.
+      if (arg.inTransaction) callback.endsOutsideTransaction = 'unknown';
+      if (walk.preparedOff && role !== 'check') entry.thresholdOff = `${walk.preparedOff} in the ${role} callback ${name}`;
+    }
+  }
+
+  /** Walks a driver's callback def (a signal handler) with the connection it is given. */
+  walkCallback(def: Node, conn: Conn, connParam: number, name: string): void {
+    this.walkedAtCall.add(def.from);
+    const walk = new Walk(this, { name, def, callbackConn: conn });
+    walk.bindParameters(def, [], false, conn, undefined, connParam);
+    walk.walkBlock(bodyStatements(def));
+    walk.finish();
+  }
+
+  /** The def (or lambda) a callback or callee expression names: a function of the module, a method of the class, a def in the same function. */
+  resolveDef(expr: Node, at: Node): Node | undefined {
+    if (expr.name === 'LambdaExpression') return expr;
+    const name = dottedName(expr, this.text);
+    if (!name) return undefined;
+    const [first, ...rest] = name.split('.');
+    if (rest.length === 0) {
+      // A def in an enclosing function shadows the module's.
+      for (let p: Node | null = at.parent; p; p = p.parent) {
+        if (p.name !== 'FunctionDefinition') continue;
+        for (const statement of bodyStatements(p)) {
+          const def = unwrapDecorated(statement);
+          if (def?.name === 'FunctionDefinition' && defName(def, this.text) === first && def.from < at.from) return def;
+        }
+      }
+      return this.moduleDefs.get(first);
+    }
+    if ((first === 'self' || first === 'cls') && rest.length === 1) {
+      const className = this.enclosingClass(at);
+      return className ? this.classMethods.get(className)?.get(rest[0]) : undefined;
+    }
+    if (rest.length === 1 && this.classMethods.has(first)) return this.classMethods.get(first)?.get(rest[0]);
+    return undefined;
+  }
+
+  enclosingClass(at: Node): string | undefined {
+    for (let p: Node | null = at.parent; p; p = p.parent) {
+      if (p.name === 'FunctionDefinition') {
+        const className = this.classOfDef.get(p.from);
+        if (className) return className;
+      }
+    }
+    return undefined;
+  }
+
+  addSite(meta: SiteMeta): void {
+    this.model.sites.push(meta.site);
+    this.metas.push(meta);
+  }
+}
+

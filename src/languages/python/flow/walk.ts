@@ -1,0 +1,392 @@
+// Paths through a body: statements in order, branches (if, match), loops,
+// try/except/else/finally, returns and raises, `with` blocks (a connection,
+// a transaction block, a @contextmanager of the file walked up to its
+// yield), assignments. Each connection's flow (flow/scopes.ts) is copied at
+// a fork and merged where paths meet.
+import { CONNECTION_ATTRIBUTES, instanceOrm, opensOnNewConnection, transactionBlockOf } from '../drivers/index.ts';
+import { callParts, children, dottedName, methodCall, unwrap, type Node } from '../syntax.ts';
+import type { WalkInfo } from './bindings.ts';
+import { CallWalk, type Instance } from './calls.ts';
+import { bodyStatements, defName, isContextManager, literalBool, withItems } from './defs.ts';
+import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd } from './scopes.ts';
+import type { Binding, Conn, Flow } from './types.ts';
+
+export class Walk extends CallWalk {
+  /** Walking a @contextmanager at a `with`: stop at its first yield and keep what it yields. */
+  yieldCapture?: { binding?: Binding; flow?: Flow };
+  /** The walk stopped at the yield it was looking for. */
+  suspended = false;
+
+  protected child(info: WalkInfo): Walk {
+    return new Walk(this.file, info);
+  }
+
+  walkBlock(statements: Node[]): void {
+    for (const statement of statements) {
+      if (this.dead || this.suspended) return;
+      if (this.yieldCapture && this.captureYield(statement)) return;
+      this.walkStatement(statement);
+    }
+  }
+
+  /** `yield conn` in a @contextmanager: what the caller's `with ... as conn` gets, and its state there. */
+  private captureYield(statement: Node): boolean {
+    const yieldNode =
+      statement.name === 'YieldStatement' ? statement : statement.name === 'ExpressionStatement' ? statement.getChild('YieldExpression') : null;
+    if (!yieldNode) return false;
+    const value = children(yieldNode).find((c) => c.name !== 'yield');
+    this.walkExpression(yieldNode);
+    const binding = value ? this.valueBinding(value, false) : undefined;
+    this.yieldCapture = { binding, flow: binding && (binding.kind === 'conn' || binding.kind === 'cursor') ? copyFlow(binding.conn.flow) : undefined };
+    this.suspended = true;
+    this.dead = true;
+    return true;
+  }
+
+  private walkStatement(node: Node): void {
+    switch (node.name) {
+      case 'FunctionDefinition':
+      case 'ClassDefinition':
+      case 'DecoratedStatement':
+        return;
+      case 'StatementGroup':
+        return this.walkBlock(children(node));
+      case 'IfStatement':
+        return this.walkIf(node);
+      case 'WhileStatement':
+      case 'ForStatement':
+        return this.walkLoop(node);
+      case 'TryStatement':
+        return this.walkTry(node);
+      case 'WithStatement':
+        return this.walkWith(node);
+      case 'MatchStatement':
+        return this.walkMatch(node);
+      case 'ReturnStatement':
+        this.walkExpression(node);
+        if (this.info.callbackConn) this.exits.push(copyFlow(this.info.callbackConn.flow));
+        // Leaving the function leaves its `with` blocks: each ends its connection's transaction its way.
+        for (const conn of this.contexts) noteEnd(conn, conn.exitEnds ?? 'commit');
+        this.dead = true;
+        return;
+      case 'RaiseStatement':
+        this.walkExpression(node);
+        this.dead = true;
+        return;
+      case 'BreakStatement':
+      case 'ContinueStatement':
+        this.dead = true;
+        return;
+      case 'AssignStatement':
+        return this.walkAssign(node);
+      default:
+        this.walkExpression(node);
+    }
+  }
+
+  private snapshot(): Map<Conn, Flow> {
+    const snap = new Map<Conn, Flow>();
+    for (const conn of this.conns) snap.set(conn, copyFlow(conn.flow));
+    return snap;
+  }
+
+  private restore(snap: Map<Conn, Flow>): void {
+    for (const [conn, flow] of snap) conn.flow = copyFlow(flow);
+  }
+
+  private merge(a: Map<Conn, Flow>, b: Map<Conn, Flow>): Map<Conn, Flow> {
+    const out = new Map<Conn, Flow>();
+    for (const [conn, flow] of a) {
+      const other = b.get(conn);
+      out.set(conn, other ? mergeFlows(flow, other) : flow);
+    }
+    for (const [conn, flow] of b) if (!out.has(conn)) out.set(conn, flow);
+    return out;
+  }
+
+  /** Runs alternative paths from the same state and continues with what they have in common. */
+  private branches(paths: (() => void)[], fallThrough: boolean): void {
+    const start = this.snapshot();
+    const outs: Map<Conn, Flow>[] = fallThrough ? [start] : [];
+    for (const path of paths) {
+      this.restore(start);
+      this.dead = false;
+      path();
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    if (outs.length === 0) {
+      this.restore(start);
+      this.dead = true;
+      return;
+    }
+    this.restore(outs.reduce((a, b) => this.merge(a, b)));
+    this.dead = false;
+  }
+
+  private walkIf(node: Node): void {
+    const parts = children(node);
+    const paths: (() => void)[] = [];
+    let hasElse = false;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
+      if (part.name === 'Body') {
+        paths.push(() => this.walkBlock(bodyStatements(part)));
+        if (parts[i - 1]?.name === 'else') hasElse = true;
+      } else if (part.name !== 'if' && part.name !== 'elif' && part.name !== 'else') {
+        this.walkExpression(part); // conditions, evaluated in order (approximately)
+      }
+    }
+    this.branches(paths, !hasElse);
+  }
+
+  private walkLoop(node: Node): void {
+    const parts = children(node);
+    const bodies = parts.filter((p) => p.name === 'Body');
+    for (const part of parts) if (part.name !== 'Body' && !['while', 'for', 'in', 'else', 'async'].includes(part.name)) this.walkExpression(part);
+    // for job in Job.objects.select_for_update(skip_locked=True)...: each job is an instance of the model.
+    const inAt = parts.findIndex((p) => p.name === 'in');
+    const loopTarget = node.name === 'ForStatement' && inAt > 0 ? parts[inAt - 1] : undefined;
+    if (loopTarget?.name === 'VariableName' && parts[inAt + 1]) this.bindInstance(this.text.slice(loopTarget.from, loopTarget.to), parts[inAt + 1]);
+    if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
+    if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
+  }
+
+  private walkMatch(node: Node): void {
+    const subject = children(node).filter((c) => c.name !== 'match' && c.name !== 'MatchBody');
+    for (const s of subject) this.walkExpression(s);
+    const clauses = node.getChild('MatchBody')?.getChildren('MatchClause') ?? [];
+    this.branches(
+      clauses.map((clause) => () => {
+        const body = clause.getChild('Body');
+        if (body) this.walkBlock(bodyStatements(body));
+      }),
+      true,
+    );
+  }
+
+  private walkTry(node: Node): void {
+    const parts = children(node);
+    const start = this.snapshot();
+    const bodyNode = parts[1]?.name === 'Body' ? parts[1] : undefined;
+    const handlers: Node[] = [];
+    let elseBody: Node | undefined;
+    let finallyBody: Node | undefined;
+    for (let i = 2; i < parts.length; i++) {
+      if (parts[i].name !== 'Body') continue;
+      const keywordBefore = parts.slice(0, i).reverse().find((p) => p.name === 'except' || p.name === 'else' || p.name === 'finally');
+      if (keywordBefore?.name === 'except') handlers.push(parts[i]);
+      else if (keywordBefore?.name === 'else') elseBody = parts[i];
+      else if (keywordBefore?.name === 'finally') finallyBody = parts[i];
+    }
+    this.tries.push(node.from);
+    if (bodyNode) this.walkBlock(bodyStatements(bodyNode));
+    this.tries.pop();
+    const bodyDead = this.dead;
+    const afterBody = this.snapshot();
+    const outs: Map<Conn, Flow>[] = [];
+    if (!bodyDead) {
+      if (elseBody) this.walkBlock(bodyStatements(elseBody));
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    // An exception can come from anywhere in the body: a handler starts from either end of it.
+    const handlerStart = this.merge(start, afterBody);
+    for (const handler of handlers) {
+      this.restore(handlerStart);
+      this.dead = false;
+      const outer = this.handler;
+      this.handler = node.from;
+      this.walkBlock(bodyStatements(handler));
+      this.handler = outer;
+      if (!this.dead) outs.push(this.snapshot());
+    }
+    if (outs.length > 0) {
+      this.restore(outs.reduce((a, b) => this.merge(a, b)));
+      this.dead = false;
+    } else {
+      this.restore(handlerStart);
+      this.dead = true;
+    }
+    if (finallyBody && !this.suspended) {
+      const deadBefore = this.dead;
+      this.dead = false;
+      this.walkBlock(bodyStatements(finallyBody));
+      this.dead = this.dead || deadBefore;
+    }
+  }
+
+  private walkWith(node: Node): void {
+    const exits: (() => void)[] = [];
+    for (const item of withItems(node)) {
+      this.walkExpressionCalls(item.expr, true);
+      const target = item.target ? dottedName(item.target, this.text) : undefined;
+      const expr = unwrap(item.expr);
+      const method = expr ? methodCall(expr, this.text) : undefined;
+      // A transaction block: `with conn.transaction():`, `with session.begin():`, `with conn.begin_nested():`.
+      const block = method ? transactionBlockOf(method.method, this.file.driverOfFile) : undefined;
+      if (method && block) {
+        const receiverText = this.text.slice(method.object.from, method.object.to);
+        const object = this.receiver(method.object, true);
+        if (object?.kind === 'conn') {
+          const { savepoint } = enterTransaction(object.conn, this.file.model.file, block.form ?? `\`with ${receiverText}.${method.method}()\``);
+          this.contexts.push(object.conn);
+          exits.push(() => {
+            this.flushIfUnitOfWork(object.conn);
+            leaveTransaction(object.conn, savepoint);
+            this.contexts.pop();
+          });
+          continue;
+        }
+        const owner = object?.kind === 'factory' || object?.kind === 'pool' ? object.driver : undefined;
+        if (owner && opensOnNewConnection(owner, method.method)) {
+          // with engine.begin() as conn:  with SessionLocal.begin() as session:  a new connection in a transaction that commits at the end.
+          const made = this.valueBinding(item.expr, true);
+          if (made?.kind === 'conn') {
+            const conn = made.conn;
+            enterTransaction(conn, this.file.model.file, `\`with ${receiverText}.${method.method}()\``);
+            if (target) this.env.set(target, made);
+            this.contexts.push(conn);
+            exits.push(() => {
+              this.flushInstances(conn);
+              leaveTransaction(conn, false);
+              this.contexts.pop();
+            });
+            continue;
+          }
+        }
+      }
+      // A driver's own transaction block: `with transaction.atomic():`.
+      const driverBlock = this.driverTransactionBlock(item.expr);
+      if (driverBlock) {
+        const { conn, form } = driverBlock;
+        const { savepoint } = enterTransaction(conn, this.file.model.file, form);
+        this.contexts.push(conn);
+        exits.push(() => {
+          leaveTransaction(conn, savepoint);
+          this.contexts.pop();
+        });
+        continue;
+      }
+      const managed = this.contextManager(item.expr);
+      const binding = managed ?? this.valueBinding(item.expr, true);
+      // A connection, or what a @contextmanager yielded (connection or cursor): its end commits or returns it.
+      if (binding && (binding.kind === 'conn' || (managed && binding.kind === 'cursor'))) {
+        const { conn } = binding;
+        if (target) this.env.set(target, binding);
+        this.contexts.push(conn);
+        // Leaving `with conn:` / `with pool.connection()` / `with connect()` commits (rolls back on error);
+        // leaving `with engine.connect()` / `with Session()` rolls back what was not committed.
+        exits.push(() => {
+          ended(conn, conn.exitEnds ?? 'commit');
+          this.contexts.pop();
+        });
+      } else if (binding && target) {
+        this.env.set(target, binding);
+      } else if (target) {
+        this.env.delete(target);
+      }
+    }
+    const body = node.getChild('Body');
+    if (body) this.walkBlock(bodyStatements(body));
+    const dead = this.dead;
+    this.dead = false;
+    for (const exit of exits.reverse()) exit();
+    this.dead = dead;
+  }
+
+  private driverTransactionBlock(expr: Node): { conn: Conn; form: string } | undefined {
+    for (const driver of this.file.drivers) {
+      const block = driver.transactionBlock?.(expr, this);
+      if (block) return block;
+    }
+    return undefined;
+  }
+
+  /**
+   * `with tenant_connection(t) as conn:` where tenant_connection is a
+   * @contextmanager of this file: walk it up to its yield, here, and bind
+   * what it yields, in the state it yields it.
+   */
+  private contextManager(node: Node): Binding | undefined {
+    const call = callParts(node, this.text);
+    if (!call || this.stack.length > 4) return undefined;
+    const def = this.file.resolveDef(call.callee, node);
+    if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from) || !isContextManager(def, this.text)) return undefined;
+    this.file.walkedAtCall.add(def.from);
+    const walk = new Walk(this.file, { name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
+    walk.yieldCapture = {};
+    const bindings = (value: Node): Binding | undefined => {
+      const name = dottedName(unwrap(value), this.text);
+      return name ? this.lookup(name) : undefined;
+    };
+    walk.bindParameters(def, call.args, call.callee.name === 'MemberExpression', undefined, bindings);
+    walk.walkBlock(bodyStatements(def));
+    for (const conn of walk.conns) this.conns.add(conn);
+    const captured = walk.yieldCapture;
+    if (!captured?.binding || captured.binding.kind === 'pool' || captured.binding.kind === 'factory' || !captured.flow) return undefined;
+    captured.binding.conn.flow = copyFlow(captured.flow);
+    return captured.binding;
+  }
+
+  private walkAssign(node: Node): void {
+    const parts = children(node);
+    const ops = parts.map((p, i) => (p.name === 'AssignOp' ? i : -1)).filter((i) => i >= 0);
+    if (ops.length === 0) return this.walkExpression(node);
+    const value = parts[parts.length - 1];
+    this.walkExpression(value);
+    const targets = parts.slice(0, ops[ops.length - 1]).filter((p) => p.name !== 'AssignOp' && p.name !== 'TypeDef');
+    for (const target of targets) {
+      const name = dottedName(target, this.text);
+      if (target.name === 'MemberExpression' && name) {
+        const property = name.slice(name.lastIndexOf('.') + 1);
+        const owner = name.slice(0, name.lastIndexOf('.'));
+        const instance = this.instances.get(owner);
+        if (instance && property !== 'autocommit') {
+          this.instanceWrite(instance, property, value, target);
+          continue;
+        }
+        // `conn.autocommit = True` (the DB-API's), or an attribute a driver reads (`conn.prepare_threshold = None`).
+        const attribute = CONNECTION_ATTRIBUTES.get(property);
+        if (property === 'autocommit' || attribute) {
+          const object = this.receiver(target.firstChild!, true);
+          if (object?.kind === 'conn') {
+            if (property === 'autocommit') object.conn.flow.autocommit = literalBool(value, this.text);
+            else attribute!(this, object.conn, value);
+          }
+          continue;
+        }
+      }
+      if (!name) {
+        this.walkExpression(target);
+        continue;
+      }
+      const binding = this.valueBinding(value, false);
+      if (binding) this.env.set(name, binding);
+      else this.env.delete(name);
+      if (targets.length === 1 && target.name === 'VariableName') this.bindInstance(name, value);
+      else this.instances.delete(name);
+    }
+  }
+
+  /** `job = <a query that reads one row of a model>`: job is an instance the code can save or delete. */
+  private bindInstance(name: string, value: Node): void {
+    this.instances.delete(name);
+    let expr = unwrap(value);
+    // qs[:10], qs[0]: rows of the queryset.
+    if (expr?.name === 'MemberExpression' && expr.lastChild?.name === ']') expr = unwrap(expr.firstChild);
+    if (!expr || expr.name !== 'CallExpression') return;
+    const read = instanceOrm(this.file)?.readInstance(this, expr);
+    if (!read) return;
+    this.instances.set(name, { ...read.built.returnsInstance!, assigned: new Map(), conn: read.conn });
+  }
+
+  /** `job.status = "done"`: kept for save() where the ORM writes at save; else written at the session's next flush. */
+  private instanceWrite(instance: Instance, column: string, value: Node, target: Node): void {
+    if (instanceOrm(this.file)?.writesAtSave) {
+      instance.assigned?.set(column, value);
+      return;
+    }
+    instance.pending ??= new Map();
+    instance.pending.set(column, { value, at: target });
+    if (instance.conn) this.dirtyInstances.add(instance);
+  }
+}

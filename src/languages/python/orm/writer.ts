@@ -1,0 +1,254 @@
+// ORM code as the SQL it sends, so the rules judge it as they judge raw SQL.
+// The ORM driver modules (drivers/django/orm-sql.ts, drivers/sqlalchemy/
+// orm-sql.ts) write it with this writer, every piece mapped onto the code
+// it stands for; values the code computes become $N placeholders with their
+// SqlSite.params. Instance writes (an UPDATE or DELETE of the row read) are
+// the same for every ORM.
+import type { HostParam } from '../../../model/index.ts';
+import { HostTextBuilder } from '../../host-text.ts';
+import { hostParam } from '../flow/params.ts';
+import type { HostText } from '../flow/strings.ts';
+import { argsOf, children, dottedName, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
+
+export interface ModelRef {
+  /** The table's name (db_table, __tablename__, Table("name"), or Django's app_model default). */
+  table: string;
+  /** The class or Table variable. */
+  name: string;
+  /** Attributes assigned on an instance since it was read (Django: written by save()). */
+  assigned?: Map<string, Node>;
+}
+
+export interface OrmContext {
+  text: string;
+  qualify(node: Node): string | undefined;
+  /** The value of a name assigned once (local or module constant). */
+  valueOf(node: Node): Node | undefined;
+  isParameter(name: string): boolean;
+  /** The model (or Core Table) an expression names. */
+  model(node: Node): ModelRef | undefined;
+  /** The model instance a name holds. */
+  instance(node: Node): ModelRef | undefined;
+  /** Writes a subquery the code builds as a value (`select(...).scalar_subquery()`); false when it is none. */
+  subquery?(w: SqlWriter, node: Node): boolean;
+}
+
+export interface BuiltStatement {
+  host: HostText;
+  params: HostParam[];
+  /** Django's `using(alias)` / `select_for_update` on another database. */
+  using?: string;
+  /** The statement reads rows of this model that the code keeps (`.first()`, `.get()`). */
+  returnsInstance?: ModelRef;
+}
+
+/** A chain `root.a(...).b(...)`: the root expression and each call, innermost first. */
+export interface Step {
+  method: string;
+  args: Arg[];
+  node: Node;
+}
+
+export function flatten(node: Node, text: string): { root: Node; steps: Step[] } | undefined {
+  const steps: Step[] = [];
+  let current: Node | undefined = unwrap(node);
+  while (current?.name === 'CallExpression') {
+    const callee = current.firstChild;
+    const argList = current.lastChild;
+    if (!callee || callee.name !== 'MemberExpression' || argList?.name !== 'ArgList') break;
+    const property = callee.lastChild;
+    const object = callee.firstChild;
+    if (!object || property?.name !== 'PropertyName') break;
+    steps.unshift({ method: text.slice(property.from, property.to), args: argsOf(argList, text), node: current });
+    current = unwrap(object);
+  }
+  return current && steps.length > 0 ? { root: current, steps } : undefined;
+}
+
+/** True when the call is not the object of a further `.method(...)` call (the end of a chain). */
+export function isOuterCall(node: Node): boolean {
+  const parent = node.parent;
+  const object = parent?.firstChild;
+  if (parent?.name === 'MemberExpression' && object && object.from === node.from && object.to === node.to && parent.parent?.name === 'CallExpression') return false;
+  return true;
+}
+
+/** SQL written piece by piece, each piece mapped to a node of the host code. */
+export class SqlWriter {
+  readonly out = new HostTextBuilder();
+  readonly params: HostParam[] = [];
+
+  constructor(readonly ctx: OrmContext) {}
+
+  raw(sql: string, at: Node | { from: number; to: number }): void {
+    this.out.push(sql, at.from, at.to);
+  }
+
+  /** A value: a literal, now(), now() +/- a timedelta, a column (F("x"), Job.x), x + 1, else a placeholder. */
+  value(node: Node | undefined, at: Node, depth = 0): void {
+    const expr = unwrap(node);
+    if (!expr || depth > 6) return this.placeholder(node, at);
+    const text = this.ctx.text.slice(expr.from, expr.to);
+    switch (expr.name) {
+      case 'String': {
+        const literal = /^[rRuU]?(['"])((?:(?!\1)[^\\\n])*)\1$/.exec(text);
+        if (literal) return this.raw(`'${literal[2].replace(/'/g, "''")}'`, expr);
+        return this.placeholder(expr, at);
+      }
+      case 'Number':
+        return /^\d+(\.\d+)?$/.test(text) ? this.raw(text, expr) : this.placeholder(expr, at);
+      case 'Boolean':
+        return this.raw(text.toLowerCase(), expr);
+      case 'None':
+        return this.raw('NULL', expr);
+      case 'UnaryExpression':
+        if (/^-\s*\d+$/.test(text)) return this.raw(text.replace(/\s+/g, ''), expr);
+        return this.placeholder(expr, at);
+      case 'BinaryExpression': {
+        const [left, op, right] = children(expr);
+        const operator = op ? this.ctx.text.slice(op.from, op.to) : '';
+        if ((operator === '+' || operator === '-') && left && right) {
+          const seconds = intervalSeconds(right, this.ctx);
+          this.value(left, at, depth + 1);
+          if (seconds !== undefined) return this.raw(` ${operator} interval '${seconds} seconds'`, right);
+          this.raw(` ${operator} `, op!);
+          return this.value(right, at, depth + 1);
+        }
+        return this.placeholder(expr, at);
+      }
+      case 'CallExpression': {
+        const callee = expr.firstChild!;
+        const name = this.ctx.qualify(callee) ?? dottedName(callee, this.ctx.text) ?? '';
+        if (isNow(name)) return this.raw('now()', expr);
+        if (this.ctx.subquery?.(this, expr)) return;
+        const args = argsOf(expr.lastChild, this.ctx.text);
+        if (/(^|\.)F$/.test(name)) {
+          const column = literal(positional(args, 0), this.ctx);
+          if (column) return this.raw(column.replace(/__/g, '.'), expr);
+        }
+        if (/(^|\.)(text|literal_column)$/.test(name) && /sqlalchemy/.test(name)) {
+          const sql = literal(positional(args, 0), this.ctx);
+          if (sql) return this.raw(sql, expr);
+        }
+        return this.placeholder(expr, at);
+      }
+      case 'MemberExpression': {
+        const column = columnOf(expr, this.ctx);
+        if (column) return this.raw(column, expr);
+        return this.placeholder(expr, at);
+      }
+      case 'VariableName': {
+        if (this.ctx.isParameter(text)) return this.placeholder(expr, at);
+        const value = this.ctx.valueOf(expr);
+        if (value && unwrap(value)?.name !== 'CallExpression') return this.value(value, expr, depth + 1);
+        if (value && isNow(this.ctx.qualify(unwrap(value)!.firstChild!) ?? '')) return this.raw('now()', expr);
+        // candidate = select(...).with_for_update(skip_locked=True).scalar_subquery(); ... jobs.c.id == candidate
+        if (value && this.ctx.subquery?.(this, unwrap(value)!)) return;
+        return this.placeholder(expr, at);
+      }
+      default:
+        return this.placeholder(expr, at);
+    }
+  }
+
+  placeholder(node: Node | undefined, at: Node): void {
+    const where = node ?? at;
+    this.params.push(hostParam(node, this.ctx.text, this.ctx.isParameter, this.ctx.valueOf));
+    this.raw(`$${this.params.length}`, where);
+  }
+
+  build(span: { start: number; end: number }): { host: HostText; params: HostParam[] } {
+    return { host: { ...this.out.done(span), composed: false }, params: this.params };
+  }
+}
+
+export function isNow(name: string): boolean {
+  return /^(django\.utils\.timezone\.now|datetime\.datetime\.now|datetime\.datetime\.utcnow|sqlalchemy\.func\.now|sqlalchemy\.sql\.func\.now|func\.now|timezone\.now|datetime\.now|datetime\.utcnow|now|utcnow)$/.test(name);
+}
+
+export function literal(node: Node | undefined, ctx: OrmContext): string | undefined {
+  let expr = unwrap(node);
+  if (expr?.name === 'VariableName') expr = unwrap(ctx.valueOf(expr));
+  if (expr?.name !== 'String') return undefined;
+  return /^[rRuU]?(['"])((?:(?!\1)[^\\\n])*)\1$/.exec(ctx.text.slice(expr.from, expr.to))?.[2];
+}
+
+/** timedelta(minutes=5) -> 300; a name assigned such a value too. */
+function intervalSeconds(node: Node, ctx: OrmContext, depth = 0): number | undefined {
+  let expr = unwrap(node);
+  if (expr?.name === 'VariableName' && depth < 3) expr = unwrap(ctx.valueOf(expr));
+  if (expr?.name !== 'CallExpression') return undefined;
+  const name = ctx.qualify(expr.firstChild!) ?? dottedName(expr.firstChild, ctx.text) ?? '';
+  if (!/(^|\.)timedelta$/.test(name)) return undefined;
+  const units: Record<string, number> = { weeks: 604800, days: 86400, hours: 3600, minutes: 60, seconds: 1, milliseconds: 0.001 };
+  let total = 0;
+  const args = argsOf(expr.lastChild, ctx.text);
+  for (const a of args) {
+    const unit = a.name ?? (a === args[0] ? 'days' : undefined);
+    const value = unwrap(a.value);
+    if (!unit || !(unit in units) || value?.name !== 'Number') return undefined;
+    total += Number(ctx.text.slice(value.from, value.to)) * units[unit];
+  }
+  return total;
+}
+
+/** `Job.status`, `jobs.c.status`, `jobs.c["status"]`: the column name. */
+export function columnOf(node: Node, ctx: OrmContext): string | undefined {
+  const expr = unwrap(node);
+  if (expr?.name !== 'MemberExpression') return undefined;
+  const parts = children(expr);
+  const object = parts[0];
+  const last = parts[parts.length - 1];
+  if (last?.name === ']') {
+    const key = literal(parts[parts.length - 2], ctx);
+    return key && object && /\.c$/.test(ctx.text.slice(object.from, object.to)) ? key : undefined;
+  }
+  if (last?.name !== 'PropertyName' || !object) return undefined;
+  const name = ctx.text.slice(last.from, last.to);
+  const owner = ctx.text.slice(object.from, object.to);
+  if (/\.c$/.test(owner)) return name;
+  return ctx.model(object) ? name : undefined;
+}
+
+export function emptyHost(node: Node): HostText {
+  return { text: '', starts: [], ends: [], holes: [], span: span(node), composed: false };
+}
+
+export function isTrue(node: Node | undefined, ctx: OrmContext): boolean {
+  const expr = unwrap(node);
+  if (!expr) return false;
+  if (expr.name === 'VariableName') return isTrue(ctx.valueOf(expr), ctx);
+  return ctx.text.slice(expr.from, expr.to) === 'True';
+}
+
+export function listOfStrings(node: Node, ctx: OrmContext): string[] | undefined {
+  const expr = unwrap(node);
+  if (!expr || (expr.name !== 'ArrayExpression' && expr.name !== 'TupleExpression')) return undefined;
+  const items = children(expr).filter((c) => !['[', ']', '(', ')', ','].includes(c.name));
+  const values = items.map((i) => literal(i, ctx));
+  return values.every((v) => v !== undefined) ? (values as string[]) : undefined;
+}
+
+/** session.delete(job): DELETE of the instance's row. */
+export function deleteInstance(instance: ModelRef, at: Node): BuiltStatement {
+  const w = new SqlWriter({ text: '', qualify: () => undefined, valueOf: () => undefined, isParameter: () => false, model: () => undefined, instance: () => undefined });
+  w.raw(`DELETE FROM ${instance.table} WHERE id = $1`, at);
+  return { ...w.build(span(at)), params: [{ kind: 'unknown' }] };
+}
+
+/** `job.status = "done"; job.attempts = Job.attempts + 1` on a SQLAlchemy instance: the one UPDATE its session flushes. */
+export function updateInstance(instance: ModelRef, assigned: Map<string, { value: Node; at: Node }>, ctx: OrmContext): BuiltStatement | undefined {
+  const writes = [...assigned];
+  if (writes.length === 0) return undefined;
+  const first = writes[0][1].at;
+  const w = new SqlWriter(ctx);
+  w.raw(`UPDATE ${instance.table} SET `, first);
+  writes.forEach(([column, { value, at }], k) => {
+    if (k > 0) w.raw(', ', at);
+    w.raw(`${column} = `, at);
+    w.value(value, value);
+  });
+  w.raw(' WHERE id = ', first);
+  w.placeholder(undefined, first);
+  return w.build(span(first));
+}
