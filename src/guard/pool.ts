@@ -164,7 +164,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       const client = poolClient as StatefulClient;
       stats.checkouts++;
       const state = client[STATE];
-      if (state === undefined) return first(client, site, discards, cb);
+      if (state === undefined) return first(client, site, discards, cb, holdErrors(client));
       if (state.texts.length > 0 || state.unseen) {
         // Queries sent while the connection sat in the pool (a job that kept using it after release).
         state.texts = [];
@@ -174,24 +174,31 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         state.checkNext = site === undefined ? sample() : site !== null;
       }
       if (!state.checkNext) {
+        // No query is sent: pg-pool hands the client over synchronously, and no message can arrive before the job has it.
         if (state.elided) stats.elided++;
-        return handOut(client, state, site, cb);
+        return handOut(client, state, site, cb, undefined);
       }
-      check(client, state, site, discards, cb);
+      check(client, state, site, discards, cb, holdErrors(client));
     });
   }
 
   // First guarded checkout of a connection: record its values at connect.
-  function first(client: StatefulClient, site: Error | null | undefined, discards: number, cb: Callback): void {
+  function first(
+    client: StatefulClient,
+    site: Error | null | undefined,
+    discards: number,
+    cb: Callback,
+    hold: ErrorHold,
+  ): void {
     const adopted = !fresh.has(client);
     fresh.delete(client);
     const status = driverStatus(client);
     if (status === 'E') {
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb);
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold);
     }
     const withTx = status === undefined;
     read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
-      if (err || !row) return failed(client, err, site, discards, cb, undefined);
+      if (err || !row) return failed(client, err, site, discards, cb, hold, undefined);
       const baseline = baselineFrom(plan, row, adopted);
       const state: ClientState = {
         baseline,
@@ -210,9 +217,9 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       const dirty = adopted ? dirtyNames(plan, row, baseline) : [];
       if (tx || dirty.length) {
-        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb);
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, hold);
       }
-      handOut(client, state, site, cb);
+      handOut(client, state, site, cb, hold);
     });
   }
 
@@ -222,22 +229,23 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
   ): void {
     const status = driverStatus(client);
     if (status === 'E') {
       // A failed transaction answers every query with 25P02: nothing to read; the release that left it is in the state.
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     const withTx = status === undefined;
     read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
-      if (err || !row) return failed(client, err, site, discards, cb, state);
+      if (err || !row) return failed(client, err, site, discards, cb, hold, state);
       const dirty = dirtyNames(plan, row, state.baseline);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       if (tx || dirty.length) {
-        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, state);
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, hold, state);
       }
       state.unproven = false;
-      handOut(client, state, site, cb);
+      handOut(client, state, site, cb, hold);
     });
   }
 
@@ -247,11 +255,12 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
     state: ClientState | undefined,
   ): void {
-    // A failed transaction answers the check with 25P02.
-    if ((err as { code?: string } | undefined)?.code === '25P02') {
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
+    // A failed transaction answers the check with 25P02 (a connection that died meanwhile is not that).
+    if ((err as { code?: string } | undefined)?.code === '25P02' && !hold.error) {
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     stats.checkErrors++;
     const error = err ?? new Error('pgq-audit guard: the check query returned no row');
@@ -266,6 +275,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
     state?: ClientState,
   ): void {
     stats.violations++;
@@ -295,7 +305,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         // next time. A new connection whose values could not be read (failed
         // transaction left by onConnect) has no baseline and is refused.
         const kept = client[STATE] ?? state;
-        if (kept) return handOut(client, kept, site, cb);
+        if (kept) return handOut(client, kept, site, cb, hold);
       }
       const error = new TenantLeakError(report);
       destroy(client, error);
@@ -340,7 +350,21 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     state: ClientState,
     site: Error | null | undefined,
     cb: Callback,
+    hold: ErrorHold | undefined,
   ): void {
+    if (hold) {
+      // The answer to the check and a FATAL (57P01, a restart) can share a
+      // packet: pg parses the FATAL right after the answer, in the same
+      // 'data' event, and emits 'error' on a client nobody else listens on
+      // yet. The guard's listener stays until that event is over; a
+      // connection that died in it goes back to the pool to be discarded.
+      return process.nextTick(() => {
+        const died = hold.error ?? ((client as { _queryable?: boolean })._queryable === false ? new Error('pgq-audit guard: the connection died before the job had it') : undefined);
+        if (died) return failed(client, died, site, 0, cb, hold, state);
+        client.removeListener('error', hold.listener);
+        handOut(client, state, site, cb, undefined);
+      });
+    }
     const poolRelease = client.release;
     state.texts = [];
     state.unseen = false;
@@ -401,18 +425,14 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   }
 
   function read(client: StatefulClient, text: string, done: (err: Error | undefined, row?: Row) => void): void {
+    // The checkout's ErrorHold listens on the client meanwhile: pg-pool removed its idle listener at checkout.
     stats.checks++;
     let finished = false;
-    // pg-pool removed its idle error listener at checkout: a socket error
-    // during the check would otherwise be an unhandled 'error' event.
-    const onError = (err: Error) => finish(err);
     const finish = (err: Error | undefined, row?: Row) => {
       if (finished) return;
       finished = true;
-      client.removeListener('error', onError);
       done(err, row);
     };
-    client.on('error', onError);
     try {
       const driverQuery = (client[STATE]?.query ?? client.query) as (this: PoolClient, ...args: unknown[]) => unknown;
       driverQuery.call(
@@ -424,4 +444,27 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       finish(err as Error);
     }
   }
+}
+
+interface ErrorHold {
+  /** The first 'error' the client emitted while the guard held it. */
+  error: Error | undefined;
+  listener: (err: Error) => void;
+}
+
+/**
+ * Listens for 'error' on a client from before the guard sends it a query
+ * until the job has it. Left in place on a client the guard destroys, so
+ * that a later error of the dead connection (its socket closing) is no
+ * uncaught exception either.
+ */
+function holdErrors(client: PoolClient): ErrorHold {
+  const hold: ErrorHold = {
+    error: undefined,
+    listener: (err: Error) => {
+      hold.error ??= err;
+    },
+  };
+  client.on('error', hold.listener);
+  return hold;
 }
