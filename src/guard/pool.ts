@@ -6,6 +6,7 @@ import type { Pool, PoolClient } from 'pg';
 import {
   RAW_TYPES,
   baselineFrom,
+  factsFrom,
   dirtyNames,
   makePlan,
   txOpenFrom,
@@ -13,7 +14,7 @@ import {
   type CheckPlan,
 } from './check.ts';
 import { resolveOptions, type GuardOptions, type ResolvedOptions, type ViolationAction } from './options.ts';
-import { loadProver, textLeavesNoSetting } from './proof.ts';
+import { harmlessOn, loadProver, mayChangeCatalog, needsOf, type ConnectionFacts } from './proof.ts';
 import { LeakReport, TenantLeakError, type OpenTransaction } from './report.ts';
 
 export interface GuardStats {
@@ -51,12 +52,22 @@ interface ClientState {
   elided: boolean;
   /** client.query as the driver has it: the guard's own check goes through it unrecorded. */
   query: PoolClient['query'];
+  /** What the proofs may rely on, read with the last check that read them (option elide). */
+  facts: ConnectionFacts | undefined;
+  /** When the facts were read (ms), and the pool's catalog epoch then. */
+  factsAt: number;
+  factsEpoch: number;
 }
 
 const GUARDED = Symbol.for('pgq-audit.guard.stats');
 /** Texts kept per job; a job that sends more distinct texts than this is checked. */
 const MAX_TEXTS_PER_JOB = 256;
 const STATE = Symbol('pgq-audit.guard.client');
+/**
+ * Facts older than this are re-read (with a check) before the next proof
+ * relies on them: DDL by another session (a migration) is not seen before.
+ */
+export const FACTS_MAX_AGE_MS = 1000;
 const NOOP = () => {};
 
 type StatefulClient = PoolClient & { [STATE]?: ClientState; processID?: number | null };
@@ -129,6 +140,24 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   const fresh = new WeakSet<PoolClient>();
   pool.on('connect', (client: PoolClient) => fresh.add(client));
 
+  // Bumped when a job on this pool sent a text that may change the catalog:
+  // every connection's facts are then stale (the catalog is shared).
+  let catalogEpoch = 0;
+
+  /** The check's text, and where its facts columns start (-1: none). */
+  function checkSql(withTx: boolean): { text: string; factsAt: number } {
+    const n = plan.names.length;
+    if (!opts.elide) return { text: withTx ? plan.settingsAndTxSql : plan.settingsSql, factsAt: -1 };
+    return withTx ? { text: plan.settingsAndTxFactsSql, factsAt: n + 1 } : { text: plan.settingsFactsSql, factsAt: n };
+  }
+
+  function takeFacts(state: ClientState, row: Row, factsAt: number): void {
+    if (factsAt < 0) return;
+    state.facts = factsFrom(row, factsAt);
+    state.factsAt = Date.now();
+    state.factsEpoch = catalogEpoch;
+  }
+
   // pool.query() calls this.connect() synchronously: the call site (or the
   // decision not to check next time) is passed over in this variable.
   let querySite: Error | null | undefined;
@@ -197,7 +226,8 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold);
     }
     const withTx = status === undefined;
-    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
+    const sql = checkSql(withTx);
+    read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, undefined);
       const baseline = baselineFrom(plan, row, adopted);
       const state: ClientState = {
@@ -211,7 +241,11 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         unproven: false,
         elided: false,
         query: client.query,
+        facts: undefined,
+        factsAt: 0,
+        factsEpoch: 0,
       };
+      takeFacts(state, row, sql.factsAt);
       client[STATE] = state;
       record(client, state);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
@@ -237,8 +271,10 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     const withTx = status === undefined;
-    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
+    const sql = checkSql(withTx);
+    read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, state);
+      takeFacts(state, row, sql.factsAt);
       const dirty = dirtyNames(plan, row, state.baseline);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       if (tx || dirty.length) {
@@ -394,9 +430,22 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
 
   /** The job just released sent only texts that leave no setting, and left no transaction open. */
   function provenClean(client: StatefulClient, state: ClientState): boolean {
-    if (!opts.elide || state.unseen || driverStatus(client) !== 'I') return false;
-    for (const text of state.texts) if (!textLeavesNoSetting(text)) return false;
-    return true;
+    if (!opts.elide) return false;
+    if (state.unseen) {
+      catalogEpoch++;
+      return false;
+    }
+    let clean = driverStatus(client) === 'I' && factsFresh(state);
+    for (const text of state.texts) {
+      if (mayChangeCatalog(text)) catalogEpoch++;
+      if (clean && !harmlessOn(needsOf(text), state.facts)) clean = false;
+    }
+    return clean;
+  }
+
+  /** No text that may change the catalog was sent on the pool since the facts were read, and they are young. */
+  function factsFresh(state: ClientState): boolean {
+    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < FACTS_MAX_AGE_MS;
   }
 
   /** Records the text of every query sent on the connection, for the proof at release. */
