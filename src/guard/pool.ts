@@ -63,11 +63,6 @@ const GUARDED = Symbol.for('pgq-audit.guard.stats');
 /** Texts kept per job; a job that sends more distinct texts than this is checked. */
 const MAX_TEXTS_PER_JOB = 256;
 const STATE = Symbol('pgq-audit.guard.client');
-/**
- * Facts older than this are re-read (with a check) before the next proof
- * relies on them: DDL by another session (a migration) is not seen before.
- */
-export const FACTS_MAX_AGE_MS = 1000;
 const NOOP = () => {};
 
 type StatefulClient = PoolClient & { [STATE]?: ClientState; processID?: number | null };
@@ -445,7 +440,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
 
   /** No text that may change the catalog was sent on the pool since the facts were read, and they are young. */
   function factsFresh(state: ClientState): boolean {
-    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < FACTS_MAX_AGE_MS;
+    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < opts.factsMaxAgeMs;
   }
 
   /** Records the text of every query sent on the connection, for the proof at release. */

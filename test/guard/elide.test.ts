@@ -35,7 +35,8 @@ after(async () => {
 });
 
 function guarded(settings = ['app.tenant', 'search_path']): pg.Pool {
-  const pool = guardPool(new pg.Pool({ connectionString: proxy.url(db.workerUrl), max: 1 }), { settings });
+  // Round trips are counted: the catalog facts must not age (and be re-read) in the middle of a test on a loaded machine.
+  const pool = guardPool(new pg.Pool({ connectionString: proxy.url(db.workerUrl), max: 1 }), { settings, factsMaxAgeMs: 600_000 });
   pool.on('error', () => {});
   pools.push(pool);
   return pool;
