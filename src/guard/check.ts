@@ -8,6 +8,9 @@ import { BUILTIN_FUNCTIONS, BUILTIN_OPERATORS, BUILTIN_TYPES, type ConnectionFac
 /** Raw strings for every column: a pool's own type parsers must not change what we compare. */
 export const RAW_TYPES = { getTypeParser: () => (value: unknown) => value };
 
+/** What a check reads besides the settings: nothing, standard_conforming_strings, or that and the catalog facts. */
+export type FactsRead = 'none' | 'strings' | 'all';
+
 export interface CheckPlan {
   names: readonly string[];
   /** One select-list expression per setting, then the open-transaction test. */
@@ -16,9 +19,12 @@ export interface CheckPlan {
   settingsSql: string;
   /** The settings and an open-transaction test, for drivers that do not report the status. */
   settingsAndTxSql: string;
-  /** The same two, followed by the facts columns. */
-  settingsFactsSql: string;
-  settingsAndTxFactsSql: string;
+  /** The check's text: with the open-transaction test or not, then the facts asked for; and where those start (-1: none). */
+  sql(withTx: boolean, facts: FactsRead): { text: string; factsAt: number };
+}
+
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
 }
 
 /** pg_catalog's namespace and the catalogs' own OIDs: fixed in every PostgreSQL. */
@@ -38,9 +44,44 @@ function shadowed(catalog: string, column: string, namespace: string, names: Ite
   );
 }
 
-/** The facts of src/guard/proof.ts, one column each, in the order factsFrom reads them. */
-const FACTS_COLUMNS = [
-  "pg_catalog.current_setting('standard_conforming_strings')",
+/**
+ * Relations on which the server runs code the query text does not show and
+ * that is not a built-in's: a trigger, policy, default or generated column,
+ * CHECK constraint, index expression or rule/view that depends on a function
+ * or operator outside pg_catalog; then, transitively, every relation whose
+ * policies or views read one of those, every parent an FK or inheritance
+ * reaches one from (a cascade, a partition). PostgreSQL's own relations
+ * (pg_catalog, information_schema) are left out.
+ */
+const IMPLICIT_RELATIONS =
+  `(with recursive attached(classid, objid, relid) as (` +
+  `select 2620::pg_catalog.oid, t.oid, t.tgrelid from pg_catalog.pg_trigger t ` +
+  `union all select 3256::pg_catalog.oid, p.oid, p.polrelid from pg_catalog.pg_policy p ` +
+  `union all select 2604::pg_catalog.oid, a.oid, a.adrelid from pg_catalog.pg_attrdef a ` +
+  `union all select ${PG_CONSTRAINT}, c.oid, c.conrelid from pg_catalog.pg_constraint c where c.conrelid operator(pg_catalog.<>) 0::pg_catalog.oid ` +
+  `union all select 2618::pg_catalog.oid, r.oid, r.ev_class from pg_catalog.pg_rewrite r ` +
+  `union all select 1259::pg_catalog.oid, i.indexrelid, i.indrelid from pg_catalog.pg_index i), ` +
+  `seeds(relid) as (select a.relid from attached a join pg_catalog.pg_depend d ` +
+  `on d.classid operator(pg_catalog.=) a.classid and d.objid operator(pg_catalog.=) a.objid ` +
+  `where (d.refclassid operator(pg_catalog.=) ${PG_PROC} and exists (select from pg_catalog.pg_proc p ` +
+  `where p.oid operator(pg_catalog.=) d.refobjid and p.pronamespace operator(pg_catalog.<>) ${CATALOG_NS})) ` +
+  `or (d.refclassid operator(pg_catalog.=) ${PG_OPERATOR} and exists (select from pg_catalog.pg_operator o ` +
+  `where o.oid operator(pg_catalog.=) d.refobjid and o.oprnamespace operator(pg_catalog.<>) ${CATALOG_NS}))), ` +
+  `edges(from_rel, to_rel) as (select d.refobjid, a.relid from attached a join pg_catalog.pg_depend d ` +
+  `on d.classid operator(pg_catalog.=) a.classid and d.objid operator(pg_catalog.=) a.objid ` +
+  `where d.refclassid operator(pg_catalog.=) 1259::pg_catalog.oid ` +
+  `union all select c.conrelid, c.confrelid from pg_catalog.pg_constraint c where c.contype operator(pg_catalog.=) 'f' ` +
+  `union all select h.inhrelid, h.inhparent from pg_catalog.pg_inherits h), ` +
+  `implicit(relid) as (select relid from seeds union select e.to_rel from implicit i join edges e on e.from_rel operator(pg_catalog.=) i.relid) ` +
+  `select pg_catalog.json_agg(distinct c.relname) from pg_catalog.pg_class c ` +
+  `where c.oid operator(pg_catalog.=) any (select relid from implicit) ` +
+  `and c.relnamespace operator(pg_catalog.<>) ${CATALOG_NS} ` +
+  `and c.relnamespace operator(pg_catalog.<>) 'information_schema'::pg_catalog.regnamespace)`;
+
+const STRINGS_COLUMN = "pg_catalog.current_setting('standard_conforming_strings')";
+
+/** The catalog facts of src/guard/proof.ts, one column each, in the order factsFrom reads them. */
+const CATALOG_COLUMNS = [
   shadowed('pg_proc', 'proname', 'pronamespace', BUILTIN_FUNCTIONS),
   shadowed('pg_operator', 'oprname', 'oprnamespace', BUILTIN_OPERATORS),
   shadowed('pg_type', 'typname', 'typnamespace', BUILTIN_TYPES),
@@ -54,25 +95,45 @@ const FACTS_COLUMNS = [
     `left join pg_catalog.pg_operator o on d.refclassid operator(pg_catalog.=) ${PG_OPERATOR} and o.oid operator(pg_catalog.=) d.refobjid ` +
     `where c.contypid operator(pg_catalog.<>) 0::pg_catalog.oid ` +
     `and (p.pronamespace operator(pg_catalog.<>) ${CATALOG_NS} or o.oprnamespace operator(pg_catalog.<>) ${CATALOG_NS}))`,
+  IMPLICIT_RELATIONS,
 ];
 
-/** Facts from the columns of a check that read them, starting at `offset`. */
-export function factsFrom(row: readonly unknown[], offset: number): ConnectionFacts {
-  const words = (i: number) => new Set(normalize(row[offset + i]).split(' ').filter(Boolean));
-  const yes = (i: number) => normalize(row[offset + i]) === 't' || normalize(row[offset + i]) === 'true';
+/** standard_conforming_strings from a check that read it (`offset`), and the catalog facts after it when read. */
+export function factsFrom(
+  row: readonly unknown[],
+  offset: number,
+  catalog: boolean,
+  previous: ConnectionFacts | undefined,
+): ConnectionFacts {
+  const standardStrings = normalize(row[offset]) === 'on';
+  if (!catalog) {
+    return previous ? { ...previous, standardStrings } : { ...UNKNOWN_CATALOG, standardStrings };
+  }
+  const at = offset + 1;
+  const words = (i: number) => new Set(normalize(row[at + i]).split(' ').filter(Boolean));
+  const yes = (i: number) => normalize(row[at + i]) === 't' || normalize(row[at + i]) === 'true';
+  const relations = normalize(row[at + 5]);
   return {
-    standardStrings: normalize(row[offset]) === 'on',
-    shadowedFunctions: words(1),
-    shadowedOperators: words(2),
-    shadowedTypes: words(3),
-    userCasts: yes(4),
-    userDomainChecks: yes(5),
+    standardStrings,
+    shadowedFunctions: words(0),
+    shadowedOperators: words(1),
+    shadowedTypes: words(2),
+    userCasts: yes(3),
+    userDomainChecks: yes(4),
+    implicitRelations: new Set(relations ? (JSON.parse(relations) as string[]) : []),
   };
 }
 
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
+/** Before the catalog was read: nothing can be proven. */
+const UNKNOWN_CATALOG: ConnectionFacts = {
+  standardStrings: false,
+  shadowedFunctions: new Set(),
+  shadowedOperators: new Set(),
+  shadowedTypes: new Set(),
+  userCasts: true,
+  userDomainChecks: true,
+  implicitRelations: new Set(),
+};
 
 /**
  * A custom setting (name with a dot) is read with missing_ok, since a
@@ -88,14 +149,25 @@ export function makePlan(names: readonly string[]): CheckPlan {
   // Parse/Bind/Execute the two differ even in autocommit, so the check
   // must never be sent with parameters.
   const tx = '(pg_catalog.now() operator(pg_catalog.<>) pg_catalog.statement_timestamp())::pg_catalog.text';
-  const facts = FACTS_COLUMNS.join(', ');
+  const texts = new Map<string, { text: string; factsAt: number }>();
   return {
     names,
     columns: [...columns, tx],
     settingsSql: `select ${columns.join(', ')}`,
     settingsAndTxSql: `select ${columns.join(', ')}, ${tx}`,
-    settingsFactsSql: `select ${columns.join(', ')}, ${facts}`,
-    settingsAndTxFactsSql: `select ${columns.join(', ')}, ${tx}, ${facts}`,
+    sql(withTx, facts) {
+      const key = `${withTx}/${facts}`;
+      let found = texts.get(key);
+      if (!found) {
+        const list = withTx ? [...columns, tx] : [...columns];
+        const factsAt = facts === 'none' ? -1 : list.length;
+        if (facts !== 'none') list.push(STRINGS_COLUMN);
+        if (facts === 'all') list.push(...CATALOG_COLUMNS);
+        found = { text: `select ${list.join(', ')}`, factsAt };
+        texts.set(key, found);
+      }
+      return found;
+    },
   };
 }
 

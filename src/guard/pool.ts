@@ -139,18 +139,28 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   // every connection's facts are then stale (the catalog is shared).
   let catalogEpoch = 0;
 
-  /** The check's text, and where its facts columns start (-1: none). */
-  function checkSql(withTx: boolean): { text: string; factsAt: number } {
-    const n = plan.names.length;
-    if (!opts.elide) return { text: withTx ? plan.settingsAndTxSql : plan.settingsSql, factsAt: -1 };
-    return withTx ? { text: plan.settingsAndTxFactsSql, factsAt: n + 1 } : { text: plan.settingsFactsSql, factsAt: n };
+  /**
+   * The check's text. With proofs on, every check reads
+   * standard_conforming_strings (a routine may have changed it), and the
+   * catalog facts when they are stale.
+   */
+  function checkSql(withTx: boolean, state: ClientState | undefined): { text: string; factsAt: number; catalog: boolean } {
+    if (!opts.elide) return { ...plan.sql(withTx, 'none'), catalog: false };
+    const catalog = state === undefined || !catalogFresh(state);
+    return { ...plan.sql(withTx, catalog ? 'all' : 'strings'), catalog };
   }
 
-  function takeFacts(state: ClientState, row: Row, factsAt: number): void {
-    if (factsAt < 0) return;
-    state.facts = factsFrom(row, factsAt);
+  function takeFacts(state: ClientState, row: Row, sql: { factsAt: number; catalog: boolean }): void {
+    if (sql.factsAt < 0) return;
+    state.facts = factsFrom(row, sql.factsAt, sql.catalog, state.facts);
+    if (!sql.catalog) return;
     state.factsAt = Date.now();
     state.factsEpoch = catalogEpoch;
+  }
+
+  /** The catalog facts were read, no text that may change the catalog was sent on the pool since, and they are young. */
+  function catalogFresh(state: ClientState): boolean {
+    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < opts.factsMaxAgeMs;
   }
 
   // pool.query() calls this.connect() synchronously: the call site (or the
@@ -191,6 +201,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       if (state === undefined) return first(client, site, discards, cb, holdErrors(client));
       if (state.texts.length > 0 || state.unseen) {
         // Queries sent while the connection sat in the pool (a job that kept using it after release).
+        if (state.unseen || state.texts.some(mayChangeCatalog)) catalogEpoch++;
         state.texts = [];
         state.unseen = false;
         state.unproven = true;
@@ -221,7 +232,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold);
     }
     const withTx = status === undefined;
-    const sql = checkSql(withTx);
+    const sql = checkSql(withTx, undefined);
     read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, undefined);
       const baseline = baselineFrom(plan, row, adopted);
@@ -240,7 +251,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         factsAt: 0,
         factsEpoch: 0,
       };
-      takeFacts(state, row, sql.factsAt);
+      takeFacts(state, row, sql);
       client[STATE] = state;
       record(client, state);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
@@ -266,10 +277,10 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     const withTx = status === undefined;
-    const sql = checkSql(withTx);
+    const sql = checkSql(withTx, state);
     read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, state);
-      takeFacts(state, row, sql.factsAt);
+      takeFacts(state, row, sql);
       const dirty = dirtyNames(plan, row, state.baseline);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       if (tx || dirty.length) {
@@ -430,17 +441,12 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       catalogEpoch++;
       return false;
     }
-    let clean = driverStatus(client) === 'I' && factsFresh(state);
+    let clean = driverStatus(client) === 'I' && catalogFresh(state);
     for (const text of state.texts) {
       if (mayChangeCatalog(text)) catalogEpoch++;
       if (clean && !harmlessOn(needsOf(text), state.facts)) clean = false;
     }
     return clean;
-  }
-
-  /** No text that may change the catalog was sent on the pool since the facts were read, and they are young. */
-  function factsFresh(state: ClientState): boolean {
-    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < opts.factsMaxAgeMs;
   }
 
   /** Records the text of every query sent on the connection, for the proof at release. */

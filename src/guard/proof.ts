@@ -86,6 +86,8 @@ export interface ConnectionFacts {
   userCasts: boolean;
   /** A domain's CHECK calls a function or operator outside pg_catalog: storing a value may run it. */
   userDomainChecks: boolean;
+  /** Names of relations on which the server runs user code the text does not show (triggers, policies, views...). */
+  implicitRelations: ReadonlySet<string>;
 }
 
 /** What one text needs to be harmless; null when it is never provable (it is checked). */
@@ -96,6 +98,8 @@ export interface TextNeeds {
   types: readonly string[];
   /** Stores values into columns (INSERT, UPDATE, MERGE). */
   writesRows: boolean;
+  /** Relation (and CTE) names the text reads or writes, unqualified. */
+  relations: readonly string[];
 }
 
 /** Texts remembered; dynamic texts beyond this evict the oldest. */
@@ -153,6 +157,7 @@ export function harmlessOn(needs: TextNeeds | null, facts: ConnectionFacts | und
   for (const name of needs.functions) if (facts.shadowedFunctions.has(name)) return false;
   for (const name of needs.operators) if (facts.shadowedOperators.has(name)) return false;
   for (const name of needs.types) if (facts.shadowedTypes.has(name)) return false;
+  for (const name of needs.relations) if (facts.implicitRelations.has(name)) return false;
   return true;
 }
 
@@ -165,6 +170,7 @@ class Needs {
   functions = new Set<string>();
   operators = new Set<string>();
   types = new Set<string>();
+  relations = new Set<string>();
   writesRows = false;
 }
 
@@ -178,7 +184,13 @@ function judge(text: string): Verdict {
   const needs = new Needs();
   for (const { stmt } of parsed.statements) if (!statementIsPlain(stmt, needs)) return { needs: null, catalog };
   return {
-    needs: { functions: [...needs.functions], operators: [...needs.operators], types: [...needs.types], writesRows: needs.writesRows },
+    needs: {
+      functions: [...needs.functions],
+      operators: [...needs.operators],
+      types: [...needs.types],
+      writesRows: needs.writesRows,
+      relations: [...needs.relations],
+    },
     catalog,
   };
 }
@@ -249,6 +261,8 @@ function expressionsArePlain(value: unknown, needs: Needs): boolean {
     if (typeof current !== 'object' || current === null) continue;
     for (const [key, child] of Object.entries(current as Record<string, unknown>)) {
       const node = child as Record<string, unknown>;
+      // A RangeVar, wrapped ({RangeVar: ...}) or held directly (InsertStmt.relation).
+      if (typeof node === 'object' && node !== null && typeof node.relname === 'string') needs.relations.add(node.relname);
       switch (key) {
         case 'FuncCall':
           if (!callIsPlain(node, needs)) return false;

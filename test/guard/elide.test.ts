@@ -269,6 +269,7 @@ test('the verdicts on texts', () => {
     shadowedTypes: new Set(),
     userCasts: false,
     userDomainChecks: false,
+    implicitRelations: new Set(),
   };
   for (const text of clean) assert.equal(textLeavesNoSetting(text, facts), true, text);
   for (const text of unproven) assert.equal(textLeavesNoSetting(text, facts), false, text);
@@ -286,4 +287,8 @@ test('the verdicts on texts', () => {
   assert.equal(textLeavesNoSetting(insert, facts), true);
   assert.equal(textLeavesNoSetting(insert, { ...facts, userDomainChecks: true }), false, 'a domain CHECK runs a user function');
   assert.equal(textLeavesNoSetting(lower, { ...facts, userDomainChecks: true }), true, 'reading runs no domain CHECK');
+  const withTrigger = { ...facts, implicitRelations: new Set(['log']) };
+  assert.equal(textLeavesNoSetting(insert, withTrigger), false, 'log has a trigger (or policy, default...) that runs user code');
+  assert.equal(textLeavesNoSetting(lower, withTrigger), true, 'tenants has none');
+  assert.equal(textLeavesNoSetting('select * from public.log l join tenants t on t.id = l.id', withTrigger), false);
 });
