@@ -53,28 +53,46 @@ function shadowed(catalog: string, column: string, namespace: string, names: Ite
  * reaches one from (a cascade, a partition). PostgreSQL's own relations
  * (pg_catalog, information_schema) are left out.
  */
+const eq = 'operator(pg_catalog.=)';
+
+/** The relation an object of the catalog `classid` (trigger, policy, default, constraint, rule, index) is attached to. */
+function ownerOf(classid: string, objid: string): string {
+  return (
+    `coalesce(` + // coalesce and nullif are syntax, not functions a name could shadow
+    `(select t.tgrelid from pg_catalog.pg_trigger t where ${classid} ${eq} 2620::pg_catalog.oid and t.oid ${eq} ${objid}), ` +
+    `(select p.polrelid from pg_catalog.pg_policy p where ${classid} ${eq} 3256::pg_catalog.oid and p.oid ${eq} ${objid}), ` +
+    `(select a.adrelid from pg_catalog.pg_attrdef a where ${classid} ${eq} 2604::pg_catalog.oid and a.oid ${eq} ${objid}), ` +
+    `(select nullif(c.conrelid, 0::pg_catalog.oid) from pg_catalog.pg_constraint c where ${classid} ${eq} ${PG_CONSTRAINT} and c.oid ${eq} ${objid}), ` +
+    `(select r.ev_class from pg_catalog.pg_rewrite r where ${classid} ${eq} 2618::pg_catalog.oid and r.oid ${eq} ${objid}), ` +
+    `(select i.indrelid from pg_catalog.pg_index i where ${classid} ${eq} 1259::pg_catalog.oid and i.indexrelid ${eq} ${objid}))`
+  );
+}
+
+/**
+ * Relations on which the server runs code the query text does not show and
+ * that is not a built-in's: a trigger, policy, default or generated column,
+ * CHECK constraint, index expression or rule/view that depends on a function
+ * or operator outside pg_catalog; then, transitively, every relation whose
+ * policies or views read one of those, every parent an FK or inheritance
+ * reaches one from (a cascade, a partition). Walked from the user's code
+ * through pg_depend's indexes, so its cost grows with that code, not with
+ * the catalog. PostgreSQL's own relations (pg_catalog, information_schema)
+ * are left out of the answer.
+ */
 const IMPLICIT_RELATIONS =
-  `(with recursive attached(classid, objid, relid) as (` +
-  `select 2620::pg_catalog.oid, t.oid, t.tgrelid from pg_catalog.pg_trigger t ` +
-  `union all select 3256::pg_catalog.oid, p.oid, p.polrelid from pg_catalog.pg_policy p ` +
-  `union all select 2604::pg_catalog.oid, a.oid, a.adrelid from pg_catalog.pg_attrdef a ` +
-  `union all select ${PG_CONSTRAINT}, c.oid, c.conrelid from pg_catalog.pg_constraint c where c.conrelid operator(pg_catalog.<>) 0::pg_catalog.oid ` +
-  `union all select 2618::pg_catalog.oid, r.oid, r.ev_class from pg_catalog.pg_rewrite r ` +
-  `union all select 1259::pg_catalog.oid, i.indexrelid, i.indrelid from pg_catalog.pg_index i), ` +
-  `seeds(relid) as (select a.relid from attached a join pg_catalog.pg_depend d ` +
-  `on d.classid operator(pg_catalog.=) a.classid and d.objid operator(pg_catalog.=) a.objid ` +
-  `where (d.refclassid operator(pg_catalog.=) ${PG_PROC} and exists (select from pg_catalog.pg_proc p ` +
-  `where p.oid operator(pg_catalog.=) d.refobjid and p.pronamespace operator(pg_catalog.<>) ${CATALOG_NS})) ` +
-  `or (d.refclassid operator(pg_catalog.=) ${PG_OPERATOR} and exists (select from pg_catalog.pg_operator o ` +
-  `where o.oid operator(pg_catalog.=) d.refobjid and o.oprnamespace operator(pg_catalog.<>) ${CATALOG_NS}))), ` +
-  `edges(from_rel, to_rel) as (select d.refobjid, a.relid from attached a join pg_catalog.pg_depend d ` +
-  `on d.classid operator(pg_catalog.=) a.classid and d.objid operator(pg_catalog.=) a.objid ` +
-  `where d.refclassid operator(pg_catalog.=) 1259::pg_catalog.oid ` +
-  `union all select c.conrelid, c.confrelid from pg_catalog.pg_constraint c where c.contype operator(pg_catalog.=) 'f' ` +
-  `union all select h.inhrelid, h.inhparent from pg_catalog.pg_inherits h), ` +
-  `implicit(relid) as (select relid from seeds union select e.to_rel from implicit i join edges e on e.from_rel operator(pg_catalog.=) i.relid) ` +
+  `(with recursive code(classid, oid) as (` +
+  `select ${PG_PROC}, p.oid from pg_catalog.pg_proc p where p.pronamespace operator(pg_catalog.<>) ${CATALOG_NS} ` +
+  `union all select ${PG_OPERATOR}, o.oid from pg_catalog.pg_operator o where o.oprnamespace operator(pg_catalog.<>) ${CATALOG_NS}), ` +
+  `implicit(relid) as (` +
+  `select ${ownerOf('d.classid', 'd.objid')} from code c join pg_catalog.pg_depend d ` +
+  `on d.refclassid ${eq} c.classid and d.refobjid ${eq} c.oid ` +
+  `union select n.relid from implicit i cross join lateral (` +
+  `select ${ownerOf('d.classid', 'd.objid')} as relid from pg_catalog.pg_depend d ` +
+  `where d.refclassid ${eq} 1259::pg_catalog.oid and d.refobjid ${eq} i.relid ` +
+  `union all select c.confrelid from pg_catalog.pg_constraint c where c.conrelid ${eq} i.relid and c.contype ${eq} 'f' ` +
+  `union all select h.inhparent from pg_catalog.pg_inherits h where h.inhrelid ${eq} i.relid) n where n.relid is not null) ` +
   `select pg_catalog.json_agg(distinct c.relname) from pg_catalog.pg_class c ` +
-  `where c.oid operator(pg_catalog.=) any (select relid from implicit) ` +
+  `where c.oid ${eq} any (select relid from implicit) ` +
   `and c.relnamespace operator(pg_catalog.<>) ${CATALOG_NS} ` +
   `and c.relnamespace operator(pg_catalog.<>) 'information_schema'::pg_catalog.regnamespace)`;
 

@@ -52,11 +52,10 @@ interface ClientState {
   elided: boolean;
   /** client.query as the driver has it: the guard's own check goes through it unrecorded. */
   query: PoolClient['query'];
-  /** What the proofs may rely on, read with the last check that read them (option elide). */
+  /** standard_conforming_strings as the last check read it (option elide). */
+  standardStrings: boolean;
+  /** The pool's catalog facts with this connection's standardStrings, for the proofs; rebuilt when either changes. */
   facts: ConnectionFacts | undefined;
-  /** When the facts were read (ms), and the pool's catalog epoch then. */
-  factsAt: number;
-  factsEpoch: number;
 }
 
 const GUARDED = Symbol.for('pgq-audit.guard.stats');
@@ -135,32 +134,44 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   const fresh = new WeakSet<PoolClient>();
   pool.on('connect', (client: PoolClient) => fresh.add(client));
 
-  // Bumped when a job on this pool sent a text that may change the catalog:
-  // every connection's facts are then stale (the catalog is shared).
+  // The catalog facts are the database's, the same through every connection
+  // of the pool: read by whichever check finds them stale, used by all.
+  // Bumped when a job on this pool sent a text that may change the catalog.
   let catalogEpoch = 0;
+  let catalog: { facts: ConnectionFacts; at: number; epoch: number } | undefined;
 
   /**
    * The check's text. With proofs on, every check reads
    * standard_conforming_strings (a routine may have changed it), and the
    * catalog facts when they are stale.
    */
-  function checkSql(withTx: boolean, state: ClientState | undefined): { text: string; factsAt: number; catalog: boolean } {
+  function checkSql(withTx: boolean): { text: string; factsAt: number; catalog: boolean } {
     if (!opts.elide) return { ...plan.sql(withTx, 'none'), catalog: false };
-    const catalog = state === undefined || !catalogFresh(state);
-    return { ...plan.sql(withTx, catalog ? 'all' : 'strings'), catalog };
+    const stale = !catalogFresh();
+    return { ...plan.sql(withTx, stale ? 'all' : 'strings'), catalog: stale };
   }
 
   function takeFacts(state: ClientState, row: Row, sql: { factsAt: number; catalog: boolean }): void {
     if (sql.factsAt < 0) return;
-    state.facts = factsFrom(row, sql.factsAt, sql.catalog, state.facts);
-    if (!sql.catalog) return;
-    state.factsAt = Date.now();
-    state.factsEpoch = catalogEpoch;
+    const read = factsFrom(row, sql.factsAt, sql.catalog, catalog?.facts);
+    state.standardStrings = read.standardStrings;
+    state.facts = undefined;
+    if (sql.catalog) catalog = { facts: read, at: Date.now(), epoch: catalogEpoch };
   }
 
   /** The catalog facts were read, no text that may change the catalog was sent on the pool since, and they are young. */
-  function catalogFresh(state: ClientState): boolean {
-    return state.facts !== undefined && state.factsEpoch === catalogEpoch && Date.now() - state.factsAt < opts.factsMaxAgeMs;
+  function catalogFresh(): boolean {
+    return catalog !== undefined && catalog.epoch === catalogEpoch && Date.now() - catalog.at < opts.factsMaxAgeMs;
+  }
+
+  /** The facts a proof on this connection relies on (call only when catalogFresh()). */
+  function factsOf(state: ClientState): ConnectionFacts {
+    const shared = catalog!.facts;
+    let facts = state.facts;
+    if (!facts || facts.standardStrings !== state.standardStrings || facts.shadowedFunctions !== shared.shadowedFunctions) {
+      facts = state.facts = { ...shared, standardStrings: state.standardStrings };
+    }
+    return facts;
   }
 
   // pool.query() calls this.connect() synchronously: the call site (or the
@@ -232,7 +243,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold);
     }
     const withTx = status === undefined;
-    const sql = checkSql(withTx, undefined);
+    const sql = checkSql(withTx);
     read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, undefined);
       const baseline = baselineFrom(plan, row, adopted);
@@ -247,9 +258,8 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         unproven: false,
         elided: false,
         query: client.query,
+        standardStrings: false,
         facts: undefined,
-        factsAt: 0,
-        factsEpoch: 0,
       };
       takeFacts(state, row, sql);
       client[STATE] = state;
@@ -277,7 +287,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     const withTx = status === undefined;
-    const sql = checkSql(withTx, state);
+    const sql = checkSql(withTx);
     read(client, sql.text, (err, row) => {
       if (err || !row) return failed(client, err, site, discards, cb, hold, state);
       takeFacts(state, row, sql);
@@ -441,10 +451,11 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       catalogEpoch++;
       return false;
     }
-    let clean = driverStatus(client) === 'I' && catalogFresh(state);
+    let clean = driverStatus(client) === 'I' && state.standardStrings && catalogFresh();
+    const facts = clean ? factsOf(state) : undefined;
     for (const text of state.texts) {
       if (mayChangeCatalog(text)) catalogEpoch++;
-      if (clean && !harmlessOn(needsOf(text), state.facts)) clean = false;
+      if (clean && !harmlessOn(needsOf(text), facts)) clean = false;
     }
     return clean;
   }
