@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     const perCheck = variants[5]!.checks / variants[5]!.runs;
     console.log(
       `targets (median): README job guarded <= 1.05x (${guarded <= 1.05 ? 'met' : 'missed'}: ${guarded.toFixed(3)}x, ${variants[1]!.checks} checks in ${jobs} jobs: ` +
-        `one per new connection); an unproven job: one check (one round trip) per checkout (${perCheck.toFixed(2)} per job)`,
+        `one per new connection, and one per catalog re-read); an unproven job: one check (one round trip) per checkout (${perCheck.toFixed(2)} per job)`,
     );
     await checkQueryCost(db.workerUrl);
   } finally {
