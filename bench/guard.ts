@@ -18,6 +18,7 @@ import pg from 'pg';
 import { startTestDatabase } from '../test/helpers/db.ts';
 // The compiled guard, as users run it (tsx would add its own cost per call): npm run bench builds first.
 import { guardPool, guardStats } from '../dist/src/guard/index.js';
+import { makePlan } from '../dist/src/guard/check.js';
 
 const JOBS = Number(process.argv[2] ?? 2000);
 const WARMUP = Number(process.argv[3] ?? 200);
@@ -154,10 +155,40 @@ async function main(): Promise<void> {
     const perCheck = variants[5]!.checks / variants[5]!.runs;
     console.log(
       `targets (median): README job guarded <= 1.05x (${guarded <= 1.05 ? 'met' : 'missed'}: ${guarded.toFixed(3)}x, ${variants[1]!.checks} checks in ${jobs} jobs: ` +
-        `one per new connection); an unproven job: one check (one round trip) per checkout (${perCheck.toFixed(2)} per job)`,
+        `one per new connection, and one per catalog re-read); an unproven job: one check (one round trip) per checkout (${perCheck.toFixed(2)} per job)`,
     );
+    await checkQueryCost(db.workerUrl);
   } finally {
     await db.stop();
+  }
+}
+
+/**
+ * What each form of the check costs on its own, one client, the forms taking
+ * turns: the settings only (elide: false), with standard_conforming_strings
+ * (every check with proofs on), and with the catalog facts (a connection's
+ * first check, and when the facts are stale).
+ */
+async function checkQueryCost(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const plan = makePlan(['app.tenant']);
+  const forms = [
+    { name: 'settings only', text: plan.sql(false, 'none').text, samples: [] as number[] },
+    { name: '+ standard_conforming_strings', text: plan.sql(false, 'strings').text, samples: [] as number[] },
+    { name: '+ catalog facts', text: plan.sql(false, 'all').text, samples: [] as number[] },
+  ];
+  for (let i = 0; i < 300; i++) {
+    for (const form of forms) {
+      const start = process.hrtime.bigint();
+      await client.query(form.text);
+      if (i >= 30) form.samples.push(Number(process.hrtime.bigint() - start) / 1000);
+    }
+  }
+  await client.end();
+  console.log('check query alone (300 each, first 30 left out):');
+  for (const form of forms) {
+    console.log(`  ${form.name.padEnd(31)} median ${median(form.samples).toFixed(1).padStart(8)} µs   p10 ${quantile(form.samples, 0.1).toFixed(1).padStart(8)} µs`);
   }
 }
 

@@ -38,6 +38,11 @@ export interface GuardOptions {
    * transaction (src/guard/proof.ts). Default true; false checks every (sampled) checkout.
    */
   elide?: boolean;
+  /**
+   * How long (ms) the catalog facts the proofs rely on are trusted before a check re-reads them.
+   * DDL sent by another session (a migration) is seen within this time. Default 1000.
+   */
+  factsMaxAgeMs?: number;
 }
 
 export interface ResolvedOptions {
@@ -50,6 +55,7 @@ export interface ResolvedOptions {
   checkTimeoutMs: number;
   jobName: (() => string | undefined) | undefined;
   elide: boolean;
+  factsMaxAgeMs: number;
 }
 
 const KNOWN = new Set([
@@ -62,6 +68,7 @@ const KNOWN = new Set([
   'checkTimeoutMs',
   'jobName',
   'elide',
+  'factsMaxAgeMs',
 ]);
 
 // A GUC name: identifiers separated by dots. The names are put into the
@@ -163,6 +170,11 @@ export function resolveOptions(
   const elide = o.elide === undefined ? true : o.elide;
   if (typeof elide !== 'boolean') fail('elide', 'true or false', elide);
 
+  const factsMaxAgeMs = o.factsMaxAgeMs === undefined ? 1000 : o.factsMaxAgeMs;
+  if (typeof factsMaxAgeMs !== 'number' || !Number.isInteger(factsMaxAgeMs) || factsMaxAgeMs < 0) {
+    fail('factsMaxAgeMs', 'a whole number of milliseconds >= 0', factsMaxAgeMs);
+  }
+
   return {
     settings: [...new Set(settings as string[])],
     onViolation: onViolation as ResolvedOptions['onViolation'],
@@ -173,5 +185,6 @@ export function resolveOptions(
     checkTimeoutMs,
     jobName: jobName as ResolvedOptions['jobName'],
     elide,
+    factsMaxAgeMs,
   };
 }

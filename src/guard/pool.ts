@@ -6,6 +6,7 @@ import type { Pool, PoolClient } from 'pg';
 import {
   RAW_TYPES,
   baselineFrom,
+  factsFrom,
   dirtyNames,
   makePlan,
   txOpenFrom,
@@ -13,7 +14,7 @@ import {
   type CheckPlan,
 } from './check.ts';
 import { resolveOptions, type GuardOptions, type ResolvedOptions, type ViolationAction } from './options.ts';
-import { loadProver, textLeavesNoSetting } from './proof.ts';
+import { harmlessOn, loadProver, mayChangeCatalog, needsOf, type ConnectionFacts } from './proof.ts';
 import { LeakReport, TenantLeakError, type OpenTransaction } from './report.ts';
 
 export interface GuardStats {
@@ -51,6 +52,10 @@ interface ClientState {
   elided: boolean;
   /** client.query as the driver has it: the guard's own check goes through it unrecorded. */
   query: PoolClient['query'];
+  /** standard_conforming_strings as the last check read it (option elide). */
+  standardStrings: boolean;
+  /** The pool's catalog facts with this connection's standardStrings, for the proofs; rebuilt when either changes. */
+  facts: ConnectionFacts | undefined;
 }
 
 const GUARDED = Symbol.for('pgq-audit.guard.stats');
@@ -129,6 +134,46 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   const fresh = new WeakSet<PoolClient>();
   pool.on('connect', (client: PoolClient) => fresh.add(client));
 
+  // The catalog facts are the database's, the same through every connection
+  // of the pool: read by whichever check finds them stale, used by all.
+  // Bumped when a job on this pool sent a text that may change the catalog.
+  let catalogEpoch = 0;
+  let catalog: { facts: ConnectionFacts; at: number; epoch: number } | undefined;
+
+  /**
+   * The check's text. With proofs on, every check reads
+   * standard_conforming_strings (a routine may have changed it), and the
+   * catalog facts when they are stale.
+   */
+  function checkSql(withTx: boolean): { text: string; factsAt: number; catalog: boolean } {
+    if (!opts.elide) return { ...plan.sql(withTx, 'none'), catalog: false };
+    const stale = !catalogFresh();
+    return { ...plan.sql(withTx, stale ? 'all' : 'strings'), catalog: stale };
+  }
+
+  function takeFacts(state: ClientState, row: Row, sql: { factsAt: number; catalog: boolean }): void {
+    if (sql.factsAt < 0) return;
+    const read = factsFrom(row, sql.factsAt, sql.catalog, catalog?.facts);
+    state.standardStrings = read.standardStrings;
+    state.facts = undefined;
+    if (sql.catalog) catalog = { facts: read, at: Date.now(), epoch: catalogEpoch };
+  }
+
+  /** The catalog facts were read, no text that may change the catalog was sent on the pool since, and they are young. */
+  function catalogFresh(): boolean {
+    return catalog !== undefined && catalog.epoch === catalogEpoch && Date.now() - catalog.at < opts.factsMaxAgeMs;
+  }
+
+  /** The facts a proof on this connection relies on (call only when catalogFresh()). */
+  function factsOf(state: ClientState): ConnectionFacts {
+    const shared = catalog!.facts;
+    let facts = state.facts;
+    if (!facts || facts.standardStrings !== state.standardStrings || facts.shadowedFunctions !== shared.shadowedFunctions) {
+      facts = state.facts = { ...shared, standardStrings: state.standardStrings };
+    }
+    return facts;
+  }
+
   // pool.query() calls this.connect() synchronously: the call site (or the
   // decision not to check next time) is passed over in this variable.
   let querySite: Error | null | undefined;
@@ -164,9 +209,10 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       const client = poolClient as StatefulClient;
       stats.checkouts++;
       const state = client[STATE];
-      if (state === undefined) return first(client, site, discards, cb);
+      if (state === undefined) return first(client, site, discards, cb, holdErrors(client));
       if (state.texts.length > 0 || state.unseen) {
         // Queries sent while the connection sat in the pool (a job that kept using it after release).
+        if (state.unseen || state.texts.some(mayChangeCatalog)) catalogEpoch++;
         state.texts = [];
         state.unseen = false;
         state.unproven = true;
@@ -174,24 +220,32 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         state.checkNext = site === undefined ? sample() : site !== null;
       }
       if (!state.checkNext) {
+        // No query is sent: pg-pool hands the client over synchronously, and no message can arrive before the job has it.
         if (state.elided) stats.elided++;
-        return handOut(client, state, site, cb);
+        return handOut(client, state, site, cb, undefined);
       }
-      check(client, state, site, discards, cb);
+      check(client, state, site, discards, cb, holdErrors(client));
     });
   }
 
   // First guarded checkout of a connection: record its values at connect.
-  function first(client: StatefulClient, site: Error | null | undefined, discards: number, cb: Callback): void {
+  function first(
+    client: StatefulClient,
+    site: Error | null | undefined,
+    discards: number,
+    cb: Callback,
+    hold: ErrorHold,
+  ): void {
     const adopted = !fresh.has(client);
     fresh.delete(client);
     const status = driverStatus(client);
     if (status === 'E') {
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb);
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold);
     }
     const withTx = status === undefined;
-    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
-      if (err || !row) return failed(client, err, site, discards, cb, undefined);
+    const sql = checkSql(withTx);
+    read(client, sql.text, (err, row) => {
+      if (err || !row) return failed(client, err, site, discards, cb, hold, undefined);
       const baseline = baselineFrom(plan, row, adopted);
       const state: ClientState = {
         baseline,
@@ -204,15 +258,18 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         unproven: false,
         elided: false,
         query: client.query,
+        standardStrings: false,
+        facts: undefined,
       };
+      takeFacts(state, row, sql);
       client[STATE] = state;
       record(client, state);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       const dirty = adopted ? dirtyNames(plan, row, baseline) : [];
       if (tx || dirty.length) {
-        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb);
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, hold);
       }
-      handOut(client, state, site, cb);
+      handOut(client, state, site, cb, hold);
     });
   }
 
@@ -222,22 +279,25 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
   ): void {
     const status = driverStatus(client);
     if (status === 'E') {
       // A failed transaction answers every query with 25P02: nothing to read; the release that left it is in the state.
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     const withTx = status === undefined;
-    read(client, withTx ? plan.settingsAndTxSql : plan.settingsSql, (err, row) => {
-      if (err || !row) return failed(client, err, site, discards, cb, state);
+    const sql = checkSql(withTx);
+    read(client, sql.text, (err, row) => {
+      if (err || !row) return failed(client, err, site, discards, cb, hold, state);
+      takeFacts(state, row, sql);
       const dirty = dirtyNames(plan, row, state.baseline);
       const tx: OpenTransaction = withTx ? (txOpenFrom(plan, row) ? 'T' : null) : status === 'T' ? 'T' : null;
       if (tx || dirty.length) {
-        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, state);
+        return violation(client, row, { settings: dirty, transaction: tx, settingsRead: true }, site, discards, cb, hold, state);
       }
       state.unproven = false;
-      handOut(client, state, site, cb);
+      handOut(client, state, site, cb, hold);
     });
   }
 
@@ -247,11 +307,12 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
     state: ClientState | undefined,
   ): void {
-    // A failed transaction answers the check with 25P02.
-    if ((err as { code?: string } | undefined)?.code === '25P02') {
-      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, state);
+    // A failed transaction answers the check with 25P02 (a connection that died meanwhile is not that).
+    if ((err as { code?: string } | undefined)?.code === '25P02' && !hold.error) {
+      return violation(client, undefined, { settings: [], transaction: 'E', settingsRead: false }, site, discards, cb, hold, state);
     }
     stats.checkErrors++;
     const error = err ?? new Error('pgq-audit guard: the check query returned no row');
@@ -266,6 +327,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     site: Error | null | undefined,
     discards: number,
     cb: Callback,
+    hold: ErrorHold,
     state?: ClientState,
   ): void {
     stats.violations++;
@@ -295,7 +357,7 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
         // next time. A new connection whose values could not be read (failed
         // transaction left by onConnect) has no baseline and is refused.
         const kept = client[STATE] ?? state;
-        if (kept) return handOut(client, kept, site, cb);
+        if (kept) return handOut(client, kept, site, cb, hold);
       }
       const error = new TenantLeakError(report);
       destroy(client, error);
@@ -340,7 +402,21 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
     state: ClientState,
     site: Error | null | undefined,
     cb: Callback,
+    hold: ErrorHold | undefined,
   ): void {
+    if (hold) {
+      // The answer to the check and a FATAL (57P01, a restart) can share a
+      // packet: pg parses the FATAL right after the answer, in the same
+      // 'data' event, and emits 'error' on a client nobody else listens on
+      // yet. The guard's listener stays until that event is over; a
+      // connection that died in it goes back to the pool to be discarded.
+      return process.nextTick(() => {
+        const died = hold.error ?? ((client as { _queryable?: boolean })._queryable === false ? new Error('pgq-audit guard: the connection died before the job had it') : undefined);
+        if (died) return failed(client, died, site, 0, cb, hold, state);
+        client.removeListener('error', hold.listener);
+        handOut(client, state, site, cb, undefined);
+      });
+    }
     const poolRelease = client.release;
     state.texts = [];
     state.unseen = false;
@@ -370,9 +446,18 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
 
   /** The job just released sent only texts that leave no setting, and left no transaction open. */
   function provenClean(client: StatefulClient, state: ClientState): boolean {
-    if (!opts.elide || state.unseen || driverStatus(client) !== 'I') return false;
-    for (const text of state.texts) if (!textLeavesNoSetting(text)) return false;
-    return true;
+    if (!opts.elide) return false;
+    if (state.unseen) {
+      catalogEpoch++;
+      return false;
+    }
+    let clean = driverStatus(client) === 'I' && state.standardStrings && catalogFresh();
+    const facts = clean ? factsOf(state) : undefined;
+    for (const text of state.texts) {
+      if (mayChangeCatalog(text)) catalogEpoch++;
+      if (clean && !harmlessOn(needsOf(text), facts)) clean = false;
+    }
+    return clean;
   }
 
   /** Records the text of every query sent on the connection, for the proof at release. */
@@ -401,18 +486,14 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
   }
 
   function read(client: StatefulClient, text: string, done: (err: Error | undefined, row?: Row) => void): void {
+    // The checkout's ErrorHold listens on the client meanwhile: pg-pool removed its idle listener at checkout.
     stats.checks++;
     let finished = false;
-    // pg-pool removed its idle error listener at checkout: a socket error
-    // during the check would otherwise be an unhandled 'error' event.
-    const onError = (err: Error) => finish(err);
     const finish = (err: Error | undefined, row?: Row) => {
       if (finished) return;
       finished = true;
-      client.removeListener('error', onError);
       done(err, row);
     };
-    client.on('error', onError);
     try {
       const driverQuery = (client[STATE]?.query ?? client.query) as (this: PoolClient, ...args: unknown[]) => unknown;
       driverQuery.call(
@@ -424,4 +505,27 @@ function installGuard(pool: GuardedPool, opts: ResolvedOptions): void {
       finish(err as Error);
     }
   }
+}
+
+interface ErrorHold {
+  /** The first 'error' the client emitted while the guard held it. */
+  error: Error | undefined;
+  listener: (err: Error) => void;
+}
+
+/**
+ * Listens for 'error' on a client from before the guard sends it a query
+ * until the job has it. Left in place on a client the guard destroys, so
+ * that a later error of the dead connection (its socket closing) is no
+ * uncaught exception either.
+ */
+function holdErrors(client: PoolClient): ErrorHold {
+  const hold: ErrorHold = {
+    error: undefined,
+    listener: (err: Error) => {
+      hold.error ??= err;
+    },
+  };
+  client.on('error', hold.listener);
+  return hold;
 }

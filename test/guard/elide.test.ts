@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import pg from 'pg';
 import { startTestDatabase, WORKER_ROLE, type TestDatabase } from '../helpers/db.ts';
 import { guardPool, guardStats, TenantLeakError } from '../../src/guard/index.ts';
-import { loadProver, textLeavesNoSetting } from '../../src/guard/proof.ts';
+import { loadProver, textLeavesNoSetting, type ConnectionFacts } from '../../src/guard/proof.ts';
 import { PgProxy } from './support.ts';
 
 let db: TestDatabase;
@@ -35,7 +35,8 @@ after(async () => {
 });
 
 function guarded(settings = ['app.tenant', 'search_path']): pg.Pool {
-  const pool = guardPool(new pg.Pool({ connectionString: proxy.url(db.workerUrl), max: 1 }), { settings });
+  // Round trips are counted: the catalog facts must not age (and be re-read) in the middle of a test on a loaded machine.
+  const pool = guardPool(new pg.Pool({ connectionString: proxy.url(db.workerUrl), max: 1 }), { settings, factsMaxAgeMs: 600_000 });
   pool.on('error', () => {});
   pools.push(pool);
   return pool;
@@ -221,6 +222,8 @@ test('the verdicts on texts', () => {
     'commit',
     'rollback to savepoint a',
     "select pg_catalog.set_config('app.tenant', '1', 'true')",
+    "select extract(epoch from now()), substring('abc' from 2), position('b' in 'abc'), x between 1 and 2 from t",
+    "select '1'::int, $1::bigint, cast($2 as text), case k when 1 then 'a' end from t where a in (1, 2) and b like 'x%'",
   ];
   const unproven = [
     "select set_config('app.tenant', $1, false)",
@@ -239,7 +242,53 @@ test('the verdicts on texts', () => {
     'prepare transaction $$x$$',
     'create temp table t (id int)',
     "with x as (select set_config('app.tenant', '1', false)) select * from x",
+    // Built-ins that run SQL text, and pg_catalog functions off the allowlist.
+    "select pg_catalog.query_to_xml('select 1', true, false, '')",
+    "select query_to_xml('select 1', true, false, '')",
+    "select * from pg_catalog.ts_stat('select 1')",
+    'select pg_catalog.pg_reload_conf()',
+    // Not a pg_catalog function (uuid-ossp's, or a user's of that name).
+    'select uuid_generate_v4()',
+    // Quoted names are not folded: "LOWER" and "PG_CATALOG" are other objects than lower and pg_catalog.
+    `select "LOWER"('x')`,
+    `select "PG_CATALOG".lower('x')`,
+    // Local writes of a built-in setting change what the rest of the transaction means.
+    'set local search_path = public, pg_catalog',
+    "select set_config('search_path', 'public', true)",
+    'set local standard_conforming_strings = off',
+    // Operators and casts off the allowlists.
+    'select 1 === 2',
+    'select 1 operator(public.+) 2',
+    "select '7'::public.tenant_ref",
+    "select '7'::tenant_ref",
   ];
-  for (const text of clean) assert.equal(textLeavesNoSetting(text), true, text);
-  for (const text of unproven) assert.equal(textLeavesNoSetting(text), false, text);
+  const facts: ConnectionFacts = {
+    standardStrings: true,
+    shadowedFunctions: new Set(),
+    shadowedOperators: new Set(),
+    shadowedTypes: new Set(),
+    userCasts: false,
+    userDomainChecks: false,
+    implicitRelations: new Set(),
+  };
+  for (const text of clean) assert.equal(textLeavesNoSetting(text, facts), true, text);
+  for (const text of unproven) assert.equal(textLeavesNoSetting(text, facts), false, text);
+
+  // The same clean texts, on connections whose facts make a name they use unknown.
+  const lower = 'select lower(name) from tenants where id = $1';
+  assert.equal(textLeavesNoSetting(lower, facts), true);
+  assert.equal(textLeavesNoSetting(lower, { ...facts, shadowedFunctions: new Set(['lower']) }), false, 'a user lower() exists');
+  assert.equal(textLeavesNoSetting(lower, { ...facts, shadowedOperators: new Set(['=']) }), false, 'a user = exists');
+  assert.equal(textLeavesNoSetting("select 'x'::text", { ...facts, shadowedTypes: new Set(['text']) }), false, 'a user type text exists');
+  assert.equal(textLeavesNoSetting("select 'x'::pg_catalog.text", { ...facts, shadowedTypes: new Set(['text']) }), true, 'qualified: no lookup');
+  assert.equal(textLeavesNoSetting(lower, { ...facts, standardStrings: false }), false, 'standard_conforming_strings off');
+  assert.equal(textLeavesNoSetting(lower, { ...facts, userCasts: true }), false, 'a cast runs a user function');
+  const insert = 'insert into log (what) values ($1)';
+  assert.equal(textLeavesNoSetting(insert, facts), true);
+  assert.equal(textLeavesNoSetting(insert, { ...facts, userDomainChecks: true }), false, 'a domain CHECK runs a user function');
+  assert.equal(textLeavesNoSetting(lower, { ...facts, userDomainChecks: true }), true, 'reading runs no domain CHECK');
+  const withTrigger = { ...facts, implicitRelations: new Set(['log']) };
+  assert.equal(textLeavesNoSetting(insert, withTrigger), false, 'log has a trigger (or policy, default...) that runs user code');
+  assert.equal(textLeavesNoSetting(lower, withTrigger), true, 'tenants has none');
+  assert.equal(textLeavesNoSetting('select * from public.log l join tenants t on t.id = l.id', withTrigger), false);
 });

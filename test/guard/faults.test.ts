@@ -10,6 +10,7 @@ import pg from 'pg';
 import { startTestDatabase, WORKER_ROLE, type TestDatabase } from '../helpers/db.ts';
 import { guardPool, guardStats, TenantLeakError, type GuardOptions } from '../../src/guard/index.ts';
 import { PgProxy, seeded } from './support.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let db: TestDatabase;
 let owner: pg.Client;
@@ -37,7 +38,7 @@ async function withProxy(fn: (proxy: PgProxy) => Promise<void>): Promise<void> {
   }
 }
 
-function guardedVia(proxy: PgProxy, max: number, options: Partial<GuardOptions> = {}): pg.Pool {
+function guardedVia(proxy: PgProxy, max: number, options: Partial<GuardOptions> = {}, jobsListen = true): pg.Pool {
   const pool = guardPool(new pg.Pool({ connectionString: proxy.url(db.workerUrl), max }), {
     settings: ['app.tenant'],
     // The faults are put on the check query: every checkout must run it, clean jobs before it or not.
@@ -47,7 +48,7 @@ function guardedVia(proxy: PgProxy, max: number, options: Partial<GuardOptions> 
   pool.on('error', () => {}); // idle clients that die are removed by pg-pool; nothing to do
   // A job's client can be terminated between two of its queries: node-postgres
   // then emits 'error' on the checked-out client, which a worker must handle.
-  pool.on('connect', (client: pg.PoolClient) => client.on('error', () => {}));
+  if (jobsListen) pool.on('connect', (client: pg.PoolClient) => client.on('error', () => {}));
   return pool;
 }
 
@@ -107,6 +108,54 @@ test('pg_terminate_backend during the check: the checkout rejects with 57P01, th
     assert.match(err.message, /terminating connection due to administrator command/);
     assert.equal(guardStats(pool)!.checkErrors, 1);
     assert.equal(pool.totalCount, 0, 'the dead connection is not kept');
+    assert.equal(await countRows(pool, 3), 6666, 'the next job gets a new connection');
+    await pool.end();
+  });
+});
+
+/** Counts uncaught exceptions while `fn` runs (and one turn of the event loop after). */
+async function countUncaught(fn: () => Promise<void>): Promise<Error[]> {
+  const uncaught: Error[] = [];
+  const onUncaught = (err: Error) => uncaught.push(err);
+  process.on('uncaughtException', onUncaught);
+  try {
+    await fn();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  } finally {
+    process.removeListener('uncaughtException', onUncaught);
+  }
+  return uncaught;
+}
+
+test('FATAL in the same packet as the answer to the check: no uncaught error, the dead connection goes back to the pool to discard', async () => {
+  await withProxy(async (proxy) => {
+    // No 'error' listener of the job's on any client: only the guard can be listening in the hand-off window.
+    const pool = guardedVia(proxy, 1, {}, false);
+    assert.equal(await countRows(pool, 2), 10000);
+    const pid = backendPid(pool);
+    let outcome: pg.PoolClient | (Error & { code?: string }) | undefined;
+    const uncaught = await countUncaught(async () => {
+      // The check's answer is held from its ReadyForQuery on; the backend is
+      // then terminated, and its FATAL is delivered in one chunk after the
+      // ReadyForQuery: the client parses both in one 'data' event.
+      proxy.holdNextReadyForQuery();
+      const checkout = pool.connect().then(
+        (client) => client,
+        (err: Error) => err,
+      );
+      await waitUntil(() => proxy.heldMessages > 0, { what: "the check's ReadyForQuery to be held", intervalMs: 5 });
+      await owner.query('select pg_terminate_backend($1)', [pid]);
+      await proxy.serverSocketsClosed();
+      assert.ok(proxy.heldMessages >= 2, 'the ReadyForQuery and the FATAL are held');
+      proxy.release({ oneChunk: true });
+      outcome = await checkout;
+    });
+    assert.deepEqual(uncaught.map(String), [], 'no uncaught exception');
+    assert.ok(outcome instanceof Error, 'the dead connection is not handed out');
+    assert.ok(!(outcome instanceof TenantLeakError));
+    assert.equal(outcome.code, '57P01', `driver error expected, got ${outcome.message}`);
+    assert.equal(guardStats(pool)!.checkErrors, 1);
+    assert.equal(pool.totalCount, 0, 'the dead connection was discarded');
     assert.equal(await countRows(pool, 3), 6666, 'the next job gets a new connection');
     await pool.end();
   });

@@ -211,21 +211,28 @@ test('a SET ROLE leak is refused when role is listed (RESET ALL would not undo i
 
 test('clean jobs (local form, committed or rolled back) pass through on the same connection', async () => {
   const pool = guarded();
+  const maxAge = 1000; // the default factsMaxAgeMs
   let seen: pg.PoolClient | undefined;
   pool.on('acquire', (client: pg.PoolClient) => {
     seen ??= client;
     assert.equal(client, seen, 'the same connection every time: nothing was destroyed');
   });
+  const started = Date.now();
   for (let i = 0; i < 20; i++) {
     const tenant = (i % 5) + 1;
     assert.equal(await cleanJob(pool, tenant, i % 2 ? 'commit' : 'rollback'), rowsOf(tenant));
     assert.equal(await visibleRows(pool), 0, 'pool.query sees no tenant');
   }
+  // The catalog facts the proofs rely on are re-read once they are factsMaxAgeMs old (one check each).
+  const refreshes = Math.ceil((Date.now() - started) / maxAge);
   const stats = guardStats(pool)!;
   assert.equal(stats.violations, 0);
   assert.equal(stats.checkouts, 40);
-  assert.equal(stats.checks, 1, 'only the new connection was read: every job after it provably left no setting');
-  assert.equal(stats.elided, 39);
+  assert.ok(
+    stats.checks <= 1 + refreshes,
+    `only the new connection was read, and the facts refreshed by age (${stats.checks} checks, ${refreshes} refreshes allowed)`,
+  );
+  assert.equal(stats.elided, 40 - stats.checks);
   assert.equal(pool.totalCount, 1);
   await pool.end();
 });

@@ -46,12 +46,14 @@ test('sampleRate is a number from 0 to 1', () => {
   }
 });
 
-test('enabled, includeValues, elide, checkTimeoutMs and jobName are type-checked', () => {
+test('enabled, includeValues, elide, checkTimeoutMs, factsMaxAgeMs and jobName are type-checked', () => {
   throwsNaming({ settings: ['app.tenant'], enabled: 'no' }, 'enabled', /true or false/);
   throwsNaming({ settings: ['app.tenant'], elide: 1 }, 'elide', /true or false/);
   throwsNaming({ settings: ['app.tenant'], includeValues: 1 }, 'includeValues', /true or false/);
   throwsNaming({ settings: ['app.tenant'], checkTimeoutMs: -1 }, 'checkTimeoutMs', /whole number/);
   throwsNaming({ settings: ['app.tenant'], checkTimeoutMs: 1.5 }, 'checkTimeoutMs', /whole number/);
+  throwsNaming({ settings: ['app.tenant'], factsMaxAgeMs: -5 }, 'factsMaxAgeMs', /whole number/);
+  throwsNaming({ settings: ['app.tenant'], factsMaxAgeMs: '1s' }, 'factsMaxAgeMs', /whole number/);
   throwsNaming({ settings: ['app.tenant'], jobName: 'worker' }, 'jobName', /a function/);
 });
 

@@ -85,13 +85,26 @@ export class PgProxy {
     await waitUntil(() => this.openServerSockets === 0, { what: 'the server to close every proxied socket', intervalMs: 5 });
   }
 
-  /** Stops holding: delivers what was held, and the closes that were held back. */
-  release(): void {
+  /** Messages held back so far, over every connection. */
+  get heldMessages(): number {
+    let n = 0;
+    for (const pair of this.pairs) n += pair.held.length;
+    return n;
+  }
+
+  /**
+   * Stops holding: delivers what was held, and the closes that were held back.
+   * With oneChunk, a connection's held messages go out in one write, so the
+   * client parses them in one 'data' event (as when they share a TCP packet).
+   */
+  release(options: { oneChunk?: boolean } = {}): void {
     // The ReadyForQuery may not have come yet: then it must not be held later.
     this.holdAtReadyForQuery = false;
     this.hold = false;
     for (const pair of this.pairs) {
-      for (const held of pair.held.splice(0)) pair.client.write(held);
+      const held = pair.held.splice(0);
+      if (options.oneChunk && held.length > 0) pair.client.write(Buffer.concat(held));
+      else for (const message of held) pair.client.write(message);
       if (pair.serverClosed) pair.client.end();
     }
   }
