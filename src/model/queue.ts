@@ -9,7 +9,7 @@
 // The facts are JSON (they cross worker threads and the cache) and carry
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
-import { lineIndexOf } from '../engine/lines.ts';
+import { lineIndexOf } from './lines.ts';
 import type { ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';

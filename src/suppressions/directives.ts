@@ -3,7 +3,7 @@
 // whatever the comment marker of the language (--, #, //), and in TS/JS the
 // ESLint disable comments that name pgq/ rules (eslint-directives.ts).
 import { rules as allRules } from '../../rules/index.ts';
-import { lineIndexOf } from '../engine/lines.ts';
+import { lineIndexOf } from '../model/lines.ts';
 import type { FileModel, Language, Span } from '../model/index.ts';
 import { isEslintDirective, readEslintDirective } from './eslint-directives.ts';
 import { DIRECTIVE } from './meta-rules.ts';
