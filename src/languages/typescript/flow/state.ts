@@ -1,6 +1,6 @@
 // Transaction state along a function's paths: for each connection the walk
-// follows (a pg client checked out with pool.connect(), a postgres.js
-// reserved connection, a TypeORM query runner), the set of states it may be
+// follows (a client checked out of a pool, a reserved connection, a query
+// runner: whatever a driver module says is one), the set of states it may be
 // in at a point — outside a transaction, inside the transaction that BEGIN at
 // some place opened (reached normally, or on an error path), or unknown (a
 // parameter: the caller decides).
