@@ -125,3 +125,10 @@ test('every driver the TS front end reads is a module of its own, named after it
   }
   assert.equal(new Set(DRIVERS.map((d) => d.driver)).size, DRIVERS.length, 'one model per driver');
 });
+
+test("docs/architecture.md's worked example is drivers/typeorm.ts as it is", () => {
+  const source = read(`${TS_FRONT_END}drivers/typeorm.ts`);
+  const model = source.slice(source.indexOf('export const typeorm'), source.lastIndexOf('};') + 2);
+  assert.ok(model.length > 100);
+  assert.ok(read('docs/architecture.md').includes(model), 'the docs quote drivers/typeorm.ts');
+});

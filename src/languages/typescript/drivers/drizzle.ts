@@ -177,21 +177,20 @@ export function policyText(call: TSESTree.CallExpression, table: string, enableR
   return out.done({ start: call.range[0], end: call.range[1] });
 }
 
-const POOL_TYPES = /^(NodePgDatabase|PostgresJsDatabase|PgDatabase|NeonHttpDatabase|NeonDatabase|VercelPgDatabase|BunSQLDatabase|PgliteDatabase)$/;
-const TX_TYPES = /^(PgTransaction|NodePgTransaction|PostgresJsTransaction)$/;
-
 export const drizzle: DriverModel = {
   driver: 'drizzle',
   modules: { names: ['drizzle-orm'], prefixes: ['drizzle-orm/'] },
-  exportOf(imported) {
-    if (imported === 'sql') return { kind: 'tag', driver: 'drizzle' };
-    if (imported === 'drizzle') return { kind: 'maker', driver: 'drizzle', makes: 'pool' };
-    if (imported === 'pgTable') return { kind: 'maker', driver: 'drizzle', makes: 'table' };
-    if (imported === 'pgPolicy') return { kind: 'maker', driver: 'drizzle', makes: 'policy' };
-    return undefined;
+  exports: {
+    sql: { kind: 'tag', driver: 'drizzle' },
+    drizzle: { kind: 'maker', driver: 'drizzle', makes: 'pool' },
+    pgTable: { kind: 'maker', driver: 'drizzle', makes: 'table' },
+    pgPolicy: { kind: 'maker', driver: 'drizzle', makes: 'policy' },
   },
   // drizzle-orm/node-postgres NodePgDatabase, drizzle-orm/postgres-js PostgresJsDatabase, pg-core PgDatabase / PgTransaction.
-  typeOf: (exported) => (POOL_TYPES.test(exported) ? 'pool' : TX_TYPES.test(exported) ? 'tx' : undefined),
+  types: {
+    ...Object.fromEntries(['NodePgDatabase', 'PostgresJsDatabase', 'PgDatabase', 'NeonHttpDatabase', 'NeonDatabase', 'VercelPgDatabase', 'BunSQLDatabase', 'PgliteDatabase'].map((t) => [t, 'pool' as const])),
+    ...Object.fromEntries(['PgTransaction', 'NodePgTransaction', 'PostgresJsTransaction'].map((t) => [t, 'tx' as const])),
+  },
   wrapsPool: true,
   make(maker, node, ctx) {
     if (maker.makes !== 'table' || node.type !== 'CallExpression') return undefined;

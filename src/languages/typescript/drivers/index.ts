@@ -54,11 +54,13 @@ export class DriverRegistry {
   }
 
   exportOf(driver: Driver, imported: string, specifier: string): Value | undefined {
-    return this.of(driver)?.exportOf(imported, specifier);
+    const model = this.of(driver);
+    return model?.exportOf?.(imported, specifier) ?? own(model?.exports, imported);
   }
 
   typeOf(driver: Driver, exported: string, qualified: boolean): TypeMeaning | undefined {
-    const what = this.of(driver)?.typeOf?.(exported, qualified);
+    const model = this.of(driver);
+    const what = model?.typeOf?.(exported, qualified) ?? own(model?.types, exported);
     return what ? { driver, what } : undefined;
   }
 
@@ -92,6 +94,11 @@ export class DriverRegistry {
   }
 
   builderOf = (driver: Driver): ChainReader | undefined => this.of(driver)?.builder;
+}
+
+/** A record's own entry (not one of Object's: `constructor`, `toString`). */
+function own<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record && Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 export const driverRegistry = new DriverRegistry(DRIVERS);

@@ -6,6 +6,7 @@
 import { assignments, linkNamed, subquery, type BuiltQuery, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { callbackArg, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
+import type { Value } from '../flow/types.ts';
 import type { DriverModel } from './model.ts';
 import { optionHook } from './pg.ts';
 
@@ -108,12 +109,15 @@ const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
   return true;
 };
 
+const knexMaker: Value = { kind: 'maker', driver: 'knex', makes: 'pool' };
+
 export const knex: DriverModel = {
   driver: 'knex',
   modules: { names: ['knex'] },
-  exportOf: (imported) => (imported === 'default' || imported === 'knex' || imported === 'Knex' || imported === '*' ? { kind: 'maker', driver: 'knex', makes: 'pool' } : undefined),
+  exports: { default: knexMaker, knex: knexMaker, Knex: knexMaker, '*': knexMaker },
+  types: { Transaction: 'tx' },
   // `Knex` is the instance's type; `Knex.Knex` is not read.
-  typeOf: (exported, qualified) => (exported === 'Transaction' ? 'tx' : exported === 'Knex' && !qualified ? 'pool' : undefined),
+  typeOf: (exported, qualified) => (exported === 'Knex' && !qualified ? 'pool' : undefined),
   method(on, method, call, ctx) {
     // const trx = await knex.transaction(): a transaction handle until trx.commit() / trx.rollback().
     if (on.kind === 'pool' && method === 'transaction' && !callbackArg(call)) {

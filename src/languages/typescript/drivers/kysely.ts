@@ -103,13 +103,8 @@ const readChain: ChainReader = ({ links, top, executes, writer: w, build }) => {
 export const kysely: DriverModel = {
   driver: 'kysely',
   modules: { names: ['kysely'] },
-  exportOf(imported) {
-    if (imported === 'Kysely') return { kind: 'maker', driver: 'kysely', makes: 'pool' };
-    if (imported === 'sql') return { kind: 'tag', driver: 'kysely' };
-    if (imported === 'PostgresDialect') return { kind: 'maker', driver: 'kysely', makes: 'dialect' };
-    return undefined;
-  },
-  typeOf: (exported) => (exported === 'Transaction' ? 'tx' : exported === 'Kysely' ? 'pool' : undefined),
+  exports: { Kysely: { kind: 'maker', driver: 'kysely', makes: 'pool' }, sql: { kind: 'tag', driver: 'kysely' }, PostgresDialect: { kind: 'maker', driver: 'kysely', makes: 'dialect' } },
+  types: { Transaction: 'tx', Kysely: 'pool' },
   wrapsPool: true,
   make(maker, node, ctx) {
     // new PostgresDialect({ pool }): what it wraps, if it is a pool.

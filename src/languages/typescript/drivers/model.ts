@@ -102,9 +102,13 @@ export interface DriverModel {
   driver: Driver;
   /** The module specifiers that are this driver: exact names, prefixes, or a pattern. */
   modules: { names?: readonly string[]; prefixes?: readonly string[]; pattern?: RegExp };
-  /** What an imported name of the module is ('default', '*' for the namespace). */
-  exportOf(imported: string, specifier: string): Value | undefined;
-  /** What a type the module exports stands for. */
+  /** What the module's exported names are ('default', '*' for the namespace object). */
+  exports: Readonly<Record<string, Value>>;
+  /** An export that depends on the specifier or on more than its name: read before `exports`. */
+  exportOf?(imported: string, specifier: string): Value | undefined;
+  /** What the types the module exports stand for. */
+  types?: Readonly<Record<string, TypeMeaning['what']>>;
+  /** A type that depends on more than its name (`Knex` but not `Knex.Knex`): read before `types`. */
   typeOf?(exported: string, qualified: boolean): TypeMeaning['what'] | undefined;
   /** Globals the runtime gives (Bun's `Bun`). */
   globals?: ReadonlyMap<string, Value>;

@@ -10,12 +10,9 @@ import { pgApi } from './pg.ts';
 export const neon: DriverModel = {
   driver: 'neon',
   modules: { names: ['@neondatabase/serverless'] },
-  exportOf(imported) {
-    if (imported === 'neon' || imported === 'Pool') return { kind: 'maker', driver: 'neon', makes: 'pool' };
-    if (imported === 'Client') return { kind: 'maker', driver: 'neon', makes: 'client' };
-    return undefined;
-  },
-  typeOf: (exported) => (exported === 'Pool' || exported === 'NeonQueryFunction' ? 'pool' : exported === 'PoolClient' ? 'checked-out' : exported === 'Client' ? 'client' : undefined),
+  // neon(url): an HTTP query function, a pool whose every call is a connection of its own.
+  exports: { neon: { kind: 'maker', driver: 'neon', makes: 'pool' }, Pool: { kind: 'maker', driver: 'neon', makes: 'pool' }, Client: { kind: 'maker', driver: 'neon', makes: 'client' } },
+  types: { Pool: 'pool', NeonQueryFunction: 'pool', PoolClient: 'checked-out', Client: 'client' },
   ...pgApi,
   tagRunsQuery: true,
   arrayTransaction: (method, on) => method === 'transaction' && driverOfValue(on) === 'neon',

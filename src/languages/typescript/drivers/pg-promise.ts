@@ -25,8 +25,8 @@ export function pgPromiseHoles(text: string): Span[] {
 export const pgPromise: DriverModel = {
   driver: 'pg-promise',
   modules: { names: ['pg-promise'] },
-  exportOf: (imported) => (imported === 'default' || imported === '*' ? { kind: 'maker', driver: 'pg-promise', makes: 'pgp' } : undefined),
-  typeOf: (exported) => (exported === 'ITask' ? 'checked-out' : exported === 'IDatabase' ? 'pool' : undefined),
+  exports: { default: { kind: 'maker', driver: 'pg-promise', makes: 'pgp' }, '*': { kind: 'maker', driver: 'pg-promise', makes: 'pgp' } },
+  types: { ITask: 'checked-out', IDatabase: 'pool' },
   make(maker, node, ctx) {
     // pgPromise() makes pgp; pgp(cn) makes the database object.
     if (maker.makes !== 'pgp') return undefined;

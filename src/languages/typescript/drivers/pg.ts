@@ -8,7 +8,7 @@
 // vercel-postgres.ts).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Span } from '../../../model/index.ts';
-import type { ConfigEntry, Conn, PoolHook } from '../flow/types.ts';
+import type { ConfigEntry, Conn, PoolHook, Value } from '../flow/types.ts';
 import { objectProperty, unwrap, isFunction, type Call, type Node } from '../syntax.ts';
 import type { DriverContext, DriverModel, FileFacts } from './model.ts';
 
@@ -84,18 +84,15 @@ function placeNamedQueries({ file, sites, configs, configById }: FileFacts): voi
   }
 }
 
-const TYPES: Record<string, 'pool' | 'client' | 'checked-out'> = { PoolClient: 'checked-out', Pool: 'pool', Client: 'client' };
+const pgPool: Value = { kind: 'maker', driver: 'pg', makes: 'pool' };
 
 export const pg: DriverModel = {
   driver: 'pg',
   modules: { names: ['pg', 'pg-pool', 'pg/lib/client', 'pg-native'] },
-  exportOf(imported, specifier) {
-    if (imported === 'default' || imported === '*') return specifier === 'pg-pool' ? { kind: 'maker', driver: 'pg', makes: 'pool' } : { kind: 'module', driver: 'pg' };
-    if (imported === 'Pool') return { kind: 'maker', driver: 'pg', makes: 'pool' };
-    if (imported === 'Client') return { kind: 'maker', driver: 'pg', makes: 'client' };
-    return undefined;
-  },
-  typeOf: (exported) => (Object.hasOwn(TYPES, exported) ? TYPES[exported] : undefined),
+  exports: { default: { kind: 'module', driver: 'pg' }, '*': { kind: 'module', driver: 'pg' }, Pool: pgPool, Client: { kind: 'maker', driver: 'pg', makes: 'client' } },
+  // pg-pool's default export is the Pool class itself.
+  exportOf: (imported, specifier) => (specifier === 'pg-pool' && (imported === 'default' || imported === '*') ? pgPool : undefined),
+  types: { PoolClient: 'checked-out', Pool: 'pool', Client: 'client' },
   member(object, name) {
     if (object.kind === 'module') {
       if (name === 'Pool') return { kind: 'maker', driver: 'pg', makes: 'pool' };

@@ -26,8 +26,8 @@ const shared = {
 export const postgresJs: DriverModel = {
   driver: 'postgres.js',
   modules: { names: ['postgres'] },
-  exportOf: (imported) => (imported === 'default' || imported === '*' ? { kind: 'maker', driver: 'postgres.js', makes: 'pool' } : undefined),
-  typeOf: (exported) => (exported === 'Sql' ? 'pool' : exported === 'TransactionSql' ? 'tx' : exported === 'ReservedSql' ? 'checked-out' : undefined),
+  exports: { default: { kind: 'maker', driver: 'postgres.js', makes: 'pool' }, '*': { kind: 'maker', driver: 'postgres.js', makes: 'pool' } },
+  types: { Sql: 'pool', TransactionSql: 'tx', ReservedSql: 'checked-out' },
   ...shared,
   readOptions(options, entry) {
     const prepare = objectProperty(options, 'prepare');
@@ -71,14 +71,9 @@ const bunModule: Value = { kind: 'module', driver: 'bun' };
 export const bunSql: DriverModel = {
   driver: 'bun',
   modules: { names: ['bun'] },
-  exportOf(imported) {
-    // `sql` is Bun's default instance (from the environment); `new SQL(url)` makes another.
-    if (imported === 'SQL') return { kind: 'maker', driver: 'bun', makes: 'pool' };
-    if (imported === 'sql') return { kind: 'pool', driver: 'bun' };
-    if (imported === 'default' || imported === '*') return { kind: 'module', driver: 'bun' };
-    return undefined;
-  },
-  typeOf: (exported) => (exported === 'SQL' ? 'pool' : exported === 'TransactionSQL' ? 'tx' : exported === 'ReservedSQL' ? 'checked-out' : undefined),
+  // `sql` is Bun's default instance (from the environment); `new SQL(url)` makes another.
+  exports: { SQL: { kind: 'maker', driver: 'bun', makes: 'pool' }, sql: { kind: 'pool', driver: 'bun' }, default: bunModule, '*': bunModule },
+  types: { SQL: 'pool', TransactionSQL: 'tx', ReservedSQL: 'checked-out' },
   // Bun's global: Bun.sql, new Bun.SQL(url).
   globals: new Map([['Bun', bunModule]]),
   member(object, name) {

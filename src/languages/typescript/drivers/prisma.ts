@@ -21,14 +21,13 @@ const namespace: Value = { kind: 'namespace', member: (name) => (name === 'sql' 
 export const prisma: DriverModel = {
   driver: 'prisma',
   modules: { names: ['@prisma/client', '.prisma/client'], prefixes: ['@prisma/client/', '@prisma/adapter-'], pattern: /(^|\/)generated\/prisma(\/client)?(\.[cm]?[jt]s)?$/ },
-  exportOf(imported) {
-    if (imported === 'PrismaClient') return { kind: 'maker', driver: 'prisma', makes: 'pool' };
-    if (imported === 'Prisma') return namespace;
-    if (imported === 'sql') return prismaTag;
-    if (imported === 'PrismaPg' || imported === 'PrismaNeon' || imported === 'PrismaPostgresAdapter') return { kind: 'maker', driver: 'prisma', makes: 'driver-adapter' };
-    return undefined;
+  exports: {
+    PrismaClient: { kind: 'maker', driver: 'prisma', makes: 'pool' },
+    Prisma: namespace,
+    sql: prismaTag,
+    ...Object.fromEntries(['PrismaPg', 'PrismaNeon', 'PrismaPostgresAdapter'].map((name) => [name, { kind: 'maker', driver: 'prisma', makes: 'driver-adapter' } as const])),
   },
-  typeOf: (exported) => (exported === 'TransactionClient' ? 'tx' : exported === 'PrismaClient' ? 'pool' : undefined),
+  types: { TransactionClient: 'tx', PrismaClient: 'pool' },
   wrapsPool: true,
   make(maker, node, ctx) {
     // new PrismaPg(pool) runs on that pool; new PrismaPg({ connectionString }) makes a node-postgres pool of its own.

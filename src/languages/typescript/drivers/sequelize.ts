@@ -27,8 +27,8 @@ function sequelizeQuery(text: Node, on: Value | undefined, call: Call, ctx: Driv
 export const sequelize: DriverModel = {
   driver: 'sequelize',
   modules: { names: ['sequelize', 'sequelize-typescript', '@sequelize/core'] },
-  exportOf: (imported) => (imported === 'Sequelize' || imported === 'default' ? { kind: 'maker', driver: 'sequelize', makes: 'pool' } : undefined),
-  typeOf: (exported) => (exported === 'Sequelize' ? 'pool' : undefined),
+  exports: { Sequelize: { kind: 'maker', driver: 'sequelize', makes: 'pool' }, default: { kind: 'maker', driver: 'sequelize', makes: 'pool' } },
+  types: { Sequelize: 'pool' },
   method(on, method, call, ctx) {
     if (on.kind === 'pool' && method === 'transaction' && !callbackArg(call)) {
       const tx = ctx.txAt(`sequelize@${call.range[0]}`, 'callback', 'sequelize.transaction()', span(call));

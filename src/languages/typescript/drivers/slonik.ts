@@ -10,13 +10,8 @@ const METHODS = new Set(['one', 'many', 'any', 'maybeOne', 'oneFirst', 'manyFirs
 export const slonik: DriverModel = {
   driver: 'slonik',
   modules: { names: ['slonik'] },
-  exportOf(imported) {
-    if (imported === 'createPool') return { kind: 'maker', driver: 'slonik', makes: 'pool' };
-    if (imported === 'sql') return { kind: 'tag', driver: 'slonik' };
-    if (imported === 'createSqlTag') return { kind: 'maker', driver: 'slonik', makes: 'sql-tag' };
-    return undefined;
-  },
-  typeOf: (exported) => (exported === 'DatabasePool' ? 'pool' : exported === 'DatabaseTransactionConnection' ? 'tx' : undefined),
+  exports: { createPool: { kind: 'maker', driver: 'slonik', makes: 'pool' }, sql: { kind: 'tag', driver: 'slonik' }, createSqlTag: { kind: 'maker', driver: 'slonik', makes: 'sql-tag' } },
+  types: { DatabasePool: 'pool', DatabaseTransactionConnection: 'tx' },
   member: (object, name) => (object.kind === 'tag' && ['unsafe', 'type', 'typeAlias', 'fragment'].includes(name) ? object : undefined),
   make(maker, node, ctx) {
     // createSqlTag(): what it wraps, if it is a pool.

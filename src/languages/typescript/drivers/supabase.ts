@@ -37,7 +37,7 @@ function rpcCall(call: Call, on: Value | undefined): QueryCall | undefined {
 export const supabase: DriverModel = {
   driver: 'supabase',
   modules: { names: ['@supabase/supabase-js', '@supabase/ssr'] },
-  exportOf: (imported) => (imported === 'createClient' || imported === 'createServerClient' || imported === 'createBrowserClient' ? { kind: 'maker', driver: 'supabase', makes: 'pool' } : undefined),
-  typeOf: (exported) => (exported === 'SupabaseClient' ? 'pool' : undefined),
+  exports: Object.fromEntries(['createClient', 'createServerClient', 'createBrowserClient'].map((name) => [name, { kind: 'maker', driver: 'supabase', makes: 'pool' } as const])),
+  types: { SupabaseClient: 'pool' },
   queries: [{ methods: new Set(['rpc']), read: ({ arg0, on, onDriver, call }) => (arg0 && onDriver === 'supabase' ? rpcCall(call, on) : undefined) }],
 };

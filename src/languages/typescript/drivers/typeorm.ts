@@ -8,10 +8,15 @@ import type { DriverModel } from './model.ts';
 export const typeorm: DriverModel = {
   driver: 'typeorm',
   modules: { names: ['typeorm'] },
-  exportOf: (imported) => (imported === 'DataSource' || imported === 'Connection' ? { kind: 'maker', driver: 'typeorm', makes: 'pool' } : undefined),
-  typeOf: (exported) => (exported === 'DataSource' ? 'pool' : exported === 'QueryRunner' ? 'checked-out' : undefined),
+  // import { DataSource } from 'typeorm': new DataSource({...}) makes a pool.
+  exports: { DataSource: { kind: 'maker', driver: 'typeorm', makes: 'pool' }, Connection: { kind: 'maker', driver: 'typeorm', makes: 'pool' } },
+  // A parameter typed QueryRunner is a connection in a state its caller chose.
+  types: { DataSource: 'pool', QueryRunner: 'checked-out' },
+  // dataSource.manager runs on the same pool.
   member: (object, name) => (object.kind === 'pool' && name === 'manager' ? object : undefined),
+  // dataSource.createQueryRunner() checks a connection out.
   method: (on, method, _call, ctx) => (on.kind === 'pool' && method === 'createQueryRunner' ? ctx.checkout('typeorm', 'pooled-client', 'runner', on.configId) : undefined),
+  // Its transactions are methods of the runner.
   connectionMethod(conn, method, call, ctx) {
     if (conn.origin !== 'runner') return;
     if (method === 'startTransaction') ctx.begin(conn, call, 'queryRunner.startTransaction()');

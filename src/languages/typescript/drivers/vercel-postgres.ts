@@ -7,13 +7,16 @@ import { pgApi } from './pg.ts';
 export const vercelPostgres: DriverModel = {
   driver: 'vercel-postgres',
   modules: { names: ['@vercel/postgres'] },
-  exportOf(imported) {
-    if (imported === 'sql' || imported === 'db') return { kind: 'pool', driver: 'vercel-postgres' };
-    if (imported === 'createPool' || imported === 'VercelPool') return { kind: 'maker', driver: 'vercel-postgres', makes: 'pool' };
-    if (imported === 'createClient' || imported === 'VercelClient') return { kind: 'maker', driver: 'vercel-postgres', makes: 'client' };
-    return undefined;
+  // `sql` and `db` are pools made from the environment.
+  exports: {
+    sql: { kind: 'pool', driver: 'vercel-postgres' },
+    db: { kind: 'pool', driver: 'vercel-postgres' },
+    createPool: { kind: 'maker', driver: 'vercel-postgres', makes: 'pool' },
+    VercelPool: { kind: 'maker', driver: 'vercel-postgres', makes: 'pool' },
+    createClient: { kind: 'maker', driver: 'vercel-postgres', makes: 'client' },
+    VercelClient: { kind: 'maker', driver: 'vercel-postgres', makes: 'client' },
   },
-  typeOf: (exported) => (exported === 'VercelPool' ? 'pool' : exported === 'VercelPoolClient' ? 'checked-out' : exported === 'VercelClient' ? 'client' : undefined),
+  types: { VercelPool: 'pool', VercelPoolClient: 'checked-out', VercelClient: 'client' },
   // client.sql`...` and pool.sql`...` run on that client or pool.
   member: (object, name) => ((object.kind === 'conn' || object.kind === 'pool') && name === 'sql' ? object : undefined),
   ...pgApi,
