@@ -6,7 +6,7 @@
 import { displayPath } from '../model/cross-file.ts';
 import { formatMessage, type FileModel } from '../model/index.ts';
 import type { FileResult, Finding } from './findings.ts';
-import { lineIndexOf } from './lines.ts';
+import { lineIndexOf } from '../model/lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 import { countSeverities, internalError } from './findings.ts';
 import { sortFindings } from './run-rules.ts';

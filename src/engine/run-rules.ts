@@ -1,7 +1,7 @@
 // Runs the active rules on one file's model and turns reports into findings.
 import { formatMessage, type FileModel } from '../model/index.ts';
 import { internalError, type Finding } from './findings.ts';
-import { lineIndexOf } from './lines.ts';
+import { lineIndexOf } from '../model/lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 
 export function runRules(model: FileModel, active: readonly ActiveRule[]): Finding[] {
