@@ -1,4 +1,4 @@
-import { LineIndex } from '../src/engine/lines.ts';
+import { LineIndex } from '../src/model/lines.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { ATTEMPT_COLUMN } from '../src/model/queue.ts';
 import { routineJobsOf } from '../src/model/routine-jobs.ts';

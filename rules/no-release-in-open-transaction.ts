@@ -1,4 +1,4 @@
-import { LineIndex } from '../src/engine/lines.ts';
+import { LineIndex } from '../src/model/lines.ts';
 import { defineRule } from '../src/model/index.ts';
 
 type Options = Record<string, never>;

@@ -1,4 +1,4 @@
-import { LineIndex } from '../src/engine/lines.ts';
+import { LineIndex } from '../src/model/lines.ts';
 import { sqlSideEffect } from '../src/languages/sql/side-effects.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, test } from 'node:test';
 import { typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
-import { resolveProjectModule } from '../../src/languages/typescript/modules.ts';
+import { resolveProjectModule } from '../../src/languages/typescript/flow/modules.ts';
 import type { FileModel } from '../../src/model/index.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';

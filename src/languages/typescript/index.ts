@@ -1,5 +1,4 @@
 // .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
-// .ts .tsx .mts .cts .js .jsx .mjs .cjs: worker code on node-postgres,
 // postgres.js, Kysely, Knex, Drizzle, Slonik, pg-promise, TypeORM, Prisma,
 // Sequelize, Bun SQL, Neon, @vercel/postgres and Supabase, parsed with
 // oxc-parser into typescript-estree's shape (parse.ts; no type information
@@ -11,7 +10,8 @@ import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import { isDirectiveComment } from '../comments.ts';
 import { TYPESCRIPT_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
-import { analyzeTypeScript } from './analyze.ts';
+import { driverRegistry } from './drivers/index.ts';
+import { analyzeTypeScript } from './flow/index.ts';
 import { parseTypeScriptProgram } from './parse.ts';
 
 /** The model of a file from an ESTree Program with ranges (typescript-estree's, or ESLint's sourceCode.ast). */
@@ -20,7 +20,7 @@ export function buildTypeScriptModel(program: TSESTree.Program, text: string, fi
   for (const comment of program.comments ?? []) {
     if (isDirectiveComment(comment.value)) model.comments.push({ span: { start: comment.range[0], end: comment.range[1] }, text: comment.value.trim() });
   }
-  analyzeTypeScript(model, program, options, parseImported);
+  analyzeTypeScript(model, program, options, driverRegistry, parseImported);
   return model;
 }
 

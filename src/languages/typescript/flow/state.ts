@@ -1,27 +1,10 @@
 // Transaction state along a function's paths: for each connection the walk
-// follows (a pg client checked out with pool.connect(), a postgres.js
-// reserved connection, a TypeORM query runner), the set of states it may be
+// follows (a client checked out of a pool, a reserved connection, a query
+// runner: whatever a driver module says is one), the set of states it may be
 // in at a point — outside a transaction, inside the transaction that BEGIN at
 // some place opened (reached normally, or on an error path), or unknown (a
 // parameter: the caller decides).
-import type { Conn, TxInfo } from './drivers.ts';
-import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { SqlSite } from '../../model/index.ts';
-import type { StatementFacts } from '../../sql/index.ts';
-
-/** A transaction the walk saw open: by BEGIN (flow) or by a callback (sql.begin(fn), db.transaction(fn), ...). */
-export interface Tx {
-  info: TxInfo;
-  kind: 'flow' | 'callback';
-  /** The first claim (FOR UPDATE SKIP LOCKED) in the transaction. */
-  claim?: { site: SqlSite; statement: StatementFacts; tables: string[] };
-  /** A call other than SQL of the transaction ran after the claim: the job's work. */
-  work: boolean;
-  /** The transaction ends the job: a claim by DELETE, or a later write that sets a final state or deletes the row. */
-  finishes: boolean;
-  /** Try statements whose block holds the claim or the work (a catch of one may count the failure). */
-  tries: Set<TSESTree.TryStatement>;
-}
+import type { Conn, Tx } from './types.ts';
 
 /**
  * One state a connection may be in. `tags` names the finally blocks this state

@@ -4,9 +4,23 @@
 // `export * from './pool'`), CommonJS `module.exports = { pool }` and
 // `exports.pool = ...`, and exported type aliases (`export type Db = typeof db`).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { TsFile } from './analyze.ts';
-import type { TypeMeaning, Value } from './drivers.ts';
-import { isFunction, propertyName, span, unwrap, type Node } from './syntax.ts';
+import { isFunction, propertyName, span, unwrap, type Node } from '../syntax.ts';
+import type { TypeMeaning, Value } from './types.ts';
+
+/** What reading a module's exports needs of the module (flow/file.ts's TsFile). */
+export interface ExportingModule {
+  readonly program: TSESTree.Program;
+  /** A module-level name's value after the module's walk. */
+  moduleBinding(name: string): Value | undefined;
+  /** The value of an expression at module level, after the walk. */
+  moduleValue(node: Node): Value | undefined;
+  /** The module of the project a specifier names, when it may be read. */
+  module(specifier: string): ExportingModule | undefined;
+  /** A value of another module as this one holds it. */
+  adopt(value: Value | undefined, from: ExportingModule, at: { start: number; end: number }): Value | undefined;
+  namespace(): Value;
+  exported(name: string): Value | undefined;
+}
 
 const exportedName = (n: TSESTree.Identifier | TSESTree.StringLiteral) => (n.type === 'Identifier' ? n.name : String(n.value));
 
@@ -22,7 +36,7 @@ function commonJsTarget(left: Node): string | undefined {
 }
 
 /** The value `file` exports as `name`, or undefined. */
-export function readExport(file: TsFile, name: string): Value | undefined {
+export function readExport(file: ExportingModule, name: string): Value | undefined {
   const stars: TSESTree.ExportAllDeclaration[] = [];
   let commonJs: Node | undefined;
   for (const statement of file.program.body) {
@@ -98,7 +112,7 @@ export function readExport(file: TsFile, name: string): Value | undefined {
 }
 
 /** What a type the module exports stands for: `export type Db = typeof db`, `export type Tx = Knex.Transaction`. */
-export function readExportedType(file: TsFile, name: string, meaningOf: (file: TsFile, type: TSESTree.TypeNode) => TypeMeaning | Value | undefined): TypeMeaning | Value | undefined {
+export function readExportedType<M extends ExportingModule>(file: M, name: string, meaningOf: (file: M, type: TSESTree.TypeNode) => TypeMeaning | Value | undefined): TypeMeaning | Value | undefined {
   for (const statement of file.program.body) {
     const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : undefined;
     if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return meaningOf(file, d.typeAnnotation);
@@ -107,7 +121,7 @@ export function readExportedType(file: TsFile, name: string, meaningOf: (file: T
         if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
         const local = exportedName(s.local);
         if (statement.source) {
-          const module = file.module(String(statement.source.value));
+          const module = file.module(String(statement.source.value)) as M | undefined;
           return module ? readExportedType(module, local, meaningOf) : undefined;
         }
         for (const other of file.program.body) {

@@ -1,74 +1,14 @@
 // Facts of a pool or client read from how the code makes it, for the rules
 // that ask whether one job's session state can reach another tenant's job:
-// its connect/checkout hooks (pg-pool `onConnect`, `pool.on('connect')`,
-// Knex `pool.afterCreate`, Kysely `onCreateConnection`/`onReserveConnection`,
-// Sequelize `hooks.afterConnect`), whether it is built per tenant (made in a
-// function and cached by a key taken from that function's parameters, or
-// configured from them), and whether it is a one-connection script client
-// (`new Client()` or `postgres(url, { max: 1 })` ended where it is made).
+// whether it is built per tenant (made in a function and cached by a key
+// taken from that function's parameters, or its connect hooks configured
+// from them), and whether it is a one-connection script client (a client, or
+// a pool of `max: 1`, ended where it is made). Its hooks are the driver
+// modules' to name (their optionHooks and events).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ConnectionConfig, Driver } from '../../model/index.ts';
-import { children, isFunction, methodOf, objectProperty, patternNames, propertyName, unwrap, type FunctionNode, type Node } from './syntax.ts';
-
-export interface PoolHook {
-  /** The function, or the name of one, the pool runs. */
-  fn: Node;
-  role: 'configure' | 'checkout' | 'reset';
-  /** How the code names it, for messages: 'onConnect', "pool.on('connect')", 'afterCreate'. */
-  name: string;
-}
-
-/** Hooks given in a pool's options object. */
-export function optionHooks(driver: Driver, args: readonly TSESTree.CallExpressionArgument[]): PoolHook[] {
-  const hooks: PoolHook[] = [];
-  const take = (object: TSESTree.ObjectExpression, key: string, role: PoolHook['role'], name = key) => {
-    const property = objectProperty(object, key);
-    const value = property ? unwrap(property.value as Node) : undefined;
-    if (value && (isFunction(value) || value.type === 'Identifier' || value.type === 'MemberExpression')) hooks.push({ fn: value, role, name });
-  };
-  for (const arg of args) {
-    const options = unwrap(arg as Node);
-    if (options?.type !== 'ObjectExpression') continue;
-    if (driver === 'pg' || driver === 'neon' || driver === 'vercel-postgres') take(options, 'onConnect', 'configure');
-    if (driver === 'knex') {
-      const pool = objectProperty(options, 'pool');
-      const value = pool ? unwrap(pool.value as Node) : undefined;
-      if (value?.type === 'ObjectExpression') take(value, 'afterCreate', 'configure');
-    }
-    if (driver === 'kysely') {
-      // new PostgresDialect({ pool, onCreateConnection, onReserveConnection }) inside new Kysely({ dialect }).
-      const dialect = objectProperty(options, 'dialect');
-      const made = dialect ? unwrap(dialect.value as Node) : undefined;
-      const dialectOptions = made?.type === 'NewExpression' ? unwrap(made.arguments[0] as Node) : undefined;
-      for (const object of [options, dialectOptions]) {
-        if (object?.type !== 'ObjectExpression') continue;
-        take(object, 'onCreateConnection', 'configure');
-        take(object, 'onReserveConnection', 'checkout');
-      }
-    }
-    if (driver === 'sequelize') {
-      const hooksProperty = objectProperty(options, 'hooks');
-      const value = hooksProperty ? unwrap(hooksProperty.value as Node) : undefined;
-      if (value?.type === 'ObjectExpression') take(value, 'afterConnect', 'configure');
-    }
-  }
-  return hooks;
-}
-
-/** `pool.on('connect', fn)` (pg-pool: each new client), `'acquire'` (each checkout); Sequelize `addHook('afterConnect', fn)`. */
-export function eventHook(call: TSESTree.CallExpression): PoolHook | undefined {
-  const method = methodOf(call);
-  if (!method) return undefined;
-  const event = unwrap(call.arguments[0] as Node);
-  const fn = unwrap(call.arguments[call.arguments.length - 1] as Node);
-  if (event?.type !== 'Literal' || typeof event.value !== 'string' || !fn || call.arguments.length < 2) return undefined;
-  if (method.name === 'on' || method.name === 'once' || method.name === 'addListener') {
-    if (event.value === 'connect') return { fn, role: 'configure', name: `${method.name}('connect')` };
-    if (event.value === 'acquire') return { fn, role: 'checkout', name: `${method.name}('acquire')` };
-  }
-  if (method.name === 'addHook' && event.value === 'afterConnect') return { fn, role: 'configure', name: "addHook('afterConnect')" };
-  return undefined;
-}
+import type { ConnectionConfig } from '../../../model/index.ts';
+import { children, isFunction, methodOf, objectProperty, patternNames, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import type { PoolHook } from './types.ts';
 
 /** The innermost function holding a node, by range (functions listed once per program). */
 export class FunctionIndex {

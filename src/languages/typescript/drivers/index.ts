@@ -1,0 +1,104 @@
+// The driver modules the TS/JS front end knows, and what the flow engine asks
+// of them as a whole. Adding a driver is a module here and a line in DRIVERS
+// (and its name in the model's Driver type); the engine and the rules do not
+// change. Order matters only where two modules read the same call:
+// pg-promise's query methods are read before Slonik's, node-postgres' query
+// config keys before Prisma's.
+import type { Driver } from '../../../model/index.ts';
+import type { ChainReader } from '../builder-sql.ts';
+import type { PoolHook, TypeMeaning, Value } from '../flow/types.ts';
+import { queryConvention, transactionConvention } from './conventions.ts';
+import { drizzle } from './drizzle.ts';
+import { knex } from './knex.ts';
+import { kysely } from './kysely.ts';
+import type { CallbackInput, CallbackUse, DriverModel, QueryRow } from './model.ts';
+import { neon } from './neon.ts';
+import { pg } from './pg.ts';
+import { pgPromise } from './pg-promise.ts';
+import { bunSql, postgresJs } from './postgres.ts';
+import { prisma } from './prisma.ts';
+import { sequelize } from './sequelize.ts';
+import { slonik } from './slonik.ts';
+import { supabase } from './supabase.ts';
+import { typeorm } from './typeorm.ts';
+import { vercelPostgres } from './vercel-postgres.ts';
+
+export const DRIVERS: readonly DriverModel[] = [pg, postgresJs, bunSql, kysely, knex, drizzle, pgPromise, slonik, typeorm, prisma, sequelize, neon, vercelPostgres, supabase];
+
+/** The registry the flow engine consults: every question it asks of the drivers, none naming one. */
+export class DriverRegistry {
+  private readonly byDriver = new Map<Driver, DriverModel>();
+  /** Every module's query rows in order, then the shapes drivers share. */
+  readonly queryRows: readonly QueryRow[];
+  /** Keys of query config objects (`{ text, values, name }`, `{ sql, args }`) and the classes that wrap one. */
+  readonly queryConfig: { text: string[]; values: string[]; name: string[]; classes: string[] };
+
+  constructor(readonly models: readonly DriverModel[]) {
+    for (const m of models) this.byDriver.set(m.driver, m);
+    this.queryRows = [...models.flatMap((m) => m.queries ?? []), queryConvention];
+    const keys = (pick: (c: NonNullable<DriverModel['queryConfig']>) => string | readonly string[] | undefined) =>
+      models.flatMap((m) => (m.queryConfig ? [pick(m.queryConfig) ?? []].flat() : []));
+    this.queryConfig = { text: keys((c) => c.text), values: keys((c) => c.values), name: keys((c) => c.name), classes: keys((c) => c.classes) };
+  }
+
+  of(driver: Driver | undefined): DriverModel | undefined {
+    return driver === undefined ? undefined : this.byDriver.get(driver);
+  }
+
+  /** The driver a module specifier names. */
+  driverOfModule(specifier: string): Driver | undefined {
+    for (const { driver, modules } of this.models) {
+      if (modules.names?.includes(specifier) || modules.prefixes?.some((p) => specifier.startsWith(p)) || modules.pattern?.test(specifier)) return driver;
+    }
+    return undefined;
+  }
+
+  exportOf(driver: Driver, imported: string, specifier: string): Value | undefined {
+    const model = this.of(driver);
+    return model?.exportOf?.(imported, specifier) ?? own(model?.exports, imported);
+  }
+
+  typeOf(driver: Driver, exported: string, qualified: boolean): TypeMeaning | undefined {
+    const model = this.of(driver);
+    const what = model?.typeOf?.(exported, qualified) ?? own(model?.types, exported);
+    return what ? { driver, what } : undefined;
+  }
+
+  global(name: string): Value | undefined {
+    for (const m of this.models) {
+      const value = m.globals?.get(name);
+      if (value) return value;
+    }
+    return undefined;
+  }
+
+  /** The modules that may know a value: its driver's, or every one for a value of no driver (a table, an adapter). */
+  modelsFor(driver: Driver | undefined): readonly DriverModel[] {
+    if (driver === undefined) return this.models;
+    const own = this.of(driver);
+    return own ? [own] : [];
+  }
+
+  /** `pool.on('connect', fn)`, `addHook('afterConnect', fn)`: a hook by event, on any pool. */
+  eventHook(method: string, event: string): PoolHook['role'] | undefined {
+    for (const m of this.models) for (const e of m.events ?? []) if (e.event === event && e.methods.includes(method)) return e.role;
+    return undefined;
+  }
+
+  callback(input: CallbackInput): CallbackUse | undefined {
+    for (const m of this.models) {
+      const use = m.callback?.(input);
+      if (use) return use;
+    }
+    return transactionConvention(input);
+  }
+
+  builderOf = (driver: Driver): ChainReader | undefined => this.of(driver)?.builder;
+}
+
+/** A record's own entry (not one of Object's: `constructor`, `toString`). */
+function own<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+export const driverRegistry = new DriverRegistry(DRIVERS);

@@ -1,0 +1,74 @@
+// Prisma: `new PrismaClient()` is the pool (or runs on the pool of the
+// driver adapter it is given: `new PrismaPg(pool)`); `$executeRaw`...``,
+// `$queryRaw`...``, `$executeRawUnsafe(text, ...values)`; `$transaction(fn)`
+// and `$transaction([...])` (every query of the array in one transaction);
+// `Prisma.sql`...`` makes a fragment. A driver adapter's
+// `startTransaction()` opens a transaction its `queryRaw/executeRaw({ sql,
+// args })` run in until `commit()` or `rollback()`. Prisma 7 generates its
+// client into the project (`../generated/prisma`).
+import type { Value } from '../flow/types.ts';
+import { methodOf, propertyName, type Node } from '../syntax.ts';
+import { callbackDriver } from './conventions.ts';
+import type { DriverModel } from './model.ts';
+
+const TAG_METHODS = new Set(['$executeRaw', '$queryRaw']);
+const UNSAFE_METHODS = new Set(['$executeRawUnsafe', '$queryRawUnsafe']);
+
+const prismaTag: Value = { kind: 'tag', driver: 'prisma' };
+/** The Prisma namespace: `Prisma.sql`...``. */
+const namespace: Value = { kind: 'namespace', member: (name) => (name === 'sql' ? prismaTag : undefined) };
+
+export const prisma: DriverModel = {
+  driver: 'prisma',
+  modules: { names: ['@prisma/client', '.prisma/client'], prefixes: ['@prisma/client/', '@prisma/adapter-'], pattern: /(^|\/)generated\/prisma(\/client)?(\.[cm]?[jt]s)?$/ },
+  exports: {
+    PrismaClient: { kind: 'maker', driver: 'prisma', makes: 'pool' },
+    Prisma: namespace,
+    sql: prismaTag,
+    ...Object.fromEntries(['PrismaPg', 'PrismaNeon', 'PrismaPostgresAdapter'].map((name) => [name, { kind: 'maker', driver: 'prisma', makes: 'driver-adapter' } as const])),
+  },
+  types: { TransactionClient: 'tx', PrismaClient: 'pool' },
+  wrapsPool: true,
+  make(maker, node, ctx) {
+    // new PrismaPg(pool) runs on that pool; new PrismaPg({ connectionString }) makes a node-postgres pool of its own.
+    if (maker.makes !== 'driver-adapter') return undefined;
+    return { kind: 'adapter', configId: ctx.wrappedPool(node.arguments) ?? ctx.config(node, 'pg', 'pool', node.arguments).config.id };
+  },
+  method(on, method, call, ctx) {
+    if (on.kind === 'adapter' && method === 'connect') return { kind: 'pool', driver: 'prisma', configId: on.configId };
+    if (on.kind !== 'pool') return undefined;
+    // A driver adapter's transaction: its queryRaw/executeRaw run in it until commit() or rollback().
+    if (method === 'startTransaction') {
+      const conn = ctx.newConn('prisma', 'pooled-client', 'transaction', on.configId);
+      ctx.begin(conn, call, 'adapter.startTransaction()');
+      return { kind: 'conn', conn };
+    }
+    // Same client, with an extension: the same pool.
+    if (method === '$extends') return on;
+    return undefined;
+  },
+  connectionMethod(conn, method, _call, ctx) {
+    if (conn.origin === 'transaction' && (method === 'commit' || method === 'rollback')) ctx.end(conn);
+  },
+  callback: ({ method, on, fileDriver }) => (method === '$transaction' ? { kind: 'tx', driver: callbackDriver(on, fileDriver, 'prisma') } : undefined),
+  arrayTransaction: (method) => method === '$transaction',
+  queries: [
+    {
+      // A Prisma driver adapter (or its transaction): { sql, args }.
+      methods: new Set(['queryRaw', 'executeRaw']),
+      read: ({ arg0, on, onDriver, call, ctx }) => (onDriver === 'prisma' && arg0?.type === 'ObjectExpression' ? ctx.textArg(arg0, on, 'prisma', 'dollar', call) : undefined),
+    },
+    { methods: UNSAFE_METHODS, read: ({ arg0, on, call, ctx }) => (arg0 ? ctx.textArg(arg0, on, 'prisma', 'dollar', call) : undefined) },
+    { methods: TAG_METHODS, read: ({ arg0, on, call, ctx }) => (arg0?.type === 'TaggedTemplateExpression' ? ctx.taggedArg(arg0, on, 'prisma', call) : undefined) },
+  ],
+  taggedQuery(node, tag, ctx) {
+    // prisma.$executeRaw`...`
+    if (tag.type !== 'MemberExpression' || !TAG_METHODS.has(propertyName(tag) ?? '')) return undefined;
+    return { text: node.quasi, tagged: true, on: ctx.value(tag.object), driver: 'prisma', placeholders: 'dollar', at: node };
+  },
+  queryConfig: { text: 'sql', values: 'args' },
+  values: (call, _second, rest: Node[]) => {
+    const method = methodOf(call)?.name;
+    return method && UNSAFE_METHODS.has(method) ? { kind: 'args', nodes: rest } : undefined;
+  },
+};

@@ -1,0 +1,309 @@
+// Bindings and values for the walk: what a name or an expression holds
+// (a pool, a connection, a transaction handle, a function of the project),
+// made once per node; and the services the driver modules call at the calls
+// they read (drivers/model.ts's DriverContext). What a driver's member, method
+// or maker gives is its module's answer; this file names no driver.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { Driver, SqlSite } from '../../../model/index.ts';
+import type { PlaceholderStyle } from '../../../sql/index.ts';
+import type { DriverContext } from '../drivers/model.ts';
+import { objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { makeConfig, optionHooks } from './configs.ts';
+import type { Env } from './env.ts';
+import { MAX_REUSE_READS, type TsFile } from './file.ts';
+import { reuseOf } from './pool-facts.ts';
+import type { State } from './state.ts';
+import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
+
+export interface WalkOptions {
+  name: string | undefined;
+  thisEnv?: Map<string, Value | undefined>;
+  callbackTxs?: Tx[];
+  outerTries?: TSESTree.TryStatement[];
+  /** `$transaction([...])`: calls on this value run in that transaction. */
+  arrayTx?: { on: Value; tx: Tx };
+  /** The function being walked (its returns are recorded). */
+  fn?: FunctionNode;
+  /** The walk is inside a pool's hook: its sites run on each connection the pool sets up. */
+  callback?: SqlSite['callback'];
+}
+
+export interface TryFrame {
+  node: TSESTree.TryStatement;
+  phase: 'block' | 'handler';
+  throws: State[];
+  returns: State[];
+}
+
+export abstract class Bindings implements DriverContext {
+  protected tries: TryFrame[] = [];
+  protected loops: State[][] = [];
+
+  constructor(
+    readonly file: TsFile,
+    readonly env: Env,
+    public state: State,
+    readonly options: WalkOptions,
+  ) {}
+
+  // ---- what the driver modules may ask -------------------------------------------
+
+  get imports() {
+    return this.file.imports;
+  }
+
+  get fileDriver(): Driver {
+    return this.file.fileDriver;
+  }
+
+  get text(): string {
+    return this.file.text;
+  }
+
+  checkout(driver: Driver, use: Conn['use'], origin: Conn['origin'], configId?: string): Value {
+    return this.conn(this.file.newConn(driver, use, origin, configId));
+  }
+
+  newConn(driver: Driver, use: Conn['use'], origin: Conn['origin'], configId?: string): Conn {
+    return this.file.newConn(driver, use, origin, configId);
+  }
+
+  begin(conn: Conn, at: Node, form: string): void {
+    const tx = this.file.txAt(`begin@${at.range[0]}`, 'flow', form, span(at));
+    this.state.set(conn, { kind: 'open', tx, error: false });
+  }
+
+  end(conn: Conn): void {
+    this.state.set(conn, { kind: 'none' });
+  }
+
+  abstract release(conn: Conn, call: Call): void;
+  abstract textArg(arg: Node, on: Value | undefined, driver: Driver, placeholders: PlaceholderStyle, call: Call): QueryCall;
+  abstract taggedArg(tagged: TSESTree.TaggedTemplateExpression, on: Value | undefined, driver: Driver, call: Call): QueryCall;
+
+  txAt(key: string, kind: Tx['kind'], form: string, at: { start: number; end: number }): Tx {
+    return this.file.txAt(key, kind, form, at);
+  }
+
+  consume(node: Node): void {
+    this.file.consumed.add(node);
+  }
+
+  addTable(node: Node, table: TableValue): void {
+    this.file.tables.push({ node, table });
+  }
+
+  tableAround(node: Node): TableValue | undefined {
+    return this.file.tables.find((t) => t.node.range[0] < node.range[0] && node.range[1] <= t.node.range[1])?.table;
+  }
+
+  awaited(node: Node): boolean {
+    return this.file.awaited.has(node);
+  }
+
+  // ---- names -----------------------------------------------------------------------
+
+  /** Binds module-level names before the walk, so functions declared above them see them. */
+  prebind(body: readonly Node[]): void {
+    for (const statement of body) {
+      const declaration = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+      if (declaration?.type !== 'VariableDeclaration') continue;
+      for (const d of declaration.declarations) {
+        if (isRequire(d.init)) this.bindRequire(d.id);
+        else if (d.id.type === 'Identifier' && d.init) this.env.vars.set(d.id.name, this.value(d.init));
+      }
+    }
+  }
+
+  /** `const pg = require('pg')`, `const { pool } = require('./db')`: the names are the imports readImports read (top level only). */
+  protected bindRequire(pattern: Node): void {
+    for (const id of patternNames(pattern)) this.env.vars.set(id.name, this.file.imports.names.get(id.name) ?? this.file.importedValue(id.name));
+  }
+
+  lookup(name: string): Value | undefined {
+    const local = this.env.lookup(name);
+    if (local.found) return local.value;
+    const imported = this.file.imports.names.get(name) ?? this.file.importedValue(name);
+    if (imported) return imported;
+    // A runtime's global (Bun's `Bun`).
+    return this.file.drivers.global(name);
+  }
+
+  /** What an expression holds, when it is a driver value. Makes pools, configs and connections once per node. */
+  value(node: Node | null | undefined): Value | undefined {
+    const n = unwrap(node);
+    if (!n) return undefined;
+    switch (n.type) {
+      case 'Identifier':
+        return this.lookup(n.name);
+      case 'MemberExpression': {
+        const name = propertyName(n);
+        if (name === undefined) return undefined;
+        if (unwrap(n.object)?.type === 'ThisExpression') return this.options.thisEnv?.get(name);
+        const object = this.value(n.object);
+        if (!object) return undefined;
+        if (object.kind === 'namespace') return object.member(name);
+        for (const driver of this.file.drivers.modelsFor(driverOfValue(object))) {
+          const member = driver.member?.(object, name);
+          if (member) return member;
+        }
+        return undefined;
+      }
+      case 'ArrowFunctionExpression':
+      case 'FunctionExpression':
+        return { kind: 'function', node: n, owner: this.file, env: this.env };
+      case 'LogicalExpression':
+        return this.value(n.left) ?? this.value(n.right);
+      case 'ConditionalExpression':
+        return this.value(n.consequent) ?? this.value(n.alternate);
+      case 'NewExpression':
+      case 'CallExpression':
+        if (this.file.made.has(n)) return this.file.made.get(n);
+        {
+          const made = this.make(n);
+          this.file.made.set(n, made);
+          return made;
+        }
+      default:
+        return undefined;
+    }
+  }
+
+  private make(n: TSESTree.NewExpression | TSESTree.CallExpression): Value | undefined {
+    const callee = unwrap(n.callee);
+    if (!callee) return undefined;
+    if (n.type === 'CallExpression') {
+      const fn = callee.type === 'Identifier' || (callee.type === 'MemberExpression' && this.value(callee.object)?.kind === 'namespace') ? this.value(callee) : undefined;
+      if (fn?.kind === 'function') return this.callResult(fn, n);
+    }
+    if (n.type === 'CallExpression' && callee.type === 'MemberExpression') {
+      const method = propertyName(callee);
+      const on = this.value(callee.object);
+      if (!on || method === undefined) return undefined;
+      for (const driver of this.file.drivers.modelsFor(driverOfValue(on))) {
+        const made = driver.method?.(on, method, n, this);
+        if (made) return made;
+      }
+      return undefined;
+    }
+    const maker = this.value(callee);
+    if (maker?.kind !== 'maker') return undefined;
+    const model = this.file.drivers.of(maker.driver);
+    if (maker.makes === 'client') {
+      const entry = this.config(n, maker.driver, 'client', n.arguments);
+      return this.conn(this.file.newConn(maker.driver, 'dedicated', 'new-client', entry.config.id));
+    }
+    if (maker.makes !== 'pool') return model?.make?.(maker, n, this);
+    // drizzle(pool), new Kysely({ dialect: new PostgresDialect({ pool }) }), new PrismaClient({ adapter }):
+    // they run on the pool they wrap, with its config (its connect hooks, its reuse).
+    const wrapped = model?.wrapsPool ? this.wrappedPool(n.arguments) : undefined;
+    if (wrapped) {
+      for (const hook of optionHooks(maker.driver, n.arguments, this.file.drivers)) this.file.registerHook(hook, wrapped, this);
+      return { kind: 'pool', driver: maker.driver, configId: wrapped };
+    }
+    const entry = this.config(n, maker.driver, 'pool', n.arguments);
+    return { kind: 'pool', driver: maker.driver, configId: entry.config.id };
+  }
+
+  /** The config of a pool an ORM is made over: `drizzle(pool)`, `{ client: pool }`, `{ dialect: new PostgresDialect({ pool }) }`, `{ adapter }`. */
+  wrappedPool(args: readonly TSESTree.CallExpressionArgument[], depth = 0): string | undefined {
+    if (depth > 3) return undefined;
+    for (const arg of args) {
+      const a = unwrap(arg as Node);
+      if (!a) continue;
+      if (a.type === 'ObjectExpression') {
+        for (const key of ['client', 'pool', 'postgres', 'sql', 'dialect', 'adapter', 'connection']) {
+          const property = objectProperty(a, key);
+          if (!property) continue;
+          const found = this.wrappedPool([property.value as TSESTree.Expression], depth + 1);
+          if (found) return found;
+        }
+        continue;
+      }
+      const value = this.value(a);
+      if ((value?.kind === 'pool' || value?.kind === 'adapter') && value.configId) return value.configId;
+      if (value?.kind === 'conn' && value.conn.configId) return value.conn.configId;
+    }
+    return undefined;
+  }
+
+  /** What a call of a project function gives: its return value; a connection it checks out is a new one at each call. */
+  private callResult(fn: Extract<Value, { kind: 'function' }>, call: Call): Value | undefined {
+    const returned = fn.owner.returnsOf(fn.node, fn.env);
+    if (!returned) return undefined;
+    if (returned.kind === 'conn') {
+      const c = returned.conn;
+      if (c.origin === 'parameter') return undefined; // the function hands back what its caller gave it
+      return this.conn(this.file.newConn(c.driver, c.use, c.origin, c.configId));
+    }
+    return fn.owner === this.file ? returned : this.file.adopt(returned, fn.owner as TsFile, span(call.callee));
+  }
+
+  config(node: Node, driver: Driver, kind: 'pool' | 'client', args: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {
+    let entry = this.file.configByNode.get(node);
+    if (!entry) {
+      entry = makeConfig(this.file.model.file, node, driver, kind, args, this.file.drivers);
+      this.file.configByNode.set(node, entry);
+      this.file.configs.push(entry);
+      const hooks = optionHooks(driver, args, this.file.drivers);
+      // Reading how a pool is kept costs a look through its scope: the first pools of a file only (a file of thousands is generated code).
+      if ((node.type === 'NewExpression' || node.type === 'CallExpression') && this.file.configs.length <= MAX_REUSE_READS) {
+        const reuse = reuseOf(node, kind, hooks, this.file.program, this.file.functions);
+        if (reuse) entry.config.reuse = reuse;
+      }
+      for (const hook of hooks) this.file.registerHook(hook, entry.config.id, this);
+    }
+    return entry;
+  }
+
+  protected conn(conn: Conn): Value {
+    this.state.set(conn, { kind: 'none' });
+    return { kind: 'conn', conn };
+  }
+
+  /** The value of a parameter from its type annotation. */
+  parameterValue(param: Node): Value | undefined {
+    const target = param.type === 'TSParameterProperty' ? param.parameter : param;
+    const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
+    const type = annotation.typeAnnotation?.typeAnnotation;
+    const known = type ? this.file.typeMeaning(type, this) : undefined;
+    if (!known) return undefined;
+    // `typeof db`: the value itself (a pool, most often).
+    if ('kind' in known) return known.kind === 'pool' ? known : undefined;
+    const label = type?.type === 'TSTypeReference' ? (type.typeName.type === 'Identifier' ? type.typeName.name : type.typeName.type === 'TSQualifiedName' ? type.typeName.right.name : 'typed') : 'typed';
+    switch (known.what) {
+      case 'pool':
+        return { kind: 'pool', driver: known.driver };
+      case 'tx': {
+        const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${label} parameter`, span(param));
+        return { kind: 'tx', driver: known.driver, tx };
+      }
+      case 'checked-out':
+      case 'client': {
+        const conn = this.file.newConn(known.driver, known.what === 'client' ? 'dedicated' : 'pooled-client', 'parameter');
+        this.state.set(conn, { kind: 'unknown' });
+        return { kind: 'conn', conn };
+      }
+      default:
+        return undefined;
+    }
+  }
+
+
+  bindPattern(pattern: Node, value: Value | undefined): void {
+    if (pattern.type === 'Identifier') {
+      this.env.vars.set(pattern.name, value);
+      return;
+    }
+    for (const id of patternNames(pattern)) this.env.vars.set(id.name, undefined);
+  }
+
+  // ---- statements ------------------------------------------------------------------
+}
+
+export function isRequire(node: Node | null | undefined): boolean {
+  const n = unwrap(node);
+  return n?.type === 'CallExpression' && n.callee.type === 'Identifier' && n.callee.name === 'require' && n.arguments.length === 1;
+}
+
+export type { FunctionNode, SqlSite };

@@ -1,0 +1,367 @@
+// One TS/JS file as the flow engine reads it: its imports, the configs of
+// the pools it makes, the transactions and sites the walk finds, and what it
+// exports to the project's other modules (each read by a TsFile of its own).
+// Module code and every function are walked once, in source order
+// (flow/walk.ts); the driver modules (drivers/) say what the driver calls mean.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import { isAbsolute } from 'node:path';
+import { emptyFileModel, type Driver, type FileModel } from '../../../model/index.ts';
+import type { FrontEndOptions } from '../../types.ts';
+import type { DriverRegistry } from '../drivers/index.ts';
+import type { ResolveContext } from '../strings.ts';
+import { children, isFunction, span, type FunctionNode, type Node } from '../syntax.ts';
+import { finishConfigs } from './configs.ts';
+import { Env } from './env.ts';
+import { readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { readImports, valueOfType } from './imports.ts';
+import { collectJobTransactions, type SiteMeta } from './jobs.ts';
+import { MAX_MODULES_PER_FILE, ModuleCache, resolveProjectModule } from './modules.ts';
+import { FunctionIndex } from './pool-facts.ts';
+import { State } from './state.ts';
+import type { ConfigEntry, Conn, FunctionOwner, Imports, PoolHook, TableValue, Tx, TxInfo, TypeMeaning, Value } from './types.ts';
+
+/** What TsFile needs of a walk: flow/walk.ts's Walk, made by the context's `walker`. */
+export interface Walker {
+  prebind(body: readonly Node[]): void;
+  statements(body: readonly Node[]): void;
+  value(node: Node | null | undefined): Value | undefined;
+  nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean): void;
+}
+
+/** How many pools of one file get their reuse read (see reuseOf). */
+export const MAX_REUSE_READS = 32;
+
+interface ConstEntry {
+  init: Node;
+  scope: [number, number];
+}
+
+/** What the analysis of one file may do beyond the file: read the project modules it imports. */
+export interface AnalysisContext {
+  /** How many more levels of project imports may be followed from this file. */
+  importDepth: number;
+  /** Parses an imported module (the front end's parser); undefined where it does not parse. */
+  parse?: (text: string, file: string) => TSESTree.Program | undefined;
+  /** The driver modules. */
+  drivers: DriverRegistry;
+  /** Starts a walk of the file (module code, or a function declared in it) in `env`. */
+  walker(file: TsFile, env: Env, state: State, name: string | undefined): Walker;
+}
+
+/** What imported modules export, once per process per file version and import depth. */
+const moduleCache = new ModuleCache<TsFile>();
+
+export class TsFile implements ExportingModule, FunctionOwner {
+  readonly text: string;
+  readonly imports: Imports;
+  readonly configs: ConfigEntry[] = [];
+  readonly configByNode = new Map<Node, ConfigEntry>();
+  readonly made = new Map<Node, Value | undefined>();
+  readonly metas: SiteMeta[] = [];
+  readonly txs: Tx[] = [];
+  readonly txByKey = new Map<string, Tx>();
+  readonly consumed = new WeakSet<Node>();
+  readonly awaited = new WeakSet<Node>();
+  readonly constants = new Map<string, ConstEntry[]>();
+  readonly resolveContext: ResolveContext;
+  readonly queryFunctions: readonly string[];
+  /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
+  readonly fileDriver: Driver;
+  /** Functions walked already (a call may walk a hoisted declaration before its place). */
+  readonly walked = new Set<FunctionNode>();
+  /** What each function returns, as far as the walk could tell. */
+  readonly returns = new Map<FunctionNode, (Value | undefined)[]>();
+  /** Modules of the project read for this file, by path (undefined: read, but nothing known). */
+  readonly modules = new Map<string, TsFile | undefined>();
+  /** Functions a pool runs on its connections (connect, checkout hooks), with the pool's config. */
+  readonly hooks = new Map<FunctionNode, { configId: string; role: 'configure' | 'checkout' | 'reset' }>();
+  readonly functions: FunctionIndex;
+  /** Drizzle tables made in this file (`pgTable(...)`), for the policies declared in them. */
+  readonly tables: { node: Node; table: TableValue }[] = [];
+  readonly drivers: DriverRegistry;
+  private readonly importValues = new Map<string, Value | undefined>();
+  private readonly exportValues = new Map<string, Value | undefined>();
+  private moduleEnv?: Env;
+  moduleWalk?: Walker;
+  private connCount = 0;
+
+  constructor(
+    readonly model: FileModel,
+    readonly program: TSESTree.Program,
+    readonly options: FrontEndOptions,
+    readonly context: AnalysisContext,
+  ) {
+    this.text = model.text;
+    this.drivers = context.drivers;
+    this.functions = new FunctionIndex(program);
+    this.imports = readImports(program, this.drivers);
+    this.queryFunctions = options.queryFunctions ?? [];
+    this.fileDriver = this.imports.drivers.length === 1 ? this.imports.drivers[0] : 'unknown';
+    indexConstants(program, this.constants);
+    this.resolveContext = {
+      source: this.text,
+      constant: (name, at) => {
+        let best: ConstEntry | undefined;
+        for (const entry of this.constants.get(name) ?? []) {
+          if (entry.scope[0] <= at.range[0] && at.range[1] <= entry.scope[1] && (!best || entry.scope[0] >= best.scope[0])) best = entry;
+        }
+        return best?.init;
+      },
+    };
+  }
+
+  run(): void {
+    const moduleEnv = new Env();
+    const walk = this.context.walker(this, moduleEnv, new State(), undefined);
+    this.moduleEnv = moduleEnv;
+    this.moduleWalk = walk;
+    walk.prebind(this.program.body);
+    walk.statements(this.program.body);
+    this.finish();
+  }
+
+  // ---- the project's modules -------------------------------------------------------
+
+  /** The value of a name imported from another module, when that module is the project's and says. */
+  importedValue(name: string): Value | undefined {
+    if (this.importValues.has(name)) return this.importValues.get(name);
+    const entry = this.imports.project.get(name);
+    let value: Value | undefined;
+    if (entry && !entry.typeOnly) {
+      const module = this.module(entry.specifier);
+      if (module) value = this.adopt(entry.imported === '*' ? module.namespace() : module.exported(entry.imported), module, entry.at);
+    }
+    this.importValues.set(name, value);
+    return value;
+  }
+
+  /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
+  module(specifier: string): TsFile | undefined {
+    if (this.context.importDepth <= 0 || !this.context.parse || !isAbsolute(this.model.file)) return undefined;
+    const path = resolveProjectModule(this.model.file, specifier);
+    if (!path || path === this.model.file) return undefined;
+    if (this.modules.has(path)) return this.modules.get(path);
+    if (this.modules.size >= MAX_MODULES_PER_FILE) return undefined;
+    const depth = this.context.importDepth - 1;
+    const parse = this.context.parse;
+    const module = moduleCache.get(path, String(depth), (text: string) => {
+      const program = parse(text, path);
+      if (!program) return undefined;
+      const file = new TsFile(emptyFileModel(path, 'typescript', text), program, this.options, { ...this.context, importDepth: depth });
+      file.run();
+      return file;
+    });
+    this.modules.set(path, module);
+    return module;
+  }
+
+  /** Every file this file's model depends on besides itself: the modules read, and theirs. */
+  dependencies(): string[] {
+    const out = new Set<string>();
+    const visit = (file: TsFile) => {
+      for (const [path, module] of file.modules) {
+        if (out.has(path)) continue;
+        out.add(path);
+        if (module) visit(module);
+      }
+    };
+    visit(this);
+    out.delete(this.model.file);
+    return [...out].sort();
+  }
+
+  /** The module object (`import * as db`): every export by name. */
+  namespace(): Value {
+    return { kind: 'namespace', member: (name) => this.exported(name) };
+  }
+
+  /** What this module exports as `name` ('default', or 'module.exports' for a CommonJS require of the whole). */
+  exported(name: string): Value | undefined {
+    if (this.exportValues.has(name)) return this.exportValues.get(name);
+    this.exportValues.set(name, undefined); // a cycle of re-exports reads as unknown
+    const value = readExport(this, name);
+    this.exportValues.set(name, value);
+    return value;
+  }
+
+  /** A module-level name's value after the walk (the module's own binding or import). */
+  moduleBinding(name: string): Value | undefined {
+    const local = this.moduleEnv?.lookup(name);
+    if (local?.found) return local.value;
+    return this.imports.names.get(name) ?? this.importedValue(name);
+  }
+
+  /** The value of an expression at module level, after the walk (`export default new Pool()`). */
+  moduleValue(node: Node): Value | undefined {
+    return this.moduleWalk?.value(node);
+  }
+
+  /**
+   * A value that comes from another module, as this file holds it: its pool's
+   * config joins this file's configs (placed at the import), a connection is a
+   * new one in an unknown state, transaction handles are left out.
+   */
+  adopt(value: Value | undefined, from: TsFile, at: { start: number; end: number }): Value | undefined {
+    if (!value || from === this) return value;
+    switch (value.kind) {
+      case 'pool':
+      case 'builder':
+      case 'adapter':
+        if (value.configId) this.adoptConfig(value.configId, from, at);
+        return value;
+      case 'conn': {
+        if (value.conn.configId) this.adoptConfig(value.conn.configId, from, at);
+        return { kind: 'conn', conn: this.newConn(value.conn.driver, value.conn.use, 'parameter', value.conn.configId) };
+      }
+      case 'tx':
+        return undefined;
+      case 'namespace': {
+        const inner = value;
+        return { kind: 'namespace', member: (name) => this.adopt(inner.member(name), from, at) };
+      }
+      default:
+        return value;
+    }
+  }
+
+  private adoptConfig(id: string, from: TsFile, at: { start: number; end: number }): void {
+    if (this.configById(id)) return;
+    const entry = from.configById(id);
+    if (!entry) return;
+    const remap = <T extends { span: { start: number; end: number } }>(x: T): T => ({ ...x, span: { ...at } });
+    const config = {
+      ...entry.config,
+      span: { ...at },
+      definedIn: entry.config.definedIn ?? from.model.file,
+      callbacks: entry.config.callbacks.map((c) => ({ ...remap(c), leavesTransactionAt: c.leavesTransactionAt ? { ...at } : undefined })),
+    };
+    this.configs.push({ config, namedQueries: [], transactions: [], imported: true, prepareOff: entry.prepareOff });
+  }
+
+  /** What a function returns: the first value its returns hold. A hoisted declaration not walked yet is walked now. */
+  returnsOf(fn: FunctionNode, env: unknown): Value | undefined {
+    if (!this.walked.has(fn) && env instanceof Env) {
+      const name = fn.type === 'FunctionDeclaration' ? fn.id?.name : undefined;
+      this.context.walker(this, env, new State(), name).nestedFunction(fn, name, false);
+    }
+    const values = this.returns.get(fn) ?? [];
+    return values.find((v) => v !== undefined && v.kind !== 'tx');
+  }
+
+  /**
+   * What a type annotation says a name holds: a driver's type (`pg.PoolClient`,
+   * `Knex.Transaction`, `NodePgDatabase<...>`), one of a union with
+   * null/undefined, `typeof db`, or a type alias of this file or exported by a
+   * project module (`export type Db = typeof db`).
+   */
+  typeMeaning(type: TSESTree.TypeNode, walk: { value(node: Node): Value | undefined }, depth = 0): TypeMeaning | Value | undefined {
+    if (depth > 4) return undefined;
+    switch (type.type) {
+      case 'TSUnionType': {
+        const meanings = type.types.filter((t) => t.type !== 'TSUndefinedKeyword' && t.type !== 'TSNullKeyword').map((t) => this.typeMeaning(t, walk, depth + 1));
+        return meanings.length === 1 ? meanings[0] : undefined;
+      }
+      case 'TSTypeQuery':
+        return type.exprName.type === 'Identifier' ? walk.value(type.exprName) : undefined;
+      case 'TSTypeReference': {
+        const typeName = type.typeName;
+        const name = typeName.type === 'Identifier' ? typeName.name : typeName.type === 'TSQualifiedName' ? typeName.right.name : undefined;
+        const qualifier = typeName.type === 'TSQualifiedName' && typeName.left.type === 'Identifier' ? typeName.left.name : undefined;
+        if (!name) return undefined;
+        const known = valueOfType(name, qualifier, this.imports, this.drivers);
+        if (known) return known;
+        if (qualifier) return undefined;
+        for (const statement of this.program.body) {
+          const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+          if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return this.typeMeaning(d.typeAnnotation, this.moduleWalk ?? walk, depth + 1);
+        }
+        const imported = this.imports.project.get(name);
+        const module = imported && imported.imported !== '*' ? this.module(imported.specifier) : undefined;
+        const meaning = module ? readExportedType(module, imported!.imported, (file, t) => file.typeMeaning(t, file.moduleWalk ?? walk, depth + 1)) : undefined;
+        return meaning && 'kind' in meaning ? this.adopt(meaning, module!, imported!.at) : meaning;
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  /** A hook of the pool `configId`: its sites run on each new (or checked-out) connection, before any job. */
+  registerHook(hook: PoolHook, configId: string, walk: { value(node: Node): Value | undefined }): void {
+    const entry = this.configById(configId);
+    const fnValue = isFunction(hook.fn) ? undefined : walk.value(hook.fn);
+    const fn = isFunction(hook.fn) ? hook.fn : fnValue?.kind === 'function' && fnValue.owner === this ? fnValue.node : undefined;
+    if (fn && this.hooks.has(fn)) return;
+    if (fn) this.hooks.set(fn, { configId, role: hook.role });
+    if (entry && !entry.config.callbacks.some((c) => c.span.start === hook.fn.range[0])) {
+      entry.config.callbacks.push({ role: hook.role, name: hook.name, span: span(hook.fn), endsOutsideTransaction: 'unknown', resolved: fn !== undefined });
+    }
+  }
+
+  recordReturn(fn: FunctionNode, value: Value | undefined): void {
+    const list = this.returns.get(fn);
+    if (list) list.push(value);
+    else this.returns.set(fn, [value]);
+  }
+
+  newConn(driver: Driver, use: Conn['use'], origin: Conn['origin'], configId?: string): Conn {
+    return { id: ++this.connCount, driver, use, origin, configId };
+  }
+
+  /** One Tx per place that opens it (a BEGIN statement or a callback call), also when a block is walked twice. */
+  txAt(key: string, kind: Tx['kind'], form: string, beginSpan: { start: number; end: number }): Tx {
+    let tx = this.txByKey.get(key);
+    if (!tx) {
+      const info: TxInfo = { id: `${this.model.file}#tx@${beginSpan.start}`, form, beginSpan };
+      tx = { info, kind, work: false, finishes: false, tries: new Set() };
+      this.txByKey.set(key, tx);
+      this.txs.push(tx);
+    }
+    return tx;
+  }
+
+  configById(id: string | undefined): ConfigEntry | undefined {
+    return id === undefined ? undefined : this.configs.find((c) => c.config.id === id);
+  }
+
+  private finish(): void {
+    // What only the whole file shows (node-postgres: named queries on a pool made elsewhere).
+    const facts = { file: this.model.file, sites: this.model.sites, configs: this.configs, configById: (id: string | undefined) => this.configById(id) };
+    for (const driver of this.drivers.models) driver.finish?.(facts);
+    for (const entry of this.configs) entry.namedQueries.sort((a, b) => a.span.start - b.span.start);
+    finishConfigs(this.configs, this.text, this.drivers);
+    // Sites of a hook function walked before the pool was made (declared above it).
+    for (const [fn, hook] of this.hooks) {
+      for (const site of this.model.sites) if (!site.callback && fn.range[0] <= site.span.start && site.span.end <= fn.range[1]) site.callback = { configId: hook.configId, role: hook.role };
+    }
+    // In source order (module-level pools are made before the walk reaches them).
+    for (const entry of this.configs) entry.config.callbacks.sort((a, b) => a.span.start - b.span.start);
+    this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);
+    this.model.sites.sort((a, b) => a.span.start - b.span.start);
+    this.model.releases.sort((a, b) => a.span.start - b.span.start);
+    collectJobTransactions(this.model, this.txs, this.metas);
+  }
+}
+
+function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]>): void {
+  const visit = (node: Node, scope: [number, number]) => {
+    let inner = scope;
+    if (isFunction(node)) inner = node.range;
+    // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
+    if (node.type === 'FunctionDeclaration' && node.id) {
+      const list = out.get(node.id.name) ?? [];
+      list.push({ init: node, scope });
+      out.set(node.id.name, list);
+    }
+    if (node.type === 'VariableDeclaration' && node.kind === 'const') {
+      for (const d of node.declarations) {
+        if (d.id.type === 'Identifier' && d.init) {
+          const list = out.get(d.id.name) ?? [];
+          list.push({ init: d.init, scope });
+          out.set(d.id.name, list);
+        }
+      }
+    }
+    for (const child of children(node)) visit(child, inner);
+  };
+  visit(program, program.range);
+}

@@ -1,0 +1,19 @@
+// The flow engine of the TS/JS front end: one file's walk, with the project
+// modules it imports read the same way. It knows no driver: what a driver's
+// calls mean comes from the registry it is given (drivers/index.ts).
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { FileModel } from '../../../model/index.ts';
+import type { FrontEndOptions } from '../../types.ts';
+import type { DriverRegistry } from '../drivers/index.ts';
+import { TsFile, type AnalysisContext } from './file.ts';
+import { MAX_IMPORT_DEPTH } from './modules.ts';
+import { Walk } from './walk.ts';
+
+const walker: AnalysisContext['walker'] = (file, env, state, name) => new Walk(file, env, state, { name });
+
+export function analyzeTypeScript(model: FileModel, program: TSESTree.Program, options: FrontEndOptions, drivers: DriverRegistry, parse?: AnalysisContext['parse']): void {
+  const file = new TsFile(model, program, options, { importDepth: MAX_IMPORT_DEPTH, parse, drivers, walker });
+  file.run();
+  const dependencies = file.dependencies();
+  if (dependencies.length > 0) model.dependencies = dependencies;
+}

@@ -1,0 +1,291 @@
+// SQL sites: which calls send SQL (the driver modules' query rows, tagged
+// templates, builder chains), the text and values of each, and where it runs
+// — its transaction and its connection, from the value it is sent on and the
+// connection's state at that point of the path.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../model/index.ts';
+import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
+import { builtQuery } from '../builder-sql.ts';
+import type { QueryInput } from '../drivers/model.ts';
+import { classifyValue, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
+import { analyzeHostText } from '../sql-sites.ts';
+import { constantInit, resolveText, templateText, type HostText } from '../strings.ts';
+import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
+import { Bindings } from './bindings.ts';
+import { bare, endsJob, type SiteMeta } from './jobs.ts';
+import { allNone, txOf, type Atom } from './state.ts';
+import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
+
+export abstract class Sites extends Bindings {
+  release(conn: Conn, call: Call): void {
+    if (!this.state.reachable) return;
+    const atoms = this.state.atoms(conn);
+    const open = atoms.filter((a): a is Extract<Atom, { kind: 'open' }> => a.kind === 'open');
+    const normal = open.find((a) => !a.error);
+    const failed = open.find((a) => a.error);
+    const chosen = normal ?? failed;
+    const site = { span: span(call) } as FileModel['releases'][number];
+    if (chosen) site.openTransaction = { beginSpan: chosen.tx.info.beginSpan, reason: normal ? 'no-end' : 'error-path' };
+    this.file.model.releases.push(site);
+  }
+
+  protected blockTries(): TSESTree.TryStatement[] {
+    return this.tries.filter((t) => t.phase === 'block').map((t) => t.node);
+  }
+
+  protected handlerTries(): TSESTree.TryStatement[] {
+    return this.tries.filter((t) => t.phase === 'handler').map((t) => t.node);
+  }
+
+  /** The SQL a call sends, as the driver modules read it (or an in-house query function the config names). */
+  protected queryOf(call: Call): QueryCall | undefined {
+    const method = methodOf(call);
+    const arg0 = unwrap(call.arguments[0] as Node | undefined);
+    if (!method) {
+      const name = dottedName(call.callee);
+      if (name && arg0 && this.file.queryFunctions.some((f) => f === name || name.endsWith(`.${f}`))) {
+        return { text: arg0, on: undefined, driver: this.file.fileDriver, placeholders: 'dollar', at: call };
+      }
+      return undefined;
+    }
+    const on = this.value(method.object);
+    const onDriver = driverOfValue(on);
+    const input: QueryInput = { call, method: method.name, object: method.object, arg0, on, onDriver, driver: onDriver ?? this.file.fileDriver, ctx: this };
+    const rows = this.file.drivers.queryRows.filter((r) => r.methods === '*' || r.methods.has(method.name));
+    for (const row of rows) {
+      const query = row.withoutText ? row.read(input) : undefined;
+      if (query) return query;
+    }
+    if (!arg0) return undefined;
+    const customName = dottedName(call.callee);
+    if (customName && this.file.queryFunctions.some((f) => f === customName || customName.endsWith(`.${f}`))) {
+      return this.textArg(arg0, on, input.driver, 'dollar', call);
+    }
+    for (const row of rows) {
+      const query = row.withoutText ? undefined : row.read(input);
+      if (query) return query;
+    }
+    return undefined;
+  }
+
+  /** A builder chain that ends here, or schema declared as code: the SQL it sends. */
+  protected builderQuery(call: Call): QueryCall | undefined {
+    for (const driver of this.file.drivers.models) {
+      const declared = driver.declaration?.(call, this);
+      if (declared !== undefined) return declared ?? undefined;
+    }
+    const built = builtQuery(call, this, this.file.awaited.has(call), this.file.drivers.builderOf);
+    if (!built) return undefined;
+    for (const c of built.calls) this.file.consumed.add(c);
+    return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
+  }
+
+  taggedArg(tagged: TSESTree.TaggedTemplateExpression, on: Value | undefined, driver: Driver, call: Call): QueryCall {
+    this.file.consumed.add(tagged);
+    return { text: tagged.quasi, tagged: true, on, driver, placeholders: 'dollar', at: call };
+  }
+
+  textArg(arg: Node, on: Value | undefined, driver: Driver, placeholders: PlaceholderStyle, call: Call): QueryCall {
+    // A query config: { name, text, values } (or a class that wraps one).
+    let object: Node | undefined = arg;
+    let pinned = false;
+    if (object.type === 'Identifier' || object.type === 'MemberExpression') {
+      const init = constantInit(object, this.file.resolveContext);
+      if (init?.type === 'ObjectExpression' || (init?.type === 'NewExpression' && this.isQueryClass(init.callee))) {
+        object = init;
+        pinned = true;
+      }
+    }
+    if (object.type === 'NewExpression' && this.isQueryClass(object.callee)) object = unwrap(object.arguments[0] as Node);
+    if (object?.type === 'ObjectExpression') {
+      // node-postgres { text, values }; a Prisma driver adapter's { sql, args }: the keys the driver modules name.
+      const keys = this.file.drivers.queryConfig;
+      const property = (names: readonly string[]) => names.reduce<TSESTree.Property | undefined>((found, key) => found ?? objectProperty(object as TSESTree.ObjectExpression, key), undefined);
+      const text = property(keys.text);
+      const name = property(keys.name);
+      const valuesProperty = property(keys.values);
+      const preparedName = name ? stringValue(name.value as Node) : undefined;
+      if (text) {
+        const values: ValuesSource | undefined = valuesProperty ? { kind: 'array', node: valuesProperty.value as Node } : this.valuesOf(call, driver);
+        return { text: unwrap(text.value as Node)!, on, driver, placeholders, at: call, preparedName, pinnedTo: pinned ? span(arg) : undefined, values };
+      }
+    }
+    return { text: arg, on, driver, placeholders, at: call, values: this.valuesOf(call, driver) };
+  }
+
+
+  /** The values a query call passes after its SQL text: the driver's own way, else an array (or a name of one) after the text. */
+  private valuesOf(call: Call, driver: Driver): ValuesSource | undefined {
+    const rest = call.arguments.slice(1) as Node[];
+    const second = unwrap(rest[0]);
+    if (!second) return undefined;
+    const own = this.file.drivers.of(driver)?.values?.(call, second, rest);
+    if (own) return own === 'none' ? undefined : own;
+    if (second.type === 'ArrayExpression' || second.type === 'Identifier' || second.type === 'MemberExpression') return { kind: 'array', node: second };
+    return undefined;
+  }
+
+  private isQueryClass(callee: Node): boolean {
+    const name = dottedName(callee);
+    return name !== undefined && this.file.drivers.queryConfig.classes.some((c) => name.endsWith(c));
+  }
+
+  protected taggedSite(node: TSESTree.TaggedTemplateExpression): void {
+    const tag = unwrap(node.tag);
+    if (!tag) return;
+    // A tag that sends SQL by its name (prisma.$executeRaw`...`).
+    for (const driver of this.file.drivers.models) {
+      const query = driver.taggedQuery?.(node, tag, this);
+      if (query) {
+        this.site(query);
+        return;
+      }
+    }
+    const value = this.value(tag);
+    if (value?.kind === 'tag' || value?.kind === 'maker' || value?.kind === 'module') return;
+    const tagDriver = driverOfValue(value);
+    // A pool, connection or transaction that is itself the query tag (postgres.js, Bun, Neon, @vercel/postgres sql`...`).
+    if (value && (value.kind === 'pool' || value.kind === 'conn' || value.kind === 'tx') && this.file.drivers.of(tagDriver)?.tagRunsQuery) {
+      this.site({ text: node.quasi, tagged: true, on: value, driver: tagDriver!, placeholders: 'dollar', at: node });
+      return;
+    }
+    if (value) return;
+    // A tag we cannot resolve that is awaited runs the query (postgres.js style); others may be fragments.
+    const imports = this.file.imports;
+    const bare = this.file.drivers.models.find((d) => d.bareTagsRunQueries && imports.drivers.includes(d.driver));
+    if (tag.type === 'Identifier' && (this.file.awaited.has(node) || bare) && !imports.names.has(tag.name)) {
+      this.site({ text: node.quasi, tagged: true, on: undefined, driver: bare?.driver ?? 'unknown', placeholders: 'dollar', at: node });
+    }
+  }
+
+  protected site(query: QueryCall): void {
+    let host: HostText | undefined;
+    if (query.synthesized) host = query.synthesized;
+    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
+    else host = resolveText(query.text, this.file.resolveContext);
+    if (!host) return;
+    if (query.pinnedTo) host = { ...host, pinned: query.pinnedTo };
+    const extraHoles = this.file.drivers.of(query.driver)?.holes?.(host.text) ?? [];
+    const analysis = analyzeHostText(host, query.placeholders, extraHoles);
+    // SQL we cannot parse is unknown here, not an error: ESLint has no place for it and the text may not be SQL at all.
+    analysis.errors = [];
+    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
+    if (analysis.statements.length === 0) return;
+    const placed = this.placement(query.on);
+    const { connection, tx } = placed;
+    const scope = query.scope ?? placed.scope;
+    const site: SqlSite = {
+      span: host.pinned ?? host.span,
+      analysis,
+      scope,
+      connection,
+      driver: query.driver,
+    };
+    if (this.options.name) site.functionName = this.options.name;
+    if (query.preparedName) site.preparedName = query.preparedName;
+    if (this.options.callback) site.callback = { ...this.options.callback };
+    const params = hostParams(
+      host,
+      query.text,
+      query.placeholders,
+      extraHoles,
+      query.values,
+      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.resolveContext)),
+      (node) => constantInit(node, this.file.resolveContext),
+    );
+    if (params) site.params = params;
+    this.file.model.sites.push(site);
+    const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
+    if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
+    this.file.metas.push(meta);
+    this.siteEffects(query, site);
+  }
+
+  /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
+  private siteEffects(query: QueryCall, site: SqlSite): void {
+    const on = query.on;
+    const tx = this.txOfSite(on);
+    if (tx && !tx.claim) {
+      for (const statement of site.analysis.statements) {
+        const claim = statement.lockingReads.find((r) => r.skipLocked);
+        if (claim) {
+          tx.claim = { site, statement, tables: claim.tables };
+          for (const t of [...(this.options.outerTries ?? []), ...this.blockTries()]) tx.tries.add(t);
+          break;
+        }
+      }
+    }
+    if (tx?.claim) {
+      const claimed = new Set(tx.claim.tables.map(bare));
+      if (site.analysis.statements.some((s) => endsJob(s, claimed))) tx.finishes = true;
+    }
+    if (on?.kind !== 'conn') return;
+    for (const statement of site.analysis.statements) {
+      if (statement.transaction === 'begin') this.begin(on.conn, query.at, 'BEGIN');
+      else if (statement.transaction === 'commit' || statement.transaction === 'rollback' || statement.transaction === 'prepare') this.state.set(on.conn, { kind: 'none' });
+    }
+  }
+
+  private txOfSite(on: Value | undefined): Tx | undefined {
+    if (on?.kind === 'tx') return on.tx;
+    if (this.options.arrayTx && on === this.options.arrayTx.on) return this.options.arrayTx.tx;
+    if (on?.kind === 'conn') return txOf(this.state.atoms(on.conn));
+    return undefined;
+  }
+
+  /** Where a site runs: its transaction and its connection. */
+  private placement(on: Value | undefined): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
+    if (this.options.arrayTx && on === this.options.arrayTx.on) {
+      const tx = this.options.arrayTx.tx;
+      const configId = 'configId' in on ? on.configId : undefined;
+      return { scope: txScope(tx), connection: { kind: 'pooled-client', configId }, tx };
+    }
+    // A receiver whose binding we cannot tell (a parameter without a type, a value from a package): unknown, whatever its name.
+    if (!on) return { scope: { kind: 'unknown' }, connection: { kind: 'unknown' } };
+    switch (on.kind) {
+      case 'pool': {
+        // A pool of one connection the script opens and ends: every call runs on that one connection.
+        const single = this.file.configById(on.configId)?.config.reuse === 'single-connection';
+        return { scope: { kind: 'autocommit' }, connection: { kind: single ? 'dedicated' : 'pool', configId: on.configId } };
+      }
+      case 'tx':
+        return { scope: txScope(on.tx), connection: { kind: 'pooled-client', configId: on.configId }, tx: on.tx };
+      case 'conn': {
+        const atoms = this.state.atoms(on.conn);
+        const tx = txOf(atoms);
+        const scope: Scope = tx ? txScope(tx) : allNone(atoms) && this.state.reachable ? { kind: 'autocommit' } : { kind: 'unknown' };
+        return { scope, connection: { kind: on.conn.use, configId: on.conn.configId }, tx };
+      }
+      default:
+        return { scope: { kind: 'unknown' }, connection: { kind: 'unknown' } };
+    }
+  }
+}
+
+/**
+ * A hole where a table name stands (`UPDATE ${table} SET ...`) reads as the
+ * analyzer's `pgq_param_N`: name it after the expression instead
+ * (`${table}`, `${this_table}`), so the claim and the finish that interpolate
+ * the same name are statements on the same table.
+ */
+function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string): void {
+  if (holes.size === 0) return;
+  const rename = (table: string): string => {
+    const match = /^(?:(.*)\.)?pgq_param_(\d+)$/.exec(table);
+    const node = match ? holes.get(Number(match[2])) : undefined;
+    if (!match || !node) return table;
+    const name = `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
+    return match[1] ? `${match[1]}.${name}` : name;
+  };
+  for (const statement of analysis.statements) {
+    for (const w of statement.rowWrites) w.table = rename(w.table);
+    for (const l of statement.lockingReads) l.tables = l.tables.map(rename);
+    for (const p of statement.policies) p.table = rename(p.table);
+    for (const r of statement.rowSecurity) r.table = rename(r.table);
+  }
+}
+
+
+function txScope(tx: Tx): Scope {
+  return { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true };
+}

@@ -1,0 +1,522 @@
+// The path walk: statements, branches, loops, try/catch/finally, returns and
+// throws, nested functions and classes, callbacks run now or later, in source
+// order, following each connection's transaction state (flow/state.ts)
+// along the paths of the function. Calls are where the driver modules come
+// in: a transaction callback, a connection's own method, a query (sites.ts).
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import type { Driver, Scope } from '../../../model/index.ts';
+import { typescriptSideEffect } from '../side-effects.ts';
+import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { isRequire, type TryFrame, type WalkOptions } from './bindings.ts';
+import { eventHook } from './configs.ts';
+import { Env } from './env.ts';
+import { Sites } from './sites.ts';
+import { State } from './state.ts';
+import type { Tx, Value } from './types.ts';
+
+/** Calls that are not the job's work: they run no code of the job. */
+const PURE_GLOBALS = new Set(['console', 'JSON', 'Math', 'Number', 'String', 'Boolean', 'Date', 'Object', 'Array', 'Promise', 'Symbol', 'BigInt', 'Buffer', 'parseInt', 'parseFloat', 'isNaN', 'structuredClone', 'Error', 'TypeError', 'RangeError', 'assert', 'Reflect', 'Intl', 'URL', 'crypto', 'process']);
+const PURE_METHODS = new Set([
+  'map', 'filter', 'forEach', 'reduce', 'find', 'findIndex', 'some', 'every', 'includes', 'indexOf', 'push', 'pop', 'shift', 'unshift', 'slice', 'splice', 'join', 'split',
+  'toString', 'toJSON', 'toISOString', 'trim', 'at', 'keys', 'values', 'entries', 'get', 'set', 'has', 'add', 'delete', 'concat', 'flat', 'flatMap', 'sort', 'reverse',
+  'startsWith', 'endsWith', 'replace', 'replaceAll', 'toLowerCase', 'toUpperCase', 'padStart', 'padEnd', 'getTime', 'valueOf', 'then', 'catch', 'finally',
+  'log', 'info', 'debug', 'warn', 'error', 'trace', 'fatal', 'child', 'release', 'end', 'connect', 'commit', 'rollback', 'emit', 'on', 'once', 'off',
+]);
+const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|debug)$/;
+
+export class Walk extends Sites {
+  // ---- statements ------------------------------------------------------------------
+
+  statements(body: readonly Node[]): void {
+    // Function declarations are hoisted: bind their names first, so a call above the declaration knows what it returns.
+    for (const s of body) {
+      const d = s.type === 'ExportNamedDeclaration' || s.type === 'ExportDefaultDeclaration' ? s.declaration : s;
+      if (d?.type === 'FunctionDeclaration' && d.id && !this.env.vars.has(d.id.name)) this.env.vars.set(d.id.name, { kind: 'function', node: d, owner: this.file, env: this.env });
+    }
+    for (const s of body) this.statement(s);
+  }
+
+  private statement(node: Node): void {
+    switch (node.type) {
+      case 'BlockStatement':
+      case 'StaticBlock':
+        this.statements(node.body);
+        return;
+      case 'ExpressionStatement':
+        this.expression(node.expression);
+        return;
+      case 'VariableDeclaration':
+        for (const d of node.declarations) {
+          if (isRequire(d.init)) {
+            this.bindRequire(d.id);
+            continue;
+          }
+          if (d.init) this.expression(d.init);
+          const value = d.init ? this.value(d.init) : undefined;
+          const fromType = !value && d.id.type === 'Identifier' ? this.parameterValue(d.id) : undefined;
+          this.bindPattern(d.id, value ?? fromType);
+        }
+        return;
+      case 'ReturnStatement':
+        if (node.argument) {
+          // A returned promise runs when the caller awaits it.
+          const returned = unwrap(node.argument);
+          if (returned?.type === 'CallExpression' || returned?.type === 'TaggedTemplateExpression') this.file.awaited.add(returned);
+          this.expression(node.argument);
+          if (this.options.fn) this.file.recordReturn(this.options.fn, this.value(node.argument));
+        }
+        for (const frame of this.tries) frame.returns.push(this.state.clone());
+        this.state = State.unreachable();
+        return;
+      case 'ThrowStatement':
+        this.expression(node.argument);
+        this.throwPoint();
+        this.state = State.unreachable();
+        return;
+      case 'IfStatement': {
+        this.expression(node.test);
+        const before = this.state.clone();
+        this.statement(node.consequent);
+        const afterThen = this.state;
+        this.state = before;
+        if (node.alternate) this.statement(node.alternate);
+        this.state = State.merge([afterThen, this.state]);
+        return;
+      }
+      case 'ForStatement':
+        if (node.init) node.init.type === 'VariableDeclaration' ? this.statement(node.init) : this.expression(node.init);
+        if (node.test) this.expression(node.test);
+        this.loop(() => {
+          this.statement(node.body);
+          if (node.update) this.expression(node.update);
+        });
+        return;
+      case 'ForInStatement':
+      case 'ForOfStatement':
+        this.expression(node.right);
+        this.loop(() => {
+          if (node.left.type === 'VariableDeclaration') for (const d of node.left.declarations) this.bindPattern(d.id, undefined);
+          this.statement(node.body);
+        });
+        return;
+      case 'WhileStatement':
+        this.expression(node.test);
+        this.loop(() => this.statement(node.body));
+        return;
+      case 'DoWhileStatement':
+        this.loop(() => {
+          this.statement(node.body);
+          this.expression(node.test);
+        }, true);
+        return;
+      case 'TryStatement':
+        this.tryStatement(node);
+        return;
+      case 'SwitchStatement': {
+        this.expression(node.discriminant);
+        const start = this.state.clone();
+        const ends: State[] = [];
+        this.loops.push(ends);
+        let fallthrough: State | undefined;
+        for (const c of node.cases) {
+          this.state = fallthrough ? State.merge([start.clone(), fallthrough]) : start.clone();
+          if (c.test) this.expression(c.test);
+          this.statements(c.consequent);
+          fallthrough = this.state;
+        }
+        this.loops.pop();
+        const hasDefault = node.cases.some((c) => c.test === null);
+        this.state = State.merge([...ends, ...(fallthrough ? [fallthrough] : []), ...(hasDefault ? [] : [start])]);
+        return;
+      }
+      case 'BreakStatement':
+      case 'ContinueStatement':
+        this.loops[this.loops.length - 1]?.push(this.state.clone());
+        this.state = State.unreachable();
+        return;
+      case 'LabeledStatement':
+        this.statement(node.body);
+        return;
+      case 'FunctionDeclaration':
+        this.nestedFunction(node, node.id?.name, false);
+        return;
+      case 'ClassDeclaration':
+      case 'ClassExpression':
+        this.classBody(node);
+        return;
+      case 'ExportNamedDeclaration':
+        if (node.declaration) this.statement(node.declaration);
+        return;
+      case 'ExportDefaultDeclaration':
+        if (isFunction(node.declaration)) this.nestedFunction(node.declaration, (node.declaration as { id?: TSESTree.Identifier | null }).id?.name ?? 'default', false);
+        else if (node.declaration.type === 'ClassDeclaration') this.classBody(node.declaration);
+        else this.expression(node.declaration as Node);
+        return;
+      case 'ImportDeclaration':
+      case 'TSTypeAliasDeclaration':
+      case 'TSInterfaceDeclaration':
+      case 'TSDeclareFunction':
+      case 'EmptyStatement':
+      case 'DebuggerStatement':
+        return;
+      default:
+        for (const child of children(node)) this.isStatementLike(child) ? this.statement(child) : this.expression(child);
+    }
+  }
+
+  private isStatementLike(node: Node): boolean {
+    return node.type.endsWith('Statement') || node.type.endsWith('Declaration') || node.type === 'TSModuleBlock';
+  }
+
+  private loop(body: () => void, atLeastOnce = false): void {
+    const before = this.state.clone();
+    const exits: State[] = [];
+    this.loops.push(exits);
+    body();
+    this.loops.pop();
+    this.state = State.merge([this.state, ...exits, ...(atLeastOnce ? [] : [before])]);
+  }
+
+  private tryStatement(node: TSESTree.TryStatement): void {
+    const frame: TryFrame = { node, phase: 'block', throws: [], returns: [] };
+    this.tries.push(frame);
+    this.statement(node.block);
+    this.tries.pop();
+    const afterBlock = this.state;
+    let afterHandler = State.unreachable();
+    let handlerFrame: TryFrame | undefined;
+    if (node.handler) {
+      handlerFrame = { node, phase: 'handler', throws: [], returns: [] };
+      this.state = State.merge(frame.throws.map((s) => s.asError()));
+      if (frame.throws.length === 0) this.state = afterBlock.clone();
+      if (node.handler.param) this.bindPattern(node.handler.param, undefined);
+      this.tries.push(handlerFrame);
+      this.statement(node.handler.body);
+      this.tries.pop();
+      afterHandler = this.state;
+    }
+    const pending = node.handler ? handlerFrame!.throws : frame.throws;
+    const returns = [...frame.returns, ...(handlerFrame?.returns ?? [])];
+    if (node.finalizer) {
+      const normal = State.merge([afterBlock, afterHandler]);
+      // Every way into the finally block, for what it does (release, rollback) on each of them: walked once,
+      // the abrupt ways tagged, so that what comes after the try statement goes on from the normal ones only.
+      const id = node.range[0];
+      this.state = State.merge([normal, ...[...pending.map((s) => s.asError()), ...returns].map((s) => s.tagged(id))]);
+      this.statement(node.finalizer);
+      this.state = this.state.withoutTag(id, normal.reachable);
+    } else {
+      this.state = State.merge([afterBlock, afterHandler]);
+    }
+    // Exceptions not caught here go on to the enclosing try.
+    const outer = this.tries[this.tries.length - 1];
+    if (outer) outer.throws.push(...pending);
+  }
+
+  // ---- functions and classes -------------------------------------------------------
+
+  /** Walks a function declared here. Connections it captures are in an unknown state unless it runs now (a callback argument). */
+  nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean, bind?: (walk: Walk) => void, extra: Partial<WalkOptions> = {}): void {
+    // A declaration walked already (a call above it walked it): its sites are in the model.
+    if (!runsNow && this.file.walked.has(fn)) return;
+    this.file.walked.add(fn);
+    const hook = this.file.hooks.get(fn);
+    const state = this.state.clone();
+    if (!runsNow) for (const conn of state.conns.keys()) state.set(conn, { kind: 'unknown' });
+    const walk = new Walk(this.file, new Env(this.env), state, {
+      name: name ?? this.options.name,
+      thisEnv: fn.type === 'ArrowFunctionExpression' ? this.options.thisEnv : extra.thisEnv ?? this.options.thisEnv,
+      callbackTxs: extra.callbackTxs ?? (runsNow ? this.options.callbackTxs : []),
+      outerTries: extra.outerTries ?? (runsNow ? [...(this.options.outerTries ?? []), ...this.blockTries()] : []),
+      arrayTx: extra.arrayTx,
+      fn,
+      callback: hook ? { configId: hook.configId, role: hook.role } : extra.callback ?? (runsNow ? this.options.callback : undefined),
+    });
+    for (const param of fn.params) {
+      const value = walk.parameterValue(param);
+      const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
+      walk.bindPattern(pattern, value);
+      // A callback run here gets its arguments from the code that runs it, not from a caller of ours.
+      if (!runsNow) for (const id of patternNames(pattern)) walk.env.params.add(id.name);
+    }
+    bind?.(walk);
+    if (hook && fn.params[0]) {
+      // The connection the pool is setting up: one connection, outside any transaction.
+      const driver = this.file.configById(hook.configId)?.config.driver ?? 'unknown';
+      const conn = this.file.newConn(driver, 'pooled-client', 'task', hook.configId);
+      walk.state.set(conn, { kind: 'none' });
+      walk.bindPattern(fn.params[0], { kind: 'conn', conn });
+    }
+    if (fn.body) {
+      if (fn.body.type === 'BlockStatement') walk.statements(fn.body.body);
+      else {
+        const body = unwrap(fn.body as Node);
+        if (body?.type === 'CallExpression' || body?.type === 'TaggedTemplateExpression') this.file.awaited.add(body);
+        walk.expression(fn.body as Node);
+        this.file.recordReturn(fn, walk.value(fn.body as Node));
+      }
+    }
+  }
+
+  private classBody(node: TSESTree.ClassDeclaration | TSESTree.ClassExpression): void {
+    const thisEnv = new Map<string, Value | undefined>();
+    const members = node.body.body;
+    const ctor = members.find((m): m is TSESTree.MethodDefinition => m.type === 'MethodDefinition' && m.kind === 'constructor');
+    for (const m of members) {
+      if (m.type === 'PropertyDefinition' && m.value && !m.computed) {
+        const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+        if (name) thisEnv.set(name, this.value(m.value));
+      }
+    }
+    if (ctor) {
+      for (const p of ctor.value.params) {
+        if (p.type === 'TSParameterProperty' && p.parameter.type === 'Identifier') thisEnv.set(p.parameter.name, this.parameterValue(p));
+      }
+      // this.pool = new Pool(...) in the constructor.
+      const visit = (n: Node) => {
+        if (n.type === 'AssignmentExpression' && n.left.type === 'MemberExpression' && unwrap(n.left.object)?.type === 'ThisExpression') {
+          const name = propertyName(n.left);
+          if (name && !thisEnv.has(name)) thisEnv.set(name, this.value(n.right));
+        }
+        if (!isFunction(n) || n === ctor.value) for (const c of children(n)) visit(c);
+      };
+      visit(ctor.value);
+    }
+    for (const m of members) {
+      if (m.type === 'MethodDefinition' && m.value.type === 'FunctionExpression') {
+        const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+        this.nestedFunction(m.value, name, false, undefined, { thisEnv });
+      } else if (m.type === 'PropertyDefinition' && m.value) {
+        const value = unwrap(m.value);
+        if (isFunction(value)) this.nestedFunction(value, m.key.type === 'Identifier' ? m.key.name : undefined, false, undefined, { thisEnv });
+        else this.expression(m.value);
+      } else if (m.type === 'StaticBlock') {
+        this.statements(m.body);
+      }
+    }
+  }
+
+  // ---- expressions -----------------------------------------------------------------
+
+  expression(node: Node | null | undefined): void {
+    if (!node) return;
+    switch (node.type) {
+      case 'ArrowFunctionExpression':
+      case 'FunctionExpression':
+        this.nestedFunction(node, this.options.name, false);
+        return;
+      case 'ClassExpression':
+        this.classBody(node);
+        return;
+      case 'CallExpression':
+        this.call(node);
+        return;
+      case 'NewExpression':
+        // Made first: a pool's hooks in its options are walked knowing whose they are.
+        this.value(node);
+        for (const arg of node.arguments) this.argument(arg);
+        this.expression(node.callee);
+        this.afterCall(node, false);
+        return;
+      case 'TaggedTemplateExpression':
+        this.expression(node.tag);
+        for (const e of node.quasi.expressions) this.expression(e);
+        if (!this.file.consumed.has(node)) this.taggedSite(node);
+        this.throwPoint();
+        return;
+      case 'AwaitExpression': {
+        const inner = unwrap(node.argument);
+        if (inner?.type === 'TaggedTemplateExpression' || inner?.type === 'CallExpression') this.file.awaited.add(inner);
+        this.expression(node.argument);
+        return;
+      }
+      case 'AssignmentExpression':
+        this.expression(node.right);
+        if (node.left.type === 'Identifier') {
+          this.env.assign(node.left.name, this.value(node.right));
+        } else if (node.left.type === 'MemberExpression' && unwrap(node.left.object)?.type === 'ThisExpression') {
+          const name = propertyName(node.left);
+          if (name && this.options.thisEnv && this.value(node.right)) this.options.thisEnv.set(name, this.value(node.right));
+        } else {
+          this.expression(node.left);
+        }
+        return;
+      case 'ConditionalExpression': {
+        this.expression(node.test);
+        const before = this.state.clone();
+        this.expression(node.consequent);
+        const a = this.state;
+        this.state = before;
+        this.expression(node.alternate);
+        this.state = State.merge([a, this.state]);
+        return;
+      }
+      default:
+        for (const child of children(node)) {
+          if (isFunction(child)) this.nestedFunction(child, this.options.name, false);
+          else this.expression(child);
+        }
+    }
+  }
+
+  /** A call's argument: a function passed to a call runs now (map, Promise.all, forEach), so it sees the current state. */
+  private argument(arg: Node): void {
+    const a = unwrap(arg);
+    if (isFunction(a)) this.nestedFunction(a, this.options.name, true);
+    else this.expression(arg);
+  }
+
+  private call(call: Call): void {
+    // Made first: a pool's hooks in its options are walked knowing whose they are.
+    this.value(call);
+    const hook = eventHook(call, this.file.drivers);
+    if (hook) {
+      const method = methodOf(call);
+      const on = method ? this.value(method.object) : undefined;
+      if (on?.kind === 'pool' && on.configId) this.file.registerHook(hook, on.configId, this);
+    }
+    if (this.transactionCallback(call)) return;
+    const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
+    this.expression(call.callee);
+    for (const arg of call.arguments) this.argument(arg);
+    let db = false;
+    if (query) {
+      db = true;
+      this.site(query);
+    }
+    db = this.connectionCall(call) || db;
+    this.afterCall(call, db);
+  }
+
+  /** Work and side effects of a call that is not the database's, and the exception it may throw. */
+  private afterCall(call: Call | TSESTree.NewExpression, db: boolean): void {
+    if (!db && call.type === 'CallExpression') {
+      const method = methodOf(call);
+      const onDb = method ? this.isDbValue(this.value(method.object)) : false;
+      if (!onDb && this.isWork(call)) this.markWork();
+      this.sideEffect(call);
+    }
+    this.throwPoint();
+  }
+
+  private isDbValue(v: Value | undefined): boolean {
+    return !!v && (v.kind === 'pool' || v.kind === 'conn' || v.kind === 'tx' || v.kind === 'builder' || v.kind === 'tag');
+  }
+
+  private isWork(call: Call): boolean {
+    const callee = unwrap(call.callee);
+    if (!callee) return false;
+    if (callee.type === 'Identifier') return !PURE_GLOBALS.has(callee.name) && !this.file.queryFunctions.includes(callee.name);
+    if (callee.type === 'MemberExpression') {
+      const name = propertyName(callee);
+      const root = dottedName(callee.object);
+      if (root && (LOGGER_NAMES.test(root) || PURE_GLOBALS.has(root.split('.')[0]))) return false;
+      if (name && PURE_METHODS.has(name)) return false;
+      return true;
+    }
+    return true;
+  }
+
+  /** The transactions the current point runs in, with a claim seen: callback ones and BEGIN ones. */
+  private currentTxs(): Tx[] {
+    const txs = new Set<Tx>(this.options.callbackTxs ?? []);
+    if (this.options.arrayTx) txs.add(this.options.arrayTx.tx);
+    for (const atoms of this.state.conns.values()) for (const a of atoms.values()) if (a.kind === 'open' && !a.error) txs.add(a.tx);
+    return [...txs];
+  }
+
+  private markWork(): void {
+    if (!this.state.reachable) return;
+    for (const tx of this.currentTxs()) {
+      if (!tx.claim) continue;
+      tx.work = true;
+      for (const t of [...(this.options.outerTries ?? []), ...this.blockTries()]) tx.tries.add(t);
+    }
+  }
+
+  private sideEffect(call: Call): void {
+    const callee = unwrap(call.callee);
+    const name = dottedName(callee);
+    if (!name) return;
+    if (!typescriptSideEffect(name)) return;
+    const tx = this.currentTxs()[0];
+    const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
+    this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+  }
+
+  protected throwPoint(): void {
+    const frame = this.tries[this.tries.length - 1];
+    if (frame && this.state.reachable) frame.throws.push(this.state.clone());
+  }
+
+  // ---- transactions by callback ----------------------------------------------------
+
+  private transactionCallback(call: Call): boolean {
+    const method = methodOf(call);
+    if (!method) return false;
+    const fn = callbackArg(call);
+    const on = this.value(method.object);
+    const receiverName = dottedName(method.object) ?? method.name;
+    const configId = on && 'configId' in on ? on.configId : undefined;
+    let form: string | undefined;
+    let driver: Driver = 'unknown';
+    let kind: 'tx' | 'conn' | 'same-tx' = 'tx';
+    if (fn) {
+      // sql.begin(fn), db.transaction(fn), db.task(fn): as a driver module reads the call.
+      const use = this.file.drivers.callback({ method: method.name, on, call, fileDriver: this.file.fileDriver });
+      if (!use) return false;
+      ({ kind, driver } = use);
+      form = use.form ?? `${receiverName}.${method.name}`;
+    } else if (on && call.arguments.length > 0 && unwrap(call.arguments[0])?.type === 'ArrayExpression' && this.file.drivers.models.some((d) => d.arrayTransaction?.(method.name, on))) {
+      // prisma.$transaction([prisma.$executeRaw`...`, ...]), Neon's sql.transaction([sql`...`, ...]): every query in the array runs in one transaction.
+      const tx = this.file.txAt(`call@${call.range[0]}`, 'callback', `${receiverName}.$transaction([...])`, span(call.callee));
+      this.expression(call.callee);
+      const inner = new Walk(this.file, this.env, this.state, { ...this.options, arrayTx: { on, tx } });
+      inner.tries = this.tries;
+      inner.loops = this.loops;
+      for (const arg of call.arguments) inner.expression(arg);
+      this.state = inner.state;
+      this.throwPoint();
+      return true;
+    } else {
+      return false;
+    }
+
+    this.expression(call.callee);
+    for (const arg of call.arguments) if (unwrap(arg) !== fn) this.argument(arg);
+    const param = fn!.params[0];
+    if (kind === 'same-tx' && on?.kind === 'tx') {
+      this.nestedFunction(fn!, this.options.name, true, (walk) => {
+        if (param) walk.bindPattern(param, on);
+      });
+    } else if (kind === 'conn') {
+      this.nestedFunction(fn!, this.options.name, true, (walk) => {
+        if (!param) return;
+        const conn = this.file.newConn(driver, 'pooled-client', 'task', configId);
+        walk.state.set(conn, { kind: 'none' });
+        walk.bindPattern(param, { kind: 'conn', conn });
+      });
+    } else {
+      const tx = this.file.txAt(`call@${call.range[0]}`, 'callback', form!, span(call.callee));
+      const entry = this.file.configById(configId);
+      if (entry && this.file.drivers.of(driver)?.tracksCallbackTransactions && !entry.transactions.some((s) => s.start === call.range[0])) entry.transactions.push(span(call));
+      this.nestedFunction(fn!, this.options.name, true, (walk) => {
+        if (param) walk.bindPattern(param, { kind: 'tx', driver, tx, configId });
+      }, { callbackTxs: [...(this.options.callbackTxs ?? []), tx] });
+    }
+    this.throwPoint();
+    return true;
+  }
+
+  // ---- calls on connections: BEGIN by method, release ------------------------------
+
+  /** BEGIN by method, COMMIT, release: as the connection's driver module reads them. True when the call is the database's own (not the job's work). */
+  private connectionCall(call: Call): boolean {
+    const method = methodOf(call);
+    if (!method) return false;
+    const on = this.value(method.object);
+    if (on?.kind !== 'conn') return this.isDbValue(on);
+    this.file.drivers.of(on.conn.driver)?.connectionMethod?.(on.conn, method.name, call, this);
+    return true;
+  }
+}
