@@ -11,6 +11,7 @@
 // whatever order the work finished in.
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { rules as allRules } from '../../rules/index.ts';
 import { UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -27,6 +28,7 @@ import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
+import { generatedShape } from './vendored.ts';
 
 /** Default per-file time budget, in ms. */
 export const DEFAULT_TIME_BUDGET = 10_000;
@@ -141,6 +143,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   // Files outside the selection are read only when a cross-file rule needs their facts.
   const reported = new Set(files);
   const read = active.some((a) => a.rule.collect) ? all : files;
+  // A file named on the command line is scanned whatever its shape, as ESLint lints a file it is given by name.
+  const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
 
   const config = analysisConfig(active, allRules, options.queryFunctions, options.sql);
@@ -217,8 +221,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       stats.bytes += bytes.length;
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
-      if (!language || !prefilter(bytes, language)) {
-        // None of the triggers occur: no rule can report on this file, and it lends no facts.
+      if (!language || (language === 'typescript' && !named.has(file) && generatedShape(bytes)) || !prefilter(bytes, language)) {
+        // None of the triggers occur: no rule can report on this file, and it lends no facts. A bundle or
+        // generated client (vendored.ts) is the same: not the project's code.
         cache?.skip(file, stat);
         finish(index, { result: fileResult(file) });
         continue;
