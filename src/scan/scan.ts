@@ -203,7 +203,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       const language = languageOf(file);
-      if (known && language && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
+      if (known && language && withinLimits(known.analysis, analyzer.options) && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
         // Not read: a report that shows the text reads it (src/report/source.ts).
@@ -233,7 +233,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
       const hash = cache ? `${contentHash(bytes)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
-      if (cached) {
+      if (cached && withinLimits(cached, analyzer.options)) {
         stats.cached++;
         finish(index, outcomeOf(file, text, cached));
         continue;
@@ -245,9 +245,13 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
-          cache?.drop(file);
+          const message = skippedMessage(outcome, analyzer);
+          // A skip is kept with the limits it was decided under: the next run gives the same report, at once,
+          // until the file changes or a run allows it more time or memory.
+          if (hash && outcome.kind !== 'failed') cache?.set(file, hash, { messages: [message], limits: { timeBudget: analyzer.options.timeBudget, memoryLimit: analyzer.options.memoryLimit } }, stat);
+          else cache?.drop(file);
           if (outcome.kind !== 'failed') stats.skipped++;
-          finish(index, { result: fileResult(file, [skippedMessage(outcome, analyzer)]) });
+          finish(index, { result: fileResult(file, [message]) });
         }),
       );
     }
@@ -328,6 +332,17 @@ function fileResult(filePath: string, messages: Finding[] = [], source?: string)
   if (messages.length > 0) countSeverities(result);
   if (source !== undefined) result.source = source;
   return result;
+}
+
+/** A cached skip holds only for a run that allows no more time and memory than the run that decided it. */
+function withinLimits(analysis: FileAnalysis, options: { timeBudget: number; memoryLimit: number }): boolean {
+  const limits = analysis.limits;
+  return !limits || (budgetOf(options.timeBudget) <= budgetOf(limits.timeBudget) && options.memoryLimit <= limits.memoryLimit);
+}
+
+/** 0 (and anything not positive) is no time budget at all. */
+function budgetOf(ms: number): number {
+  return ms > 0 ? ms : Infinity;
 }
 
 function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {
