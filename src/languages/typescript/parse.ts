@@ -178,7 +178,10 @@ export function tooDeepForOxc(text: string): boolean {
       i += 3;
       unary = 0;
     } else {
+      // Any other character: nothing grew, so nothing to weigh.
       unary = 0;
+      previous = c;
+      continue;
     }
     if (below + (chains[depth] + elses[depth]) * CHAIN_COST + unary * UNARY_COST + angles * BRACKET_COST > MAX_DEPTH_COST) return true;
     previous = c;
