@@ -18,14 +18,14 @@ export function runRules(model: FileModel, active: readonly ActiveRule[]): Findi
     // One diagnostic per file for the statements that did not parse; the rest were analysed.
     const [first] = model.sqlErrors;
     const more = model.sqlErrors.length - 1;
-    findings.push({
-      ruleId: null,
-      severity: 2,
-      fatal: true,
-      message: `Parsing error: ${first.message}${more > 0 ? ` (and ${more} more statement${more > 1 ? 's' : ''} that did not parse)` : ''}`,
-      span: first.span,
-      ...locate(first.span),
-    });
+    const others = more > 0 ? ` (and ${more} more statement${more > 1 ? 's' : ''} that did not parse)` : '';
+    const hint = model.parseErrorHint ? `. ${model.parseErrorHint}` : '';
+    if (model.language === 'sql') {
+      findings.push({ ruleId: null, severity: 2, fatal: true, message: `Parsing error: ${first.message}${others}${hint}`, span: first.span, ...locate(first.span) });
+    } else {
+      // The file itself parsed: SQL in one of its strings that does not (a test that sends bad SQL on purpose) is worth a look, not a failed run.
+      findings.push({ ruleId: null, severity: 1, messageId: 'sql-syntax', message: `SQL in a string does not parse: ${first.message}${others}${hint}`, span: first.span, ...locate(first.span) });
+    }
   }
   for (const { rule, severity, options } of active) {
     if (!rule.languages.includes(model.language)) continue;

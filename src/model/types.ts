@@ -232,6 +232,8 @@ export interface FileModel {
   skipped?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
+  /** Said after the parse error of a file: what the file was read as, and how to leave it out. */
+  parseErrorHint?: string;
   /**
    * Other project files the front end read to build this model (absolute
    * paths, sorted): the TS/JS or Python module an imported pool or client is

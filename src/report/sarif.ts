@@ -1,7 +1,9 @@
 // SARIF 2.1.0 as GitHub code scanning reads it: one run, every rule in
 // tool.driver.rules (id pgq/<rule-id>, descriptions, help from its doc page,
-// default level), results with repository-relative locations, parse errors as
-// tool execution notifications. Columns are UTF-16 code units, 1-based, the
+// default level), results with repository-relative locations. A message about
+// a file as a whole (a parse error, a skipped file) is both a result of a
+// `pgq-audit/...` rule, so code scanning shows what failed the run, and a tool
+// execution notification, at the severity every other format gives it. Columns are UTF-16 code units, 1-based, the
 // end exclusive — the same as findings carry them.
 import { isAbsolute, relative, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -35,6 +37,7 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
     };
   });
   const index = new Map(infos.map((info, i) => [info.id, i]));
+  const fileRules = new Map<string, number>();
   const sarifResults: Sarif.Result[] = [];
   const notifications: Sarif.Notification[] = [];
   for (const result of results) {
@@ -44,7 +47,28 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
       const location: Sarif.Location = { physicalLocation: { artifactLocation, region: region(finding) } };
       if (result.object) location.logicalLocations = [logicalLocation(result.object)];
       if (finding.ruleId === null) {
-        notifications.push({ level: 'error', message: { text: finding.message }, locations: [location] });
+        notifications.push({ level: level(finding.severity), message: { text: finding.message }, locations: [location] });
+        const kind = fileMessageKind(finding);
+        if (!fileRules.has(kind.id)) {
+          fileRules.set(kind.id, rules.length);
+          rules.push({
+            id: kind.id,
+            name: kind.id.slice('pgq-audit/'.length),
+            shortDescription: { text: kind.description },
+            fullDescription: { text: kind.description },
+            help: { text: kind.description },
+            defaultConfiguration: { level: level(finding.severity) },
+            properties: { tags: ['pgq-audit', 'tool'] },
+          });
+        }
+        sarifResults.push({
+          ruleId: kind.id,
+          ruleIndex: fileRules.get(kind.id),
+          level: level(finding.severity),
+          message: { text: finding.message },
+          locations: [location],
+          partialFingerprints: { 'pgqAuditFingerprint/v1': `${prints[i].fingerprint}:${prints[i].occurrence}` },
+        });
         return;
       }
       sarifResults.push({
@@ -71,6 +95,22 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
     ],
   };
   return `${JSON.stringify(log, null, 2)}\n`;
+}
+
+/** The stand-in rule of a message about a file as a whole (ruleId null), by what it says. */
+function fileMessageKind(finding: Finding): { id: string; description: string } {
+  switch (finding.messageId) {
+    case 'skipped':
+      return { id: 'pgq-audit/file-skipped', description: 'A file or object pgq-audit stopped analysing (time budget or memory): nothing in it was checked' };
+    case 'not-postgresql':
+      return { id: 'pgq-audit/not-postgresql', description: 'A .sql file that is not PostgreSQL (a template, another database\'s SQL): not checked' };
+    case 'sql-syntax':
+      return { id: 'pgq-audit/sql-syntax', description: 'SQL in a string of the code that does not parse' };
+    case 'internal-error':
+      return { id: 'pgq-audit/internal-error', description: 'A rule of pgq-audit failed: its findings there are missing' };
+    default:
+      return { id: 'pgq-audit/parse-error', description: 'A file pgq-audit could not parse or read: what did not parse was not checked' };
+  }
 }
 
 function level(severity: 1 | 2): Sarif.ReportingConfiguration.level {

@@ -24,6 +24,8 @@ export interface FileAnalysis {
   directives?: FileDirectives;
   /** Other files the analysis read (a TS/JS file's imported pool module): the cache checks them too. */
   dependencies?: string[];
+  /** Set when the analysis was stopped (a skipped file): the limits it was stopped under. */
+  limits?: { timeBudget: number; memoryLimit: number };
 }
 
 /** The config that runs exactly `active` (rules left out of it are off). */

@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'no
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { isVendoredFile, isVendoredFolder } from './vendored.ts';
 
 export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/build/**', '**/out/**', '**/coverage/**', '**/.git/**'];
 const ALWAYS_IGNORED_NAMES = new Set(['node_modules', 'dist', 'build', 'out', 'coverage', '.git']);
@@ -132,11 +133,11 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
   for (const entry of entries) {
     const name = entry.name;
     if (entry.isDirectory()) {
-      if (ALWAYS_IGNORED_NAMES.has(name) || ignored(name, true)) continue;
+      if (ALWAYS_IGNORED_NAMES.has(name) || isVendoredFolder(name) || ignored(name, true)) continue;
       walk(`${base}${name}`, `${rel}${name}/`, here.map((l) => ({ ...l, prefix: `${l.prefix}${name}/` })), state);
     } else if (entry.isFile()) {
       const dot = name.lastIndexOf('.');
-      if (dot < 0 || !state.extensions.has(name.slice(dot).toLowerCase())) continue;
+      if (dot < 0 || !state.extensions.has(name.slice(dot).toLowerCase()) || isVendoredFile(name)) continue;
       if (ignored(name, false)) continue;
       if (state.extra?.(`${rel}${name}`)) continue;
       state.files.push(`${base}${name}`);

@@ -11,6 +11,7 @@
 // whatever order the work finished in.
 import { hash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { rules as allRules } from '../../rules/index.ts';
 import { UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -27,6 +28,7 @@ import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
+import { generatedShape } from './vendored.ts';
 
 /** Default per-file time budget, in ms. */
 export const DEFAULT_TIME_BUDGET = 10_000;
@@ -141,6 +143,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   // Files outside the selection are read only when a cross-file rule needs their facts.
   const reported = new Set(files);
   const read = active.some((a) => a.rule.collect) ? all : files;
+  // A file named on the command line is scanned whatever its shape, as ESLint lints a file it is given by name.
+  const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
 
   const config = analysisConfig(active, allRules, options.queryFunctions, options.sql);
@@ -199,7 +203,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       const language = languageOf(file);
-      if (known && language && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
+      if (known && language && withinLimits(known.analysis, analyzer.options) && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
         // Not read: a report that shows the text reads it (src/report/source.ts).
@@ -217,8 +221,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       stats.bytes += bytes.length;
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
-      if (!language || !prefilter(bytes, language)) {
-        // None of the triggers occur: no rule can report on this file, and it lends no facts.
+      if (!language || (language === 'typescript' && !named.has(file) && generatedShape(bytes)) || !prefilter(bytes, language)) {
+        // None of the triggers occur: no rule can report on this file, and it lends no facts. A bundle or
+        // generated client (vendored.ts) is the same: not the project's code.
         cache?.skip(file, stat);
         finish(index, { result: fileResult(file) });
         continue;
@@ -228,7 +233,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
       const hash = cache ? `${contentHash(bytes)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
-      if (cached) {
+      if (cached && withinLimits(cached, analyzer.options)) {
         stats.cached++;
         finish(index, outcomeOf(file, text, cached));
         continue;
@@ -240,9 +245,13 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
-          cache?.drop(file);
+          const message = skippedMessage(outcome, analyzer);
+          // A skip is kept with the limits it was decided under: the next run gives the same report, at once,
+          // until the file changes or a run allows it more time or memory.
+          if (hash && outcome.kind !== 'failed') cache?.set(file, hash, { messages: [message], limits: { timeBudget: analyzer.options.timeBudget, memoryLimit: analyzer.options.memoryLimit } }, stat);
+          else cache?.drop(file);
           if (outcome.kind !== 'failed') stats.skipped++;
-          finish(index, { result: fileResult(file, [skippedMessage(outcome, analyzer)]) });
+          finish(index, { result: fileResult(file, [message]) });
         }),
       );
     }
@@ -323,6 +332,17 @@ function fileResult(filePath: string, messages: Finding[] = [], source?: string)
   if (messages.length > 0) countSeverities(result);
   if (source !== undefined) result.source = source;
   return result;
+}
+
+/** A cached skip holds only for a run that allows no more time and memory than the run that decided it. */
+function withinLimits(analysis: FileAnalysis, options: { timeBudget: number; memoryLimit: number }): boolean {
+  const limits = analysis.limits;
+  return !limits || (budgetOf(options.timeBudget) <= budgetOf(limits.timeBudget) && options.memoryLimit <= limits.memoryLimit);
+}
+
+/** 0 (and anything not positive) is no time budget at all. */
+function budgetOf(ms: number): number {
+  return ms > 0 ? ms : Infinity;
 }
 
 function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {

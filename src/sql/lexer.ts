@@ -120,3 +120,12 @@ function pushIfCode(text: string, spans: { start: number; end: number }[], start
   });
   if (hasCode) spans.push({ start, end });
 }
+
+/** The text with its strings, quoted identifiers, dollar quotes and comments blanked (newlines kept): offsets stay. */
+export function codeOnly(text: string): string {
+  const code = text.replace(/[^\r\n]/g, ' ').split('');
+  forEachCodeChar(text, (i) => {
+    code[i] = text[i];
+  });
+  return code.join('');
+}

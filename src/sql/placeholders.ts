@@ -15,6 +15,12 @@ export interface Hole extends Span {
   identifier?: boolean;
   /** How the hole reads as a name: a quoted identifier that says what fills it. Default `pgq_param_N`. */
   identifierText?: string;
+  /**
+   * The hole may stand for a piece of SQL, or nothing: a template's `{where}`
+   * or `{filters}` adds an optional clause. Read as empty when neither a value
+   * nor a name nor a list parses.
+   */
+  fragment?: boolean;
 }
 
 interface Edit {
@@ -25,23 +31,25 @@ interface Edit {
   asIdentifier: string;
   /**
    * How it is rendered now: 0 as a value, 1 as a name, 2 as a parenthesised
-   * list (`IN :ids`, `VALUES :rows` of pgtyped and yesql). The parser's error
-   * moves a placeholder to the next one.
+   * list (`IN :ids`, `VALUES :rows` of pgtyped and yesql), 3 as nothing (a
+   * fragment hole only). The parser's error moves a placeholder to the next one.
    */
-  stage: 0 | 1 | 2;
+  stage: 0 | 1 | 2 | 3;
+  /** May be rendered as nothing (stage 3). */
+  fragment?: boolean;
   /** A known text: rendered as it is, never retried. */
   fixed?: boolean;
 }
 
 function rendered(edit: Edit): string {
-  return edit.stage === 0 ? edit.asValue : edit.stage === 1 ? edit.asIdentifier : `(${edit.asValue})`;
+  return edit.stage === 0 ? edit.asValue : edit.stage === 1 ? edit.asIdentifier : edit.stage === 2 ? `(${edit.asValue})` : '';
 }
 
 export interface NormalizedSql {
   sql: string;
   /** Maps an offset in `sql` back to the original text. */
   toOriginal(offset: number): number;
-  /** Re-renders the placeholder nearest before `originalOffset` as a name (then as a list); false if none is there. */
+  /** Re-renders the placeholder nearest before `originalOffset` as a name (then as a list, then a fragment as nothing); false if none is there. */
   retryAsIdentifier(originalOffset: number): boolean;
 }
 
@@ -55,6 +63,7 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
     }
     const edit = makeEdit(hole.start, hole.end, next++, hole.identifier === true);
     if (hole.identifierText) edit.asIdentifier = hole.identifierText;
+    if (hole.fragment) edit.fragment = true;
     edits.push(edit);
   }
   edits.sort((a, b) => a.start - b.start);
@@ -110,11 +119,11 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
     retryAsIdentifier(originalOffset) {
       let best: Edit | undefined;
       for (const edit of edits) {
-        if (edit.fixed || edit.stage === 2) continue;
+        if (edit.fixed || edit.stage === 3 || (edit.stage === 2 && !edit.fragment)) continue;
         if (edit.start <= originalOffset + 1 && (!best || edit.start > best.start)) best = edit;
       }
       if (!best || originalOffset - best.end > 64) return false;
-      best.stage = best.stage === 0 ? 1 : 2;
+      best.stage = best.stage === 0 ? 1 : best.stage === 1 ? 2 : 3;
       render();
       return true;
     },

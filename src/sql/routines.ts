@@ -5,7 +5,7 @@
 import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
 import { extractFacts, nodeType, type Node } from './extract.ts';
 import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
-import { splitStatements } from './lexer.ts';
+import { codeOnly, splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
@@ -66,7 +66,15 @@ export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endBy
     nested(routine.body, (i) => place(bodyOffset + i), routine.info, out, { parameters: routine.info.parameters ?? [], reportParseError: true });
     return;
   }
-  const tree = parsePlPgSql(stmtText);
+  let tree = parsePlPgSql(stmtText);
+  if (!tree.ok) {
+    // The PL/pgSQL parser reads a type it does not know (an enum, a domain) as a record; the server knows better.
+    const scalar = withScalarDeclarations(stmtText, bodyOffset, routine.body.length);
+    if (scalar !== undefined) {
+      const retried = parsePlPgSql(scalar);
+      if (retried.ok) tree = retried;
+    }
+  }
   if (!tree.ok) {
     out.errors.push({ message: `PL/pgSQL body of ${routine.info.name}: ${tree.message}`, span: { start: at(startByte), end: at(endByte) } });
     return;
@@ -108,6 +116,55 @@ export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endBy
     const prefix = sqlText.length - needle.length;
     nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded, plpgsql: query.place });
   }
+}
+
+/** Types the PL/pgSQL parser reads as a scalar, or that must keep their own kind (record, cursor, %TYPE). */
+const KEEP_TYPE = /^(?:record|refcursor|cursor|alias|(?:no\s+)?scroll|constant|bigint|int[248]?|integer|smallint|bigserial|serial[248]?|smallserial|boolean|bool|text|varchar|character|char|bpchar|name|numeric|decimal|real|double|float[48]?|money|date|time|timetz|timestamp|timestamptz|interval|json|jsonb|uuid|bytea|xml|inet|cidr|macaddr8?|oid|regclass|regproc|regprocedure|regtype|regrole|regnamespace|tsvector|tsquery|bit|varbit|point|line|lseg|box|path|polygon|circle|pg_lsn|trigger|void)\b/i;
+
+/**
+ * The routine's text with each declared variable of a type the parser cannot
+ * know (a user's enum, domain or composite, `my_status` or `app.state[]`)
+ * declared as `text` instead, padded to the same length so every offset stays
+ * right; undefined when there is none. libpg-query's PL/pgSQL parser has no
+ * catalog and reads an unknown type as a record, and then rejects
+ * `SELECT a, b INTO v_status, v_flag` ("record variable cannot be part of
+ * multiple-item INTO list") that PostgreSQL compiles for an enum. A variable
+ * whose fields the body reads (`v.id`) is a composite, and is left as it is.
+ */
+export function withScalarDeclarations(stmtText: string, bodyOffset: number, bodyLength: number): string | undefined {
+  const body = stmtText.slice(bodyOffset, bodyOffset + bodyLength);
+  const code = codeOnly(body);
+  const edits: { start: number; end: number }[] = [];
+  for (const declare of code.matchAll(/\bdeclare\b/gi)) {
+    let at = declare.index + declare[0].length;
+    for (;;) {
+      const semicolon = code.indexOf(';', at);
+      if (semicolon < 0) break;
+      const declaration = code.slice(at, semicolon);
+      if (/^\s*begin\b/i.test(declaration) || /^\s*declare\b/i.test(declaration)) break;
+      const parts = /^(\s*(?:<<\w+>>\s*)?("?)([A-Za-z_][\w$]*)\2\s+(?:constant\s+)?)([^]*?)(?=\s+(?:not\s+null|default|collate)\b|\s*:?=|\s*$)/i.exec(declaration);
+      at = semicolon + 1;
+      if (!parts) continue;
+      const [, head, , variable, type] = parts;
+      if (!type || KEEP_TYPE.test(type) || /%(?:row)?type\b/i.test(type) || /\bfor\b/i.test(type)) continue;
+      if (new RegExp(`(?<![\\w$."])${escapeRegExp(variable)}"?\\s*\\.\\s*[A-Za-z_"*]`, 'i').test(code)) continue;
+      const start = semicolon - declaration.length + head.length;
+      edits.push({ start, end: start + type.length });
+    }
+  }
+  if (edits.length === 0) return undefined;
+  let out = stmtText.slice(0, bodyOffset);
+  let last = 0;
+  for (const edit of edits) {
+    const width = edit.end - edit.start;
+    out += body.slice(last, edit.start) + (width >= 4 ? 'text'.padEnd(width) : 'int'.padEnd(width));
+    last = edit.end;
+  }
+  return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 /** `'...' || x`, `format(...)`: an assignment that builds SQL text for a later EXECUTE. */

@@ -105,7 +105,7 @@ test('SARIF of the fixtures is valid SARIF 2.1.0 and says what GitHub code scann
   assert.equal(sarifRun.originalUriBaseIds['%SRCROOT%'].uri, `file://${repoRoot}/`);
 });
 
-test('parse errors are tool notifications, and odd file names are encoded URIs', () => {
+test('a parse error is a result of pgq-audit/parse-error and a notification, both errors; odd file names are encoded URIs', () => {
   const dir = project({ 'odd name #1.sql': "SET app.tenant = '1';\n", 'broken.sql': "select 'never closed;\n" });
   const run = runCli(['scan', '.', '--format', 'sarif'], { cwd: dir });
   assert.equal(run.code, 1, run.stderr);
@@ -113,13 +113,35 @@ test('parse errors are tool notifications, and odd file names are encoded URIs',
   assertValid(log);
   const [sarifRun] = log.runs;
   assert.deepEqual(
-    sarifRun.results.map((r: any) => r.locations[0].physicalLocation.artifactLocation.uri),
-    ['odd%20name%20%231.sql'],
+    sarifRun.results.map((r: any) => [r.ruleId, r.level, r.locations[0].physicalLocation.artifactLocation.uri]),
+    [
+      ['pgq-audit/parse-error', 'error', 'broken.sql'],
+      ['pgq/no-session-tenant-setting', 'error', 'odd%20name%20%231.sql'],
+    ],
   );
+  const parseError = sarifRun.results[0];
+  assert.equal(sarifRun.tool.driver.rules[parseError.ruleIndex].id, 'pgq-audit/parse-error');
+  assert.match(parseError.message.text, /^Parsing error/);
   const [notification] = sarifRun.invocations[0].toolExecutionNotifications;
   assert.equal(notification.level, 'error');
   assert.match(notification.message.text, /^Parsing error/);
   assert.equal(notification.locations[0].physicalLocation.artifactLocation.uri, 'broken.sql');
+});
+
+test('a file that is skipped is a warning in SARIF as in every other format', () => {
+  const dir = project({ 'schema.sql': 'create table t (id integer primary key autoincrement);\n', 'ok.sql': 'select 1;\n' });
+  const sarif = runCli(['scan', '.', '--format', 'sarif'], { cwd: dir });
+  const json = runCli(['scan', '.', '--format', 'json'], { cwd: dir });
+  assert.equal(sarif.code, 0, sarif.stderr);
+  assert.equal(json.code, 0, json.stderr);
+  const log = JSON.parse(sarif.stdout);
+  assertValid(log);
+  const [sarifRun] = log.runs;
+  assert.deepEqual(sarifRun.results.map((r: any) => [r.ruleId, r.level]), [['pgq-audit/not-postgresql', 'warning']]);
+  assert.deepEqual(sarifRun.invocations[0].toolExecutionNotifications.map((n: any) => n.level), ['warning']);
+  const [jsonMessage] = JSON.parse(json.stdout).flatMap((r: any) => r.messages);
+  assert.equal(jsonMessage.severity, 1);
+  assert.equal(jsonMessage.message, sarifRun.results[0].message.text);
 });
 
 test('a clean scan is a valid log with no results; --output-file writes it and leaves stdout empty', () => {

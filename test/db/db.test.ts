@@ -216,6 +216,31 @@ describe('routine bodies that do not parse', () => {
   });
 });
 
+describe('functions the server compiled', () => {
+  test('a variable of an enum type in a multiple-item INTO: no parse error, its statements are read', { timeout: 120_000 }, async () => {
+    await db.run(`create schema typed;
+      create type typed.job_status as enum ('todo', 'doing', 'failed');
+      create table typed.jobs (id bigint primary key, status typed.job_status, abort_requested boolean);
+      create function typed.retry(p_id bigint, t text) returns void language plpgsql as $body$
+      declare
+        v_status typed.job_status;
+        v_abort boolean;
+      begin
+        select status, abort_requested from typed.jobs where id = p_id for update into v_status, v_abort;
+        perform set_config('app.tenant', t, false);
+      end $body$;`);
+    try {
+      const { results } = await lintDatabase({ url: lintUrl, schemas: ['typed'], concurrency: 'off' });
+      const retry = results.find((r) => r.filePath === 'db:function typed.retry(bigint, text)');
+      assert.ok(retry, results.map((r) => r.filePath).join(', '));
+      assert.deepEqual(retry.messages.filter((m) => m.ruleId === null), [], 'no parse error on what PostgreSQL compiled');
+      assert.ok(retry.messages.some((m) => m.ruleId === 'no-session-tenant-setting'), JSON.stringify(retry.messages));
+    } finally {
+      await db.run('drop schema typed cascade');
+    }
+  });
+});
+
 describe('output formats', () => {
   test('json: ESLint\'s shape, with a db: pseudo-path per object', { timeout: 60_000 }, async () => {
     const { results } = await json([lintUrl]);

@@ -246,3 +246,18 @@ test('a file served from the cache is not read for its text: a report that shows
   assert.equal(cached.results[0].source, undefined);
   assert.match(formatStylish(cached.results, { color: false, codeFrames: true, cwd: dir }), /> 1 \| select set_config\('app.tenant', \$1, false\);/);
 });
+
+test('a file skipped over its time budget is cached as skipped: the next run gives the same report without analysing it; a larger budget analyses it', async () => {
+  // Thousands of statements: far more than 1 ms of analysis on any machine, a few seconds at most.
+  const big = Array.from({ length: 4000 }, (_, i) => (i === 3999 ? session : `select a from t where id = ${i};\n`)).join('');
+  const dir = tree({ 'big.sql': big });
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, concurrency: 'off', timeBudget: 1 };
+  const first = await scan(options);
+  assert.deepEqual(first.results[0].messages.map((m) => m.messageId), ['skipped']);
+  const second = await scan(options);
+  assert.deepEqual(shape(second.results), shape(first.results));
+  assert.equal(second.stats.cached, 1, 'served from the cache, not analysed again');
+  const larger = await scan({ ...options, timeBudget: 0 });
+  assert.equal(larger.stats.cached, 0, 'a run that allows more time analyses it');
+  assert.deepEqual(larger.results[0].messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+});

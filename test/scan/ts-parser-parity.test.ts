@@ -129,6 +129,10 @@ test('nesting deep enough to overflow oxc is left to typescript-estree: one pars
     const model = typescriptFrontEnd.parse(text, 'deep.ts', {});
     assert.ok(model.fatal || model.sites.length > 0, `${name}: a model or a parse error`);
   }
+  // Depth is measured, not counted: a bundle-sized file full of ?, =>, else, if and unary operators at shallow depth goes to oxc.
+  const shallow = Array.from({ length: 20_000 }, (_, i) => `const notify${i} = (a) => a ? !a.ok && -a.n < +b : typeof a?.x ?? "(("; if (i < 2) f(/[(]/); else if (a) g(); else h(a => a);`).join('\n');
+  assert.ok(shallow.length > 2_000_000);
+  assert.equal(tooDeepForOxc(shallow), false, 'a long file of shallow code');
   // Ordinary code is not mistaken for it: every fixture and this repository's sources go to oxc.
   for (const file of ['fixtures', 'src', 'test'].flatMap((dir) => sourceFiles(join(root, dir)))) {
     assert.equal(tooDeepForOxc(readFileSync(file, 'utf8')), false, file);

@@ -119,6 +119,75 @@ describe('query files', () => {
   });
 });
 
+describe('what real repositories run', () => {
+  const routineStatements = (model: ReturnType<typeof parse>) =>
+    model.sites.map((s) => s.analysis.statements[0]).filter((st) => st.routine).map((st) => `${st.routine!.name}: ${st.kind}`);
+
+  test(':name in a function body is a placeholder the runner fills in as text, a cast to one (x:::name.t) too; a[:n] is a slice', () => {
+    const text = [
+      'create function :SCHEMA.touch() returns trigger as $$',
+      'begin',
+      '  update :SCHEMA.jobs set attempts = attempts + 1 where id = new.id and tags[:2] = tags[1:2];',
+      "  perform set_config('app.tenant', new.tenant::text, false), row(1)::::SCHEMA.spec;",
+      '  return new;',
+      'end;',
+      '$$ language plpgsql;',
+      'do $$ begin perform :SCHEMA.touch(); end $$;',
+    ].join('\n').replace('::::', ':::');
+    const model = parse(text);
+    assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
+    assert.deepEqual(routineStatements(model), [':SCHEMA.touch: UpdateStmt', ':SCHEMA.touch: SelectStmt', 'DO block: SelectStmt']);
+    const update = model.sites.find((s) => s.analysis.statements[0].kind === 'UpdateStmt')!;
+    assert.equal(text.slice(update.span.start, update.span.end).split('\n')[0], 'update :SCHEMA.jobs set attempts = attempts + 1 where id = new.id and tags[:2] = tags[1:2]');
+    const write = model.sites.flatMap((s) => s.analysis.statements[0].settingWrites)[0];
+    assert.deepEqual([write?.name, write?.level], ['app.tenant', 'session']);
+  });
+
+  test('a PL/pgSQL variable of an enum or domain type goes in a multiple-item INTO list; a composite read by field keeps its kind', () => {
+    const body = (declare: string, statements: string) =>
+      `create function f(p_id bigint) returns void language plpgsql as $$\ndeclare\n${declare}\nbegin\n${statements}\nend;\n$$;`;
+    const enumInto = parse(body('  v_status job_status;\n  v_queues app.queue_name[];\n  v_abort boolean;', '  select status, queues, abort_requested into v_status, v_queues, v_abort from jobs where id = p_id;\n  update jobs set status = v_status where id = p_id;'));
+    assert.deepEqual(enumInto.sqlErrors, []);
+    assert.deepEqual(routineStatements(enumInto), ['f: SelectStmt', 'f: UpdateStmt']);
+    const update = enumInto.sites.find((s) => s.analysis.statements[0].kind === 'UpdateStmt')!;
+    assert.equal(enumInto.text.slice(update.span.start, update.span.end), 'update jobs set status = v_status where id = p_id', 'offsets are the text the user wrote');
+    // A composite whose fields the body reads is a record to PostgreSQL too: in a multiple-item INTO it is the user's error.
+    const composite = parse(body('  v_job job_row;\n  v_abort boolean;', '  select j, true into v_job, v_abort from jobs j;\n  update jobs set attempts = 0 where id = v_job.id;'));
+    assert.match(composite.sqlErrors[0]?.message ?? '', /record variable cannot be part of multiple-item INTO list/);
+  });
+
+  test('procrastinate query files: a `-- query_name --` line starts a query that needs no semicolon', () => {
+    const text = '-- defer_job --\n-- Enqueue a job\nINSERT INTO jobs (queue) VALUES (%(queue)s) RETURNING id\n\n-- fetch_job --\nSELECT id FROM jobs WHERE queue = %(queue)s FOR UPDATE SKIP LOCKED LIMIT 1\n\n-- finish --\nUPDATE jobs SET status = %(status)s WHERE id = %(id)s';
+    const model = parse(text);
+    assert.equal(readScript(text, 'queries.sql').queries, 'procrastinate');
+    assert.deepEqual(model.sqlErrors, []);
+    assert.deepEqual(kinds(text), ['InsertStmt', 'SelectStmt', 'UpdateStmt']);
+    assert.ok(model.sites.every((s) => s.scope.kind === 'unknown'), 'the application decides where a named query runs');
+    assert.equal(readScript('-- Tables --\ncreate table a (id int);\n', 'x.sql').queries, undefined, 'one dashed comment is a comment');
+  });
+
+  test('{{NAME}} placeholders are names or values, in function bodies too; a DO without ; ends at its body', () => {
+    const text = "CREATE TABLE {{SCHEMA}}.jobs (id int);\nDO $$\nBEGIN\n  CREATE INDEX ON {{ SCHEMA }}.jobs (id);\nEND\n$$\nSET app.tenant = '{{TENANT}}';\nDELETE FROM {{SCHEMA}}.jobs WHERE id < {{ MIN_ID }};";
+    const model = parse(text);
+    assert.deepEqual([model.sqlErrors, model.skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'DoStmt', 'IndexStmt', 'VariableSetStmt', 'DeleteStmt']);
+    const jinja = parse("select * from {{ ref('jobs') }} where {% if x %} a {% endif %}");
+    assert.match(jinja.skipped?.message ?? '', /Jinja/);
+  });
+
+  test('a template\'s {where} that adds an optional clause reads as nothing when nothing else parses', () => {
+    const model = parse('select id from jobs\nwhere queue = $1 and run_at < now()\n  {where}\norder by id for update skip locked limit $2;');
+    assert.deepEqual(model.sqlErrors, []);
+    assert.deepEqual(model.sites[0].analysis.statements[0].lockingReads.map((l) => l.skipLocked), [true]);
+  });
+
+  test('a file that does not parse says what it was read as and how to leave it out', () => {
+    const model = parse('-- migrate:up\ncreate tabel jobs (id int);\n', 'db/1_jobs.sql');
+    assert.match(model.parseErrorHint ?? '', /^Read as a dbmate migration; if the tool that runs this file reads it differently, add the file to "ignores"/);
+    assert.equal(parse('select 1;\nselec 2;\n', 'db:function f()').parseErrorHint, undefined, 'a database object is no file to ignore');
+  });
+});
+
 describe('files that are not PostgreSQL', () => {
   test('are skipped with one warning only when they do not parse: a PostgreSQL file that mentions PRAGMA parses and is read', () => {
     const model = parse('-- PRAGMA foreign_keys is SQLite; here we use real constraints\ncreate table t (id int primary key);');

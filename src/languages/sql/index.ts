@@ -11,7 +11,7 @@ import { collectLineComments } from '../comments.ts';
 import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
-import { readScript } from './script.ts';
+import { readScript, type ScriptReading } from './script.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
 
@@ -44,6 +44,7 @@ export const sqlFrontEnd: FrontEnd = {
       }
     }
     model.sqlErrors = analysis.errors;
+    if (analysis.errors.length > 0 && !file.startsWith('db:')) model.parseErrorHint = readAsHint(reading);
 
     const connection: ConnectionUse = reading.psql || reading.migration ? { kind: 'dedicated' } : { kind: 'unknown' };
     const form = reading.migration ? `${reading.migration} migration` : reading.psql ? 'psql script' : 'BEGIN';
@@ -77,8 +78,18 @@ export const sqlFrontEnd: FrontEnd = {
     }
     if (analysis.errors.length > 0 && analysis.statements.length === 0) {
       const first = analysis.errors[0];
-      model.fatal = { message: `Parsing error: ${first.message}`, span: first.span };
+      model.fatal = { message: `Parsing error: ${first.message}${model.parseErrorHint ? `. ${model.parseErrorHint}` : ''}`, span: first.span };
     }
     return model;
   },
 };
+
+/** What the file was read as, for its parse error: the user sees whether the tool that runs it was recognised. */
+function readAsHint(reading: ScriptReading): string {
+  const what = reading.queries
+    ? `a ${reading.queries} query file`
+    : reading.migration
+      ? reading.migration === 'migrations folder' ? 'a migration' : `a ${reading.migration} migration`
+      : reading.psql ? 'a psql script' : 'plain PostgreSQL';
+  return `Read as ${what}; if the tool that runs this file reads it differently, add the file to "ignores"`;
+}

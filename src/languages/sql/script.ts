@@ -4,11 +4,11 @@
 // format templates, Flyway and goose ${...}) stand for values or names, and
 // migration tools' markers end statements. The result has the same length
 // as the text, so every offset stays the user's.
-import { dollarTagAt, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
+import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 
 export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'migrations folder';
-export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped';
+export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
 
 export interface ScriptReading {
   /** The text with what is not SQL blanked (newlines kept) and statement-ending markers turned into `;`. */
@@ -38,6 +38,11 @@ const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
 
 const NAMED_QUERY = /^--\s*name:\s*[\w.-]+(?:[!<>*#^$]+)?\s*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?/im;
 const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
+/** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
+const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
+const DASHED_NAMES = /^--[ \t]*[A-Za-z_][\w.-]*[ \t]*--[ \t]*\r?$/gm;
+/** An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression. */
+const DOUBLE_BRACE = /^\{\{\s*[A-Za-z_]\w*\s*\}\}/;
 
 export function readScript(text: string, file: string): ScriptReading {
   // What is not SQL, in text order: blanked (newlines kept), the first character a `;` where it ends a statement.
@@ -47,7 +52,9 @@ export function readScript(text: string, file: string): ScriptReading {
   let psql = false;
   let migration = migrationByPath(file);
   const namedQuery = NAMED_QUERY.exec(text);
-  const queries: QueryTool | undefined = namedQuery ? (namedQuery[1] ? 'sqlc' : 'aiosql/yesql') : PGTYPED.test(text) ? 'pgtyped' : undefined;
+  const queries: QueryTool | undefined = namedQuery
+    ? namedQuery[1] ? 'sqlc' : 'aiosql/yesql'
+    : PGTYPED.test(text) ? 'pgtyped' : dashedNames(text) ? 'procrastinate' : undefined;
   const blank = (start: number, end: number) => {
     if (end > start) edits.push({ start, end, semicolon: false });
   };
@@ -91,7 +98,7 @@ export function readScript(text: string, file: string): ScriptReading {
       const comment = text.slice(i, end).replace(/\r$/, '');
       const lineStart = atLineStart(i);
       // aiosql, yesql and sqlc split a file at its `-- name:` headers: a query needs no `;`.
-      if (queries && queries !== 'pgtyped' && lineStart && /^--\s*name:/i.test(comment)) {
+      if (lineStart && ((queries === 'procrastinate' && DASHED_NAME.test(comment)) || (queries && queries !== 'pgtyped' && /^--\s*name:/i.test(comment)))) {
         endStatementAt(i, end);
         statementStart = i + 1;
       }
@@ -116,7 +123,14 @@ export function readScript(text: string, file: string): ScriptReading {
       const tag = dollarTagAt(text, i);
       if (tag !== undefined) {
         const close = text.indexOf(tag, i + tag.length);
-        i = close < 0 ? length : close + tag.length;
+        const end = close < 0 ? length : close + tag.length;
+        if (close > 0) bodyPlaceholders(text, i + tag.length, close, variables, holes);
+        if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
+          // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
+          const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
+          if (startsStatement(text, end + after)) holes.push({ start: end + after, end: end + after, text: ';' });
+        }
+        i = end;
       } else if (text[i + 1] === '{') {
         // ${name} (Flyway placeholders, goose ENVSUB, envsubst): filled before the SQL runs.
         const close = text.indexOf('}', i + 2);
@@ -161,10 +175,11 @@ export function readScript(text: string, file: string): ScriptReading {
     } else if (c === 37 /* % */) {
       i = pyformatAt(text, i, holes);
     } else if (c === 123 /* { */) {
-      // Python str.format templates: {where}, {table}, {}.
-      const close = text.indexOf('}', i + 1);
-      if (close > 0 && /^\w*$/.test(text.slice(i + 1, close))) {
-        holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)) });
+      const doubled = text[i + 1] === '{' ? DOUBLE_BRACE.exec(text.slice(i, i + 120)) : null;
+      const close = doubled ? i + doubled[0].length - 1 : text.indexOf('}', i + 1);
+      // An application's {{NAME}}, and Python str.format templates' {where}, {table}, {}: a value, a name or a clause.
+      if (doubled || (close > 0 && /^\w*$/.test(text.slice(i + 1, close)))) {
+        holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)), fragment: true });
         i = close + 1;
       } else i++;
     } else if (c === 64 /* @ */ && queries === 'sqlc' && /[A-Za-z_]/.test(text[i + 1] ?? '') && !isIdentChar(text.charCodeAt(i - 1))) {
@@ -222,8 +237,8 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   const prev = text.charCodeAt(i - 1);
   const next = text[i + 1] ?? '';
   if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
-  // a[1:n], x::type, and a word right before (time literals are in strings) are not variables.
-  if (prev === 58 || prev === 93 || isIdentChar(prev)) return i + 1;
+  // a[1:n], a[:n], and a word right before (time literals are in strings) are not variables; `x:::name` is a cast to one.
+  if (prev === 93 || prev === 91 || isIdentChar(prev)) return i + 1;
   if (next === "'" || next === '"') {
     const close = text.indexOf(next, i + 2);
     const name = close > 0 ? text.slice(i + 2, close) : '';
@@ -242,6 +257,52 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   const value = variables.get(name);
   holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
+}
+
+/**
+ * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`.
+ * psql leaves dollar quotes alone, but the tools that run such files
+ * (graphile-worker's `:GRAPHILE_WORKER_SCHEMA`, Flyway, an application's own
+ * template) fill them in as text everywhere, and none of them is PL/pgSQL or
+ * SQL syntax. Read as a name, which stands where a value does too (a column
+ * reference).
+ */
+function bodyPlaceholders(text: string, start: number, end: number, variables: Map<string, string>, holes: Hole[]): void {
+  const body = text.slice(start, end);
+  if (!/:|\{\{|\$\{/.test(body)) return;
+  const name = (k: number, j: number, shown: string) => holes.push({ start: start + k, end: start + j, text: quoteIdentifier(shown) });
+  forEachCodeChar(body, (k) => {
+    const c = body.charCodeAt(k);
+    if (c === 123 /* { */ || c === 36 /* $ */) {
+      const template = c === 123 ? DOUBLE_BRACE.exec(body.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(body.slice(k, k + 120));
+      if (!template) return;
+      name(k, k + template[0].length, template[0]);
+      return k + template[0].length;
+    }
+    if (c !== 58 /* : */) return;
+    const next = body[k + 1] ?? '';
+    if (next === ':' || next === '=') return k + 2;
+    const prev = body.charCodeAt(k - 1);
+    if (prev === 93 || prev === 91 || isIdentChar(prev) || !/[A-Za-z_]/.test(next)) return k + 1;
+    let j = k + 1;
+    while (j < body.length && isIdentChar(body.charCodeAt(j)) && body[j] !== '$') j++;
+    const value = variables.get(body.slice(k + 1, j));
+    if (value !== undefined) holes.push({ start: start + k, end: start + j, text: value });
+    else name(k, j, body.slice(k, j));
+    return j;
+  });
+}
+
+/** Whether a statement (not `;`, a comment or the end of the text) starts at `from`, past whitespace. */
+function startsStatement(text: string, from: number): boolean {
+  const rest = /^(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/.exec(text.slice(from, from + 4096))?.[0].length ?? 0;
+  return /^[A-Za-z]/.test(text.slice(from + rest, from + rest + 1));
+}
+
+/** At least two `-- query_name --` header lines: a procrastinate query file. */
+function dashedNames(text: string): boolean {
+  DASHED_NAMES.lastIndex = 0;
+  return DASHED_NAMES.test(text) && DASHED_NAMES.test(text);
 }
 
 /** psycopg's %s and %(name)s in query files (aiosql's pyformat); %% is a percent sign. */
