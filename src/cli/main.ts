@@ -38,7 +38,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout(`${VERSION}\n`);
     return 0;
   }
-  if (first === '-h' || first === '--help' || (first === 'help' && rest.length === 0)) {
+  if (first === '-h' || first === '--help' || (first === 'help' && (rest.length === 0 || (rest.length === 1 && rest[0] === 'help')))) {
     io.stdout(HELP);
     return 0;
   }

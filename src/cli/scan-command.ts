@@ -68,8 +68,11 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   const shard = values.shard === undefined ? undefined : parseShard(values.shard);
   const changedSince: string | undefined = values['changed-since'];
   if (changedSince === '') throw new UsageError('--changed-since: expected a git ref, e.g. --changed-since origin/main');
-  if (writeTo !== undefined && (shard || changedSince !== undefined || values['project-facts'])) {
-    throw new UsageError('--write-baseline records the findings of the whole project: drop --changed-since, --shard and --project-facts');
+  if (writeTo !== undefined && (shard || changedSince !== undefined)) {
+    throw new UsageError('--write-baseline records the findings of the whole project: drop --changed-since and --shard');
+  }
+  if (writeTo !== undefined && values['project-facts']) {
+    throw new UsageError('--write-baseline records the findings of the whole project: drop --project-facts');
   }
 
   const flags: RuleSettings = {};

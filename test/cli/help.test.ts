@@ -16,6 +16,7 @@ test('help, help <command> and <command> --help print the same text', () => {
   const top = runCli(['help']);
   assert.equal(top.code, 0, top.stderr);
   assert.equal(top.stdout, runCli(['--help']).stdout);
+  assert.equal(top.stdout, runCli(['help', 'help']).stdout);
   assert.match(top.stdout, /^ {2}help \[command\] +Show this help, or a command's options/m);
   for (const command of ['scan', 'db', 'rules', 'explain']) {
     const viaHelp = runCli(['help', command]);

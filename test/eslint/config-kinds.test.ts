@@ -99,3 +99,23 @@ console.log(JSON.stringify({ same: required === pgq, name: required.meta.name, r
   assert.equal(seen.name, 'pgq-audit');
   assert.ok(seen.rules > 0);
 });
+
+test("Linter#verify in the same tick as require(): one message saying how to wait; after loadSqlParser(), the finding", () => {
+  const dir = freshProject('commonjs');
+  writeFileSync(
+    join(dir, 'verify.js'),
+    `const pgq = require('pgq-audit/eslint');
+const { Linter } = require(${JSON.stringify(join(repoRoot, 'node_modules/eslint'))});
+const code = require('node:fs').readFileSync('job.ts', 'utf8');
+const verify = () => new Linter().verify(code, [...pgq.configs.recommended], 'job.ts');
+const early = verify();
+require('pgq-audit').loadSqlParser().then(() => console.log(JSON.stringify({ early, late: verify() })));
+`,
+  );
+  const run = spawnSync(process.execPath, ['verify.js'], { cwd: dir, encoding: 'utf8', timeout: CHILD_TIMEOUT_MS });
+  assert.equal(run.status, 0, run.stderr);
+  const { early, late } = JSON.parse(run.stdout);
+  assert.equal(early.length, 1, JSON.stringify(early));
+  assert.match(early[0].message, /the SQL parser \(wasm\) has not finished loading: `await require\('pgq-audit'\)\.loadSqlParser\(\)` before linting/);
+  assertFindsTheLeak(late);
+});
