@@ -43,6 +43,8 @@ const bare = (name: string) => name.slice(name.lastIndexOf('.') + 1);
 const messages = {
   session:
     "Session-level write of '{{setting}}' outlives the job: the next job on this pooled connection runs as this tenant and reads its rows. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
+  sessionFlag:
+    "Session-level write of '{{setting}}' = {{value}} outlives the job: the flag stays {{value}} for every later job on this pooled connection, whatever it should be for them. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
   onPool:
     "'{{setting}}' is written through the pool: the call runs on whichever connection the pool hands out, so the setting lands on a random connection and leaks to its next job. Check out a client, open a transaction and use set_config('{{setting}}', ..., true) there.",
   routine:
@@ -141,7 +143,18 @@ function judge(
   if (site.driver === 'sql' && IDENTITY.has(resolved.name) && (site.scope.kind === 'script' || site.scope.kind === 'transaction')) return undefined;
   // Inside the job's transaction the local form is the fix; outside one it would do nothing (no-local-setting-outside-transaction).
   const suggestion = site.scope.kind === 'transaction' ? localForm(file.text, write) : undefined;
+  // A flag (app.is_platform_admin = 'false') carries a permission or a mode to the next job, not a tenant.
+  const flag = flagValue(resolved.literal);
+  if (flag !== undefined) return { kind: 'report', messageId: 'sessionFlag', data: { ...data, value: flag }, ...(suggestion ? { suggestion } : {}) };
   return { kind: 'report', messageId: 'session', data, ...(suggestion ? { suggestion } : {}) };
+}
+
+/** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */
+const FLAG_WORDS = new Set(['true', 'false', 'on', 'off', 'yes', 'no']);
+
+function flagValue(literal: string | number | boolean | null | undefined): string | undefined {
+  if (typeof literal === 'boolean') return String(literal);
+  return typeof literal === 'string' && FLAG_WORDS.has(literal.trim().toLowerCase()) ? `'${literal}'` : undefined;
 }
 
 function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (file: string, ref: Ref, from: string) => string }): Decision[] {

@@ -14,8 +14,7 @@ Commands:
   db [url]             Lint a live database's functions, policies and role defaults (read-only)
   rules                List the rules with their severity
   explain <rule-id>    Print a rule's doc page
-
-Run pgq-audit <command> --help for a command's options.
+  help [command]       Show this help, or a command's options (as pgq-audit <command> --help)
 
 Options:
   -h, --help           Show this help
@@ -39,7 +38,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.stdout(`${VERSION}\n`);
     return 0;
   }
-  if (first === '-h' || first === '--help') {
+  if (first === '-h' || first === '--help' || (first === 'help' && (rest.length === 0 || (rest.length === 1 && rest[0] === 'help')))) {
     io.stdout(HELP);
     return 0;
   }
@@ -48,13 +47,19 @@ export async function main(argv: string[], io: Io): Promise<number> {
     return 2;
   }
   try {
-    const load = COMMANDS[first];
+    // `help <command>` is `<command> --help`: one text per command.
+    const [name, args] = first === 'help' ? [rest[0], ['--help']] : [first, rest];
+    const load = COMMANDS[name];
     if (!load) {
-      const hint = first.startsWith('-') ? ' (options go after the command: pgq-audit scan --format json .)' : '';
+      const hint = name.startsWith('-') && first !== 'help' ? ' (options go after the command: pgq-audit scan --format json .)' : '';
       const { UsageError } = await import('../scan/discover.ts');
-      throw new UsageError(`Unknown command '${first}'${hint}. Valid commands: ${Object.keys(COMMANDS).join(', ')}`);
+      throw new UsageError(`Unknown command '${name}'${hint}. Valid commands: ${[...Object.keys(COMMANDS), 'help'].join(', ')}`);
     }
-    return await (await load())(rest, io);
+    if (first === 'help' && rest.length > 1) {
+      const { UsageError } = await import('../scan/discover.ts');
+      throw new UsageError(`help takes one command, got '${rest.slice(1).join(' ')}' after '${name}'`);
+    }
+    return await (await load())(args, io);
   } catch (error) {
     const [{ UsageError }, { ConfigError }] = await Promise.all([import('../scan/discover.ts'), import('../engine/rule-config.ts')]);
     if (error instanceof UsageError || error instanceof ConfigError) {

@@ -10,7 +10,8 @@ import type { Io } from './io.ts';
 
 export const RULES_HELP = `Usage: pgq-audit rules [options]
 
-Lists the rules with the severity a scan from this folder runs them at, and one line each.
+Lists the rules with the severity a scan from this folder runs them at, and one line each;
+then the meta rules, which check pgq-audit's own suppression comments.
 
 Options:
   -c, --config <path>   Read severities from this config file instead of the nearest one
@@ -43,8 +44,15 @@ export function rulesCommand(argv: string[], io: Io): number {
     return 0;
   }
   const width = Math.max(...rows.map((r) => r.id.length));
-  const lines = rows.map((r) => `${r.id.padEnd(width)}  ${r.severity.padEnd(5)}  ${r.description}${r.builtIn ? ' (built in)' : ''}`);
+  const line = (r: (typeof rows)[number]) => `${r.id.padEnd(width)}  ${r.severity.padEnd(5)}  ${r.description}`;
+  const checks = rows.filter((r) => !r.builtIn);
+  const meta = rows.filter((r) => r.builtIn);
   const source = loaded.file ? `defaults and ${loaded.file}` : 'defaults (no config file found)';
-  io.stdout(`${lines.join('\n')}\n\nSeverities: ${source}. Read a rule's page: pgq-audit explain <rule-id>\n`);
+  io.stdout(
+    `${checks.map(line).join('\n')}\n\n` +
+      "Meta rules (built in: they check pgq-audit's own suppression comments, not the code):\n" +
+      `${meta.map(line).join('\n')}\n\n` +
+      `${checks.length} rules (the README's table) and ${meta.length} meta rules. Severities: ${source}. Read a rule's page: pgq-audit explain <rule-id>\n`,
+  );
   return 0;
 }

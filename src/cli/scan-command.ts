@@ -34,6 +34,8 @@ Options:
   --changed-since <git-ref>  Report only files changed since the merge base of <git-ref> and HEAD,
                              plus uncommitted and untracked ones
   --shard <i>/<n>            Report only shard i of n (files picked by a hash of their path)
+  --project-facts            Report only the files named, reading cross-file facts from every file of
+                             their project units, as a scan of the project would (pre-commit's hook)
 ${PERFORMANCE_HELP}  -h, --help                 Show this help
 
 Exit codes: 0 no errors, 1 errors found (or too many warnings), 2 usage, config or internal error.
@@ -45,6 +47,7 @@ const OPTIONS: OptionsConfig = {
   baseline: { type: 'string' },
   'changed-since': { type: 'string' },
   shard: { type: 'string' },
+  'project-facts': { type: 'boolean', default: false },
   ...PERFORMANCE_OPTIONS,
   help: { type: 'boolean', short: 'h', default: false },
 };
@@ -67,6 +70,9 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   if (changedSince === '') throw new UsageError('--changed-since: expected a git ref, e.g. --changed-since origin/main');
   if (writeTo !== undefined && (shard || changedSince !== undefined)) {
     throw new UsageError('--write-baseline records the findings of the whole project: drop --changed-since and --shard');
+  }
+  if (writeTo !== undefined && values['project-facts']) {
+    throw new UsageError('--write-baseline records the findings of the whole project: drop --project-facts');
   }
 
   const flags: RuleSettings = {};
@@ -93,6 +99,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       queryFunctions: config.settings.queryFunctions,
       ...(config.sql ? { sql: config.sql } : {}),
       selection,
+      projectFacts: values['project-facts'],
       unitConfig: values.config ? loaded : undefined,
       reportUnusedSuppressions: config.reportUnusedSuppressions,
       onProgress: progress?.update,

@@ -16,7 +16,7 @@
 //    "sideEffects") marks a module format, not a project, and is passed over.
 // 3. With none up to the file system root, every such file is in one unit.
 import { readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { DEFAULT_SCHEMA } from '../model/tables.ts';
 import { isJsonObject } from './json.ts';
@@ -63,6 +63,22 @@ export class UnitResolver {
       if (this.folder(dir).isRoot) return { root: dir, defaultSchema };
       if (dirname(dir) === dir) return { root: dir, defaultSchema };
     }
+  }
+
+  /**
+   * The folders of the units the given files and folders are in, to read a unit whole: a unit
+   * that holds `cwd` is read from `cwd` down (not from a folder above the project, nor from the
+   * file system root when no folder marks a unit).
+   */
+  foldersOf(paths: readonly string[], cwd: string): string[] {
+    const folders = new Set<string>();
+    for (const path of paths) {
+      // A folder's unit is the one a file directly in it would be in.
+      const { root } = this.unitOf(isDirectory(path) ? join(path, '_') : path);
+      const above = relative(root, resolve(cwd));
+      folders.add(above === '' || (!above.startsWith('..') && !isAbsolute(above)) ? resolve(cwd) : root);
+    }
+    return [...folders];
   }
 
   private declaredUnit(path: string, governing: UnitConfig): ProjectUnit | undefined {
@@ -146,4 +162,12 @@ function isFile(path: string): boolean {
 
 function toPosix(path: string): string {
   return sep === '/' ? path : path.split(sep).join('/');
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
 }

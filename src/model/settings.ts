@@ -82,6 +82,8 @@ export interface ResolvedWrite {
   clears: boolean;
   /** The value is a literal (the same for every job). */
   constant: boolean;
+  /** The literal written, when it is one. */
+  literal?: string | number | boolean | null;
   /** The name is chosen by the callers of the enclosing host function or routine: its parameter's name. */
   nameChosenBy?: { kind: 'routine-parameter' | 'caller-parameter'; name: string };
   /** The level is chosen by a parameter of the enclosing routine. */
@@ -118,6 +120,7 @@ export function resolveWrite(write: SettingWrite, params: readonly HostParam[] |
   if (value?.kind === 'default') resolved.clears = true;
   if (value?.kind === 'literal') {
     resolved.constant = true;
+    resolved.literal = value.value;
     if (value.value === null || value.value === '') resolved.clears = true;
   }
   return resolved;

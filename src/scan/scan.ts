@@ -65,6 +65,12 @@ export interface ScanOptions {
   /** --changed-since, --shard and config ignores (src/scan/select-files.ts). */
   selection?: FileSelection;
   /**
+   * Report the files of `paths` only, but read cross-file facts from every file of their project
+   * units (under cwd), as a scan of the whole project would (--project-facts: pre-commit names
+   * the staged files, and a claim's heartbeat may be in a file that is not staged).
+   */
+  projectFacts?: boolean;
+  /**
    * The config whose `units` and `defaultSchema` decide every file's project unit (the CLI's
    * --config). By default each file's nearest config does (src/config/units.ts).
    */
@@ -140,9 +146,18 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const active = activeRules(options.rules);
   const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd });
   const { files, all } = selectFiles(discovered, options.selection, cwd);
+  // Cross-file rules decide per project unit: a parent folder's scan gives each unit what it gets alone.
+  const units = new UnitResolver({ config: options.unitConfig, cwd });
   // Files outside the selection are read only when a cross-file rule needs their facts.
   const reported = new Set(files);
-  const read = active.some((a) => a.rule.collect) ? all : files;
+  const collects = active.some((a) => a.rule.collect);
+  let project = all;
+  if (options.projectFacts && collects) {
+    const roots = units.foldersOf(options.paths.map((path) => resolve(cwd, path)), cwd);
+    const unitFiles = selectFiles(await discoverFiles(roots, { extensions: supportedExtensions(), ignores: options.ignores, cwd }), { ignores: options.selection?.ignores }, cwd).all;
+    project = [...new Set([...all, ...unitFiles])].sort();
+  }
+  const read = collects ? project : files;
   // A file named on the command line is scanned whatever its shape, as ESLint lints a file it is given by name.
   const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
@@ -275,8 +290,6 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     if (outcome.facts) projectFacts.set(file, outcome.facts);
     if (outcome.directives) directives.set(file, outcome.directives);
   }
-  // Cross-file rules decide per project unit: a parent folder's scan gives each unit what it gets alone.
-  const units = new UnitResolver({ config: options.unitConfig, cwd });
   const unitOf = (file: string) => units.unitOf(file);
   // With --cache, a project pass over the very facts of the last one is not run again.
   const passKey = cache ? projectPassKey(cache, projectFacts, reported, unitOf) : undefined;

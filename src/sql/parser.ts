@@ -2,6 +2,9 @@
 // asynchronously; everything after loadSqlParser() is synchronous. The module
 // itself is imported there too: a scan that analyses no file (every file from
 // the cache, or none past the prefilter) does not load it.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Node } from './extract.ts';
 
 type PgQuery = typeof import('libpg-query');
@@ -17,8 +20,66 @@ export function loadSqlParser(): Promise<void> {
   return loaded;
 }
 
+/**
+ * Starts loading the parser for a caller that cannot await: the ESLint plugin
+ * when a CommonJS config require()s it. No load is fully synchronous (the
+ * emscripten factory of libpg-query awaits its instance and its runtime start),
+ * but with the wasm compiled here, synchronously, the rest needs only the
+ * microtasks queued now: no compile thread, no I/O. So the parser is ready
+ * before anything that waits on I/O or a timer runs, as ESLint does before it
+ * lints a file. With libpg-query's own, asynchronous compile (12 ms), ESLint's
+ * lintText() called right after require() found the parser not loaded.
+ */
+export function startLoadingSqlParser(): Promise<void> {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    compileWasmNow(require);
+    const module = require('libpg-query') as PgQuery;
+    loaded = module.loadModule().then(() => {
+      pgQuery = module;
+    });
+  }
+  return loaded;
+}
+
+/**
+ * libpg-query's index calls its emscripten factory (wasm/libpg-query.js) with
+ * no options when it is first required; give the factory an instantiateWasm
+ * that compiles and instantiates at once (12 ms for its 1.7 MB), unless the
+ * index is loaded already.
+ */
+function compileWasmNow(require: NodeJS.Require): void {
+  if (require.cache[require.resolve('libpg-query')]) return;
+  const factoryPath = require.resolve('libpg-query/wasm/libpg-query.js');
+  const factory = require(factoryPath) as (moduleArg?: object) => Promise<unknown>;
+  const cached = require.cache[factoryPath];
+  if (!cached) return;
+  const { WebAssembly: wasmApi } = globalThis as unknown as { WebAssembly: WasmApi };
+  const wasm = new wasmApi.Module(readFileSync(join(dirname(factoryPath), 'libpg-query.wasm')));
+  cached.exports = (moduleArg: object = {}) =>
+    factory({
+      ...moduleArg,
+      instantiateWasm(imports: object, receive: (instance: object) => void) {
+        receive(new wasmApi.Instance(wasm, imports));
+        return {};
+      },
+    });
+}
+
+/** Node's WebAssembly, which TypeScript declares in the DOM library only. */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => object;
+}
+
 function ready(): PgQuery {
-  if (!pgQuery) throw new Error('pgq-audit: call `await loadSqlParser()` before analysing SQL');
+  if (!pgQuery) {
+    throw new Error(
+      loaded
+        ? "pgq-audit: the SQL parser (wasm) has not finished loading: `await require('pgq-audit').loadSqlParser()` before linting, or import 'pgq-audit/eslint', which waits for it"
+        : 'pgq-audit: call `await loadSqlParser()` before analysing SQL',
+    );
+  }
   return pgQuery;
 }
 
