@@ -106,7 +106,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   const notes: string[] = [];
   if (writeTo !== undefined) {
     const path = resolve(io.cwd, writeTo);
-    const entries = writeBaseline(results, path);
+    const entries = writeBaseline(results, path, writeTo);
     notes.push(`pgq-audit: wrote ${plural(entries.length, 'finding')} to ${writeTo}. Scan with --baseline ${writeTo} to report only new ones.`);
     results = compareWithBaseline(results, readBaseline(path, writeTo), path, new Set(results.map((r) => r.filePath))).results;
   }

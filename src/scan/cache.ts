@@ -15,7 +15,7 @@
 // every scan.
 import { isAscii } from 'node:buffer';
 import { hash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isJsonObject } from '../config/json.ts';
@@ -24,6 +24,7 @@ import { VERSION } from '../version.ts';
 import type { ProjectFindings } from '../engine/project-pass.ts';
 import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
+import { CONFIG_MAX_BYTES, readRegularFile } from './read-file.ts';
 
 /** Bumped when the cache file's shape changes. */
 const FORMAT = 4;
@@ -166,7 +167,7 @@ export class ContextHasher {
     let value = this.hashes.get(path);
     if (value === undefined) {
       try {
-        value = hash('sha1', readFileSync(path));
+        value = hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
       } catch {
         value = 'unreadable';
       }
@@ -215,7 +216,7 @@ function asciiJson(value: unknown): string {
 }
 
 function readAsciiOrUtf8(file: string): string {
-  const bytes = readFileSync(file);
+  const bytes = readRegularFile(file);
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
@@ -297,7 +298,7 @@ export class AnalysisCache {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
       try {
-        value = contentHash(readFileSync(path));
+        value = contentHash(readRegularFile(path));
       } catch {
         value = 'missing';
       }

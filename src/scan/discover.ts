@@ -1,9 +1,10 @@
 // Which files a scan reads: the given files, and under the given folders the
 // files of a supported language that .gitignore does not exclude.
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { readConfigText } from './read-file.ts';
 
 export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/build/**', '**/out/**', '**/coverage/**', '**/.git/**'];
 const ALWAYS_IGNORED_NAMES = new Set(['node_modules', 'dist', 'build', 'out', 'coverage', '.git']);
@@ -166,7 +167,7 @@ function toPosix(path: string): string {
 
 function loadGitignore(path: string, extensions: ReadonlySet<string>): Omit<Level, 'prefix'> | undefined {
   try {
-    const text = readFileSync(path, 'utf8');
+    const text = readConfigText(path); // a FIFO or a link to /dev/zero is passed over, not read
     return { rules: ignore().add(text), files: mayIgnoreFiles(text, extensions) };
   } catch {
     return undefined;

@@ -10,7 +10,6 @@
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { rules as allRules } from '../../rules/index.ts';
 import { UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
@@ -26,6 +25,7 @@ import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheL
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
+import { asUtf8, decodeText, readErrorReason, readRegularFile } from './read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 
 /** Default per-file time budget, in ms. */
@@ -206,15 +206,17 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         finish(index, outcomeOf(file, undefined, known.analysis));
         continue;
       }
-      let bytes: Buffer;
+      let raw: Buffer;
       try {
-        bytes = readFileSync(file);
+        // Only regular files: a FIFO or a device named on the command line is one message, never a hang.
+        raw = readRegularFile(file);
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-        finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${code}`, 2, true)]) });
+        finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${readErrorReason(error)}`, 2, true)]) });
         continue;
       }
-      stats.bytes += bytes.length;
+      stats.bytes += raw.length;
+      // UTF-16 files (BOM first) are matched and analysed as the text they hold.
+      const bytes = asUtf8(raw);
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
       if (!language || !prefilter(bytes, language)) {
@@ -224,9 +226,10 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       stats.parsed++;
-      const text = bytes.toString('utf8');
+      // Without a BOM: ESLint drops it too, and the front ends would take it for text (a Python syntax error).
+      const text = decodeText(bytes);
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, language)}` : undefined;
+      const hash = cache ? `${contentHash(raw)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached) {
         stats.cached++;

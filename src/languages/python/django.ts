@@ -8,8 +8,9 @@
 // positive age or None keeps it for the next request. A management command
 // runs in one process with no request cycle, so its connection serves every
 // job it runs whatever CONN_MAX_AGE says.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readConfigText } from '../../scan/read-file.ts';
 import type { ConnectionConfig } from '../../model/index.ts';
 import { projectRoot } from './project.ts';
 import { enterTransaction, initialFlow, type Conn } from './scopes.ts';
@@ -34,7 +35,7 @@ export function djangoSettings(file: string): DjangoSettings {
   for (const path of settingsFiles(root)) {
     let text = '';
     try {
-      text = readFileSync(path, 'utf8');
+      text = readConfigText(path);
     } catch {
       continue;
     }
@@ -62,7 +63,7 @@ function settingsFiles(root: string): string[] {
   const manage = join(root, 'manage.py');
   if (existsSync(manage)) {
     try {
-      const module = /DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']/.exec(readFileSync(manage, 'utf8'))?.[1];
+      const module = /DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']/.exec(readConfigText(manage))?.[1];
       if (module) {
         const path = join(root, ...module.split('.'));
         found.push(`${path}.py`, join(path, '__init__.py'), join(path, 'base.py'));
