@@ -126,6 +126,8 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   }
 
   writeReport(format(results, reportContext(values, io)), values['output-file'], io);
+  const cache = result.stats.cache;
+  if (cache?.unsaved) io.stderr(`pgq-audit: warning: could not write the cache ${cache.file} (${cache.unsaved}); the scan ran without it. Choose another --cache-location.\n`);
   for (const note of notes) io.stderr(`${note}\n`);
 
   return exitCodeOf(results, maxWarnings, io);

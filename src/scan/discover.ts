@@ -4,6 +4,7 @@ import { existsSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { globProblem } from '../config/globs.ts';
 import { readConfigText } from './read-file.ts';
 
 export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/build/**', '**/out/**', '**/coverage/**', '**/.git/**'];
@@ -24,6 +25,10 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
   const cwd = options.cwd ?? process.cwd();
   const files: string[] = [];
   const extensions = new Set(options.extensions.map((e) => e.toLowerCase()));
+  for (const glob of options.ignores ?? []) {
+    const problem = globProblem(glob);
+    if (problem) throw new UsageError(`ignores: ${problem}`);
+  }
   const extra = options.ignores && options.ignores.length > 0 ? picomatch([...options.ignores], { dot: true }) : undefined;
   for (const input of paths) {
     const absolute = resolve(cwd, input);

@@ -23,7 +23,7 @@ import { analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } f
 import type { analyseWithin } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, SKIPPED, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
-import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
+import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile } from './read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -72,7 +72,7 @@ export interface ScanOptions {
   /** Called after each file is analysed. */
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
   /**
-   * Worker threads for the analysis: a number, 'auto' (the default: the
+   * Worker threads for the analysis: a number (at most the machine's cores: more is capped), 'auto' (the default: the
    * available cores less one, at most 4, on a machine of three cores or
    * more; in-process on fewer, where workers do not pay: pool.ts) or 'off'
    * (everything in-process). Small scans run in-process whatever this says; in-process
@@ -113,7 +113,7 @@ export interface ScanStats {
   /** Milliseconds per phase. In-process, files are analysed as they are read: `read` leaves that time out, `analyse` has it. */
   timings: { discover: number; read: number; analyse: number; project: number; cache: number; total: number };
   /** The cache file and why its old contents were not used, when they were not. */
-  cache?: { file: string; discarded?: string };
+  cache?: { file: string; discarded?: string; unsaved?: string };
 }
 
 export interface ScanResult {
@@ -289,8 +289,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const projectAt = performance.now();
   stats.timings.project = projectAt - analysedAt;
   if (cache) {
-    cache.save();
+    const unsaved = cache.save();
     stats.cache = cache.discarded ? { file: cache.file, discarded: cache.discarded } : { file: cache.file };
+    if (unsaved) stats.cache.unsaved = unsaved;
   }
   stats.timings.cache = performance.now() - projectAt;
   stats.timings.total = performance.now() - started;
@@ -528,7 +529,7 @@ class Analyzer {
   }
 
   private startPool(extra: Pending[] = []): void {
-    this.pool = this.newPool(this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency);
+    this.pool = this.newPool(this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : cappedThreads(this.options.concurrency));
     const held = [...this.held, ...extra];
     this.held = [];
     for (const item of held) this.enqueue(item);
