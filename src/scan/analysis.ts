@@ -24,6 +24,8 @@ export interface FileAnalysis {
   directives?: FileDirectives;
   /** Other files the analysis read (a TS/JS file's imported pool module): the cache checks them too. */
   dependencies?: string[];
+  /** The analysis ran out of stack (nesting deeper than its recursion goes): the scan tries again on a deeper stack. */
+  stackOverflow?: true;
 }
 
 /** The config that runs exactly `active` (rules left out of it are off). */

@@ -48,6 +48,11 @@ const HELP_BATCH = 8;
  */
 const WORKER_BATCH_FILES = 32;
 const WORKER_BATCH_BYTES = 256 * 1024;
+/**
+ * A file whose analysis ran out of stack (1,000 nested CASE, 1,500 nested arrow functions) is
+ * analysed again on a worker with this much stack: the main thread has under 1 MB.
+ */
+const DEEP_STACK_MB = 256;
 /** --concurrency off analyses what it has read every this many files or bytes. */
 const OFF_BATCH_FILES = 64;
 const OFF_BATCH_BYTES = 4 * 1024 * 1024;
@@ -416,6 +421,23 @@ class Analyzer {
   }
 
   analyze(file: string, text: string): Promise<PoolOutcome> {
+    return this.analyzeOnce(file, text).then((outcome) => (outcome.kind === 'done' && outcome.analysis.stackOverflow ? this.analyzeDeep(file, text, outcome) : outcome));
+  }
+
+  private deepPool: AnalysisPool | undefined;
+
+  /** Once more on a worker with a deep stack; what the first try gave if that fails too or cannot run. */
+  private async analyzeDeep(file: string, text: string, first: PoolOutcome): Promise<PoolOutcome> {
+    this.deepPool ??= new AnalysisPool({ threads: 1, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit, stackSizeMb: DEEP_STACK_MB });
+    try {
+      const [outcome] = await this.deepPool.analyzeBatch([{ file, text }], this.config);
+      return outcome;
+    } catch {
+      return first;
+    }
+  }
+
+  private analyzeOnce(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
     if (this.options.isolateLargeFiles) {
       if (text.length > IN_PROCESS_MAX_FILE) {
@@ -592,6 +614,6 @@ class Analyzer {
   }
 
   async destroy(): Promise<void> {
-    await this.pool?.destroy();
+    await Promise.all([this.pool?.destroy(), this.deepPool?.destroy()]);
   }
 }
