@@ -7,6 +7,11 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Project and config files larger than this are not read: no real one comes close. */
 export const CONFIG_MAX_BYTES = 10 * 1024 * 1024;
+/**
+ * Source files larger than this are not read: a sparse file of 10 GB in a tree would otherwise
+ * cost 10 GB, and the time budget stops the analysis of far smaller ones (a 20 MB bundle).
+ */
+export const SOURCE_MAX_BYTES = 64 * 1024 * 1024;
 
 export class FileReadError extends Error {
   override name = 'FileReadError';

@@ -25,7 +25,7 @@ import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheL
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
-import { asUtf8, decodeText, readErrorReason, readRegularFile } from './read-file.ts';
+import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from './read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 
 /** Default per-file time budget, in ms. */
@@ -214,9 +214,14 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       let raw: Buffer;
       try {
         // Only regular files: a FIFO or a device named on the command line is one message, never a hang.
-        raw = readRegularFile(file);
+        raw = readRegularFile(file, SOURCE_MAX_BYTES);
       } catch (error) {
-        finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${readErrorReason(error)}`, 2, true)]) });
+        if ((error as FileReadError).code === 'EFBIG') {
+          // Too large to analyse within any budget: skipped, as a file over the budget is.
+          stats.skipped++;
+          const why = `File skipped: it is ${readErrorReason(error)}, too large to analyse, so nothing is reported for it. Leave the file out with ignores.`;
+          finish(index, { result: fileResult(file, [fileMessage(why, 1, false, 'skipped')]) });
+        } else finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${readErrorReason(error)}`, 2, true)]) });
         continue;
       }
       stats.bytes += raw.length;

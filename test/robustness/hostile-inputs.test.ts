@@ -4,7 +4,7 @@
 // child's bound (test/helpers/cli.ts), not by a timing assertion.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -16,7 +16,7 @@ import plugin from '../../src/eslint/index.ts';
 import { plainLine } from '../../src/report/stylish.ts';
 import { UsageError } from '../../src/scan/discover.ts';
 import { indexFileRules } from '../../src/scan/gitignore-index.ts';
-import { CONFIG_MAX_BYTES, decodeText, FileReadError, readConfigText, readRegularFile } from '../../src/scan/read-file.ts';
+import { CONFIG_MAX_BYTES, decodeText, FileReadError, readConfigText, readRegularFile, SOURCE_MAX_BYTES } from '../../src/scan/read-file.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { CHILD_TIMEOUT_MS, repoRoot, runCli } from '../helpers/cli.ts';
 import { prng } from '../helpers/prng.ts';
@@ -105,6 +105,21 @@ test('package.json, .gitignore, tsconfig.json and requirements.txt as links to /
       else assert.deepEqual(found, { 'a.py': ['no-session-tenant-setting@3'], 'a.ts': ['no-session-tenant-setting@5'], 'b.ts': ['no-session-tenant-setting@5'] }, where);
     }
   }
+});
+
+test('a sparse source file of 8 GB: one skipped warning, nothing read', async () => {
+  const dir = project({ 'a.sql': SQL_JOB });
+  const huge = join(dir, 'dump.sql');
+  writeFileSync(huge, '');
+  truncateSync(huge, 8 * 1024 ** 3);
+  const { results } = await scan({ paths: [dir], concurrency: 'off' });
+  const dump = results.find((r) => r.filePath === huge);
+  assert.deepEqual(
+    dump?.messages.map((m) => `${m.messageId}: ${m.severity}: ${m.message}`),
+    [`skipped: 1: File skipped: it is larger than ${SOURCE_MAX_BYTES / 1024 / 1024} MB (8192 MB), too large to analyse, so nothing is reported for it. Leave the file out with ignores.`],
+  );
+  assert.ok(process.memoryUsage().rss < 2 * 1024 ** 3, 'nothing like 8 GB was read');
+  assert.equal(results.find((r) => r.filePath.endsWith('a.sql'))?.messages.length, 1);
 });
 
 test('a backtracking glob or one over 65,536 characters in ignores: one line naming the key, exit 2', () => {
