@@ -3,11 +3,12 @@
 // <file>` then reports only findings that are not in it. Entries match by
 // rule, file (relative to the baseline's folder) and fingerprint, counted: two
 // equal findings in one file need two entries.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { countSeverities, type FileResult } from '../engine/findings.ts';
 import { sourceOf } from '../report/source.ts';
 import { UsageError } from '../scan/discover.ts';
+import { decodeText, readErrorReason, readRegularFile } from '../read-file.ts';
 import { fingerprints } from './fingerprint.ts';
 
 export const BASELINE_VERSION = 1;
@@ -53,30 +54,56 @@ export function baselineEntries(results: readonly FileResult[], baselinePath: st
   return entries.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.rule.localeCompare(b.rule));
 }
 
-export function writeBaseline(results: readonly FileResult[], path: string): BaselineEntry[] {
+export function writeBaseline(results: readonly FileResult[], path: string, shown = path): BaselineEntry[] {
   const findings = baselineEntries(results, path);
   const file: BaselineFile = {
     version: BASELINE_VERSION,
     description: 'pgq-audit baseline: known findings, matched by rule, file and fingerprint (not by line). Rewrite it with `pgq-audit scan --write-baseline <this file>`.',
     findings,
   };
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
+  } catch (error) {
+    throw new UsageError(`--write-baseline ${shown}: cannot write it: ${readErrorReason(error)}`);
+  }
   return findings;
 }
 
 export function readBaseline(path: string, shown = path): BaselineFile {
   if (!existsSync(path)) throw new UsageError(`--baseline ${shown}: no such file (write one with --write-baseline ${shown})`);
+  let text: string;
+  try {
+    text = decodeText(readRegularFile(path));
+  } catch (error) {
+    throw new UsageError(`--baseline ${shown}: cannot read it: ${readErrorReason(error)}`);
+  }
   let parsed: BaselineFile;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new UsageError(`--baseline ${shown}: not valid JSON: ${(error as Error).message}`);
   }
   if (parsed?.version !== BASELINE_VERSION || !Array.isArray(parsed.findings)) {
     throw new UsageError(`--baseline ${shown}: not a pgq-audit baseline of version ${BASELINE_VERSION}`);
   }
+  const bad = parsed.findings.findIndex((entry) => !isEntry(entry));
+  if (bad >= 0) throw new UsageError(`--baseline ${shown}: findings[${bad}] is not a finding of a pgq-audit baseline (rule, file, fingerprint and message are strings, line a number)`);
   return parsed;
+}
+
+function isEntry(entry: unknown): entry is BaselineEntry {
+  const e = entry as Record<string, unknown> | null;
+  return (
+    typeof e === 'object' &&
+    e !== null &&
+    !Array.isArray(e) &&
+    typeof e.rule === 'string' &&
+    typeof e.file === 'string' &&
+    typeof e.fingerprint === 'string' &&
+    typeof e.line === 'number' &&
+    typeof e.message === 'string'
+  );
 }
 
 /** `scanned`: absolute paths of the files this scan read. */

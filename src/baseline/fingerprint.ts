@@ -5,6 +5,7 @@
 // fingerprints; baselines count them, SARIF numbers them.
 import { createHash } from 'node:crypto';
 import type { Finding } from '../engine/findings.ts';
+import { splitLines } from '../model/lines.ts';
 
 export function fingerprint(finding: Finding, lines: readonly string[]): string {
   const line = (n: number) => (lines[n - 1] ?? '').trim().replace(/\s+/g, ' ');
@@ -14,7 +15,7 @@ export function fingerprint(finding: Finding, lines: readonly string[]): string 
 
 /** Fingerprints of a file's findings, in order, with the occurrence of each among equal ones (0-based). */
 export function fingerprints(findings: readonly Finding[], source: string | undefined): { fingerprint: string; occurrence: number }[] {
-  const lines = (source ?? '').split(/\r?\n/);
+  const lines = splitLines(source ?? '');
   const seen = new Map<string, number>();
   return findings.map((finding) => {
     const print = fingerprint(finding, lines);

@@ -113,7 +113,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   const notes: string[] = [];
   if (writeTo !== undefined) {
     const path = resolve(io.cwd, writeTo);
-    const entries = writeBaseline(results, path);
+    const entries = writeBaseline(results, path, writeTo);
     notes.push(`pgq-audit: wrote ${plural(entries.length, 'finding')} to ${writeTo}. Scan with --baseline ${writeTo} to report only new ones.`);
     results = compareWithBaseline(results, readBaseline(path, writeTo), path, new Set(results.map((r) => r.filePath))).results;
   }
@@ -133,6 +133,8 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   }
 
   writeReport(format(results, reportContext(values, io)), values['output-file'], io);
+  const cache = result.stats.cache;
+  if (cache?.unsaved) io.stderr(`pgq-audit: warning: could not write the cache ${cache.file} (${cache.unsaved}); the scan ran without it. Choose another --cache-location.\n`);
   for (const note of notes) io.stderr(`${note}\n`);
 
   return exitCodeOf(results, maxWarnings, io);

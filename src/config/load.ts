@@ -1,11 +1,12 @@
 // Finds and reads the configuration: pgq-audit.config.json, or the "pgqAudit"
 // key of a package.json, in the scanned folder or the nearest folder above it
 // (the first folder that has either wins); --config names one instead.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, type RuleSetting, type RuleSettings } from '../engine/rule-config.ts';
 import type { Severity } from '../model/index.ts';
+import { readConfigText, readErrorReason } from '../read-file.ts';
 import { JsonSyntaxError, parseJson } from './json.ts';
 import { CONFIG_FILE, PACKAGE_JSON_KEY, SHARED_RULE_OPTIONS } from './schema.ts';
 import { validateConfig, type Config } from './validate.ts';
@@ -39,9 +40,9 @@ export function findConfigFile(start: string): string | undefined {
     const pkg = resolve(dir, 'package.json');
     if (existsSync(pkg)) {
       try {
-        if (PACKAGE_JSON_KEY in JSON.parse(readFileSync(pkg, 'utf8'))) return pkg;
+        if (PACKAGE_JSON_KEY in JSON.parse(readConfigText(pkg))) return pkg;
       } catch {
-        // a package.json that does not parse is not ours to judge
+        // a package.json that does not parse (or is no file: a FIFO, a link to a device) is not ours to judge
       }
     }
     if (dirname(dir) === dir) return undefined;
@@ -50,14 +51,14 @@ export function findConfigFile(start: string): string | undefined {
 
 export function readConfigFile(file: string, cwd: string): LoadedConfig {
   const shown = relative(cwd, file) || file;
-  if (!existsSync(file) || !statSync(file).isFile()) throw new ConfigError(`--config ${shown}: no such file`);
+  if (!existsSync(file)) throw new ConfigError(`--config ${shown}: no such file`);
   let parsed: unknown;
   try {
-    parsed = parseJson(readFileSync(file, 'utf8'));
+    parsed = parseJson(readConfigText(file));
   } catch (error) {
     // file:line:column, as compilers print it: editors and terminals jump there.
     if (error instanceof JsonSyntaxError) throw new ConfigError(`${shown}:${error.line}:${error.column}: not valid JSON: ${error.message}`);
-    throw new ConfigError(`${shown}: could not be read: ${(error as Error).message}`);
+    throw new ConfigError(`${shown}: could not be read: ${readErrorReason(error)}`);
   }
   let source = shown;
   if (basename(file) === 'package.json') {

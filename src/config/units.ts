@@ -15,10 +15,11 @@
 //    service in a monorepo. A package.json that only sets "type" (or
 //    "sideEffects") marks a module format, not a project, and is passed over.
 // 3. With none up to the file system root, every such file is in one unit.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
 import { DEFAULT_SCHEMA } from '../model/tables.ts';
+import { readConfigText } from '../read-file.ts';
 import { isJsonObject } from './json.ts';
 import { readConfigFile, type LoadedConfig } from './load.ts';
 import { CONFIG_FILE, PACKAGE_JSON_KEY } from './schema.ts';
@@ -144,7 +145,7 @@ export class UnitResolver {
 
 function readPackageJson(path: string): Record<string, unknown> | undefined {
   try {
-    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    const parsed: unknown = JSON.parse(readConfigText(path));
     return isJsonObject(parsed) ? parsed : undefined;
   } catch {
     return undefined;

@@ -5,6 +5,7 @@
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
 import type { JsonSchema, Severity } from '../model/index.ts';
+import { globProblem } from './globs.ts';
 import { isJsonObject } from './json.ts';
 import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, SQL_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
 
@@ -82,6 +83,10 @@ export function validateConfig(raw: unknown, source: string): Config {
   if (input.ignores !== undefined) {
     checkValue(input.ignores, { type: 'array', items: { type: 'string' } }, 'ignores', fail);
     config.ignores = input.ignores as string[];
+    config.ignores.forEach((glob, i) => {
+      const problem = globProblem(glob);
+      if (problem) fail(`ignores[${i}]`, problem);
+    });
   }
   if (input.sql !== undefined) {
     checkValue(input.sql, SQL_SCHEMA as unknown as JsonSchema, 'sql', fail);
@@ -119,6 +124,8 @@ function checkGlob(value: unknown, where: string, fail: Fail): string {
   if (glob.startsWith('/') || /^[A-Za-z]:[\\/]/.test(glob) || glob.split('/').includes('..')) {
     fail(where, `'${glob}': a unit glob is relative to the folder of this config and stays below it`);
   }
+  const problem = globProblem(glob);
+  if (problem) fail(where, problem);
   return glob;
 }
 
@@ -159,7 +166,8 @@ export function checkValue(value: unknown, schema: JsonSchema, where: string, fa
   if (isJsonObject(value)) {
     const properties = schema.properties ?? {};
     for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-      if (properties[key]) {
+      // Own properties only: 'constructor', 'toString' or '__proto__' is no option because every object inherits one.
+      if (Object.hasOwn(properties, key)) {
         checkValue(item, properties[key], `${where}.${key}`, fail);
         continue;
       }

@@ -1,11 +1,28 @@
-// UTF-16 offsets to 1-based lines and columns, as ESLint reports them.
+// UTF-16 offsets to 1-based lines and columns, as ESLint reports them. The one
+// line count of pgq-audit: every finding is located through it, and code frames
+// and baselines split lines the same way.
 import type { Location, Span } from './index.ts';
+
+/** ESLint's line breaks (its `lineBreakPattern`): CRLF, a lone CR or LF, U+2028 and U+2029. */
+export const LINE_BREAK = /\r\n|[\r\n\u2028\u2029]/;
+
+/** The lines of a text, split where ESLint counts a line break. */
+export function splitLines(text: string): string[] {
+  return text.split(LINE_BREAK);
+}
 
 export class LineIndex {
   private readonly starts: number[] = [0];
 
   constructor(text: string) {
-    for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) this.starts.push(i + 1);
+    for (let i = 0; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 10 || c === 0x2028 || c === 0x2029) this.starts.push(i + 1);
+      else if (c === 13) {
+        if (text.charCodeAt(i + 1) === 10) i++;
+        this.starts.push(i + 1);
+      }
+    }
   }
 
   position(offset: number): { line: number; column: number } {

@@ -37,7 +37,7 @@ export function formatGithub(results: readonly FileResult[], context: GithubCont
 }
 
 // As @actions/core escapes them.
-function escapeData(text: string): string {
+export function escapeData(text: string): string {
   return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
 }
 

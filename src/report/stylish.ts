@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { relative } from 'node:path';
 import { styleText } from 'node:util';
 import type { FileResult } from '../engine/findings.ts';
+import { escapeData } from './github.ts';
 import { sourceOf } from './source.ts';
 
 type CodeFrame = typeof import('@babel/code-frame');
@@ -19,6 +20,18 @@ export interface StylishOptions {
   cwd: string;
 }
 
+/**
+ * Text that stays one line of the report and starts no GitHub Actions workflow command: a file may be
+ * named `::error ...` or hold a line break, and the runner executes any log line that starts with `::`.
+ * Such text is escaped as the github format escapes its data (%0A for a line feed, %3A for the
+ * leading colon); control characters (a terminal's escape sequences) too. Other text is left as it is.
+ */
+export function plainLine(text: string): string {
+  if (!/[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]|^::/.test(text)) return text;
+  const escaped = escapeData(text).replace(/[\x00-\x08\x0a-\x1f\x7f\u0085\u2028\u2029]/g, (c) => encodeURIComponent(c));
+  return escaped.startsWith('::') ? `%3A${escaped.slice(1)}` : escaped;
+}
+
 export function formatStylish(results: readonly FileResult[], options: StylishOptions): string {
   const paint = (style: Parameters<typeof styleText>[0], text: string) => (options.color ? styleText(style, text) : text);
   const out: string[] = [];
@@ -27,7 +40,7 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
   for (const result of results) {
     if (result.messages.length === 0) continue;
     const name = result.object ? result.object.display : relative(options.cwd, result.filePath) || result.filePath;
-    out.push('', paint('underline', name));
+    out.push('', paint('underline', plainLine(name)));
     const width = Math.max(...result.messages.map((m) => `${m.line}:${m.column}`.length));
     const source = options.codeFrames ? sourceOf(result) : undefined;
     for (const m of result.messages) {
@@ -36,7 +49,7 @@ export function formatStylish(results: readonly FileResult[], options: StylishOp
       const where = `${m.line}:${m.column}`.padEnd(width);
       const severity = m.severity === 2 ? paint('red', 'error') : paint('yellow', 'warning');
       const rule = m.ruleId ? paint('dim', `pgq/${m.ruleId}`) : '';
-      out.push(`  ${paint('dim', where)}  ${severity.padEnd(options.color ? 0 : 7)}  ${m.message}  ${rule}`.trimEnd());
+      out.push(`  ${paint('dim', where)}  ${severity.padEnd(options.color ? 0 : 7)}  ${plainLine(m.message)}  ${rule}`.trimEnd());
       if (source !== undefined && !m.fatal) {
         const frame = codeFrameColumns(
           source,

@@ -26,6 +26,8 @@ export interface FileAnalysis {
   dependencies?: string[];
   /** Set when the analysis was stopped (a skipped file): the limits it was stopped under. */
   limits?: { timeBudget: number; memoryLimit: number };
+  /** The analysis ran out of stack (nesting deeper than its recursion goes): the scan tries again on a deeper stack. */
+  stackOverflow?: true;
 }
 
 /** The config that runs exactly `active` (rules left out of it are off). */

@@ -31,6 +31,8 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
     const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions, sql: config.sql });
     const messages = runRules(model, active);
     const analysis: FileAnalysis = { messages };
+    // A parser that ran out of stack reports it as the file's parse error: a deeper stack may do.
+    if (model.fatal && /call stack/i.test(model.fatal.message)) analysis.stackOverflow = true;
     const facts = collectProjectFacts(model, active, messages);
     if (facts) analysis.facts = facts;
     const directives = readDirectives(model);
@@ -38,6 +40,12 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
     if (model.dependencies && model.dependencies.length > 0) analysis.dependencies = model.dependencies;
     return analysis;
   } catch (error) {
+    if (error instanceof RangeError && /call stack/i.test(error.message)) {
+      return {
+        messages: [fileMessage('The file nests too deeply for the analysis (it ran out of stack), so nothing is reported for it. Leave the file out with ignores if it is generated.', 2, true)],
+        stackOverflow: true,
+      };
+    }
     // A bug of ours on one file must not cost the user the rest of the scan.
     return { messages: [fileMessage(`pgq-audit failed on this file: ${(error as Error)?.stack ?? error}`, 2, true)] };
   }

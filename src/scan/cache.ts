@@ -15,7 +15,7 @@
 // every scan.
 import { isAscii } from 'node:buffer';
 import { hash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isJsonObject } from '../config/json.ts';
@@ -24,6 +24,7 @@ import { VERSION } from '../version.ts';
 import type { ProjectFindings } from '../engine/project-pass.ts';
 import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
+import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
 /** Bumped when the cache file's shape changes. */
 const FORMAT = 4;
@@ -76,6 +77,52 @@ function packAnalysis(analysis: FileAnalysis): StoredAnalysis {
     } else (sameFacts ??= {})[rule] = owner;
   }
   return sameFacts ? { ...analysis, facts, sameFacts } : analysis;
+}
+
+/**
+ * Whether a stored entry has the shape this version writes. The cache file is the user's (or a
+ * checked-in tree's) to edit: an entry of another shape is read again, never trusted.
+ */
+function isCacheEntry(value: unknown): value is CacheEntry {
+  if (!isJsonObject(value) || typeof value.hash !== 'string' || (value.stat !== undefined && typeof value.stat !== 'string')) return false;
+  if (value.dependencies !== undefined && !isStringRecord(value.dependencies)) return false;
+  const analysis = value.analysis;
+  if (!isJsonObject(analysis) || !Array.isArray(analysis.messages) || !analysis.messages.every(isFinding)) return false;
+  if (analysis.facts !== undefined && !isJsonObject(analysis.facts)) return false;
+  if (analysis.directives !== undefined && !(isJsonObject(analysis.directives) && Array.isArray(analysis.directives.directives))) return false;
+  if (analysis.dependencies !== undefined && !(Array.isArray(analysis.dependencies) && analysis.dependencies.every((d) => typeof d === 'string'))) return false;
+  const same = analysis.sameFacts;
+  if (same !== undefined && !(isStringRecord(same) && isJsonObject(analysis.facts) && Object.values(same).every((owner) => Object.hasOwn(analysis.facts as object, owner)))) return false;
+  return true;
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return isJsonObject(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
+const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 0;
+
+/** A finding as reports read it: the fields they print and sort by, of the right types. */
+function isFinding(value: unknown): value is import('../engine/findings.ts').Finding {
+  if (!isJsonObject(value)) return false;
+  const { ruleId, severity, message, span } = value;
+  return (
+    (ruleId === null || typeof ruleId === 'string') &&
+    (severity === 1 || severity === 2) &&
+    typeof message === 'string' &&
+    isJsonObject(span) &&
+    isCount(span.start) &&
+    isCount(span.end) &&
+    isCount(value.line) &&
+    isCount(value.column) &&
+    isCount(value.endLine) &&
+    isCount(value.endColumn) &&
+    (value.messageId === undefined || typeof value.messageId === 'string')
+  );
+}
+
+function isProjectFindings(value: unknown): value is ProjectFindings {
+  return isJsonObject(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isFinding));
 }
 
 function unpackAnalysis(stored: StoredAnalysis): FileAnalysis {
@@ -166,7 +213,7 @@ export class ContextHasher {
     let value = this.hashes.get(path);
     if (value === undefined) {
       try {
-        value = hash('sha1', readFileSync(path));
+        value = hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
       } catch {
         value = 'unreadable';
       }
@@ -215,7 +262,7 @@ function asciiJson(value: unknown): string {
 }
 
 function readAsciiOrUtf8(file: string): string {
-  const bytes = readFileSync(file);
+  const bytes = readRegularFile(file);
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }
 
@@ -252,24 +299,35 @@ export class AnalysisCache {
     }
     this.entries = stored.entries;
     this.skipped = stored.skipped;
-    this.project = stored.project;
+    const project = stored.project;
+    if (isJsonObject(project) && typeof project.key === 'string' && isProjectFindings(project.findings)) this.project = project;
   }
 
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
   byStat(file: string, stat: string | undefined): typeof SKIPPED | { hash: string; analysis: FileAnalysis } | undefined {
     if (stat === undefined) return undefined;
-    if (this.skipped[file] === stat) {
+    if (Object.hasOwn(this.skipped, file) && this.skipped[file] === stat) {
       this.seen.add(file);
       return SKIPPED;
     }
-    const entry = this.entries[file];
+    const entry = this.entry(file);
     if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
     return { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) };
   }
 
+  /** The stored entry of a file, if it has the right shape; one of another shape is dropped. */
+  private entry(file: string): CacheEntry | undefined {
+    if (!Object.hasOwn(this.entries, file)) return undefined;
+    const entry: unknown = this.entries[file];
+    if (isCacheEntry(entry)) return entry;
+    delete this.entries[file];
+    this.changed = true;
+    return undefined;
+  }
+
   get(file: string, contentHash: string, stat?: string): FileAnalysis | undefined {
-    const entry = this.entries[file];
+    const entry = this.entry(file);
     if (entry?.hash !== contentHash || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
     if (entry.stat !== stat) {
@@ -297,7 +355,7 @@ export class AnalysisCache {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
       try {
-        value = contentHash(readFileSync(path));
+        value = contentHash(readRegularFile(path));
       } catch {
         value = 'missing';
       }
@@ -316,7 +374,7 @@ export class AnalysisCache {
    * hashes of the files its analysis read. Undefined for a file without an entry of this scan.
    */
   analysisKey(file: string): string | undefined {
-    const entry = this.entries[file];
+    const entry = this.entry(file);
     if (!entry || !this.seen.has(file)) return undefined;
     return entry.dependencies ? `${entry.hash}\t${JSON.stringify(entry.dependencies)}` : entry.hash;
   }
@@ -351,8 +409,21 @@ export class AnalysisCache {
     }
   }
 
-  /** Writes the cache (atomically); entries of files this scan did not see stay while the file exists. */
-  save(): void {
+  /**
+   * Writes the cache (atomically); entries of files this scan did not see stay while the file exists.
+   * Returns why it could not be written (a folder that cannot be made or written, a cache.json that
+   * is a folder): the scan's report does not depend on it.
+   */
+  save(): string | undefined {
+    try {
+      this.write();
+      return undefined;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    }
+  }
+
+  private write(): void {
     for (const entries of [this.entries, this.skipped]) {
       for (const file of Object.keys(entries)) {
         if (!this.seen.has(file) && !existsSync(file)) {
@@ -367,7 +438,12 @@ export class AnalysisCache {
     const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries, skipped: this.skipped };
     if (this.project) body.project = this.project;
     writeFileSync(temporary, asciiJson(body));
-    renameSync(temporary, this.file);
+    try {
+      renameSync(temporary, this.file);
+    } catch (error) {
+      rmSync(temporary, { force: true });
+      throw error;
+    }
     this.changed = false;
   }
 }

@@ -1,10 +1,13 @@
 // Which files a scan reads: the given files, and under the given folders the
 // files of a supported language that .gitignore does not exclude.
-import { existsSync, readdirSync, readFileSync, statSync, type Dirent } from 'node:fs';
+import { existsSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import { isVendoredFile, isVendoredFolder } from './vendored.ts';
+import { globProblem } from '../config/globs.ts';
+import { indexFileRules, type FileRules } from './gitignore-index.ts';
+import { readConfigText } from '../read-file.ts';
 
 export const ALWAYS_IGNORED = ['**/node_modules/**', '**/dist/**', '**/build/**', '**/out/**', '**/coverage/**', '**/.git/**'];
 const ALWAYS_IGNORED_NAMES = new Set(['node_modules', 'dist', 'build', 'out', 'coverage', '.git']);
@@ -24,6 +27,10 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
   const cwd = options.cwd ?? process.cwd();
   const files: string[] = [];
   const extensions = new Set(options.extensions.map((e) => e.toLowerCase()));
+  for (const glob of options.ignores ?? []) {
+    const problem = globProblem(glob);
+    if (problem) throw new UsageError(`ignores: ${problem}`);
+  }
   const extra = options.ignores && options.ignores.length > 0 ? picomatch([...options.ignores], { dot: true }) : undefined;
   for (const input of paths) {
     const absolute = resolve(cwd, input);
@@ -34,6 +41,12 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       continue;
     }
     if (!stats.isDirectory()) continue; // a FIFO or a device named on the command line: nothing to read
+    try {
+      // A folder below one named is passed over when it cannot be read; the named one is the user's error.
+      readdirSync(absolute);
+    } catch (error) {
+      throw new UsageError(`${input}: cannot read the folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
     const above: Level[] = [];
     for (const file of ancestorGitignores(absolute)) {
       const loaded = loadGitignore(file, extensions);
@@ -41,8 +54,9 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       const prefix = `${toPosix(relative(dirname(file), absolute))}/`;
       // The walk did not pass the folders between it and the scanned one: when a rule ignores one
       // of them (`sub`), every file below is ignored, so files are tested against it.
-      const files = loaded.files || folderPrefixes(prefix).some((folder) => ignoresOrRefuses(loaded.rules, folder));
-      above.push({ ...loaded, files, prefix });
+      const forced = !loaded.files && folderPrefixes(prefix).some((folder) => ignoresOrRefuses(loaded.rules, folder));
+      // Files ignored through a folder above are the whole rule set's to decide, not the file index's.
+      above.push({ ...loaded, files: loaded.files || forced, prefix, index: forced ? undefined : loaded.index });
     }
     walk(absolute, '', above, { extensions, extra, files });
   }
@@ -89,6 +103,8 @@ interface Level {
   files: boolean;
   /** Path from this .gitignore's folder to the folder being read, with a trailing slash ('' for its own). */
   prefix: string;
+  /** The rules grouped for testing files (a large .gitignore without negations: gitignore-index.ts). */
+  index?: FileRules | undefined;
 }
 
 interface WalkState {
@@ -119,7 +135,9 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
     for (const level of here) {
       if (!directory && !level.files) continue;
       try {
-        if (level.rules.ignores(`${level.prefix}${name}${directory ? '/' : ''}`)) return true;
+        if (!directory && level.index) {
+          if (level.index.ignores(`${level.prefix}${name}`, name)) return true;
+        } else if (level.rules.ignores(`${level.prefix}${name}${directory ? '/' : ''}`)) return true;
       } catch {
         // a name the ignore package refuses as a relative path ('...'): not ignored
       }
@@ -167,8 +185,8 @@ function toPosix(path: string): string {
 
 function loadGitignore(path: string, extensions: ReadonlySet<string>): Omit<Level, 'prefix'> | undefined {
   try {
-    const text = readFileSync(path, 'utf8');
-    return { rules: ignore().add(text), files: mayIgnoreFiles(text, extensions) };
+    const text = readConfigText(path); // a FIFO or a link to /dev/zero is passed over, not read
+    return { rules: ignore().add(text), files: mayIgnoreFiles(text, extensions), index: indexFileRules(text) };
   } catch {
     return undefined;
   }

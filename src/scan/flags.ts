@@ -11,7 +11,8 @@ export const PERFORMANCE_OPTIONS = {
 } as const;
 
 export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for the analysis (default auto: one core less than the
-                             machine has, at most 4, and none on 2 cores or fewer; off: all in this thread)
+                             machine has, at most 4, and none on 2 cores or fewer; off: all in this thread;
+                             n is capped at the number of cores)
   --cache                    Reuse the analysis of files whose content, config and pgq-audit did not change
   --cache-location <path>    The cache file or folder (default node_modules/.cache/pgq-audit/)
   --time-budget <ms>         Stop analysing a file after this long and report it as skipped

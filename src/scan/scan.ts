@@ -10,7 +10,6 @@
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
 import { hash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { rules as allRules } from '../../rules/index.ts';
 import { UnitResolver } from '../config/units.ts';
@@ -25,8 +24,9 @@ import { analysisConfig, fileMessage, type AnalysisConfig, type FileAnalysis } f
 import type { analyseWithin } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, SKIPPED, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
-import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from './pool.ts';
+import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOutcome } from './pool.ts';
 import { buildPrefilter } from './prefilter.ts';
+import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 import { generatedShape } from './vendored.ts';
 
@@ -50,6 +50,11 @@ const HELP_BATCH = 8;
  */
 const WORKER_BATCH_FILES = 32;
 const WORKER_BATCH_BYTES = 256 * 1024;
+/**
+ * A file whose analysis ran out of stack (1,000 nested CASE, 1,500 nested arrow functions) is
+ * analysed again on a worker with this much stack: the main thread has under 1 MB.
+ */
+const DEEP_STACK_MB = 256;
 /** --concurrency off analyses what it has read every this many files or bytes. */
 const OFF_BATCH_FILES = 64;
 const OFF_BATCH_BYTES = 4 * 1024 * 1024;
@@ -80,7 +85,7 @@ export interface ScanOptions {
   /** Called after each file is analysed. */
   onProgress?: (progress: { done: number; total: number; file: string }) => void;
   /**
-   * Worker threads for the analysis: a number, 'auto' (the default: the
+   * Worker threads for the analysis: a number (at most the machine's cores: more is capped), 'auto' (the default: the
    * available cores less one, at most 4, on a machine of three cores or
    * more; in-process on fewer, where workers do not pay: pool.ts) or 'off'
    * (everything in-process). Small scans run in-process whatever this says; in-process
@@ -121,7 +126,7 @@ export interface ScanStats {
   /** Milliseconds per phase. In-process, files are analysed as they are read: `read` leaves that time out, `analyse` has it. */
   timings: { discover: number; read: number; analyse: number; project: number; cache: number; total: number };
   /** The cache file and why its old contents were not used, when they were not. */
-  cache?: { file: string; discarded?: string };
+  cache?: { file: string; discarded?: string; unsaved?: string };
 }
 
 export interface ScanResult {
@@ -225,15 +230,22 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         finish(index, outcomeOf(file, undefined, known.analysis));
         continue;
       }
-      let bytes: Buffer;
+      let raw: Buffer;
       try {
-        bytes = readFileSync(file);
+        // Only regular files: a FIFO or a device named on the command line is one message, never a hang.
+        raw = readRegularFile(file, SOURCE_MAX_BYTES);
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-        finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${code}`, 2, true)]) });
+        if ((error as FileReadError).code === 'EFBIG') {
+          // Too large to analyse within any budget: skipped, as a file over the budget is.
+          stats.skipped++;
+          const why = `File skipped: it is ${readErrorReason(error)}, too large to analyse, so nothing is reported for it. Leave the file out with ignores.`;
+          finish(index, { result: fileResult(file, [fileMessage(why, 1, false, 'skipped')]) });
+        } else finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${readErrorReason(error)}`, 2, true)]) });
         continue;
       }
-      stats.bytes += bytes.length;
+      stats.bytes += raw.length;
+      // UTF-16 files (BOM first) are matched and analysed as the text they hold.
+      const bytes = asUtf8(raw);
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
       if (!language || (language === 'typescript' && !named.has(file) && generatedShape(bytes)) || !prefilter(bytes, language)) {
@@ -244,9 +256,10 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         continue;
       }
       stats.parsed++;
-      const text = bytes.toString('utf8');
+      // Without a BOM: ESLint drops it too, and the front ends would take it for text (a Python syntax error).
+      const text = decodeText(bytes);
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? `${contentHash(bytes)}+${context!.of(file, language)}` : undefined;
+      const hash = cache ? `${contentHash(raw)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached && withinLimits(cached, analyzer.options)) {
         stats.cached++;
@@ -308,8 +321,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const projectAt = performance.now();
   stats.timings.project = projectAt - analysedAt;
   if (cache) {
-    cache.save();
+    const unsaved = cache.save();
     stats.cache = cache.discarded ? { file: cache.file, discarded: cache.discarded } : { file: cache.file };
+    if (unsaved) stats.cache.unsaved = unsaved;
   }
   stats.timings.cache = performance.now() - projectAt;
   stats.timings.total = performance.now() - started;
@@ -445,6 +459,23 @@ class Analyzer {
   }
 
   analyze(file: string, text: string): Promise<PoolOutcome> {
+    return this.analyzeOnce(file, text).then((outcome) => (outcome.kind === 'done' && outcome.analysis.stackOverflow ? this.analyzeDeep(file, text, outcome) : outcome));
+  }
+
+  private deepPool: AnalysisPool | undefined;
+
+  /** Once more on a worker with a deep stack; what the first try gave if that fails too or cannot run. */
+  private async analyzeDeep(file: string, text: string, first: PoolOutcome): Promise<PoolOutcome> {
+    this.deepPool ??= new AnalysisPool({ threads: 1, timeBudget: this.options.timeBudget, memoryLimit: this.options.memoryLimit, stackSizeMb: DEEP_STACK_MB });
+    try {
+      const [outcome] = await this.deepPool.analyzeBatch([{ file, text }], this.config);
+      return outcome;
+    } catch {
+      return first;
+    }
+  }
+
+  private analyzeOnce(file: string, text: string): Promise<PoolOutcome> {
     this.seen++;
     if (this.options.isolateLargeFiles) {
       if (text.length > IN_PROCESS_MAX_FILE) {
@@ -558,7 +589,7 @@ class Analyzer {
   }
 
   private startPool(extra: Pending[] = []): void {
-    this.pool = this.newPool(this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : this.options.concurrency);
+    this.pool = this.newPool(this.options.concurrency === 'auto' || this.options.concurrency === 'off' ? autoThreads() : cappedThreads(this.options.concurrency));
     const held = [...this.held, ...extra];
     this.held = [];
     for (const item of held) this.enqueue(item);
@@ -621,6 +652,6 @@ class Analyzer {
   }
 
   async destroy(): Promise<void> {
-    await this.pool?.destroy();
+    await Promise.all([this.pool?.destroy(), this.deepPool?.destroy()]);
   }
 }

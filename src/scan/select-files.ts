@@ -8,6 +8,7 @@ import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { relative, resolve, sep } from 'node:path';
 import picomatch from 'picomatch';
+import { globProblem } from '../config/globs.ts';
 import { UsageError } from './discover.ts';
 
 export interface Shard {
@@ -36,6 +37,10 @@ export function selectFiles(discovered: readonly string[], selection: FileSelect
   let all = [...discovered];
   if (selection.ignores && selection.ignores.globs.length > 0) {
     const { base, globs } = selection.ignores;
+    for (const glob of globs) {
+      const problem = globProblem(glob);
+      if (problem) throw new UsageError(`ignores: ${problem}`);
+    }
     const ignored = picomatch([...globs], { dot: true });
     all = all.filter((file) => {
       const rel = toPosix(relative(base, file));

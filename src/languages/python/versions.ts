@@ -1,8 +1,9 @@
 // The psycopg version a Python file runs with, read from the project files
 // nearest to it: uv.lock and poetry.lock (exact), requirements*.txt and
 // pyproject.toml (exact pins or lower bounds). Read once per directory.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
+import { readConfigText } from '../../read-file.ts';
 
 export interface VersionPin {
   /** The lowest version the project allows (the exact one for == and locks). */
@@ -40,7 +41,7 @@ function pinInDirectory(dir: string): VersionPin | null {
   }
   const read = (name: string) => {
     try {
-      return readFileSync(join(dir, name), 'utf8');
+      return readConfigText(join(dir, name));
     } catch {
       return '';
     }

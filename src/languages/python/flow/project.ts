@@ -7,8 +7,9 @@
 // pyproject.toml, setup.cfg, setup.py or manage.py, else the repository
 // root), at most MAX_MODULES per file, each parsed once per process (keyed
 // by path and mtime). What cannot be found stays unknown.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
+import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
 import { parsePython, type Node } from '../syntax.ts';
@@ -102,7 +103,7 @@ export function readModule(path: string): ModuleSource | null {
   if (cached && cached.mtime === mtime) return cached.source;
   let source: ModuleSource | null = null;
   try {
-    const parsed = parsePython(readFileSync(path, 'utf8'));
+    const parsed = parsePython(decodeText(readRegularFile(path, MAX_BYTES)));
     if (parsed.ok) source = { path, text: parsed.text, tree: parsed.tree, imports: readImports(parsed.tree, parsed.text), constants: moduleConstants(parsed.tree, parsed.text) };
   } catch {
     source = null;

@@ -5,8 +5,9 @@
 // in `db/pool.ts`, `export const db = drizzle(pool)`) by analysing it the same
 // way; each module is read once per process while its size and time stay the
 // same. The ESLint plugin, which is given one file, resolves the same way.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
+import { decodeText, readConfigText, readRegularFile } from '../../../read-file.ts';
 
 /** How deep a chain of imports is followed (worker -> db/index -> db/pool -> ...). */
 export const MAX_IMPORT_DEPTH = 4;
@@ -97,7 +98,7 @@ function pathsConfigFor(file: string): PathsConfig | undefined {
         const path = join(dir, name);
         if (!isFile(path)) continue;
         try {
-          const options = (parseJsonc(readFileSync(path, 'utf8')) as { compilerOptions?: { baseUrl?: string; paths?: Record<string, string[]> } }).compilerOptions ?? {};
+          const options = (parseJsonc(readConfigText(path)) as { compilerOptions?: { baseUrl?: string; paths?: Record<string, string[]> } }).compilerOptions ?? {};
           const base = resolve(dir, options.baseUrl ?? '.');
           const paths = Object.entries(options.paths ?? {}).filter((e): e is [string, string[]] => Array.isArray(e[1]));
           found = { base, paths, explicitBase: options.baseUrl !== undefined };
@@ -166,7 +167,7 @@ export function resolveProjectModule(fromFile: string, specifier: string): strin
 function packageImport(root: string, specifier: string): string | undefined {
   let imports: Record<string, unknown> | undefined;
   try {
-    imports = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { imports?: Record<string, unknown> }).imports;
+    imports = (JSON.parse(readConfigText(join(root, 'package.json'))) as { imports?: Record<string, unknown> }).imports;
   } catch {
     return undefined;
   }
@@ -214,7 +215,7 @@ export class ModuleCache<T> {
     this.building.add(id);
     let value: T | undefined;
     try {
-      value = build(readFileSync(path, 'utf8'));
+      value = build(decodeText(readRegularFile(path, MAX_MODULE_BYTES)));
     } catch {
       value = undefined;
     } finally {

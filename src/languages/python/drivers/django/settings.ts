@@ -3,8 +3,9 @@
 // request and Celery task; a positive age or None keeps it) and
 // ATOMIC_REQUESTS, read from the module manage.py names or the settings.py
 // files near the project root.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readConfigText } from '../../../../read-file.ts';
 import { projectRoot } from '../../flow/project.ts';
 
 export interface DjangoSettings {
@@ -26,7 +27,7 @@ export function djangoSettings(file: string): DjangoSettings {
   for (const path of settingsFiles(root)) {
     let text = '';
     try {
-      text = readFileSync(path, 'utf8');
+      text = readConfigText(path);
     } catch {
       continue;
     }
@@ -54,7 +55,7 @@ function settingsFiles(root: string): string[] {
   const manage = join(root, 'manage.py');
   if (existsSync(manage)) {
     try {
-      const module = /DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']/.exec(readFileSync(manage, 'utf8'))?.[1];
+      const module = /DJANGO_SETTINGS_MODULE["']\s*,\s*["']([\w.]+)["']/.exec(readConfigText(manage))?.[1];
       if (module) {
         const path = join(root, ...module.split('.'));
         found.push(`${path}.py`, join(path, '__init__.py'), join(path, 'base.py'));
