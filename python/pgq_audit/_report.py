@@ -30,10 +30,40 @@ def capture_site(skip: int = 1) -> List[Frame]:
     frames: List[Frame] = []
     frame: Optional[FrameType] = sys._getframe(skip)
     while frame is not None and len(frames) < _MAX_FRAMES:
-        code = frame.f_code
-        frames.append((str(frame.f_globals.get("__name__", "")), code.co_name, code.co_filename, frame.f_lineno))
+        frames.append(_frame(frame))
         frame = frame.f_back
+    if all(_internal(f) for f in frames):
+        # Inside a greenlet (SQLAlchemy's asyncio pool events) the stack ends at the
+        # greenlet: the job is in the asyncio task awaiting it.
+        frames.extend(_awaiting(_MAX_FRAMES))
     return frames
+
+
+def _frame(frame: FrameType) -> Frame:
+    code = frame.f_code
+    return (str(frame.f_globals.get("__name__", "")), code.co_name, code.co_filename, frame.f_lineno)
+
+
+def _awaiting(limit: int) -> List[Frame]:
+    """The current asyncio task's chain of awaits, innermost first."""
+    if "asyncio" not in sys.modules:
+        return []
+    import asyncio
+
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return []
+    chain: List[Frame] = []
+    awaited: Any = task.get_coro() if task is not None else None
+    while awaited is not None and len(chain) < limit:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        chain.append(_frame(frame))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
+    chain.reverse()
+    return chain
 
 
 def _internal(frame: Frame) -> bool:
@@ -98,7 +128,10 @@ class LeakReport:
         for frame in self._release:
             if not _internal(frame):
                 return _format(frame)
-        return _format(self._release[0])
+        # Only the driver's frames (SQLAlchemy's asyncio engine releases in a task of its
+        # own): the innermost frame outside the guard; job_name names the job there.
+        own = [f for f in self._release if f[0].split(".", 1)[0] != "pgq_audit"]
+        return _format(own[0]) if own else None
 
     def describe(self) -> str:
         """One sentence per finding: what happened. No values unless include_values."""

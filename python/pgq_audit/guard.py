@@ -84,7 +84,8 @@ def guard_pool(
     else:
         from ._drivers import asyncpg
 
-        asyncpg.install(pool, guard)
+        asyncpg.install(pool, guard)  # asyncpg's Pool has __slots__: the guard lives on its new class
+        return pool
     setattr(target, GUARD_ATTRIBUTE, guard)
     return pool
 

@@ -1,0 +1,106 @@
+// pgq_audit.guard on psycopg_pool (Debian's psycopg 3.1.7 / psycopg_pool 3.1.5)
+// and PostgreSQL 17.10: the seed's sequence (tenants 1, 2, 3, job 2 failing)
+// leaks to the next job unguarded and is refused guarded; a transaction-local
+// setting passes. The reset callback's proof is in reset.test.ts.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { runProof, type ProofOutput } from './support.ts';
+
+type Next = { setting: string | null; rows: number } | { refused: string; settings: string[]; released_at?: string };
+interface Step {
+  tenant: number;
+  failed?: boolean;
+  next: Next;
+}
+interface Stats {
+  checkouts: number;
+  checks: number;
+  violations: number;
+  check_errors: number;
+  reset_violations: number;
+}
+
+let db: TestDatabase;
+let seed: ProofOutput<{
+  unguarded: Step[];
+  guarded: Step[];
+  guarded_stats: Stats;
+  discard: Step[];
+  discard_reports: Array<{ settings: string[]; released_at: string; action: string; values?: unknown }>;
+  local: Step[];
+  local_stats: Stats;
+  job_line: number;
+}>;
+
+before(async () => {
+  db = await startTestDatabase();
+  seed = await runProof('psycopg_pool_proofs.py', 'seed', [db.workerUrl]);
+});
+after(async () => {
+  await db?.stop();
+});
+
+const leaked = (setting: string, rows: number) => ({ setting, rows });
+
+test('runs on Debian\'s psycopg 3.1 and psycopg_pool 3.1', () => {
+  assert.match(String(seed.psycopg), /^3\.1\./);
+  assert.match(String(seed.psycopg_pool), /^3\.1\./);
+});
+
+test('unguarded: the seed\'s sequence leaks the last committed tenant to the next job (F2)', () => {
+  assert.deepEqual(
+    seed.result.unguarded.map((s) => s.next),
+    [leaked('1', 20000), leaked('1', 20000), leaked('3', 6666)],
+  );
+  assert.deepEqual(seed.result.unguarded.map((s) => s.failed), [false, true, false]);
+});
+
+test('guarded: the next job is refused after jobs 1 and 3, with the setting and the job\'s line, never the value', () => {
+  const [first, second, third] = seed.result.guarded;
+  for (const step of [first!, third!]) {
+    assert.ok('refused' in step.next, JSON.stringify(step.next));
+    assert.deepEqual(step.next.settings, ['app.tenant']);
+    assert.match(step.next.refused, /^pgq-audit guard: refused a pooled connection \(backend pid \d+\): app\.tenant was still set for the session/);
+    assert.ok(
+      step.next.released_at?.startsWith(`seed_job (`) && step.next.released_at.endsWith(`psycopg_pool_proofs.py:${seed.result.job_line})`),
+      `names the job's line: ${step.next.released_at}`,
+    );
+    assert.ok(step.next.refused.includes(step.next.released_at!));
+    assert.doesNotMatch(step.next.refused, /"[13]"|= ?'?[13]'?/, 'the tenant id is not in the message');
+  }
+  // Job 2 ran on a new connection (the dirty one was closed) and its setting rolled back with it.
+  assert.deepEqual(second!.next, { setting: '', rows: 0 });
+  assert.equal(seed.result.guarded_stats.violations, 2);
+});
+
+test('guarded with on_violation="discard": every next job gets a clean connection, and each leak is reported', () => {
+  for (const step of seed.result.discard) {
+    assert.ok(!('refused' in step.next));
+    assert.equal((step.next as { rows: number }).rows, 0);
+  }
+  assert.equal(seed.result.discard_reports.length, 2);
+  for (const report of seed.result.discard_reports) {
+    assert.deepEqual(report.settings, ['app.tenant']);
+    assert.equal(report.action, 'discard');
+    assert.equal(report.values, undefined, 'no values without include_values');
+    assert.match(report.released_at, /^seed_job \(/);
+  }
+});
+
+test('a job that sets the tenant with set_config(..., true) passes: no violation, nothing leaks', () => {
+  assert.deepEqual(
+    seed.result.local.map((s) => s.next),
+    [leaked('', 0), leaked('', 0), leaked('', 0)],
+  );
+  assert.equal(seed.result.local_stats.violations, 0);
+  assert.equal(seed.result.local_stats.checks, seed.result.local_stats.checkouts, 'every checkout was checked (one query each)');
+});
+
+test('AsyncConnectionPool: the same leak unguarded, refused guarded', async () => {
+  const out = await runProof<{ unguarded: Step[]; guarded: Step[]; stats: Stats }>('psycopg_pool_proofs.py', 'async', [db.workerUrl]);
+  assert.deepEqual(out.result.unguarded.map((s) => s.next), [leaked('1', 20000), leaked('1', 20000), leaked('3', 6666)]);
+  const refused = out.result.guarded.map((s) => ('refused' in s.next ? s.next.settings : s.next));
+  assert.deepEqual(refused, [['app.tenant'], { setting: '', rows: 0 }, ['app.tenant']]);
+  assert.equal(out.result.stats.violations, 2);
+});
