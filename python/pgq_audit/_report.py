@@ -128,10 +128,9 @@ class LeakReport:
         for frame in self._release:
             if not _internal(frame):
                 return _format(frame)
-        # Only the driver's frames (SQLAlchemy's asyncio engine releases in a task of its
-        # own): the innermost frame outside the guard; job_name names the job there.
-        own = [f for f in self._release if f[0].split(".", 1)[0] != "pgq_audit"]
-        return _format(own[0]) if own else None
+        # Only the driver's frames: SQLAlchemy's asyncio engine returns connections in a
+        # task of its own. job_name names the job there.
+        return None
 
     def describe(self) -> str:
         """One sentence per finding: what happened. No values unless include_values."""
@@ -193,7 +192,12 @@ class LeakReport:
                 "Run the reset's statements in autocommit (conn.autocommit = True) or commit before it returns."
             )
         who = f"job {json.dumps(self.job_name)}" if self.job_name else "the previous job"
-        where = f" at {self.released_at}" if self.released_at else " (release site not recorded)"
+        if self.released_at:
+            where = f" at {self.released_at}"
+        elif self._release:
+            where = " (the release ran in the driver's own task, outside the job's stack; job_name names the job)"
+        else:
+            where = " (release site not recorded)"
         return (
             f"pgq-audit guard: refused a pooled connection{pid}: {self.describe()}. "
             f"It was released dirty by {who}{where}. "

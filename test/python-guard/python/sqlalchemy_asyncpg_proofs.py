@@ -8,6 +8,7 @@ Prints one JSON object; the Node tests assert.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import sys
 from typing import Any, Dict, List
@@ -74,9 +75,13 @@ def proof_sqlalchemy(url: str) -> Dict[str, Any]:
 # ---- SQLAlchemy, asyncio (asyncpg) ---------------------------------------------------
 
 
+JOB: "contextvars.ContextVar[str]" = contextvars.ContextVar("job", default="")
+
+
 async def sa_async_sequence(engine: Any) -> List[Dict[str, Any]]:
     seen = []
     for tenant in (1, 2, 3):
+        JOB.set(f"invoice-export tenant job {tenant}")
         try:
             async with engine.begin() as conn:
                 await conn.execute(text("select set_config('app.tenant', :t, false)"), {"t": str(tenant)})
@@ -100,7 +105,7 @@ async def sa_async(url: str) -> Dict[str, Any]:
     def engine() -> Any:
         return create_async_engine(sa_url, pool_size=1, max_overflow=0)
 
-    guarded = guard_pool(engine(), settings=["app.tenant"])
+    guarded = guard_pool(engine(), settings=["app.tenant"], job_name=JOB.get)
     return {
         "unguarded": await sa_async_sequence(engine()),
         "guarded": await sa_async_sequence(guarded),
@@ -117,27 +122,29 @@ def proof_sqlalchemy_async(url: str) -> Dict[str, Any]:
 ROLE_PROBE = "select current_setting('app.tenant', true), current_user::text, session_user::text"
 
 
-async def asyncpg_jobs(url: str, guarded: bool, statements: List[str]) -> List[Dict[str, Any]]:
-    """Each statement is one job on a pool of one; the job after it sets nothing and reports."""
+async def asyncpg_job(url: str, guarded: bool, statement: str) -> Dict[str, Any]:
+    """One job runs `statement` on a fresh pool of one; the job after it sets nothing and reports."""
     pool = asyncpg.create_pool(url, min_size=1, max_size=1)
     if guarded:
+        # Before the pool is awaited: the guard reads each connection's values at connect.
         pool = guard_pool(pool, settings=["app.tenant", "role", "session_authorization"])
     await pool
-    seen = []
     try:
-        for statement in statements:
+        async with pool.acquire() as conn:
+            await conn.execute(statement)
+        try:
             async with pool.acquire() as conn:
-                await conn.execute(statement)
-            try:
-                async with pool.acquire() as conn:
-                    setting, user, session_user = await conn.fetchrow(ROLE_PROBE)
-                    seen.append({"job": statement, "next": {"setting": setting, "user": user, "session_user": session_user}})
-            except TenantLeakError as error:
-                seen.append({"job": statement, "next": refused(error)})
-        stats = vars(guard_stats(pool)) if guarded else None
+                setting, user, session_user = await conn.fetchrow(ROLE_PROBE)
+                seen: Dict[str, Any] = {"setting": setting, "user": user, "session_user": session_user}
+        except TenantLeakError as error:
+            seen = refused(error)
+        return {"job": statement, "next": seen, "stats": vars(guard_stats(pool)) if guarded else None}
     finally:
         await pool.close()
-    return [*seen, {"stats": stats}]
+
+
+async def asyncpg_jobs(url: str, guarded: bool, statements: List[str]) -> List[Dict[str, Any]]:
+    return [await asyncpg_job(url, guarded, statement) for statement in statements]
 
 
 async def asyncpg_proofs(url: str, owner_url: str) -> Dict[str, Any]:
