@@ -104,3 +104,22 @@ test('AsyncConnectionPool: the same leak unguarded, refused guarded', async () =
   assert.deepEqual(refused, [['app.tenant'], { setting: '', rows: 0 }, ['app.tenant']]);
   assert.equal(out.result.stats.violations, 2);
 });
+
+test('options at work: keep, a handler answering nonsense, include_values, sample_rate=0, job_name, a misspelt setting', async () => {
+  type Outcome = { setting?: string; rows?: number; refused?: string; error?: string; message?: string; actions?: string[]; stats?: Stats };
+  const { result: r } = await runProof<Record<'keep' | 'bogus' | 'values' | 'unsampled' | 'named', Outcome> & { misspelt: { opened: boolean; pool_log: string[] } }>(
+    'psycopg_pool_proofs.py',
+    'options',
+    [db.workerUrl],
+  );
+  // A handler returning 'keep' hands the dirty connection out (observe-only) and on_report hears of it.
+  assert.deepEqual([r.keep.setting, r.keep.rows, r.keep.actions, r.keep.stats?.violations], ['7', 2857, ['keep'], 1]);
+  assert.equal(r.bogus.error, 'TypeError');
+  assert.equal(r.bogus.message, "pgq-audit guard: on_violation returned 'ignore'; valid values: 'raise', 'discard', 'keep' or None (= 'discard')");
+  assert.match(r.values.refused ?? '', /app\.tenant = "7" was still set/, 'include_values=True puts the value in the message');
+  // sample_rate=0: only the read at connect; the leak goes through unchecked.
+  assert.deepEqual([r.unsampled.setting, r.unsampled.stats?.checks, r.unsampled.stats?.violations], ['7', 1, 0]);
+  assert.match(r.named.refused ?? '', /released dirty by job "nightly-invoices" at seed_job \(/);
+  assert.equal(r.misspelt.opened, false);
+  assert.match(r.misspelt.pool_log[0] ?? '', /unrecognized configuration parameter "serach_path"/);
+});

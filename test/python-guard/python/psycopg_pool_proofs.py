@@ -278,6 +278,54 @@ def proof_threads(url: str, owner_url: str, threads: int = 20, checkouts: int = 
     }
 
 
+# ---- the options at work ---------------------------------------------------------------
+
+
+def leak_then_probe(pool: ConnectionPool) -> Dict[str, Any]:
+    """Job 1 leaks tenant 7 for the session; the next job reports what it got."""
+    pool.open(wait=True, timeout=10)
+    try:
+        seed_job(pool, 7)
+        return probe(pool)
+    except Exception as error:  # shown to the test, which asserts the type and message
+        return {"error": type(error).__name__, "message": str(error)}
+    finally:
+        pool.close()
+
+
+def proof_options(url: str) -> Dict[str, Any]:
+    kept: List[str] = []
+    keep = guard_pool(single(url), settings=["app.tenant"], on_violation=lambda r: "keep", on_report=lambda r, a: kept.append(a))
+    bogus = guard_pool(single(url), settings=["app.tenant"], on_violation=lambda r: "ignore")
+    values = guard_pool(single(url), settings=["app.tenant"], include_values=True)
+    unsampled = guard_pool(single(url), settings=["app.tenant"], sample_rate=0)
+    named = guard_pool(single(url), settings=["app.tenant"], job_name=lambda: "nightly-invoices")
+    return {
+        "keep": {**leak_then_probe(keep), "actions": kept, "stats": vars(guard_stats(keep))},
+        "bogus": {**leak_then_probe(bogus), "stats": vars(guard_stats(bogus))},
+        "values": leak_then_probe(values),
+        "unsampled": {**leak_then_probe(unsampled), "stats": vars(guard_stats(unsampled))},
+        "named": leak_then_probe(named),
+        "misspelt": misspelt_setting(url),
+    }
+
+
+def misspelt_setting(url: str) -> Dict[str, Any]:
+    """A misspelt built-in name: the read at connect fails, so the pool gets no connection
+    and logs PostgreSQL's error, instead of the guard always matching."""
+    pool = guard_pool(single(url), settings=["serach_path"])
+    log = listen("psycopg.pool")
+    try:
+        pool.open(wait=True, timeout=3)
+        opened = True
+    except psycopg_pool.PoolTimeout:
+        opened = False
+    finally:
+        pool.close()
+        logging.getLogger("psycopg.pool").removeHandler(log)
+    return {"opened": opened, "pool_log": log.messages[:2]}
+
+
 # ---- a server restart mid-run ---------------------------------------------------------
 
 
