@@ -1,9 +1,11 @@
 // pgq_audit.guard on psycopg_pool (Debian's psycopg 3.1.7 / psycopg_pool 3.1.5)
 // and PostgreSQL 17.10: the seed's sequence (tenants 1, 2, 3, job 2 failing)
 // leaks to the next job unguarded and is refused guarded; a transaction-local
-// setting passes. The reset callback's proof is in reset.test.ts.
+// setting passes; a tenant set by a routine or a trigger, which the job's code
+// does not show, is refused too. The reset callback's proof is in reset.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import pg from 'pg';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
 import { runProof, type ProofOutput } from './support.ts';
 
@@ -36,6 +38,19 @@ let seed: ProofOutput<{
 before(async () => {
   db = await startTestDatabase();
   seed = await runProof('psycopg_pool_proofs.py', 'seed', [db.workerUrl]);
+  // Where a static rule cannot see the write: a routine, and a trigger on an insert.
+  const owner = new pg.Client({ connectionString: db.ownerUrl });
+  await owner.connect();
+  try {
+    await owner.query(`
+      create function pgq_set_tenant(t int) returns void language sql
+        as $$ select set_config('app.tenant', t::text, false) $$;
+      create function pgq_jobs_tenant() returns trigger language plpgsql
+        as $$ begin perform set_config('app.tenant', new.tenant_id::text, false); return new; end $$;
+      create trigger jobs_tenant before insert on jobs for each row execute function pgq_jobs_tenant();`);
+  } finally {
+    await owner.end();
+  }
 });
 after(async () => {
   await db?.stop();
@@ -122,4 +137,14 @@ test('options at work: keep, a handler answering nonsense, include_values, sampl
   assert.match(r.named.refused ?? '', /released dirty by job "nightly-invoices" at seed_job \(/);
   assert.equal(r.misspelt.opened, false);
   assert.match(r.misspelt.pool_log[0] ?? '', /unrecognized configuration parameter "serach_path"/);
+});
+
+test('a tenant set by a routine the job calls, or by a trigger on its insert, leaks unguarded and is refused guarded', async () => {
+  type Probe = { setting?: string; rows?: number; refused?: string; settings?: string[]; released_at?: string };
+  const { result } = await runProof<Record<'routine' | 'trigger', { unguarded: Probe; guarded: Probe }>>('psycopg_pool_proofs.py', 'hidden', [db.workerUrl]);
+  for (const [name, job] of [['routine', 'routine_job'], ['trigger', 'trigger_job']] as const) {
+    assert.deepEqual(result[name].unguarded, { setting: '2', rows: 10000 }, `${name}: the next job runs as tenant 2`);
+    assert.deepEqual(result[name].guarded.settings, ['app.tenant'], name);
+    assert.match(result[name].guarded.released_at ?? '', new RegExp(`^${job} \\(`), name);
+  }
 });

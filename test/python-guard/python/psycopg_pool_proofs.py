@@ -116,6 +116,39 @@ def proof_seed(url: str) -> Dict[str, Any]:
     }
 
 
+# ---- a tenant set where the job's code does not show it -------------------------------
+
+
+def routine_job(pool: Any, tenant: int) -> None:
+    """The job calls a routine; the routine sets the tenant for the session."""
+    with pool.connection() as conn:
+        conn.execute("select pgq_set_tenant(%s)", [tenant])
+
+
+def trigger_job(pool: Any, tenant: int) -> None:
+    """The job only inserts a row; a trigger on the table sets the tenant for the session."""
+    with pool.connection() as conn:
+        conn.execute("insert into jobs (tenant_id) values (%s)", [tenant])
+
+
+def proof_hidden(url: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, job in (("routine", routine_job), ("trigger", trigger_job)):
+        unguarded = single(url)
+        guarded = guard_pool(single(url), settings=["app.tenant"])
+        out[name] = {"unguarded": hidden_run(unguarded, job), "guarded": hidden_run(guarded, job)}
+    return out
+
+
+def hidden_run(pool: ConnectionPool, job: Any) -> Dict[str, Any]:
+    pool.open(wait=True, timeout=10)
+    try:
+        job(pool, 2)
+        return probe(pool)
+    finally:
+        pool.close()
+
+
 # ---- the same on AsyncConnectionPool ---------------------------------------------------
 
 
