@@ -15,7 +15,6 @@ from typing import Any, Awaitable, Callable, List, Optional, Sequence, Union
 from ._report import LeakReport
 
 #: What to do with a dirty connection.
-Action = str  # "raise" | "discard" | "keep"
 ACTIONS = ("raise", "discard", "keep")
 #: Decides per violation; may return an awaitable with an async pool.
 ViolationHandler = Callable[[LeakReport], Union[Optional[str], Awaitable[Optional[str]]]]

@@ -17,7 +17,7 @@ Documentation: docs/guard.md, "Python workers".
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Optional, Sequence, Set, TypeVar, Union
 
 from ._core import GUARD_ATTRIBUTE, Guard
 from ._options import ReportHandler, ViolationHandler, resolve_options
@@ -28,7 +28,7 @@ __all__ = ["guard_pool", "guard_stats", "GuardStats", "LeakReport", "TenantLeakE
 P = TypeVar("P")
 
 
-def _packages(pool: Any) -> set:
+def _packages(pool: Any) -> Set[str]:
     return {cls.__module__.split(".", 1)[0] for cls in type(pool).__mro__}
 
 
