@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { PgProxy } from '../guard/support.ts';
 import { runProof, type ProofOutput } from './support.ts';
 
 type Next = { setting: string | null; rows: number } | { refused: string; settings: string[]; released_at?: string };
@@ -146,5 +147,28 @@ test('a tenant set by a routine the job calls, or by a trigger on its insert, le
     assert.deepEqual(result[name].unguarded, { setting: '2', rows: 10000 }, `${name}: the next job runs as tenant 2`);
     assert.deepEqual(result[name].guarded.settings, ['app.tenant'], name);
     assert.match(result[name].guarded.released_at ?? '', new RegExp(`^${job} \\(`), name);
+  }
+});
+
+test('one round trip per checkout: counted at a proxy, 50 jobs cost 50 more round trips guarded', async () => {
+  const proxy = await PgProxy.start(db.workerUrl);
+  try {
+    // The proxy frames server messages; libpq's SSLRequest answer is one byte, so no SSL through it.
+    const url = `${proxy.url(db.workerUrl)}?sslmode=disable`;
+    const count = async (guarded: string) => {
+      const before = proxy.roundTrips;
+      const out = await runProof<{ stats: Stats | null }>('psycopg_pool_proofs.py', 'round_trips', [url, guarded, '50']);
+      return { trips: proxy.roundTrips - before, stats: out.result.stats };
+    };
+    const unguarded = await count('unguarded');
+    const guarded = await count('guarded');
+    console.log(`round trips for 50 jobs: unguarded ${unguarded.trips}, guarded ${guarded.trips}`);
+    // Unguarded: the connection's startup, then BEGIN, set_config, SELECT, COMMIT per job.
+    assert.ok(unguarded.trips >= 1 + 50 * 4, String(unguarded.trips));
+    // Guarded: the read at connect, then one check per checkout but the first (the connection is known clean).
+    assert.deepEqual([guarded.stats?.checks, guarded.stats?.checkouts], [50, 50]);
+    assert.equal(guarded.trips - unguarded.trips, 50, 'one round trip per check, nothing else');
+  } finally {
+    await proxy.close();
   }
 });

@@ -149,6 +149,24 @@ def hidden_run(pool: ConnectionPool, job: Any) -> Dict[str, Any]:
         pool.close()
 
 
+# ---- round trips: the test counts them at its proxy --------------------------------------
+
+
+def proof_round_trips(url: str, guarded: str, jobs: str) -> Dict[str, Any]:
+    """`jobs` local-setting jobs on a pool of one, guarded or not; the test counts the
+    ReadyForQuery messages the server sent (one per round trip)."""
+    pool = single(url)
+    if guarded == "guarded":
+        pool = guard_pool(pool, settings=["app.tenant", "search_path"])
+    pool.open(wait=True, timeout=10)
+    try:
+        for job in range(int(jobs)):
+            local_job(pool, 1 if job % 2 else 3)
+    finally:
+        pool.close()
+    return {"stats": vars(guard_stats(pool)) if guarded == "guarded" else None}
+
+
 # ---- the same on AsyncConnectionPool ---------------------------------------------------
 
 
