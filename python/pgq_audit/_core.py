@@ -20,6 +20,7 @@ logger = logging.getLogger("pgq_audit.guard")
 #: The attribute a guarded pool carries its Guard in (guard_stats() reads it).
 GUARD_ATTRIBUTE = "_pgq_audit_guard"
 
+
 @dataclass
 class ConnectionState:
     """What the guard knows about one connection."""
@@ -33,7 +34,11 @@ class ConnectionState:
     released_via: Optional[str] = None
     job_name: Optional[str] = None
 
+
 class Guard:
+    """One guarded pool's options, counters and verdicts; shared by its threads (the
+    counters take a lock) or its event loop."""
+
     def __init__(self, options: Options) -> None:
         self.options = options
         self.names: List[str] = options.settings
@@ -144,6 +149,7 @@ class Guard:
                 logger.exception("pgq-audit guard: on_report failed")
         else:
             logger.warning(report.message())
+
 
 def _accept(value: Any) -> str:
     if value is None:
