@@ -121,9 +121,9 @@ test('AsyncConnectionPool: the same leak unguarded, refused guarded', async () =
   assert.equal(out.result.stats.violations, 2);
 });
 
-test('options at work: keep, a handler answering nonsense, include_values, sample_rate=0, job_name, a misspelt setting', async () => {
-  type Outcome = { setting?: string; rows?: number; refused?: string; error?: string; message?: string; actions?: string[]; stats?: Stats };
-  const { result: r } = await runProof<Record<'keep' | 'bogus' | 'values' | 'unsampled' | 'named', Outcome> & { misspelt: { opened: boolean; pool_log: string[] } }>(
+test('options at work: keep, a handler answering nonsense, include_values, sample_rate=0, job_name, a misspelt setting, configure=', async () => {
+  type Outcome = { setting?: string; rows?: number; refused?: string; settings?: string[]; error?: string; message?: string; actions?: string[]; stats?: Stats };
+  const { result: r } = await runProof<Record<'keep' | 'bogus' | 'values' | 'unsampled' | 'named', Outcome> & { misspelt: { opened: boolean; pool_log: string[] }; configure: { seen: Outcome[]; stats: Stats } }>(
     'psycopg_pool_proofs.py',
     'options',
     [db.workerUrl],
@@ -136,6 +136,11 @@ test('options at work: keep, a handler answering nonsense, include_values, sampl
   // sample_rate=0: only the read at connect; the leak goes through unchecked.
   assert.deepEqual([r.unsampled.setting, r.unsampled.stats?.checks, r.unsampled.stats?.violations], ['7', 1, 0]);
   assert.match(r.named.refused ?? '', /released dirty by job "nightly-invoices" at seed_job \(/);
+  // configure= runs first: its search_path is the value at connect; a job's session change of it is refused.
+  const configured = r.configure.seen;
+  assert.deepEqual(configured.slice(0, 3), [{ setting: '', rows: 0 }, { setting: '', rows: 0 }, { setting: '', rows: 0 }]);
+  assert.deepEqual(configured[3]?.settings, ['search_path']);
+  assert.equal(r.configure.stats.violations, 1);
   assert.equal(r.misspelt.opened, false);
   assert.match(r.misspelt.pool_log[0] ?? '', /unrecognized configuration parameter "serach_path"/);
 });

@@ -358,7 +358,32 @@ def proof_options(url: str) -> Dict[str, Any]:
         "unsampled": {**leak_then_probe(unsampled), "stats": vars(guard_stats(unsampled))},
         "named": leak_then_probe(named),
         "misspelt": misspelt_setting(url),
+        "configure": with_configure(url),
     }
+
+
+def configure_search_path(conn: psycopg.Connection) -> None:
+    """The user's configure= callback: a search_path per connection, committed."""
+    conn.execute("set search_path to public")
+    conn.commit()
+
+
+def with_configure(url: str) -> Dict[str, Any]:
+    """The values at connect are read after the user's configure=: its search_path is the
+    baseline, not a leak; a job that changes it for the session is refused."""
+    pool = guard_pool(single(url, configure=configure_search_path), settings=["app.tenant", "search_path"])
+    pool.open(wait=True, timeout=10)
+    seen: List[Any] = []
+    try:
+        for _ in range(3):
+            local_job(pool, 1)
+            seen.append(probe(pool))
+        with pool.connection() as conn:
+            conn.execute("set search_path to pg_catalog, public")
+        seen.append(probe(pool))
+    finally:
+        pool.close()
+    return {"seen": seen, "stats": vars(guard_stats(pool))}
 
 
 def misspelt_setting(url: str) -> Dict[str, Any]:
