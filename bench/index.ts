@@ -1,4 +1,5 @@
-// `npm run bench`: the scan benchmark, then the guard's (bench/guard.ts) when it exists.
+// `npm run bench`: the scan benchmark, then the guard's (bench/guard.ts) and the Python guard's
+// (bench/python-guard.ts) when they exist.
 // Arguments go to the scan benchmark: npm run bench -- --files 4000 --runs 1.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,6 +12,12 @@ const guard = join(import.meta.dirname, 'guard.ts');
 if (existsSync(guard)) {
   console.log('\n== bench/guard.ts ==');
   const run = spawnSync(process.execPath, ['--import', 'tsx', guard], { stdio: 'inherit' });
+  if (run.status !== 0) code = 1;
+}
+const pythonGuard = join(import.meta.dirname, 'python-guard.ts');
+if (existsSync(pythonGuard)) {
+  console.log('\n== bench/python-guard.ts ==');
+  const run = spawnSync(process.execPath, ['--import', 'tsx', pythonGuard], { stdio: 'inherit' });
   if (run.status !== 0) code = 1;
 }
 process.exitCode = code;

@@ -1,0 +1,1 @@
+"""One module per driver: what its connections and pools mean to the guard."""
