@@ -197,4 +197,9 @@ describe('files that are not PostgreSQL', () => {
     assert.match(sqlite.skipped?.message ?? '', /SQLite, not PostgreSQL \(PRAGMA foreign_keys at line 1\)/);
     assert.deepEqual([sqlite.sites, sqlite.sqlErrors, sqlite.fatal], [[], [], undefined]);
   });
+
+  test('name the line as ESLint counts it: a lone CR and U+2028 end lines too', () => {
+    const sqlite = parse('-- one\r-- two\u2028-- three\r\nPRAGMA foreign_keys = ON;\ncreate table t (id integer primary key autoincrement);');
+    assert.match(sqlite.skipped?.message ?? '', /PRAGMA foreign_keys at line 4\)/);
+  });
 });

@@ -6,6 +6,7 @@
 // tool opens for them; a query file's statements on whatever connection the
 // application passes.
 import { emptyFileModel, type ConnectionUse, type Scope } from '../../model/index.ts';
+import { lineIndexOf } from '../../model/lines.ts';
 import { analyzeSql, transactionEffect } from '../../sql/index.ts';
 import { collectLineComments } from '../comments.ts';
 import { SQL_EXTENSIONS } from '../extensions.ts';
@@ -34,7 +35,7 @@ export const sqlFrontEnd: FrontEnd = {
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
         if (detection === 'warn') {
-          const line = text.slice(0, foreign.at).split('\n').length;
+          const { line } = lineIndexOf(text).position(foreign.at);
           model.skipped = {
             message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${foreign.sign} at line ${line}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
             span: { start: foreign.at, end: foreign.at },
