@@ -391,7 +391,9 @@ const TYPE_SPELLING: Record<string, string> = { int4: 'int', int8: 'bigint', int
 function typeNameOf(typeCast: Node): string {
   const names = (typeCast.typeName?.names ?? []).map((n: Node) => n.String?.sval).filter((n: string) => n !== 'pg_catalog');
   const name = names.join('.');
-  return TYPE_SPELLING[name] ?? name;
+  // `text[]` is an array type: '' is not a valid array literal any more than a valid integer.
+  const array = (typeCast.typeName?.arrayBounds ?? []).length > 0 ? '[]' : '';
+  return (TYPE_SPELLING[name] ?? name) + array;
 }
 
 
