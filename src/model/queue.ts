@@ -474,8 +474,13 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const roles = leaseRoles(write);
   const takes = [...new Set(predicate.flatMap(comparedStates))];
   const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
-  const reclaimByLease = predicate.find((c) => isExpiredLease(c, roles, takesRunning));
-  const stale = reclaimByLease ? undefined : staleWorker(predicate, tableOf(write.table));
+  // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
+  // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
+  // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.
+  const statusFilter = predicate.filter((c) => !c.underOr && comparedStates(c).length > 0);
+  const waitingOnly = setsRunning && statusFilter.length > 0 && statusFilter.every((c) => !comparedStates(c).some((v) => RUNNING_STATUS.test(v)));
+  const reclaimByLease = waitingOnly ? undefined : predicate.find((c) => isExpiredLease(c, roles, takesRunning));
+  const stale = reclaimByLease || waitingOnly ? undefined : staleWorker(predicate, tableOf(write.table));
   const reclaim = reclaimByLease ?? stale?.comparison;
   // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed.
   const leaseAssignment =
