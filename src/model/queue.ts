@@ -127,6 +127,8 @@ export interface FinishFact {
   by: string;
   /** Sets a dead state for an exhausted job (on the failure path). */
   setsDead: boolean;
+  /** The states it writes (`status = case ... then 'dead' else 'failed' end`): a claim that takes none of the dead ones leaves them retired. */
+  sets: string[];
   /** Counts the failure (`attempts = attempts + 1`): the design counts failures, not claims. */
   increments: boolean;
 }
@@ -322,6 +324,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           compared: w.compared,
           by: w.by,
           setsDead: w.dead && write.op !== 'delete',
+          sets: w.sets,
           increments: w.increments,
         });
       }
