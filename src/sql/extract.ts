@@ -134,6 +134,11 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'AlterDatabaseSetStmt':
       facts.roleSettings = [roleSetting(kind, body, ctx.statement)];
       break;
+    case 'CreateStmt': {
+      const columns = ((body.tableElts ?? []) as Node[]).filter((e) => e.ColumnDef?.colname).map((e) => String(e.ColumnDef.colname).toLowerCase());
+      if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns };
+      break;
+    }
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
