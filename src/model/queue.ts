@@ -494,9 +494,18 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const leaseIsNull = predicate.some((c) => isLeaseColumn(c.column) && c.op === 'is null');
   const isUpdate = write.op === 'update';
 
+  // By role: under a SKIP LOCKED read, a move from the states it takes to another live state (`'Pending'` to
+  // `'Queued'`) that also writes the lease (`lock_at = now()`, `locked_until = ...`) takes the job, whatever the state is called.
+  // A promotion (`'scheduled'` to `'queued'`) writes no lease and stays what it is.
+  const movesOn =
+    claimRead !== undefined &&
+    leaseAssignment !== undefined &&
+    values.length > 0 &&
+    takes.length > 0 &&
+    values.every((v) => !takes.includes(v) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
   const isClaim =
     isUpdate &&
-    (setsRunning || (leaseAssignment !== undefined && !status)) &&
+    (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull);
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
