@@ -134,6 +134,11 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'AlterDatabaseSetStmt':
       facts.roleSettings = [roleSetting(kind, body, ctx.statement)];
       break;
+    case 'CreateStmt': {
+      const columns = ((body.tableElts ?? []) as Node[]).filter((e) => e.ColumnDef?.colname).map((e) => String(e.ColumnDef.colname).toLowerCase());
+      if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns };
+      break;
+    }
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
@@ -391,7 +396,9 @@ const TYPE_SPELLING: Record<string, string> = { int4: 'int', int8: 'bigint', int
 function typeNameOf(typeCast: Node): string {
   const names = (typeCast.typeName?.names ?? []).map((n: Node) => n.String?.sval).filter((n: string) => n !== 'pg_catalog');
   const name = names.join('.');
-  return TYPE_SPELLING[name] ?? name;
+  // `text[]` is an array type: '' is not a valid array literal any more than a valid integer.
+  const array = (typeCast.typeName?.arrayBounds ?? []).length > 0 ? '[]' : '';
+  return (TYPE_SPELLING[name] ?? name) + array;
 }
 
 

@@ -252,6 +252,8 @@ export interface StatementFacts {
   settingDefaults?: SettingDefault[];
   /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
   notNullSet?: { table: string; column: string }[];
+  /** CREATE TABLE: the table and its column names (lower-cased), read for a queue's shape. */
+  createdTable?: { table: string; schema?: string; columns: string[] };
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
   dynamic?: boolean;
   /** The definition itself: set on CREATE FUNCTION / PROCEDURE (and DO) statements. */
