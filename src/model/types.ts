@@ -158,7 +158,11 @@ export interface ReleaseSite {
 export interface JobTransaction {
   scopeId: string;
   span: Span;
-  /** The transaction has a handler that records the failure in a separate transaction. */
+  /**
+   * The transaction has a handler that records the failure where the job's
+   * rollback cannot take it back: in a separate transaction, or in the job's
+   * own when the handler goes on and that transaction commits.
+   */
   failureCountedOutside: boolean;
   /**
    * A handler of the job's try counts the failure on the claim's own

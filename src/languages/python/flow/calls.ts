@@ -179,7 +179,7 @@ export abstract class CallWalk extends BindingWalk {
     if (built.params.length > 0) site.params = built.params;
     if (conn?.callback) site.callback = conn.callback;
     if (this.info.name) site.functionName = this.info.name;
-    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler });
+    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler, conn });
     if (conn) executed(conn, built.host.span);
     return analysis.statements;
   }
@@ -303,6 +303,7 @@ export abstract class CallWalk extends BindingWalk {
       inTry: [...this.tries],
       inHandler: this.handler,
       mayBeIn: conn ? possibleImplicitIds(conn, this.file.model.file) : undefined,
+      conn,
     });
     return analysis.statements;
   }
