@@ -136,7 +136,7 @@ export interface ConnectionConfig {
    * it enters this file (the import), not where it is made.
    */
   definedIn?: string;
-  /** The reset the driver runs itself when a connection is returned, where it is known (asyncpg's RESET ALL ..., Slonik's DISCARD ALL). */
+  /** The reset run on every return, where it is known: the driver's own (asyncpg's RESET ALL ..., Slonik's DISCARD ALL), or a reset callback's unconditional DISCARD ALL / RESET ALL. */
   driverReset?: { statements: string[]; reason: string };
   callbacks: ResetCallback[];
   /**

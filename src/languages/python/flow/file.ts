@@ -505,9 +505,11 @@ class PythonFile implements EngineFile {
         walk.exits.push(copyFlow(conn.flow));
       } else {
         this.walkedAtCall.add(target.from);
+        const firstSite = this.metas.length;
         walk.bindParameters(target, [], false, conn, undefined, arg.connParam);
         walk.walkBlock(bodyStatements(target));
         walk.finish();
+        if (role === 'reset' && !entry.config.driverReset) this.noteResetClears(entry, conn, firstSite, name);
       }
       const exits = walk.exits;
       if (exits.some((f) => f.dirty === true)) {
@@ -519,6 +521,25 @@ class PythonFile implements EngineFile {
       // A listener inside the Session's transaction (after_begin) leaves it to the Session.
       if (arg.inTransaction) callback.endsOutsideTransaction = 'unknown';
       if (walk.preparedOff && role !== 'check') entry.thresholdOff = `${walk.preparedOff} in the ${role} callback ${name}`;
+    }
+  }
+
+  /**
+   * A reset= callback that runs DISCARD ALL or RESET ALL in autocommit, on no
+   * branch of its own, clears the session on every return: the pool's reset,
+   * as a driver's own would be (what the callback sets after it is the same
+   * for every job).
+   */
+  private noteResetClears(entry: ConfigEntry, conn: Conn, firstSite: number, name: string): void {
+    for (const meta of this.metas.slice(firstSite)) {
+      if (meta.conn !== conn || meta.site.scope.kind !== 'autocommit' || meta.inHandler !== undefined) continue;
+      if (conditional(this.tree, meta.site.span.start)) continue;
+      for (const statement of meta.site.analysis.statements) {
+        const clears = statement.discard === 'all' ? 'DISCARD ALL' : statement.settingWrites.some((w) => w.via === 'reset_all') ? 'RESET ALL' : undefined;
+        if (!clears) continue;
+        entry.config.driverReset = { statements: [clears], reason: `the pool's reset callback ${name} runs ${clears} on every return` };
+        return;
+      }
     }
   }
 
@@ -572,3 +593,11 @@ class PythonFile implements EngineFile {
   }
 }
 
+/** The position is inside an if, a loop or a match of its function: it runs on some paths only. */
+function conditional(tree: { topNode: Node }, at: number): boolean {
+  for (let node: Node | null = tree.topNode.resolveInner(at, 1); node; node = node.parent) {
+    if (node.name === 'FunctionDefinition' || node.name === 'LambdaExpression') return false;
+    if (/^(IfStatement|ForStatement|WhileStatement|MatchStatement|ConditionalExpression)$/.test(node.name)) return true;
+  }
+  return false;
+}
