@@ -27,7 +27,7 @@ import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { pythonSideEffect } from './side-effects.ts';
+import { pythonSideEffect, sideEffectWithin } from './side-effects.ts';
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
@@ -104,7 +104,11 @@ export abstract class CallWalk extends BindingWalk {
       return;
     }
     if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
-    if (!this.maybeInline(node, call.callee, call.args, !!method)) this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+    if (this.maybeInline(node, call.callee, call.args, !!method)) return;
+    this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+    // A function of the file (a method of the class) that makes the request itself.
+    const within = sideEffectWithin(node, { text: this.text, qualify: (n) => this.file.qualify(n), resolveDef: (e, at) => this.file.resolveDef(e, at) });
+    if (within) this.recordSideEffect(node, within);
   }
 
   /**
@@ -356,14 +360,16 @@ export abstract class CallWalk extends BindingWalk {
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
     const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
-    if (!isEffect) return;
+    if (isEffect) this.recordSideEffect(node, qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to));
+  }
+
+  private recordSideEffect(node: Node, callee: string): void {
     // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
     const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
     else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
-    const callee = qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to);
     this.file.model.sideEffects.push({ span: span(node), callee, scope });
   }
 }
