@@ -41,6 +41,8 @@ export interface EngineFile extends FileApi {
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;
+  /** What a call of a function imported from a project module makes, when it returns a maker call. */
+  importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */

@@ -15,7 +15,7 @@ import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
-import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
+import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
@@ -118,9 +118,28 @@ class PythonFile implements EngineFile {
     return binding;
   }
 
-  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number): StaticBinding | undefined {
+  private readonly factories = new Map<string, StaticBinding | null>();
+
+  /**
+   * What a call of a function imported from a project module makes, when that
+   * function returns a driver's maker call (`def get_engine(): return
+   * create_engine(...)`): its configuration as this file sees it.
+   */
+  importedFactory(name: string): StaticBinding | undefined {
+    const known = this.factories.get(name);
+    if (known !== undefined) return known ?? undefined;
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const def = source && from ? moduleDef(source, from.name) : undefined;
+    const call = def ? returnedCall(def) : undefined;
+    const binding = source && call && from ? this.foreignBinding(source, from.name, from.span, 0, call) : undefined;
+    this.factories.set(name, binding ?? null);
+    return binding;
+  }
+
+  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number, returned?: Node): StaticBinding | undefined {
     if (depth > 2) return undefined;
-    const value = moduleValue(source, name);
+    const value = returned ?? moduleValue(source, name);
     if (!value) {
       // Re-exported: `from .pool import pool` in the package's __init__.py.
       const again = source.imports.fromImports.get(name);
