@@ -94,7 +94,12 @@ export abstract class CallWalk extends BindingWalk {
     if (sqlFunction) {
       const cursor = positional(call.args, sqlFunction.cursorArg);
       const binding = cursor ? this.receiver(cursor, true) : undefined;
-      const conn = binding?.kind === 'conn' || binding?.kind === 'cursor' ? binding.conn : undefined;
+      const conn =
+        binding?.kind === 'conn' || binding?.kind === 'cursor'
+          ? binding.conn
+          : sqlFunction.ownTransaction
+            ? this.newConn(this.file.driverOfFile, { kind: 'dedicated' }, 'connect', undefined, false)
+            : undefined;
       this.sqlSite(positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), conn);
       if (conn) executed(conn, span(node));
       return;

@@ -45,8 +45,11 @@ export class Walk extends CallWalk {
 
   private walkStatement(node: Node): void {
     switch (node.name) {
-      case 'FunctionDefinition':
       case 'ClassDefinition':
+        // Module code runs a class body at import: calls in it (a migration's operations = [RunSQL(...)]).
+        if (!this.info.def) this.walkClassBodyCalls(node);
+        return;
+      case 'FunctionDefinition':
       case 'DecoratedStatement':
         return;
       case 'StatementGroup':
@@ -215,6 +218,16 @@ export class Walk extends CallWalk {
       this.dead = false;
       this.walkBlock(bodyStatements(finallyBody));
       this.dead = this.dead || deadBefore;
+    }
+  }
+
+  /** The calls of a class body's statements, its defs aside; names it binds are the class's, not the module's. */
+  private walkClassBodyCalls(node: Node): void {
+    const body = node.getChild('Body');
+    if (!body) return;
+    for (const statement of bodyStatements(body)) {
+      if (statement.name === 'ClassDefinition') this.walkClassBodyCalls(statement);
+      else if (statement.name !== 'FunctionDefinition' && statement.name !== 'DecoratedStatement') this.walkExpression(statement);
     }
   }
 
