@@ -1,6 +1,7 @@
 // Pools whose facts are spread over a module boundary: the options a helper
 // builds (a knexfile's settings plus the tenant's afterCreate hook) are the
-// pool's options; the project fixtures' good folders stay quiet and their bad
+// pool's options; a call of a project function that makes a pool is a maker
+// of its own pool, kept (and ended or not) by the caller; the project fixtures' good folders stay quiet and their bad
 // twins are flagged on their `expect:` lines only.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -26,7 +27,20 @@ test('a hook in the options a class method returns is the pool hook of the Knex 
   assert.equal(set.callback?.configId, pool.id, 'the SET runs as the pool hook');
 });
 
-for (const name of ['js-knex-tenant-config-good', 'js-knex-tenant-config-bad']) {
+test('a call of an imported maker of one-connection clients is a script client where the caller ends it, and shared where it keeps it', () => {
+  const read = (name: string, file: string) => {
+    const path = join(projects, name, file);
+    return typescriptFrontEnd.parse(readFileSync(path, 'utf8'), path, {}).connections.find((c) => c.driver === 'postgres.js');
+  };
+  const script = read('ts-script-client-module-good', 'db/migrate-tenant.ts');
+  assert.equal(script?.reuse, 'single-connection');
+  assert.equal(script?.definedIn, join(projects, 'ts-script-client-module-good/db/script-utils.ts'));
+  const worker = read('ts-script-client-module-bad', 'db/worker.ts');
+  assert.ok(worker, 'the worker\'s client has a config');
+  assert.equal(worker.reuse, undefined, 'ended only by a shutdown handler: shared by every job');
+});
+
+for (const name of ['js-knex-tenant-config-good', 'js-knex-tenant-config-bad', 'ts-script-client-module-good', 'ts-script-client-module-bad']) {
   test(`fixtures/projects/${name} is flagged on its expect: lines only`, async () => {
     const { results } = await scan({ paths: [join(projects, name)], concurrency: 'off' });
     for (const result of results) {

@@ -236,6 +236,8 @@ export abstract class Bindings implements DriverContext {
       if (c.origin === 'parameter') return undefined; // the function hands back what its caller gave it
       return this.conn(this.file.newConn(c.driver, c.use, c.origin, c.configId));
     }
+    const perCall = returned.kind === 'pool' ? this.poolPerCall(fn, returned, call) : undefined;
+    if (perCall) return perCall;
     return fn.owner === this.file ? returned : this.file.adopt(returned, fn.owner as TsFile, span(call.callee));
   }
 
@@ -268,6 +270,26 @@ export abstract class Bindings implements DriverContext {
     }
     const value = this.value(callee);
     return value?.kind === 'function' && value.owner === this.file ? value.node : undefined;
+  }
+
+  /**
+   * A pool the function makes at each call (`createClient()` returning
+   * `postgres(url, { max: 1 })`), here or in another module: each call is a
+   * maker of its own pool, whose reuse is read where the call is kept and ended.
+   */
+  private poolPerCall(fn: Extract<Value, { kind: 'function' }>, returned: Extract<Value, { kind: 'pool' }>, call: Call): Value | undefined {
+    const owner = fn.owner as TsFile;
+    const entry = returned.configId ? owner.configById(returned.configId) : undefined;
+    if (!entry || entry.imported) return undefined;
+    const made = entry.config.span;
+    if (made.start < fn.node.range[0] || made.end > fn.node.range[1]) return undefined;
+    const node = call as TSESTree.CallExpression;
+    const id = `${this.file.model.file}#${entry.config.driver}@${node.range[0]}`;
+    if (!this.file.configById(id)) {
+      const reuse = this.file.configs.length <= MAX_REUSE_READS ? reuseOf(node, 'pool', [], this.file.program, this.file.functions, entry.oneConnection === true) : undefined;
+      this.file.adoptMade(entry, owner, span(node), id, reuse);
+    }
+    return { ...returned, configId: id };
   }
 
   config(node: Node, driver: Driver, kind: 'pool' | 'client', given: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {
