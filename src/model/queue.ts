@@ -10,7 +10,7 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { lineIndexOf } from './lines.ts';
-import type { ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import { intervalOf, type AssignedValue, type BindParam, type ColumnAssignment, type Comparison, type ComparedValue, type LockingRead, type RowWrite, type StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -254,7 +254,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters);
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry));
       if (w.isClaim && w.counter) counters.add(w.counter);
     }
   });
@@ -267,7 +267,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);
       const { claimRead, earlier } = claimReadOf(entry, position, name);
-      const w = readWrite(write, claimRead, counters);
+      const w = readWrite(write, claimRead, counters, bindOf(entry));
 
       if (w.isClaim) {
         const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
@@ -469,7 +469,27 @@ interface WriteReading {
   workerBeat?: { table?: string; column: string };
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>): WriteReading {
+/**
+ * The literal values the host code binds to the statement's placeholders
+ * (a module constant `LEASE_MINUTES = 30` bound to `%(timeout)s`); none for a
+ * routine body, whose $N are the routine's own parameters.
+ */
+function bindOf(entry: Entry): BindParam | undefined {
+  const params = entry.site.params;
+  if (!params || entry.statement.routine) return undefined;
+  return (n) => {
+    const param = params[n - 1];
+    return param?.kind === 'literal' ? param.value : undefined;
+  };
+}
+
+/** Seconds of the interval a placeholder gives, where the bound value is a literal. */
+function boundSeconds(value: AssignedValue | ComparedValue, bind: BindParam | undefined): number | undefined {
+  if (!bind || value.kind !== 'expression' || !value.boundInterval) return undefined;
+  return intervalOf(value.boundInterval, bind);
+}
+
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
@@ -525,10 +545,19 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   if (leaseAssignment) {
     const v = leaseAssignment.value;
     const endsLease = LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column);
-    if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
+    const bound = boundSeconds(v, bind);
+    if (bound !== undefined) {
+      if (endsLease) leaseSeconds = Math.abs(bound);
+    } else if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
     else if (v.kind === 'expression' && v.intervalSeconds !== undefined && endsLease) leaseSeconds = Math.abs(v.intervalSeconds);
   }
-  const reclaimSeconds = reclaim?.value.kind === 'expression' && reclaim.value.intervalSeconds !== undefined ? Math.abs(reclaim.value.intervalSeconds) : undefined;
+  const reclaimBound = reclaim ? boundSeconds(reclaim.value, bind) : undefined;
+  const reclaimSeconds =
+    reclaimBound !== undefined
+      ? Math.abs(reclaimBound)
+      : reclaim?.value.kind === 'expression' && reclaim.value.intervalSeconds !== undefined
+        ? Math.abs(reclaim.value.intervalSeconds)
+        : undefined;
   if (leaseSeconds === undefined && !leaseFromCode && reclaim && !(LEASE_END_COLUMN.test(reclaim.column) || roles.end.has(reclaim.column))) {
     if (reclaimSeconds !== undefined) leaseSeconds = reclaimSeconds;
     else leaseFromCode = reclaim.value.kind === 'param' || (reclaim.value.kind === 'expression' && reclaim.value.params === true);

@@ -20,7 +20,7 @@ import type {
   TransactionControl,
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
-import { intervalsIn } from './interval.ts';
+import { boundIntervalsIn, intervalsIn } from './interval.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
@@ -515,10 +515,12 @@ function stringsIn(node: Node | undefined, out: string[] = []): string[] {
 }
 
 /** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
-function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean } {
-  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean } = {};
+function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } {
+  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } = {};
   const intervals = intervalsIn(node);
   if (intervals.length === 1) details.intervalSeconds = intervals[0];
+  const bound = intervals.length === 0 ? boundIntervalsIn(node) : [];
+  if (bound.length === 1) details.boundInterval = bound[0];
   if (withStrings) {
     const strings = stringsIn(node);
     if (strings.length) details.strings = strings;

@@ -331,7 +331,11 @@ export abstract class CallWalk extends BindingWalk {
   /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
   hostParam(node: Node | undefined): HostParam {
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
-    return hostParam(node, this.text, (name) => this.params.has(name), valueOf);
+    const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
+    // A constant imported from a project module (`from app.settings import LEASE_MINUTES`).
+    const expr = unwrap(node);
+    if (param.kind !== 'unknown' || expr?.name !== 'VariableName' || valueOf(expr)) return param;
+    return this.file.importedLiteral(this.text.slice(expr.from, expr.to)) ?? param;
   }
 
   private isQueryFunction(callee: Node): boolean {

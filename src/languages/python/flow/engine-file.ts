@@ -1,6 +1,6 @@
 // The file as the engine's walks see it: what flow/file.ts gives the walks
 // of its bodies (flow/walk.ts) on top of what driver modules see (FileApi).
-import type { Driver, SqlSite } from '../../../model/index.ts';
+import type { Driver, HostParam, SqlSite } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { ModelIndex } from '../orm/models.ts';
 import type { Node } from '../syntax.ts';
@@ -38,6 +38,8 @@ export interface EngineFile extends FileApi {
   readonly drivers: readonly FileDriver[];
   readonly models: ModelIndex;
   localValue(node: Node): Node | undefined;
+  /** The literal a project module binds a name this file imports (`from app.settings import LEASE_MINUTES`). */
+  importedLiteral(name: string): HostParam | undefined;
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;

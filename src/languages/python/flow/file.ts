@@ -5,12 +5,13 @@
 // call site, instead of on their own). What each driver's API means comes
 // from the registry (drivers/index.ts).
 import type { Tree } from '@lezer/common';
-import type { Driver, FileModel, ResetCallback } from '../../../model/index.ts';
+import type { Driver, FileModel, HostParam, ResetCallback } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import { DRIVERS, SQL_TEXT, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
 import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
 import { bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
+import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
@@ -125,6 +126,15 @@ class PythonFile implements EngineFile {
    * function returns a driver's maker call (`def get_engine(): return
    * create_engine(...)`): its configuration as this file sees it.
    */
+  importedLiteral(name: string): HostParam | undefined {
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const value = source && from ? source.constants.get(from.name) : undefined;
+    if (!source || !value) return undefined;
+    const param = hostParam(value, source.text, () => false, (n) => source.constants.get(source.text.slice(n.from, n.to)));
+    return param.kind === 'literal' ? param : undefined;
+  }
+
   importedFactory(name: string): StaticBinding | undefined {
     const known = this.factories.get(name);
     if (known !== undefined) return known ?? undefined;
