@@ -11,7 +11,7 @@ import { runRules } from '../engine/run-rules.ts';
 import { sqlFrontEnd } from '../languages/sql/index.ts';
 import type { CatalogRole, CatalogTable, FileModel, Severity } from '../model/index.ts';
 import { analysisConfig, fileMessage, type FileAnalysis } from '../scan/analysis.ts';
-import { analyseWithin, scanFileText } from '../scan/analyze-file.ts';
+import { analyseInProcess, scanFileText } from '../scan/analyze-file.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, type PoolOutcome } from '../scan/pool.ts';
 import { DEFAULT_MEMORY_LIMIT, DEFAULT_TIME_BUDGET } from '../scan/scan.ts';
 import { rules as allRules } from '../../rules/index.ts';
@@ -249,10 +249,10 @@ async function analyseRoutines(
       out.set(routine.filePath, { messages: [fileMessage(`Object skipped: analysing it ${why}, so it was stopped and nothing else is reported for it.`, 1, false, 'skipped')] });
     }
   };
-  const here = (batch: readonly DbObject[]) => analyseWithin(timeBudget, batch.map((routine) => ({ file: routineFile(routine), text: routine.text })), config).outcomes;
+  const here = (batch: readonly DbObject[]) => analyseInProcess(timeBudget, batch.map((routine) => ({ file: routineFile(routine), text: routine.text })), config);
   // On two cores a worker does not pay (pool.ts): 10,000 routines took 8.1 s on one, 5.8 s here.
   if (concurrency === 'off' || (concurrency === 'auto' && !autoUsesWorkers()) || routines.length <= IN_PROCESS_MAX_ROUTINES) {
-    const outcomes = here(routines);
+    const outcomes = await here(routines);
     for (const [i, routine] of routines.entries()) record(routine, outcomes[i]);
     return { analyses: out, threads: 0 };
   }
@@ -267,7 +267,7 @@ async function analyseRoutines(
           outcomes = await pool.analyzeBatch(batch.map((routine) => ({ file: routineFile(routine), text: routine.text })), config);
         } catch {
           // The workers could not start: analyse here.
-          outcomes = here(batch);
+          outcomes = await here(batch);
         }
         for (const [i, routine] of batch.entries()) record(routine, outcomes[i]);
       }),

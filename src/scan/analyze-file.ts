@@ -6,6 +6,7 @@ import { collectProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type ActiveRule } from '../engine/rule-config.ts';
 import { runRules } from '../engine/run-rules.ts';
 import { frontEndFor } from '../languages/index.ts';
+import { reloadSqlParser } from '../sql/index.ts';
 import { readDirectives } from '../suppressions/index.ts';
 import { fileMessage, type AnalysisConfig, type FileAnalysis } from './analysis.ts';
 import { runEachWithin } from './budget.ts';
@@ -55,10 +56,34 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
  * Analyses files on this thread, one after another, each within `timeBudget` ms (budget.ts): the
  * outcomes a worker would give, but for memory. `interrupted`: one was stopped mid-way.
  */
-export function analyseWithin(timeBudget: number, files: readonly PoolFile[], config: AnalysisConfig): { outcomes: PoolOutcome[]; interrupted: boolean } {
+export function analyseWithin(
+  timeBudget: number,
+  files: readonly PoolFile[],
+  config: AnalysisConfig,
+  options: { stopAtInterrupt?: boolean } = {},
+): { outcomes: PoolOutcome[]; interrupted: boolean } {
   const { results, interrupted } = runEachWithin(
     timeBudget,
     files.map(({ file, text }) => () => scanFileText(file, text, config)),
+    options,
   );
   return { outcomes: results.map((result) => (result.done ? { kind: 'done', analysis: result.value } : { kind: 'timeout' })), interrupted };
+}
+
+/**
+ * analyseWithin for a thread that has no worker to hand the rest to: a file stopped mid-way may have
+ * been stopped inside the SQL parser, whose wasm state is then not to be trusted, so the files after it
+ * run on a fresh parser (reloadSqlParser), each stop followed by one more reload.
+ */
+export async function analyseInProcess(timeBudget: number, files: readonly PoolFile[], config: AnalysisConfig): Promise<PoolOutcome[]> {
+  const outcomes: PoolOutcome[] = [];
+  let rest = files;
+  while (rest.length > 0) {
+    const run = analyseWithin(timeBudget, rest, config, { stopAtInterrupt: true });
+    outcomes.push(...run.outcomes);
+    rest = rest.slice(run.outcomes.length);
+    const { interrupted } = run;
+    if (interrupted) await reloadSqlParser();
+  }
+  return outcomes;
 }

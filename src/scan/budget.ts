@@ -37,9 +37,15 @@ export type BudgetedResult<T> = { done: true; value: T } | { done: false };
  * a small scan). A batch hands over to a fresh watchdog before starting a task once half its
  * allowance is gone; a task caught by a watchdog it did not start under is run again with what is
  * left of its own budget, so no task gets more than its budget in all, and one that uses it up is
- * not done. `interrupted` tells whether any task was stopped mid-way.
+ * not done. `interrupted` tells whether any task was stopped mid-way. With `stopAtInterrupt`, the
+ * run ends at the first task stopped mid-way, and `results` holds only the tasks before it (and it,
+ * when its own budget ran out): the rest are the caller's to run again.
  */
-export function runEachWithin<T>(budgetMs: number, tasks: readonly (() => T)[]): { results: BudgetedResult<T>[]; interrupted: boolean } {
+export function runEachWithin<T>(
+  budgetMs: number,
+  tasks: readonly (() => T)[],
+  { stopAtInterrupt = false }: { stopAtInterrupt?: boolean } = {},
+): { results: BudgetedResult<T>[]; interrupted: boolean } {
   const results: BudgetedResult<T>[] = new Array(tasks.length);
   let interrupted = false;
   if (!(budgetMs > 0)) {
@@ -80,6 +86,11 @@ export function runEachWithin<T>(budgetMs: number, tasks: readonly (() => T)[]):
       results[current] = { done: false };
       next = current + 1;
       spent = 0;
+      // The tasks after it are left for the caller to run on a state it trusts (a fresh parser).
+      if (stopAtInterrupt) return { results: results.slice(0, next), interrupted };
+    } else if (stopAtInterrupt) {
+      // Stopped mid-way under another task's watchdog: it runs again from the start, after the caller's reset.
+      return { results: results.slice(0, current), interrupted };
     } else {
       next = current;
       spent = performance.now() - currentStart;

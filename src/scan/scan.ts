@@ -438,6 +438,8 @@ class Analyzer {
   private helping = false;
   /** An in-process analysis was stopped mid-way: the main thread's parser state is not trusted again. */
   private tainted = false;
+  /** In-process only: a fresh SQL parser loading after a stopped analysis (see runInProcess). */
+  private reloading: Promise<void> | undefined;
   /** analyze-file.ts and the SQL parser, loaded for the first file this thread analyses. */
   private analysisLoaded: Promise<void> | undefined;
   private analyseWithin: typeof analyseWithin | undefined;
@@ -572,16 +574,37 @@ class Analyzer {
       for (const item of items) item.resolve({ kind: 'failed', message: this.analysisFailure ?? 'the analysis did not load' });
       return;
     }
+    // Without workers, a stopped analysis is followed by a fresh parser: the files after it wait for it.
+    if (this.reloading) {
+      void this.reloading.then(() => this.inProcess(items));
+      return;
+    }
+    const inProcessOnly = !this.poolAllowed();
     let run: ReturnType<typeof analyseWithin>;
     try {
-      run = this.analyseWithin(this.options.timeBudget, items, this.config);
+      run = this.analyseWithin(this.options.timeBudget, items, this.config, { stopAtInterrupt: inProcessOnly });
     } catch (error) {
       // scanFileText never throws: this is the budget machinery failing. No file may stay pending.
       for (const item of items) item.resolve({ kind: 'failed', message: String((error as Error)?.stack ?? error) });
       return;
     }
     if (run.interrupted) this.tainted = true;
-    for (const [i, item] of items.entries()) item.resolve(run.outcomes[i]);
+    for (const [i, outcome] of run.outcomes.entries()) items[i].resolve(outcome);
+    if (inProcessOnly && run.interrupted) {
+      const rest = items.slice(run.outcomes.length);
+      this.reloading = import('../sql/index.ts')
+        .then((sql) => sql.reloadSqlParser())
+        .then(
+          () => {
+            this.reloading = undefined;
+            if (rest.length > 0) this.inProcess(rest);
+          },
+          (error: unknown) => {
+            this.reloading = undefined;
+            for (const item of rest) item.resolve({ kind: 'failed', message: `the SQL parser could not be loaded again after a stopped analysis: ${(error as Error)?.message ?? error}` });
+          },
+        );
+    }
   }
 
   private newPool(threads: number): AnalysisPool {

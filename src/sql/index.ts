@@ -1,5 +1,5 @@
 export { analyzeSql, type AnalyzeOptions } from './analyze.ts';
-export { loadSqlParser, startLoadingSqlParser } from './parser.ts';
+export { loadSqlParser, reloadSqlParser, startLoadingSqlParser } from './parser.ts';
 export { splitStatements } from './lexer.ts';
 export type * from './facts.ts';
 export { transactionEffect } from './facts.ts';

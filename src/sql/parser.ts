@@ -20,6 +20,23 @@ export function loadSqlParser(): Promise<void> {
   return loaded;
 }
 
+let instances = 0;
+
+/**
+ * A fresh parser: libpg-query's module evaluated once more (a URL of its own),
+ * which instantiates its wasm anew. An analysis stopped by the time budget may
+ * have been stopped inside the parser, and then the old instance's memory (its
+ * stack pointer, its allocator) cannot be trusted: parses after it failed with
+ * "No parse tree generated" or lost their error positions. The old instance is
+ * left to the garbage collector.
+ */
+export async function reloadSqlParser(): Promise<void> {
+  const module = (await import(`${import.meta.resolve('libpg-query')}?instance=${++instances}`)) as PgQuery;
+  await module.loadModule();
+  pgQuery = module;
+  loaded = Promise.resolve();
+}
+
 /**
  * Starts loading the parser for a caller that cannot await: the ESLint plugin
  * when a CommonJS config require()s it. No load is fully synchronous (the

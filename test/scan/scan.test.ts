@@ -226,6 +226,43 @@ test('runEachWithin: one stuck task is not done, every other one is, and none ru
   assert.deepEqual(runEachWithin(0, [() => 'a', () => 'b']), { results: [{ done: true, value: 'a' }, { done: true, value: 'b' }], interrupted: false });
 });
 
+test('runEachWithin with stopAtInterrupt: the run ends at the stopped task, and the tasks after it are left to the caller', () => {
+  const stuck = () => {
+    for (;;);
+  };
+  const ran: string[] = [];
+  const tasks = [() => ran.push('a'), stuck, () => ran.push('c')];
+  // Stopped under the watchdog 'a' started: the stuck task is the caller's to run again, from its start.
+  const first = runEachWithin(200, tasks, { stopAtInterrupt: true });
+  assert.equal(first.interrupted, true);
+  assert.deepEqual(first.results.map((r) => r.done), [true]);
+  // Run again under its own watchdog: its budget used up, it is not done, and c is still not run.
+  const second = runEachWithin(200, tasks.slice(1), { stopAtInterrupt: true });
+  assert.deepEqual([second.interrupted, second.results.map((r) => r.done)], [true, [false]]);
+  assert.deepEqual(ran, ['a']);
+});
+
+test('in-process only, the files after a stopped one are analysed on a fresh SQL parser, in order, each with its findings', async () => {
+  const config = analysisConfig(activeRules({}), allRules);
+  const huge = `select 1;\n${"select count(*) from pg_class where relname = 'x';\n".repeat(200_000)}`;
+  const files = [
+    { file: 'a.sql', text: session },
+    { file: 'huge.sql', text: huge },
+    { file: 'b.sql', text: session },
+    { file: 'c.sql', text: 'selec 1;\n' },
+  ];
+  const { analyseInProcess } = await import('../../src/scan/analyze-file.ts');
+  const { loadSqlParser } = await import('../../src/sql/index.ts');
+  await loadSqlParser();
+  const outcomes = await analyseInProcess(50, files, config);
+  assert.deepEqual(outcomes.map((o) => o.kind), ['done', 'timeout', 'done', 'done']);
+  const ruleIds = (i: number) => (outcomes[i].kind === 'done' ? (outcomes[i] as { analysis: { messages: { ruleId: string | null }[] } }).analysis.messages.map((m) => m.ruleId) : []);
+  assert.deepEqual(ruleIds(0), ['no-session-tenant-setting']);
+  assert.deepEqual(ruleIds(2), ['no-session-tenant-setting'], 'the file after the stopped one is read whole');
+  const parseError = outcomes[3].kind === 'done' ? (outcomes[3] as { analysis: { messages: { ruleId: string | null; message: string }[] } }).analysis.messages[0] : undefined;
+  assert.match(parseError?.message ?? '', /syntax error at or near "selec"/, 'and the parser still gives its own messages');
+});
+
 test('a file whose facts are all empty lists lends none to the project pass; one with a claim does', async () => {
   const dir = tree({ 'plain.sql': 'select 1;\n', 'claim.sql': "update jobs set status = 'running' where id = (select id from jobs where status = 'queued' for update skip locked limit 1) returning id;\n" });
   const result = await scan({ paths: [dir], cwd: dir, keepFacts: true, concurrency: 'off' });
