@@ -31,6 +31,8 @@ const ACCEPT = -2;
 export interface TextMatcher {
   /** True when some trigger occurs in `text` (bytes are read as latin1). */
   test(text: string | Uint8Array): boolean;
+  /** The index of the symbol at which the first occurrence of a trigger ends, or -1. */
+  firstMatchEnd(text: string | Uint8Array): number;
   /** Work done so far, for tests of linearity: symbols read, and NFA states visited building DFA states. */
   readonly work: { symbols: number; nfaSteps: number; nfaStates: number };
 }
@@ -375,11 +377,15 @@ class LazyDfa implements TextMatcher {
   }
 
   test(text: string | Uint8Array): boolean {
+    return this.firstMatchEnd(text) >= 0;
+  }
+
+  firstMatchEnd(text: string | Uint8Array): number {
     this.work.symbols += text.length;
     return typeof text === 'string' ? this.testString(text) : this.testBytes(text);
   }
 
-  private testBytes(bytes: Uint8Array): boolean {
+  private testBytes(bytes: Uint8Array): number {
     let table = this.table;
     let state = this.start;
     const n = bytes.length;
@@ -415,18 +421,18 @@ class LazyDfa implements TextMatcher {
       if (i >= n) break;
       let target = table[state + bytes[i]];
       if (target < 0) {
-        if (target === ACCEPT) return true;
+        if (target === ACCEPT) return i;
         target = this.step(state, bytes[i]);
-        if (target === ACCEPT) return true;
+        if (target === ACCEPT) return i;
         table = this.table;
       }
       state = target;
       i++;
     }
-    return false;
+    return -1;
   }
 
-  private testString(text: string): boolean {
+  private testString(text: string): number {
     let table = this.table;
     let state = this.start;
     for (let i = 0, n = text.length; i < n; i++) {
@@ -434,14 +440,14 @@ class LazyDfa implements TextMatcher {
       const symbol = code < 256 ? code : wideSymbol(code);
       let target = table[state + symbol];
       if (target < 0) {
-        if (target === ACCEPT) return true;
+        if (target === ACCEPT) return i;
         target = this.step(state, symbol);
-        if (target === ACCEPT) return true;
+        if (target === ACCEPT) return i;
         table = this.table;
       }
       state = target;
     }
-    return false;
+    return -1;
   }
 }
 
