@@ -27,6 +27,8 @@ const MAX_NFA_STATES = 20_000;
 const MAX_DFA_STATES = 4_096;
 const UNKNOWN = -1;
 const ACCEPT = -2;
+/** An anchored attempt that can no longer match. */
+const DEAD = -3;
 
 export interface TextMatcher {
   /** True when some trigger occurs in `text` (bytes are read as latin1). */
@@ -47,9 +49,18 @@ export class TriggerSyntaxError extends Error {}
 
 /** Compiles regexes (each `{ source, flags }`, flags '' or 'i') into one matcher for "any of them occurs". */
 export function compileMatcher(patterns: readonly { source: string; flags: string }[]): TextMatcher {
+  return compile(patterns, false);
+}
+
+/** A matcher for "one of them begins at `from`": its DFA states hold one match attempt, so few of them. */
+export function compileAnchoredMatcher(patterns: readonly { source: string; flags: string }[]): { matchesAt(text: string | Uint8Array, from: number): boolean } {
+  return compile(patterns, true);
+}
+
+function compile(patterns: readonly { source: string; flags: string }[], anchored: boolean): LazyDfa {
   const sets = new CharSets();
   const asts = patterns.map((p) => new Parser(p.source, p.flags, sets).parse());
-  return new LazyDfa(new Nfa(asts.length === 1 ? asts[0] : { kind: 'alt', options: asts }), sets);
+  return new LazyDfa(new Nfa(asts.length === 1 ? asts[0] : { kind: 'alt', options: asts }), sets, anchored);
 }
 
 /** The character sets of the atoms, as membership per symbol, interned. */
@@ -278,6 +289,7 @@ class LazyDfa implements TextMatcher {
   constructor(
     private readonly nfa: Nfa,
     sets: CharSets,
+    private readonly anchored = false,
   ) {
     this.members = sets.members;
     this.work = { symbols: 0, nfaSteps: 0, nfaStates: nfa.set.length };
@@ -364,8 +376,12 @@ class LazyDfa implements TextMatcher {
       for (const member of members) this.table[offset + member] = ACCEPT;
       return ACCEPT;
     }
+    if (this.anchored && reached.length === 0) {
+      for (const member of members) this.table[offset + member] = DEAD;
+      return DEAD;
+    }
     // Every state also holds the start: a match can begin at the next byte.
-    for (const state of this.startClosure) if (this.mark[state] !== this.generation) reached.push(state);
+    if (!this.anchored) for (const state of this.startClosure) if (this.mark[state] !== this.generation) reached.push(state);
     if (this.states.length >= MAX_DFA_STATES) {
       // Bounded memory: start over with an empty cache; this state is the first of the new one.
       this.reset();
@@ -383,6 +399,21 @@ class LazyDfa implements TextMatcher {
   firstMatchEnd(text: string | Uint8Array): number {
     this.work.symbols += text.length;
     return typeof text === 'string' ? this.testString(text) : this.testBytes(text);
+  }
+
+  /** Anchored matchers only: a match begins at `from`. */
+  matchesAt(text: string | Uint8Array, from: number): boolean {
+    let state = this.start;
+    for (let i = from, n = text.length; i < n; i++) {
+      const code = typeof text === 'string' ? text.charCodeAt(i) : text[i];
+      const symbol = code < 256 ? code : wideSymbol(code);
+      let target = this.table[state + symbol];
+      if (target === UNKNOWN) target = this.step(state, symbol);
+      if (target === ACCEPT) return true;
+      if (target === DEAD) return false;
+      state = target;
+    }
+    return false;
   }
 
   private testBytes(bytes: Uint8Array): number {

@@ -16,7 +16,7 @@
 // (ASCII only, as SQL keywords are).
 import type { ActiveRule } from '../engine/rule-config.ts';
 import type { Language } from '../model/index.ts';
-import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
+import { compileAnchoredMatcher, compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
 
 /**
  * Languages whose files are SQL through and through (.sql): always parsed, so
@@ -217,6 +217,7 @@ class AnchoredMatcher implements TextMatcher {
   private readonly literals: TextMatcher;
   private readonly gapped: TextMatcher;
   private readonly longestLiteral: number;
+  private readonly attempts: { matchesAt(text: string | Uint8Array, from: number): boolean };
   readonly work: { symbols: number; nfaSteps: number; nfaStates: number };
 
   constructor(
@@ -226,6 +227,7 @@ class AnchoredMatcher implements TextMatcher {
     const literals = anchored.map((alternative) => anchorLiteral(alternative)!);
     this.literals = compileMatcher([{ source: [...new Set(literals.map((l) => l.source))].join('|'), flags: 'i' }]);
     this.gapped = compileMatcher([{ source: anchored.map((a) => `(?:${a})`).join('|'), flags: 'i' }]);
+    this.attempts = compileAnchoredMatcher([{ source: anchored.map((a) => `(?:${a})`).join('|'), flags: 'i' }]);
     this.longestLiteral = Math.max(...literals.map((l) => l.length));
     const parts = [this.literals, this.gapped, ...(rest === undefined ? [] : [rest])];
     const sum = (key: 'symbols' | 'nfaSteps' | 'nfaStates') => parts.reduce((total, part) => total + part.work[key], 0);
@@ -244,11 +246,18 @@ class AnchoredMatcher implements TextMatcher {
 
   test(text: string | Uint8Array): boolean {
     if (this.rest?.test(text) === true) return true;
-    const literalEnd = this.literals.firstMatchEnd(text);
-    if (literalEnd < 0) return false;
-    // Every literal occurrence ends at or after literalEnd, so none starts before `from`.
-    const from = Math.max(0, literalEnd + 1 - this.longestLiteral);
-    return this.gapped.test(typeof text === 'string' ? text.slice(from) : text.subarray(from));
+    // Each literal occurrence is found by the first end at or after its own: an attempt at each start
+    // that ends there covers it, and the search goes on after that end.
+    let searched = 0;
+    while (searched < text.length) {
+      const tail = typeof text === 'string' ? text.slice(searched) : text.subarray(searched);
+      const found = this.literals.firstMatchEnd(tail);
+      if (found < 0) return false;
+      const end = found + searched;
+      for (let start = Math.max(0, end + 1 - this.longestLiteral); start <= end; start++) if (this.attempts.matchesAt(text, start)) return true;
+      searched = end + 1;
+    }
+    return false;
   }
 
   firstMatchEnd(text: string | Uint8Array): number {
