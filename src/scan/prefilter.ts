@@ -250,10 +250,8 @@ class AnchoredMatcher implements TextMatcher {
     // that ends there covers it, and the search goes on after that end.
     let searched = 0;
     while (searched < text.length) {
-      const tail = typeof text === 'string' ? text.slice(searched) : text.subarray(searched);
-      const found = this.literals.firstMatchEnd(tail);
-      if (found < 0) return false;
-      const end = found + searched;
+      const end = this.literals.firstMatchEnd(text, searched);
+      if (end < 0) return false;
       for (let start = Math.max(0, end + 1 - this.longestLiteral); start <= end; start++) if (this.attempts.matchesAt(text, start)) return true;
       searched = end + 1;
     }
