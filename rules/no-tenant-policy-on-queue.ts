@@ -1,6 +1,6 @@
 import { defineRule, resolveWrite, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel, type SqlSite } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { queueFactsOf, refMaker, type Ref } from '../src/model/queue.ts';
+import { ATTEMPT_COLUMN, LEASE_END_COLUMN, queueFactsOf, refMaker, STATUS_COLUMN, type Ref } from '../src/model/queue.ts';
 import { DEFAULT_SCHEMA, tableKey, tablesOf, writtenName, type TableName } from '../src/model/tables.ts';
 import type { Span, StatementFacts } from '../src/sql/index.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
@@ -17,6 +17,13 @@ interface PolicyFacts {
   rls: (TableName & { at: Ref })[];
   /** Policies that read a tenant setting. */
   policies: (TableName & { name: string; setting: string; at: Ref })[];
+  /** Tables created with the lease design's shape: a status, an attempt counter and a lease end (`locked_until`). */
+  leaseShaped?: TableName[];
+}
+
+/** The seed's lease design by its columns: a status, an attempt counter and a lease end. A name alone never makes a queue. */
+function hasLeaseShape(columns: readonly string[]): boolean {
+  return columns.some((c) => STATUS_COLUMN.test(c)) && columns.some((c) => ATTEMPT_COLUMN.test(c)) && columns.some((c) => LEASE_END_COLUMN.test(c));
 }
 
 const sameSpan = (a: Span, b: Span) => a.start === b.start && a.end === b.end;
@@ -55,6 +62,8 @@ function read(file: FileModel, options: Options): PolicyFacts {
       if (claimed.has(writtenName(name)) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
       facts.claims.push({ ...name, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
     }
+    const created = statement.createdTable;
+    if (created && hasLeaseShape(created.columns)) (facts.leaseShaped ??= []).push(nameOf(created.table, created.schema));
     for (const rls of statement.rowSecurity) if (rls.action === 'enable') facts.rls.push({ ...nameOf(rls.table, rls.schema), at: ref(rls.span) });
     for (const policy of statement.policies) {
       const setting = policy.settingsRead.find((r) => isTenant(r.setting));
@@ -96,6 +105,7 @@ export default defineRule<Options, PolicyFacts>({
     // Tables by their schema-qualified name: an unqualified name is in its file's unit's default schema.
     const claims = files.flatMap(({ file, facts, defaultSchema }) => facts.claims.map((c) => ({ file, key: tableKey(c, defaultSchema), ...c })));
     const rls = files.flatMap(({ file, facts, defaultSchema }) => facts.rls.map((r) => ({ file, key: tableKey(r, defaultSchema), ...r })));
+    const leaseShaped = new Set(files.flatMap(({ facts, defaultSchema }) => (facts.leaseShaped ?? []).map((t) => tableKey(t, defaultSchema))));
     const out: Decision[] = [];
     for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
       // The queueTables option names tables as `jobs` or `billing.jobs`.
@@ -107,12 +117,15 @@ export default defineRule<Options, PolicyFacts>({
         const tableClaims = claims.filter((c) => c.key === key);
         // A per-tenant worker sets the tenant before it claims: the policy is what it wants. Quiet when every claim does.
         const blind = tableClaims.filter((c) => !c.tenantFirst);
-        const isQueue = queueTables ? queueTables.includes(key) : blind.length > 0;
+        // With no claim in the scanned files (`pgq-audit scan ./migrations`), the lease design's columns make it a queue.
+        const shaped = tableClaims.length === 0 && leaseShaped.has(key);
+        const isQueue = queueTables ? queueTables.includes(key) : blind.length > 0 || shaped;
         if (!isQueue) continue;
         const claim = blind.find((c) => c.file === file) ?? blind[0];
         const data = { policy: policy.name, table: writtenName(policy), setting: policy.setting };
         const elsewhere = [
           claim && claim.file !== file && !queueTables ? `claimed at ${place(claim.file, claim.at, file)}` : undefined,
+          shaped && !claim && !queueTables ? 'a queue by its columns: a status, an attempt counter and a lease end; its claim is not in the scanned files' : undefined,
           enabled.file !== file ? `row level security enabled at ${place(enabled.file, enabled.at, file)}` : undefined,
         ].filter(Boolean);
         out.push(

@@ -1,6 +1,6 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
+import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
 import { requeueSweeps } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
@@ -38,12 +38,19 @@ export default defineRule<Options, QueueFacts>({
       // The failure path counts failures (Que, procrastinate): a crash is counted nowhere unless the sweep counts it.
       const failCounts = table.finishes.find((f) => f.fact.kind === 'fail' && f.fact.increments);
       const limited = table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || sweeps.some((s) => s.fact.limitAt);
+      // The failure path retires exhausted jobs to a state the claim does not take (`status = case when attempts >=
+      // max_attempts then 'dead' else 'failed' end`, a separate dead update, a dead sweep at the limit): the failed
+      // jobs the claim takes back are under the limit.
+      const retires = (claim: ClaimFact) => {
+        const retired = (states: readonly string[]) => states.some((state) => DEAD_STATUS.test(state) && !claim.takes.includes(state));
+        return table.finishes.some((f) => f.fact.kind === 'fail' && retired(f.fact.sets ?? [])) || table.sweeps.some((s) => s.fact.limitAt !== undefined && retired(s.fact.sets));
+      };
       const andLimit = limited ? '' : ", and stop at the limit (`and " + counter + " < max_attempts` in the claim's predicate)";
       for (const claim of table.claims) {
         const { file, fact } = claim;
         if (fact.reclaimAt && !fact.limitAt) {
           out.push({ file, at: fact.reclaimAt, messageId: 'noLimit', data: { table: table.table, expired: expiredText(fact), counter } });
-        } else if (fact.retryAt && !fact.limitAt) {
+        } else if (fact.retryAt && !fact.limitAt && !retires(fact)) {
           out.push({ file, at: fact.retryAt, messageId: 'noRetryLimit', data: { table: table.table, state: fact.takes.map((t) => `'${t}'`).join(', '), counter } });
         }
         if (fact.increments) continue;

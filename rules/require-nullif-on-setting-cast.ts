@@ -22,9 +22,9 @@ export default defineRule<Options>({
   description: "Require nullif(..., '') around current_setting() before it is cast",
   messages: {
     castWithoutNullif:
-      "current_setting('{{setting}}') is cast to {{type}} without nullif(..., ''): once any job on the connection has set '{{setting}}', it reads '' (not NULL) and the cast fails with invalid input syntax for type {{type}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
+      "current_setting('{{setting}}') is cast to {{type}} without nullif(..., ''): once any job on the connection has set '{{setting}}', it reads '' (not NULL) and the cast fails with {{failure}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
     policyCastWithoutNullif:
-      "The policy casts current_setting('{{setting}}') to {{type}} without missing_ok and without nullif(..., ''): on a connection that never set '{{setting}}' every query on the table fails with unrecognized configuration parameter, and on one that set it before, with invalid input syntax for type {{type}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
+      "The policy casts current_setting('{{setting}}') to {{type}} without missing_ok and without nullif(..., ''): on a connection that never set '{{setting}}' every query on the table fails with unrecognized configuration parameter, and on one that set it before, with {{failure}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
     policyWithoutMissingOk:
       "The policy calls current_setting('{{setting}}') without missing_ok: on a connection that never set it, every query on the table fails with unrecognized configuration parameter. Write nullif(current_setting('{{setting}}', true), '').",
     defaultSilentNull:
@@ -51,7 +51,9 @@ export default defineRule<Options>({
       const covered: Span[] = [];
       for (const cast of statement.settingCasts) {
         if (cast.nullif || cast.guard || cast.inDefault || !checked(cast.setting)) continue;
-        const data = { setting: cast.setting ?? '', type: cast.type };
+        // An array type rejects '' as a malformed literal (measured on PostgreSQL 17.10), a scalar one as invalid input.
+        const failure = cast.type.endsWith('[]') ? 'malformed array literal: ""' : `invalid input syntax for type ${cast.type}`;
+        const data = { setting: cast.setting ?? '', type: cast.type, failure };
         // One finding per cast: a policy's cast without missing_ok fails both ways, and says so once.
         const unguardedRead = policy && cast.missingOk === false;
         report({ messageId: unguardedRead ? 'policyCastWithoutNullif' : 'castWithoutNullif', data, span: cast.span });

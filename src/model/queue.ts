@@ -10,7 +10,7 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { lineIndexOf } from './lines.ts';
-import type { ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import { intervalOf, type AssignedValue, type BindParam, type ColumnAssignment, type Comparison, type ComparedValue, type LockingRead, type RowWrite, type StatementFacts } from '../sql/index.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -23,23 +23,39 @@ import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type T
 // and takes back once it has passed is a lease end (`available_at`, `vt`);
 // a fence is a column the claim writes (see fenceOf).
 
+/**
+ * A vocabulary of column names, matched by their words: a camelCase column
+ * (`leasedUntil`) is `leased_until`, and so is its folded form `leaseduntil`
+ * (the statement facts fold names to lower case), unless the vocabulary needs
+ * its underscores to stay precise (`folded` false).
+ */
+export interface ColumnNames {
+  test(column: string): boolean;
+}
+
+const snakeCase = (column: string) => column.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+function byWords(names: RegExp, folded = true): ColumnNames {
+  const withoutUnderscores = folded ? new RegExp(names.source.replace(/_/g, ''), names.flags) : undefined;
+  return { test: (column) => names.test(snakeCase(column)) || (withoutUnderscores !== undefined && !column.includes('_') && withoutUnderscores.test(column.toLowerCase())) };
+}
+
 /** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */
 export const ATTEMPT_COLUMN =
-  /^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/;
+  byWords(/^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/);
 /** Their limits: `max_attempts`, pg-boss `retry_limit`. */
-export const LIMIT_COLUMN = /^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/;
+export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/);
 /** A lease that ends at this time: `locked_until < now()` is an expired lease. */
-export const LEASE_END_COLUMN = /^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/;
+export const LEASE_END_COLUMN = byWords(/^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/);
 /** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
-export const LEASE_START_COLUMN = /^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/;
+export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/);
 /** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
-export const WORKER_BEAT_COLUMN = /^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/;
+export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/);
 /** When a job may first run: compared with now() to take due jobs, never a lease. */
-const SCHEDULE_COLUMN = /^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/;
+const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/);
 /** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
-const TIMESTAMP_COLUMN = /(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/;
-export const STATUS_COLUMN = /^(status|state|job_state|job_status)$/;
-export const ID_COLUMN = /^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/;
+const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
+export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
+export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
 
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
 export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
@@ -111,6 +127,8 @@ export interface FinishFact {
   by: string;
   /** Sets a dead state for an exhausted job (on the failure path). */
   setsDead: boolean;
+  /** The states it writes (`status = case ... then 'dead' else 'failed' end`): a claim that takes none of the dead ones leaves them retired. */
+  sets: string[];
   /** Counts the failure (`attempts = attempts + 1`): the design counts failures, not claims. */
   increments: boolean;
 }
@@ -236,7 +254,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters);
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry));
       if (w.isClaim && w.counter) counters.add(w.counter);
     }
   });
@@ -249,7 +267,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);
       const { claimRead, earlier } = claimReadOf(entry, position, name);
-      const w = readWrite(write, claimRead, counters);
+      const w = readWrite(write, claimRead, counters, bindOf(entry));
 
       if (w.isClaim) {
         const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
@@ -306,6 +324,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           compared: w.compared,
           by: w.by,
           setsDead: w.dead && write.op !== 'delete',
+          sets: w.sets,
           increments: w.increments,
         });
       }
@@ -450,7 +469,27 @@ interface WriteReading {
   workerBeat?: { table?: string; column: string };
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>): WriteReading {
+/**
+ * The literal values the host code binds to the statement's placeholders
+ * (a module constant `LEASE_MINUTES = 30` bound to `%(timeout)s`); none for a
+ * routine body, whose $N are the routine's own parameters.
+ */
+function bindOf(entry: Entry): BindParam | undefined {
+  const params = entry.site.params;
+  if (!params || entry.statement.routine) return undefined;
+  return (n) => {
+    const param = params[n - 1];
+    return param?.kind === 'literal' ? param.value : undefined;
+  };
+}
+
+/** Seconds of the interval a placeholder gives, where the bound value is a literal. */
+function boundSeconds(value: AssignedValue | ComparedValue, bind: BindParam | undefined): number | undefined {
+  if (!bind || value.kind !== 'expression' || !value.boundInterval) return undefined;
+  return intervalOf(value.boundInterval, bind);
+}
+
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
@@ -458,8 +497,13 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const roles = leaseRoles(write);
   const takes = [...new Set(predicate.flatMap(comparedStates))];
   const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
-  const reclaimByLease = predicate.find((c) => isExpiredLease(c, roles, takesRunning));
-  const stale = reclaimByLease ? undefined : staleWorker(predicate, tableOf(write.table));
+  // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
+  // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
+  // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.
+  const statusFilter = predicate.filter((c) => !c.underOr && comparedStates(c).length > 0);
+  const waitingOnly = setsRunning && statusFilter.length > 0 && statusFilter.every((c) => !comparedStates(c).some((v) => RUNNING_STATUS.test(v)));
+  const reclaimByLease = waitingOnly ? undefined : predicate.find((c) => isExpiredLease(c, roles, takesRunning));
+  const stale = reclaimByLease || waitingOnly ? undefined : staleWorker(predicate, tableOf(write.table));
   const reclaim = reclaimByLease ?? stale?.comparison;
   // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed.
   const leaseAssignment =
@@ -470,9 +514,18 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const leaseIsNull = predicate.some((c) => isLeaseColumn(c.column) && c.op === 'is null');
   const isUpdate = write.op === 'update';
 
+  // By role: under a SKIP LOCKED read, a move from the states it takes to another live state (`'Pending'` to
+  // `'Queued'`) that also writes the lease (`lock_at = now()`, `locked_until = ...`) takes the job, whatever the state is called.
+  // A promotion (`'scheduled'` to `'queued'`) writes no lease and stays what it is.
+  const movesOn =
+    claimRead !== undefined &&
+    leaseAssignment !== undefined &&
+    values.length > 0 &&
+    takes.length > 0 &&
+    values.every((v) => !takes.includes(v) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
   const isClaim =
     isUpdate &&
-    (setsRunning || (leaseAssignment !== undefined && !status)) &&
+    (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull);
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
@@ -492,10 +545,19 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   if (leaseAssignment) {
     const v = leaseAssignment.value;
     const endsLease = LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column);
-    if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
+    const bound = boundSeconds(v, bind);
+    if (bound !== undefined) {
+      if (endsLease) leaseSeconds = Math.abs(bound);
+    } else if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
     else if (v.kind === 'expression' && v.intervalSeconds !== undefined && endsLease) leaseSeconds = Math.abs(v.intervalSeconds);
   }
-  const reclaimSeconds = reclaim?.value.kind === 'expression' && reclaim.value.intervalSeconds !== undefined ? Math.abs(reclaim.value.intervalSeconds) : undefined;
+  const reclaimBound = reclaim ? boundSeconds(reclaim.value, bind) : undefined;
+  const reclaimSeconds =
+    reclaimBound !== undefined
+      ? Math.abs(reclaimBound)
+      : reclaim?.value.kind === 'expression' && reclaim.value.intervalSeconds !== undefined
+        ? Math.abs(reclaim.value.intervalSeconds)
+        : undefined;
   if (leaseSeconds === undefined && !leaseFromCode && reclaim && !(LEASE_END_COLUMN.test(reclaim.column) || roles.end.has(reclaim.column))) {
     if (reclaimSeconds !== undefined) leaseSeconds = reclaimSeconds;
     else leaseFromCode = reclaim.value.kind === 'param' || (reclaim.value.kind === 'expression' && reclaim.value.params === true);

@@ -136,7 +136,7 @@ export interface ConnectionConfig {
    * it enters this file (the import), not where it is made.
    */
   definedIn?: string;
-  /** The reset the driver runs itself when a connection is returned, where it is known (asyncpg's RESET ALL ..., Slonik's DISCARD ALL). */
+  /** The reset run on every return, where it is known: the driver's own (asyncpg's RESET ALL ..., Slonik's DISCARD ALL), or a reset callback's unconditional DISCARD ALL / RESET ALL. */
   driverReset?: { statements: string[]; reason: string };
   callbacks: ResetCallback[];
   /**
@@ -158,7 +158,11 @@ export interface ReleaseSite {
 export interface JobTransaction {
   scopeId: string;
   span: Span;
-  /** The transaction has a handler that records the failure in a separate transaction. */
+  /**
+   * The transaction has a handler that records the failure where the job's
+   * rollback cannot take it back: in a separate transaction, or in the job's
+   * own when the handler goes on and that transaction commits.
+   */
   failureCountedOutside: boolean;
   /**
    * A handler of the job's try counts the failure on the claim's own

@@ -20,7 +20,7 @@ import type {
   TransactionControl,
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
-import { intervalsIn } from './interval.ts';
+import { boundIntervalsIn, intervalsIn } from './interval.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
@@ -134,6 +134,11 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'AlterDatabaseSetStmt':
       facts.roleSettings = [roleSetting(kind, body, ctx.statement)];
       break;
+    case 'CreateStmt': {
+      const columns = ((body.tableElts ?? []) as Node[]).filter((e) => e.ColumnDef?.colname).map((e) => String(e.ColumnDef.colname).toLowerCase());
+      if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns };
+      break;
+    }
     case 'AlterTableStmt':
       for (const cmd of body.cmds ?? []) {
         const action = ROW_SECURITY[cmd.AlterTableCmd?.subtype];
@@ -391,7 +396,9 @@ const TYPE_SPELLING: Record<string, string> = { int4: 'int', int8: 'bigint', int
 function typeNameOf(typeCast: Node): string {
   const names = (typeCast.typeName?.names ?? []).map((n: Node) => n.String?.sval).filter((n: string) => n !== 'pg_catalog');
   const name = names.join('.');
-  return TYPE_SPELLING[name] ?? name;
+  // `text[]` is an array type: '' is not a valid array literal any more than a valid integer.
+  const array = (typeCast.typeName?.arrayBounds ?? []).length > 0 ? '[]' : '';
+  return (TYPE_SPELLING[name] ?? name) + array;
 }
 
 
@@ -508,10 +515,12 @@ function stringsIn(node: Node | undefined, out: string[] = []): string[] {
 }
 
 /** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
-function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean } {
-  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean } = {};
+function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } {
+  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } = {};
   const intervals = intervalsIn(node);
   if (intervals.length === 1) details.intervalSeconds = intervals[0];
+  const bound = intervals.length === 0 ? boundIntervalsIn(node) : [];
+  if (bound.length === 1) details.boundInterval = bound[0];
   if (withStrings) {
     const strings = stringsIn(node);
     if (strings.length) details.strings = strings;

@@ -133,6 +133,8 @@ export type AssignedValue =
       strings?: string[];
       /** The expression uses a placeholder (its value is set by the caller). */
       params?: boolean;
+      /** The parse node of the one interval whose length a placeholder gives (`make_interval(mins => $1)`), read with the bound values by intervalOf. */
+      boundInterval?: object;
     };
 
 export interface ColumnAssignment {
@@ -158,6 +160,8 @@ export type ComparedValue =
       /** Seconds of the one constant interval in the expression (`now() - interval '4 hours'`), if there is exactly one. */
       intervalSeconds?: number;
       params?: boolean;
+      /** As in AssignedValue: the one interval whose length a placeholder gives. */
+      boundInterval?: object;
       /** String constants in the expression, e.g. the list of `status in ('queued', 'failed')`. */
       strings?: string[];
     };
@@ -252,6 +256,8 @@ export interface StatementFacts {
   settingDefaults?: SettingDefault[];
   /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
   notNullSet?: { table: string; column: string }[];
+  /** CREATE TABLE: the table and its column names (lower-cased), read for a queue's shape. */
+  createdTable?: { table: string; schema?: string; columns: string[] };
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
   dynamic?: boolean;
   /** The definition itself: set on CREATE FUNCTION / PROCEDURE (and DO) statements. */

@@ -5,3 +5,4 @@ export type * from './facts.ts';
 export { transactionEffect } from './facts.ts';
 export { transactionEffectOfText } from './control.ts';
 export type { Hole, PlaceholderStyle } from './placeholders.ts';
+export { intervalOf, type BindParam } from './interval.ts';

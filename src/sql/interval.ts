@@ -1,7 +1,12 @@
 // Constant intervals in expressions: `now() + interval '30 seconds'`,
 // `'5 min'::interval`, `make_interval(secs => 30)`, `interval '1 second' * 30`.
 // Lease lengths are read from these; anything computed at run time is undefined.
+// With `bind`, a placeholder counts as the value the host code binds to it
+// (`make_interval(mins => $1)` with 30 bound reads as 30 minutes).
 import type { Node } from './extract.ts';
+
+/** The value bound to placeholder $n, when the host code gives a constant. */
+export type BindParam = (n: number) => string | number | boolean | null | undefined;
 
 const UNIT_SECONDS: [RegExp, number][] = [
   [/^(us|usecs?|microseconds?)$/, 1e-6],
@@ -57,20 +62,47 @@ function isIntervalType(typeCast: Node): boolean {
   return names[names.length - 1] === 'interval';
 }
 
-function numberOf(node: Node | undefined): number | undefined {
+function boundValue(node: Node | undefined, bind: BindParam | undefined): string | number | boolean | null | undefined {
+  const n = node?.ParamRef?.number;
+  return typeof n === 'number' && bind ? bind(n) : undefined;
+}
+
+function numberOf(node: Node | undefined, bind?: BindParam): number | undefined {
+  const bound = boundValue(node, bind);
+  if (typeof bound === 'number') return bound;
+  if (typeof bound === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(bound)) return Number(bound);
   const c = node?.A_Const;
-  if (!c) return node?.TypeCast ? numberOf(node.TypeCast.arg) : undefined;
+  if (!c) return node?.TypeCast ? numberOf(node.TypeCast.arg, bind) : undefined;
   if (c.ival) return c.ival.ival ?? 0;
   if (c.fval) return Number(c.fval.fval);
   if (c.sval && /^-?\d+(\.\d+)?$/.test(c.sval.sval ?? '')) return Number(c.sval.sval);
   return undefined;
 }
 
-/** Seconds of a node that is a constant interval, else undefined. */
-export function intervalOf(node: Node | undefined): number | undefined {
+/** The text of a constant, a bound placeholder, or a `||` concatenation of them (`$1 || ' minutes'`). */
+function textOf(node: Node | undefined, bind: BindParam | undefined): string | undefined {
+  if (!node) return undefined;
+  const bound = boundValue(node, bind);
+  if (typeof bound === 'string' || typeof bound === 'number') return String(bound);
+  const c = node.A_Const;
+  if (c?.sval) return String(c.sval.sval ?? '');
+  if (c?.ival) return String(c.ival.ival ?? 0);
+  if (c?.fval) return String(c.fval.fval);
+  if (node.TypeCast) return textOf(node.TypeCast.arg, bind);
+  const expr = node.A_Expr;
+  if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '||') {
+    const left = textOf(expr.lexpr, bind);
+    const right = textOf(expr.rexpr, bind);
+    return left !== undefined && right !== undefined ? left + right : undefined;
+  }
+  return undefined;
+}
+
+/** Seconds of a node that is a constant interval (placeholders read through `bind`), else undefined. */
+export function intervalOf(node: Node | undefined, bind?: BindParam): number | undefined {
   if (!node) return undefined;
   if (node.TypeCast && isIntervalType(node.TypeCast)) {
-    const text = node.TypeCast.arg?.A_Const?.sval?.sval;
+    const text = textOf(node.TypeCast.arg, bind);
     return typeof text === 'string' ? parseIntervalText(text) : undefined;
   }
   if (node.FuncCall) {
@@ -80,7 +112,7 @@ export function intervalOf(node: Node | undefined): number | undefined {
     for (const [index, arg] of (node.FuncCall.args ?? []).entries()) {
       const named = arg.NamedArgExpr;
       const name = named ? String(named.name) : MAKE_INTERVAL_ARGS[index];
-      const value = numberOf(named ? named.arg : arg);
+      const value = numberOf(named ? named.arg : arg, bind);
       if (value === undefined || !(name in MAKE_INTERVAL_SECONDS)) return undefined;
       total += value * MAKE_INTERVAL_SECONDS[name];
     }
@@ -88,12 +120,52 @@ export function intervalOf(node: Node | undefined): number | undefined {
   }
   const expr = node.A_Expr;
   if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '*') {
-    const left = intervalOf(expr.lexpr);
-    const right = intervalOf(expr.rexpr);
-    if (left !== undefined && numberOf(expr.rexpr) !== undefined) return left * numberOf(expr.rexpr)!;
-    if (right !== undefined && numberOf(expr.lexpr) !== undefined) return right * numberOf(expr.lexpr)!;
+    const left = intervalOf(expr.lexpr, bind);
+    const right = intervalOf(expr.rexpr, bind);
+    const leftCount = numberOf(expr.lexpr, bind);
+    const rightCount = numberOf(expr.rexpr, bind);
+    if (left !== undefined && rightCount !== undefined) return left * rightCount;
+    if (right !== undefined && leftCount !== undefined) return right * leftCount;
   }
   return undefined;
+}
+
+/** An interval whose length a placeholder gives: `make_interval(mins => $1)`, `$1 * interval '1 minute'`, `$1::interval`. */
+function intervalOfParam(node: Node): boolean {
+  if (node.TypeCast) return isIntervalType(node.TypeCast);
+  if (node.FuncCall) {
+    const parts = (node.FuncCall.funcname ?? []).map((p: Node) => p.String?.sval);
+    return String(parts[parts.length - 1]).toLowerCase() === 'make_interval';
+  }
+  const expr = node.A_Expr;
+  return expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '*' && (intervalOf(expr.lexpr) !== undefined || intervalOf(expr.rexpr) !== undefined);
+}
+
+function mentionsParam(node: Node | undefined): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(mentionsParam);
+  if (node.ParamRef) return true;
+  for (const key in node) if (node[key] && typeof node[key] === 'object' && mentionsParam(node[key])) return true;
+  return false;
+}
+
+/**
+ * The interval expressions whose length is a placeholder's value, kept as
+ * parse nodes so that a model which knows the bound values (SqlSite.params)
+ * can read them with intervalOf(node, bind).
+ */
+export function boundIntervalsIn(node: Node | undefined, out: Node[] = []): Node[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) boundIntervalsIn(item, out);
+    return out;
+  }
+  if (mentionsParam(node) && intervalOfParam(node)) {
+    out.push(node);
+    return out;
+  }
+  for (const key in node) if (node[key] && typeof node[key] === 'object') boundIntervalsIn(node[key], out);
+  return out;
 }
 
 /** The constant intervals in an expression tree (not inside other constant intervals). */
@@ -108,6 +180,8 @@ export function intervalsIn(node: Node | undefined, out: number[] = []): number[
     out.push(seconds);
     return out;
   }
+  // `$1 * interval '1 minute'` is as long as the code says, not one minute.
+  if (mentionsParam(node) && intervalOfParam(node)) return out;
   for (const key in node) if (node[key] && typeof node[key] === 'object') intervalsIn(node[key], out);
   return out;
 }

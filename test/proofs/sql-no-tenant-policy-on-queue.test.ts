@@ -95,3 +95,31 @@ test("a per-tenant worker (the good fixture's claim_for_tenant) sets its tenant 
     await worker.end();
   }
 });
+
+test("a migration with the lease design's columns and a tenant policy: a tenant-blind lease claim finds none of 4 queued jobs", { timeout: 120_000 }, async () => {
+  const owner = new pg.Client(db.ownerUrl);
+  await owner.connect();
+  try {
+    await owner.query('drop table if exists export_jobs cascade');
+    await owner.query(readFixture('sql/no-tenant-policy-on-queue/bad-lease-shape-migration.sql'));
+    await owner.query("insert into export_jobs (tenant_id, payload) select g, '{}' from generate_series(1, 4) g");
+    await owner.query('grant select, update on export_jobs to pgq_worker');
+  } finally {
+    await owner.end();
+  }
+  const worker = new pg.Client(db.workerUrl);
+  await worker.connect();
+  try {
+    // The lease claim a worker of this table runs, before it knows any tenant.
+    const claim = `update export_jobs set status = 'running', attempts = attempts + 1, locked_until = now() + interval '1 minute'
+      where id = (select id from export_jobs where status = 'queued' and attempts < max_attempts order by id for update skip locked limit 1)
+      returning id`;
+    assert.deepEqual((await worker.query(claim)).rows, []);
+    await worker.query('begin');
+    await worker.query("select set_config('app.tenant', '3', true)");
+    assert.equal((await worker.query(claim)).rows.length, 1);
+    await worker.query('commit');
+  } finally {
+    await worker.end();
+  }
+});

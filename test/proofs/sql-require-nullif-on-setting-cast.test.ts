@@ -172,3 +172,33 @@ test("guards: on a connection that reads '', the good fixture's CASE and EXCEPTI
     await client.end();
   }
 });
+
+test("arrays: after one tenant job, the bad fixture's ::int[] and ::text[] casts fail with malformed array literal, the good fixture's read NULL", { timeout: 120_000 }, async () => {
+  for (const [fixture, failing] of [
+    ['sql/require-nullif-on-setting-cast/bad-array-cast.sql', true],
+    ['sql/require-nullif-on-setting-cast/good-array-cast.sql', false],
+  ] as const) {
+    await asOwner('drop table if exists shared_reports cascade; drop function if exists current_regions(), current_region_list()');
+    await asOwner(readFixture(fixture));
+    await asOwner("insert into shared_reports (tenant_id) select 1 + g % 3 from generate_series(1, 30) g; grant select on shared_reports to pgq_worker");
+    const client = new pg.Client(db.workerUrl);
+    await client.connect();
+    try {
+      await client.query('begin');
+      await client.query("select set_config('app.tenants', '{1,2}', true), set_config('app.regions', '{eu,us}', true)");
+      assert.equal((await client.query('select count(*)::int as n from shared_reports')).rows[0].n, 20);
+      assert.deepEqual((await client.query('select current_regions() as r')).rows[0].r, ['eu', 'us']);
+      await client.query('commit');
+      // The same connection now reads '' for both settings.
+      if (failing) {
+        await assert.rejects(client.query('select count(*) from shared_reports'), /malformed array literal: ""/);
+        await assert.rejects(client.query('select current_regions()'), /malformed array literal: ""/);
+      } else {
+        assert.equal((await client.query('select count(*)::int as n from shared_reports')).rows[0].n, 0);
+        assert.deepEqual((await client.query('select current_regions() as r, current_region_list() as l')).rows[0], { r: null, l: '' });
+      }
+    } finally {
+      await client.end();
+    }
+  }
+});

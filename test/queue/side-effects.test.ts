@@ -7,6 +7,7 @@ import { activeRules } from '../../src/engine/rule-config.ts';
 import { runRules } from '../../src/engine/run-rules.ts';
 import { emptyFileModel, type FileModel, type Scope } from '../../src/model/index.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
+import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 
 await loadSqlParser();
 
@@ -99,4 +100,21 @@ test('SQL that calls out itself: http_post and dblink_exec after the claim, not 
   assert.match(findings[0].message, /'http_post' runs inside a transaction that has locked rows \(line 1\)/);
   // Before the claim, or in autocommit: nothing is held.
   assert.deepEqual(runRules(model([{ sql: "select http_post('https://x', '{}', 'application/json')", scope: tx }, { sql: claim, scope: tx }]), only()), []);
+});
+
+test('SQL that calls out through the file\'s own routines: followed a few calls deep, by bare or qualified name; recursion and pg_net stay quiet', () => {
+  const sqlModel = (text: string) => sqlFrontEnd.parse(text, 'drain.sql', {});
+  const routine = (name: string, body: string) => `create function ${name}() returns void language plpgsql as $$ begin ${body}; end $$;\n`;
+  const drain = (call: string) =>
+    `create function drain() returns void language plpgsql as $$ declare j record; begin for j in select id from jobs for update skip locked loop perform ${call}(); end loop; end $$;\n`;
+  const chain = routine('app.hook', "perform http_post('https://x', '{}', 'application/json')") + routine('deliver', 'perform app.hook()') + routine('loop_a', 'perform loop_a()');
+  const messages = (text: string) => runRules(sqlModel(text), only()).map((f) => f.message.slice(0, f.message.indexOf(', and runs')));
+  assert.deepEqual(messages(chain + drain('deliver')), ["'deliver' calls 'app.hook', which calls 'http_post'"]);
+  assert.deepEqual(messages(chain + drain('hook')), ["'hook' calls 'http_post'"]);
+  assert.deepEqual(messages(chain + drain('loop_a')), []);
+  assert.deepEqual(messages(routine('queue_hook', "perform net.http_post(url := 'https://x')") + drain('queue_hook')), []);
+  // Five calls deep is past the bound: unknown, quiet.
+  const deep = routine('f0', "perform http_post('https://x', '', 'text/plain')") + [1, 2, 3, 4, 5].map((n) => routine(`f${n}`, `perform f${n - 1}()`)).join('');
+  assert.deepEqual(messages(deep + drain('f2')).length, 1);
+  assert.deepEqual(messages(deep + drain('f5')), []);
 });

@@ -44,6 +44,16 @@ describe('psql scripts', () => {
     assert.equal(model.sites.length, 3);
   });
 
+  test(":'name' or :\"name\" alone makes a psql script (no backslash command); :name alone does not (query files write it too)", () => {
+    const quoted = parse("select set_config('app.tenant', :'tenant', false);\nselect * from :\"schema_name\".jobs;");
+    assert.deepEqual(quoted.sqlErrors, []);
+    assert.equal(readScript("select set_config('app.tenant', :'tenant', false);", 'x.sql').psql, true);
+    assert.equal(readScript('select * from :"schema_name".jobs;', 'x.sql').psql, true);
+    assert.deepEqual(quoted.sites.map((s) => s.connection.kind), ['dedicated', 'dedicated']);
+    assert.equal(readScript('select * from jobs where id = :id;', 'x.sql').psql, false);
+    assert.equal(readScript("select ':''x''' as s, a::text from t;", 'x.sql').psql, false);
+  });
+
   test('a psql script runs on its own connection: its session writes cannot reach a pooled job', () => {
     const model = parse("\\set ON_ERROR_STOP on\nset app.tenant = '1';\nselect 1;");
     assert.deepEqual(model.sites.map((s) => s.connection.kind), ['dedicated', 'dedicated']);

@@ -20,9 +20,10 @@ const pythonParser = () => (lezer ??= createRequire(import.meta.url)('@lezer/pyt
 
 export type Node = SyntaxNode;
 
+/** The child nodes, without comments: a comment between a call's arguments or a dict's entries is not one of them. */
 export function children(node: Node): Node[] {
   const out: Node[] = [];
-  for (let c = node.firstChild; c; c = c.nextSibling) out.push(c);
+  for (let c = node.firstChild; c; c = c.nextSibling) if (c.name !== 'Comment') out.push(c);
   return out;
 }
 

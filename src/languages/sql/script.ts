@@ -170,7 +170,10 @@ export function readScript(text: string, file: string): ScriptReading {
         statementStart = i;
       }
     } else if (c === 58 /* : */) {
+      const holesBefore = holes.length;
       const next = placeholderAtColon(text, i, variables, holes);
+      // :'name' and :"name" are psql's own (query-file tools write :name): they make a psql script without any \ command.
+      if (holes.length > holesBefore && (text[i + 1] === "'" || text[i + 1] === '"')) psql = true;
       i = next;
     } else if (c === 37 /* % */) {
       i = pyformatAt(text, i, holes);

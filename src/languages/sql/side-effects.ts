@@ -2,7 +2,8 @@
 // transaction does next: pgsql-http's `http_post` sends the request during
 // the statement (and the transaction waits for the answer holding its
 // locks), dblink runs its statement on another connection that commits on
-// its own, pg_sleep waits with the locks held. pg_net's `net.http_post` is
+// its own, pg_sleep waits with the locks held, pgai's ai.openai_* functions
+// ask the model's API during the statement. pg_net's `net.http_post` is
 // not one of them: it inserts a row into net.http_request_queue, which its
 // background worker only sees once the transaction has committed, so a
 // rolled-back call sends nothing (an outbox).
@@ -12,8 +13,10 @@ const HTTP = /^((http|extensions|public)\.)?(http|http_get|http_post|http_put|ht
 /** dblink's remote statements: each runs and commits on its own connection. */
 const DBLINK = /^((dblink|extensions|public)\.)?(dblink|dblink_exec|dblink_send_query|dblink_open|dblink_fetch)$/;
 const WAITS = /^(pg_catalog\.)?(pg_sleep|pg_sleep_for|pg_sleep_until)$/;
+/** pgai's model calls (`ai.openai_embed`, `ai.anthropic_generate`): the request goes out during the statement. Tokenizing is local. */
+const PGAI = /^ai\.(openai|anthropic|cohere|ollama|voyageai|litellm)_(?!(de)?tokenize$)\w+$/;
 
 /** True when a call of the SQL function `name` (as written, lower-case, with its schema) reaches the outside world. */
 export function sqlSideEffect(name: string): boolean {
-  return HTTP.test(name) || DBLINK.test(name) || WAITS.test(name);
+  return HTTP.test(name) || DBLINK.test(name) || WAITS.test(name) || PGAI.test(name);
 }

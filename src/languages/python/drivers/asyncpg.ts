@@ -63,7 +63,27 @@ export const asyncpg: PythonDriver = {
     return { sequence: args.filter((a) => !a.name && !a.star).slice(1).map((a) => a.value) };
   },
   postgresOnly: true,
+  forFile(file) {
+    if (file.driverOfFile !== 'unknown' || !ASYNCPG_CALLS.test(file.text)) return undefined;
+    return {
+      // `async with pool.acquire() as conn` on a pool a project function returns, in a file that
+      // imports no driver and reads rows with fetch/fetchrow/fetchval: asyncpg's idiom, no other
+      // driver has those methods. Its pool is one made elsewhere (assumedPool).
+      unseenReceiverMethod: (walk, method, entering) => {
+        if (method !== 'acquire' || !entering) return undefined;
+        const config = asyncpg.assumedPool!(file.tree.topNode);
+        const assumed = file.driverState('asyncpg', () => {
+          file.model.connections.push(config);
+          return config;
+        });
+        return { kind: 'conn', conn: walk.newConn('asyncpg', { kind: 'pooled-client', configId: assumed.id }, 'acquire', undefined, true, 'rollback') };
+      },
+    };
+  },
 };
+
+/** A call of asyncpg's row readers, which no other driver has. */
+const ASYNCPG_CALLS = /\.(?:fetch|fetchrow|fetchval)\(/;
 
 function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
   const args = callParts(callNode, ctx.text)!.args;

@@ -8,6 +8,7 @@ import { annotationOf, checkoutOf, DRIVERS, driverNamed, makerOf } from '../driv
 import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
 import { dottedName, methodCall, unwrap, type Arg, type Node } from '../syntax.ts';
 import { annotationType, parameters } from './defs.ts';
+import { returnedCall } from './project.ts';
 import type { EngineFile } from './engine-file.ts';
 import { copyFlow, initialFlow } from './scopes.ts';
 import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Flow, Origin, StaticBinding, WalkApi } from './types.ts';
@@ -202,6 +203,20 @@ export abstract class BindingWalk implements WalkApi {
     return binding;
   }
 
+  /** `get_engine()`: a function of the file or of a project module that returns a maker's call makes what that call makes. */
+  private madeByProjectFunction(callee: Node, expr: Node, name: string | undefined): Binding | undefined {
+    if (!name || this.lookup(name)) return undefined;
+    const def = this.file.resolveDef(callee, expr);
+    if (def?.name === 'FunctionDefinition') {
+      const call = returnedCall(def);
+      const entry = call ? this.file.entries.get(call.from) : undefined;
+      if (!entry) return undefined;
+      return entry.maker.kind === 'pool' ? { kind: 'pool', entry, driver: entry.config.driver } : undefined;
+    }
+    const imported = name.includes('.') ? undefined : this.file.importedFactory(name);
+    return imported?.kind === 'pool' ? this.instantiate(imported) : undefined;
+  }
+
   private callBinding(expr: Node, entering: boolean): Binding | undefined {
     const entry = this.file.entries.get(expr.from);
     if (entry) {
@@ -218,6 +233,8 @@ export abstract class BindingWalk implements WalkApi {
       const name = dottedName(callee, this.text);
       const factory = name ? this.lookup(name) : undefined;
       if (factory?.kind === 'factory') return { kind: 'conn', conn: this.sessionOf(factory) };
+      const made = this.madeByProjectFunction(callee, expr, name);
+      if (made) return made;
     }
     const method = methodCall(expr, this.text);
     if (!method) return undefined;

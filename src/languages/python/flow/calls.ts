@@ -27,7 +27,7 @@ import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { pythonSideEffect } from './side-effects.ts';
+import { pythonSideEffect, sideEffectWithin } from './side-effects.ts';
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
@@ -94,7 +94,12 @@ export abstract class CallWalk extends BindingWalk {
     if (sqlFunction) {
       const cursor = positional(call.args, sqlFunction.cursorArg);
       const binding = cursor ? this.receiver(cursor, true) : undefined;
-      const conn = binding?.kind === 'conn' || binding?.kind === 'cursor' ? binding.conn : undefined;
+      const conn =
+        binding?.kind === 'conn' || binding?.kind === 'cursor'
+          ? binding.conn
+          : sqlFunction.ownTransaction
+            ? this.newConn(this.file.driverOfFile, { kind: 'dedicated' }, 'connect', undefined, false)
+            : undefined;
       this.sqlSite(positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), conn);
       if (conn) executed(conn, span(node));
       return;
@@ -104,7 +109,11 @@ export abstract class CallWalk extends BindingWalk {
       return;
     }
     if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
-    if (!this.maybeInline(node, call.callee, call.args, !!method)) this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+    if (this.maybeInline(node, call.callee, call.args, !!method)) return;
+    this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
+    // A function of the file (a method of the class) that makes the request itself.
+    const within = sideEffectWithin(node, { text: this.text, qualify: (n) => this.file.qualify(n), resolveDef: (e, at) => this.file.resolveDef(e, at) });
+    if (within) this.recordSideEffect(node, within);
   }
 
   /**
@@ -179,7 +188,7 @@ export abstract class CallWalk extends BindingWalk {
     if (built.params.length > 0) site.params = built.params;
     if (conn?.callback) site.callback = conn.callback;
     if (this.info.name) site.functionName = this.info.name;
-    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler });
+    this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler, conn });
     if (conn) executed(conn, built.host.span);
     return analysis.statements;
   }
@@ -303,6 +312,7 @@ export abstract class CallWalk extends BindingWalk {
       inTry: [...this.tries],
       inHandler: this.handler,
       mayBeIn: conn ? possibleImplicitIds(conn, this.file.model.file) : undefined,
+      conn,
     });
     return analysis.statements;
   }
@@ -321,7 +331,11 @@ export abstract class CallWalk extends BindingWalk {
   /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
   hostParam(node: Node | undefined): HostParam {
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
-    return hostParam(node, this.text, (name) => this.params.has(name), valueOf);
+    const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
+    // A constant imported from a project module (`from app.settings import LEASE_MINUTES`).
+    const expr = unwrap(node);
+    if (param.kind !== 'unknown' || expr?.name !== 'VariableName' || valueOf(expr)) return param;
+    return this.file.importedLiteral(this.text.slice(expr.from, expr.to)) ?? param;
   }
 
   private isQueryFunction(callee: Node): boolean {
@@ -355,14 +369,16 @@ export abstract class CallWalk extends BindingWalk {
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
     const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
-    if (!isEffect) return;
+    if (isEffect) this.recordSideEffect(node, qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to));
+  }
+
+  private recordSideEffect(node: Node, callee: string): void {
     // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
     const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
     else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
-    const callee = qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to);
     this.file.model.sideEffects.push({ span: span(node), callee, scope });
   }
 }

@@ -44,6 +44,8 @@ export interface SqlFunctionRow {
   cursorArg: number;
   sqlArg: number;
   sqlKeyword: string;
+  /** No cursor: the SQL runs on a connection of its own in a transaction (a Django migration's RunSQL, run by migrate). */
+  ownTransaction?: boolean;
 }
 
 /** A method that switches a connection's autocommit: `set_autocommit(True)`, `set_session(autocommit=True)`. */

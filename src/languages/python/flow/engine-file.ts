@@ -1,12 +1,12 @@
 // The file as the engine's walks see it: what flow/file.ts gives the walks
 // of its bodies (flow/walk.ts) on top of what driver modules see (FileApi).
-import type { Driver, SqlSite } from '../../../model/index.ts';
+import type { Driver, HostParam, SqlSite } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { ModelIndex } from '../orm/models.ts';
 import type { Node } from '../syntax.ts';
 import type { FileDriver } from './driver-api.ts';
 import type { ResolveContext } from './strings.ts';
-import type { ConfigEntry, FileApi, StaticBinding } from './types.ts';
+import type { ConfigEntry, Conn, FileApi, StaticBinding } from './types.ts';
 
 /** A site the walk recorded, with where it is in try statements (for one-transaction jobs). */
 export interface SiteMeta {
@@ -17,6 +17,13 @@ export interface SiteMeta {
   inHandler?: number;
   /** The implicit transactions the site may run in, where paths disagree (an except handler after a commit in the try). */
   mayBeIn?: string[];
+  /** The connection it ran on. */
+  conn?: Conn;
+  /**
+   * The except handler it is in goes on with the same transaction open (no
+   * raise, no rollback): what it wrote commits with that transaction.
+   */
+  handlerGoesOn?: boolean;
 }
 
 /** The file as the engine's walks see it (flow/file.ts). */
@@ -31,9 +38,14 @@ export interface EngineFile extends FileApi {
   readonly drivers: readonly FileDriver[];
   readonly models: ModelIndex;
   localValue(node: Node): Node | undefined;
+  /** The literal a project module binds a name this file imports (`from app.settings import LEASE_MINUTES`). */
+  importedLiteral(name: string): HostParam | undefined;
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;
+  /** What a call of a function imported from a project module makes, when it returns a maker call. */
+  importedFactory(name: string): StaticBinding | undefined;
+  readonly metas: readonly SiteMeta[];
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;

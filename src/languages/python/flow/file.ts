@@ -5,17 +5,18 @@
 // call site, instead of on their own). What each driver's API means comes
 // from the registry (drivers/index.ts).
 import type { Tree } from '@lezer/common';
-import type { Driver, FileModel, ResetCallback } from '../../../model/index.ts';
+import type { Driver, FileModel, HostParam, ResetCallback } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import { DRIVERS, SQL_TEXT, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
 import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
 import { bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
+import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
-import { MAX_MODULES, moduleValue, readModule, resolveModule, type ModuleSource } from './project.ts';
+import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
@@ -118,9 +119,37 @@ class PythonFile implements EngineFile {
     return binding;
   }
 
-  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number): StaticBinding | undefined {
+  private readonly factories = new Map<string, StaticBinding | null>();
+
+  /**
+   * What a call of a function imported from a project module makes, when that
+   * function returns a driver's maker call (`def get_engine(): return
+   * create_engine(...)`): its configuration as this file sees it.
+   */
+  importedLiteral(name: string): HostParam | undefined {
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const value = source && from ? source.constants.get(from.name) : undefined;
+    if (!source || !value) return undefined;
+    const param = hostParam(value, source.text, () => false, (n) => source.constants.get(source.text.slice(n.from, n.to)));
+    return param.kind === 'literal' ? param : undefined;
+  }
+
+  importedFactory(name: string): StaticBinding | undefined {
+    const known = this.factories.get(name);
+    if (known !== undefined) return known ?? undefined;
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const def = source && from ? moduleDef(source, from.name) : undefined;
+    const call = def ? returnedCall(def) : undefined;
+    const binding = source && call && from ? this.foreignBinding(source, from.name, from.span, 0, call) : undefined;
+    this.factories.set(name, binding ?? null);
+    return binding;
+  }
+
+  private foreignBinding(source: ModuleSource, name: string, at: { start: number; end: number }, depth: number, returned?: Node): StaticBinding | undefined {
     if (depth > 2) return undefined;
-    const value = moduleValue(source, name);
+    const value = returned ?? moduleValue(source, name);
     if (!value) {
       // Re-exported: `from .pool import pool` in the package's __init__.py.
       const again = source.imports.fromImports.get(name);
@@ -505,9 +534,11 @@ class PythonFile implements EngineFile {
         walk.exits.push(copyFlow(conn.flow));
       } else {
         this.walkedAtCall.add(target.from);
+        const firstSite = this.metas.length;
         walk.bindParameters(target, [], false, conn, undefined, arg.connParam);
         walk.walkBlock(bodyStatements(target));
         walk.finish();
+        if (role === 'reset' && !entry.config.driverReset) this.noteResetClears(entry, conn, firstSite, name);
       }
       const exits = walk.exits;
       if (exits.some((f) => f.dirty === true)) {
@@ -519,6 +550,25 @@ class PythonFile implements EngineFile {
       // A listener inside the Session's transaction (after_begin) leaves it to the Session.
       if (arg.inTransaction) callback.endsOutsideTransaction = 'unknown';
       if (walk.preparedOff && role !== 'check') entry.thresholdOff = `${walk.preparedOff} in the ${role} callback ${name}`;
+    }
+  }
+
+  /**
+   * A reset= callback that runs DISCARD ALL or RESET ALL in autocommit, on no
+   * branch of its own, clears the session on every return: the pool's reset,
+   * as a driver's own would be (what the callback sets after it is the same
+   * for every job).
+   */
+  private noteResetClears(entry: ConfigEntry, conn: Conn, firstSite: number, name: string): void {
+    for (const meta of this.metas.slice(firstSite)) {
+      if (meta.conn !== conn || meta.site.scope.kind !== 'autocommit' || meta.inHandler !== undefined) continue;
+      if (conditional(this.tree, meta.site.span.start)) continue;
+      for (const statement of meta.site.analysis.statements) {
+        const clears = statement.discard === 'all' ? 'DISCARD ALL' : statement.settingWrites.some((w) => w.via === 'reset_all') ? 'RESET ALL' : undefined;
+        if (!clears) continue;
+        entry.config.driverReset = { statements: [clears], reason: `the pool's reset callback ${name} runs ${clears} on every return` };
+        return;
+      }
     }
   }
 
@@ -572,3 +622,11 @@ class PythonFile implements EngineFile {
   }
 }
 
+/** The position is inside an if, a loop or a match of its function: it runs on some paths only. */
+function conditional(tree: { topNode: Node }, at: number): boolean {
+  for (let node: Node | null = tree.topNode.resolveInner(at, 1); node; node = node.parent) {
+    if (node.name === 'FunctionDefinition' || node.name === 'LambdaExpression') return false;
+    if (/^(IfStatement|ForStatement|WhileStatement|MatchStatement|ConditionalExpression)$/.test(node.name)) return true;
+  }
+  return false;
+}

@@ -10,7 +10,9 @@ import type { SiteMeta } from './engine-file.ts';
  * the job's work (a call that is not SQL) and ends the job in it (a write
  * of a final status, or a delete, of the claimed table). The failure is
  * counted outside when an except handler of a try around it writes the
- * claimed table in another, known transaction.
+ * claimed table in another, known transaction, or in the job's own one when
+ * the handler goes on with it (no raise, no rollback): the count commits
+ * with the batch.
  */
 export function collectJobTransactions(all: SiteMeta[], workIn: ReadonlySet<string>, model: FileModel): void {
   const byScope = new Map<string, SiteMeta[]>();
@@ -48,7 +50,11 @@ export function collectJobTransactions(all: SiteMeta[], workIn: ReadonlySet<stri
     // A handler reached before the commit runs in the job's own transaction, whatever paths after the commit say.
     const inside = (m: SiteMeta) => (m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId) || (m.mayBeIn?.includes(scopeId) ?? false);
     const failureCountedOutside = all.some(
-      (m) => counts(m) && !inside(m) && (m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
+      (m) =>
+        counts(m) &&
+        (inside(m)
+          ? m.handlerGoesOn === true && m.site.scope.kind === 'transaction' && m.site.scope.id === scopeId
+          : m.site.scope.kind === 'autocommit' || (m.site.scope.kind === 'transaction' && m.site.scope.id !== scopeId)),
     );
     const countedInside = all.find((m) => counts(m) && inside(m));
     const statement = claim.site.analysis.statements.find((s) => s.lockingReads.some((r) => r.skipLocked)) ?? claim.site.analysis.statements[0];

@@ -145,3 +145,31 @@ export function moduleValue(source: ModuleSource, name: string): Node | undefine
   });
   return count === 1 ? found : undefined;
 }
+
+/** The call a module function returns, when its body has one return and it returns a call (`return create_engine(...)`). */
+export function returnedCall(def: Node): Node | undefined {
+  const returns: Node[] = [];
+  const visit = (node: Node) => {
+    for (let c = node.firstChild; c; c = c.nextSibling) {
+      if (c.name === 'FunctionDefinition' || c.name === 'LambdaExpression' || c.name === 'ClassDefinition') continue;
+      if (c.name === 'ReturnStatement') returns.push(c);
+      else visit(c);
+    }
+  };
+  const body = def.getChild('Body');
+  if (body) visit(body);
+  if (returns.length !== 1) return undefined;
+  const value = returns[0].lastChild;
+  return value?.name === 'CallExpression' ? value : undefined;
+}
+
+/** The top-level def of a module by its name. */
+export function moduleDef(source: ModuleSource, name: string): Node | undefined {
+  for (let c = source.tree.topNode.firstChild; c; c = c.nextSibling) {
+    const def = c.name === 'DecoratedStatement' ? c.getChild('FunctionDefinition') : c;
+    if (def?.name !== 'FunctionDefinition') continue;
+    const id = def.getChild('VariableName');
+    if (id && source.text.slice(id.from, id.to) === name) return def;
+  }
+  return undefined;
+}

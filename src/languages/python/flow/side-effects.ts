@@ -4,7 +4,9 @@
 // (`from httpx import post` -> `httpx.post`), the method name of a method
 // call and its receiver as written (`self.producer`); unknown receivers are
 // judged by method names that are unambiguous, or by what the receiver is
-// named for.
+// named for. A call of a function of the file (or a method of the class)
+// that makes one is one too, followed two calls deep.
+import { callParts, children, dottedName, methodCall, type Node } from '../syntax.ts';
 
 /** Module functions and constructors (qualified names). */
 const FUNCTIONS = new Set([
@@ -58,4 +60,43 @@ export function pythonSideEffect(qualified: string | undefined, method: string |
   if (HTTP_VERBS.test(method) && last.toLowerCase().split('_').some((w) => HTTP_WORDS.has(w))) return callee;
   if (WRITE_VERBS.test(method) && SESSION_NAMES.test(last)) return callee;
   return undefined;
+}
+
+/** What the walk's file says of a callee: its qualified name, the def it names in this file. */
+export interface CalleeResolver {
+  readonly text: string;
+  qualify(node: Node): string | undefined;
+  resolveDef(expr: Node, at: Node): Node | undefined;
+}
+
+/** How deep project calls are followed for a side effect: the call, and one more. */
+const EFFECT_DEPTH = 2;
+
+/**
+ * The side effect a call of a def of this file makes in its body (its own
+ * nested defs and lambdas aside), as `name → callee`, else undefined.
+ */
+export function sideEffectWithin(call: Node, file: CalleeResolver, depth = 0, seen = new Set<number>()): string | undefined {
+  const parts = callParts(call, file.text);
+  if (!parts || depth >= EFFECT_DEPTH) return undefined;
+  const def = file.resolveDef(parts.callee, call);
+  if (!def || def.name !== 'FunctionDefinition' || seen.has(def.from)) return undefined;
+  seen.add(def.from);
+  const body = def.getChild('Body');
+  const found = body ? effectIn(body, file, depth, seen) : undefined;
+  return found && `${dottedName(parts.callee, file.text) ?? 'a call'} → ${found}`;
+}
+
+function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<number>): string | undefined {
+  for (const child of children(node)) {
+    if (child.name === 'FunctionDefinition' || child.name === 'LambdaExpression' || child.name === 'ClassDefinition') continue;
+    const inner = effectIn(child, file, depth, seen);
+    if (inner) return inner;
+  }
+  if (node.name !== 'CallExpression') return undefined;
+  const parts = callParts(node, file.text);
+  if (!parts) return undefined;
+  const method = methodCall(node, file.text);
+  const qualified = file.qualify(parts.callee);
+  return pythonSideEffect(qualified, method?.method, method ? dottedName(method.object, file.text) : undefined) ?? sideEffectWithin(node, file, depth + 1, seen);
 }

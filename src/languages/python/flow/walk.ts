@@ -8,7 +8,7 @@ import { callParts, children, dottedName, methodCall, unwrap, type Node } from '
 import type { WalkInfo } from './bindings.ts';
 import { CallWalk, type Instance } from './calls.ts';
 import { bodyStatements, defName, isContextManager, literalBool, withItems } from './defs.ts';
-import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd } from './scopes.ts';
+import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd, scopeOf } from './scopes.ts';
 import type { Binding, Conn, Flow } from './types.ts';
 
 export class Walk extends CallWalk {
@@ -45,8 +45,11 @@ export class Walk extends CallWalk {
 
   private walkStatement(node: Node): void {
     switch (node.name) {
-      case 'FunctionDefinition':
       case 'ClassDefinition':
+        // Module code runs a class body at import: calls in it (a migration's operations = [RunSQL(...)]).
+        if (!this.info.def) this.walkClassBodyCalls(node);
+        return;
+      case 'FunctionDefinition':
       case 'DecoratedStatement':
         return;
       case 'StatementGroup':
@@ -195,9 +198,13 @@ export class Walk extends CallWalk {
       this.dead = false;
       const outer = this.handler;
       this.handler = node.from;
+      const firstSite = this.file.metas.length;
       this.walkBlock(bodyStatements(handler));
       this.handler = outer;
-      if (!this.dead) outs.push(this.snapshot());
+      if (!this.dead) {
+        this.markHandlerGoesOn(firstSite, node.from);
+        outs.push(this.snapshot());
+      }
     }
     if (outs.length > 0) {
       this.restore(outs.reduce((a, b) => this.merge(a, b)));
@@ -211,6 +218,25 @@ export class Walk extends CallWalk {
       this.dead = false;
       this.walkBlock(bodyStatements(finallyBody));
       this.dead = this.dead || deadBefore;
+    }
+  }
+
+  /** The calls of a class body's statements, its defs aside; names it binds are the class's, not the module's. */
+  private walkClassBodyCalls(node: Node): void {
+    const body = node.getChild('Body');
+    if (!body) return;
+    for (const statement of bodyStatements(body)) {
+      if (statement.name === 'ClassDefinition') this.walkClassBodyCalls(statement);
+      else if (statement.name !== 'FunctionDefinition' && statement.name !== 'DecoratedStatement') this.walkExpression(statement);
+    }
+  }
+
+  /** The handler's sites whose transaction is still the same one where the handler falls through. */
+  private markHandlerGoesOn(firstSite: number, tryAt: number): void {
+    for (const meta of this.file.metas.slice(firstSite)) {
+      if (meta.inHandler !== tryAt || !meta.conn || meta.site.scope.kind !== 'transaction') continue;
+      const now = scopeOf(meta.conn, this.file.model.file);
+      if (now.kind === 'transaction' && now.id === meta.site.scope.id) meta.handlerGoesOn = true;
     }
   }
 

@@ -2,7 +2,8 @@
 // `dataSource.query(text, values)` sends SQL, `dataSource.transaction(fn)`
 // runs fn in a transaction, and `createQueryRunner()` checks out a connection
 // whose transactions are methods: startTransaction(), commitTransaction(),
-// rollbackTransaction().
+// rollbackTransaction(). `queryRunner.release()` hands the connection back to
+// the driver's pool as it is: it rolls nothing back.
 import type { DriverModel } from './model.ts';
 
 export const typeorm: DriverModel = {
@@ -21,5 +22,11 @@ export const typeorm: DriverModel = {
     if (conn.origin !== 'runner') return;
     if (method === 'startTransaction') ctx.begin(conn, call, 'queryRunner.startTransaction()');
     if (method === 'commitTransaction' || method === 'rollbackTransaction') ctx.end(conn);
+    // release() gives the client back to the pool as it is (it takes no error that would destroy it):
+    // a transaction still open goes with it to the next checkout.
+    if (method === 'release') {
+      ctx.release(conn, call);
+      ctx.end(conn);
+    }
   },
 };

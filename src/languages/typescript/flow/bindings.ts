@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
-import { objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { children, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
@@ -198,7 +198,7 @@ export abstract class Bindings implements DriverContext {
     // they run on the pool they wrap, with its config (its connect hooks, its reuse).
     const wrapped = model?.wrapsPool ? this.wrappedPool(n.arguments) : undefined;
     if (wrapped) {
-      for (const hook of optionHooks(maker.driver, n.arguments, this.file.drivers)) this.file.registerHook(hook, wrapped, this);
+      for (const hook of optionHooks(maker.driver, this.optionArguments(n.arguments), this.file.drivers)) this.file.registerHook(hook, wrapped, this);
       return { kind: 'pool', driver: maker.driver, configId: wrapped };
     }
     const entry = this.config(n, maker.driver, 'pool', n.arguments);
@@ -236,12 +236,66 @@ export abstract class Bindings implements DriverContext {
       if (c.origin === 'parameter') return undefined; // the function hands back what its caller gave it
       return this.conn(this.file.newConn(c.driver, c.use, c.origin, c.configId));
     }
+    const perCall = returned.kind === 'pool' ? this.poolPerCall(fn, returned, call) : undefined;
+    if (perCall) return perCall;
     return fn.owner === this.file ? returned : this.file.adopt(returned, fn.owner as TsFile, span(call.callee));
   }
 
-  config(node: Node, driver: Driver, kind: 'pool' | 'client', args: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {
+  /**
+   * The options of a maker's call, with a call of a helper of this file
+   * (`Knex(this.configFor(tenantId))`, `new Pool(poolOptions(url))`) read as
+   * the object literal it returns: the helper's hooks are the pool's hooks.
+   */
+  optionArguments(args: readonly TSESTree.CallExpressionArgument[]): TSESTree.CallExpressionArgument[] {
+    return args.map((arg) => {
+      const call = unwrap(arg as Node);
+      if (call?.type !== 'CallExpression') return arg;
+      const fn = this.helperOf(call);
+      const returned = fn ? returnedObject(fn) : undefined;
+      return returned ?? arg;
+    });
+  }
+
+  /** The function of this file a call runs: a function the walk knows by name, or `this.method(...)` of the enclosing class. */
+  private helperOf(call: TSESTree.CallExpression): FunctionNode | undefined {
+    const callee = unwrap(call.callee);
+    if (!callee) return undefined;
+    if (callee.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression') {
+      const name = propertyName(callee);
+      const cls = name === undefined ? undefined : classAround(this.file.program, call);
+      for (const member of cls?.body.body ?? []) {
+        if (member.type === 'MethodDefinition' && !member.computed && member.key.type === 'Identifier' && member.key.name === name && member.value.type === 'FunctionExpression') return member.value;
+      }
+      return undefined;
+    }
+    const value = this.value(callee);
+    return value?.kind === 'function' && value.owner === this.file ? value.node : undefined;
+  }
+
+  /**
+   * A pool the function makes at each call (`createClient()` returning
+   * `postgres(url, { max: 1 })`), here or in another module: each call is a
+   * maker of its own pool, whose reuse is read where the call is kept and ended.
+   */
+  private poolPerCall(fn: Extract<Value, { kind: 'function' }>, returned: Extract<Value, { kind: 'pool' }>, call: Call): Value | undefined {
+    const owner = fn.owner as TsFile;
+    const entry = returned.configId ? owner.configById(returned.configId) : undefined;
+    if (!entry || entry.imported) return undefined;
+    const made = entry.config.span;
+    if (made.start < fn.node.range[0] || made.end > fn.node.range[1]) return undefined;
+    const node = call as TSESTree.CallExpression;
+    const id = `${this.file.model.file}#${entry.config.driver}@${node.range[0]}`;
+    if (!this.file.configById(id)) {
+      const reuse = this.file.configs.length <= MAX_REUSE_READS ? reuseOf(node, 'pool', [], this.file.program, this.file.functions, entry.oneConnection === true) : undefined;
+      this.file.adoptMade(entry, owner, span(node), id, reuse);
+    }
+    return { ...returned, configId: id };
+  }
+
+  config(node: Node, driver: Driver, kind: 'pool' | 'client', given: readonly TSESTree.CallExpressionArgument[]): ConfigEntry {
     let entry = this.file.configByNode.get(node);
     if (!entry) {
+      const args = this.optionArguments(given);
       entry = makeConfig(this.file.model.file, node, driver, kind, args, this.file.drivers);
       this.file.configByNode.set(node, entry);
       this.file.configs.push(entry);
@@ -307,3 +361,30 @@ export function isRequire(node: Node | null | undefined): boolean {
 }
 
 export type { FunctionNode, SqlSite };
+
+/** The object literal a function returns, when it returns one: `return { ...base, pool: {...} }` or `() => ({...})`. */
+function returnedObject(fn: FunctionNode): TSESTree.ObjectExpression | undefined {
+  const body = fn.body;
+  if (!body) return undefined;
+  if (body.type !== 'BlockStatement') {
+    const expression = unwrap(body as Node);
+    return expression?.type === 'ObjectExpression' ? expression : undefined;
+  }
+  const returns = body.body.filter((s): s is TSESTree.ReturnStatement => s.type === 'ReturnStatement');
+  if (returns.length !== 1) return undefined;
+  const value = unwrap(returns[0].argument as Node | null);
+  return value?.type === 'ObjectExpression' ? value : undefined;
+}
+
+/** The class whose body holds a node. */
+function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
+  let best: TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined;
+  const stack: Node[] = [program];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (n.range[0] > node.range[0] || n.range[1] < node.range[1]) continue;
+    if (n.type === 'ClassDeclaration' || n.type === 'ClassExpression') best = n;
+    stack.push(...children(n));
+  }
+  return best;
+}

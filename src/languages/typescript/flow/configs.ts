@@ -6,6 +6,7 @@ import type { ConnectionConfig, Driver, Span } from '../../../model/index.ts';
 import { lineIndexOf } from '../../../model/lines.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { methodOf, span, unwrap, type Node } from '../syntax.ts';
+import { maxConnections } from './pool-facts.ts';
 import type { ConfigEntry, PoolHook } from './types.ts';
 
 /** The object arguments of a call that makes a pool: its options. */
@@ -23,7 +24,7 @@ export function makeConfig(file: string, node: Node, driver: Driver, kind: 'pool
     autocommit: true,
     callbacks: [],
   };
-  const entry: ConfigEntry = { config, namedQueries: [], transactions: [] };
+  const entry: ConfigEntry = { config, namedQueries: [], transactions: [], ...(kind === 'pool' && maxConnections(args) === 1 ? { oneConnection: true } : {}) };
   const model = drivers.of(driver);
   if (model?.readOptions) for (const options of optionObjects(args)) model.readOptions(options, entry);
   return entry;

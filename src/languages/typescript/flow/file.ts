@@ -5,7 +5,7 @@
 // (flow/walk.ts); the driver modules (drivers/) say what the driver calls mean.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { isAbsolute } from 'node:path';
-import { emptyFileModel, type Driver, type FileModel } from '../../../model/index.ts';
+import { emptyFileModel, type ConnectionConfig, type Driver, type FileModel } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
 import type { ResolveContext } from '../strings.ts';
@@ -222,6 +222,21 @@ export class TsFile implements ExportingModule, FunctionOwner {
       default:
         return value;
     }
+  }
+
+  /** A pool made by a call of a project function: its facts as the function makes it, its reuse as this call keeps it. */
+  adoptMade(entry: ConfigEntry, from: TsFile, at: { start: number; end: number }, id: string, reuse: ConnectionConfig['reuse']): void {
+    const remap = <T extends { span: { start: number; end: number } }>(x: T): T => ({ ...x, span: { ...at } });
+    const { reuse: _made, ...facts } = entry.config;
+    const config: ConnectionConfig = {
+      ...facts,
+      id,
+      span: { ...at },
+      ...(from !== this ? { definedIn: entry.config.definedIn ?? from.model.file } : {}),
+      ...(reuse ? { reuse } : {}),
+      callbacks: entry.config.callbacks.map((c) => ({ ...remap(c), leavesTransactionAt: c.leavesTransactionAt ? { ...at } : undefined })),
+    };
+    this.configs.push({ config, namedQueries: [], transactions: [], imported: from !== this, prepareOff: entry.prepareOff, oneConnection: entry.oneConnection });
   }
 
   private adoptConfig(id: string, from: TsFile, at: { start: number; end: number }): void {

@@ -75,7 +75,7 @@ function holderName(made: Node, scope: Node): string | undefined {
 }
 
 /** A numeric option: `max: 1`, or Knex's `pool: { max: 1 }`. */
-function maxConnections(args: readonly TSESTree.CallExpressionArgument[]): number | undefined {
+export function maxConnections(args: readonly TSESTree.CallExpressionArgument[]): number | undefined {
   for (const arg of args) {
     const options = unwrap(arg as Node);
     if (options?.type !== 'ObjectExpression') continue;
@@ -96,7 +96,8 @@ function maxConnections(args: readonly TSESTree.CallExpressionArgument[]): numbe
  * 'single-connection' for a client, or a pool of one connection, that is
  * ended (`end()`, `close()`, `destroy()`) by the function (or module code)
  * that makes it, not by a nested callback. Undefined: shared, as far as the
- * code shows.
+ * code shows. `made` may be the call of a project function that makes a pool
+ * at each call (`createClient()`): `oneConnection` then says what that pool is.
  */
 export function reuseOf(
   made: TSESTree.NewExpression | TSESTree.CallExpression,
@@ -104,6 +105,7 @@ export function reuseOf(
   hooks: readonly PoolHook[],
   program: TSESTree.Program,
   functions: FunctionIndex,
+  oneConnection = maxConnections(made.arguments) === 1,
 ): ConnectionConfig['reuse'] {
   const fn = functions.enclosing(made);
   const scope: Node = fn ?? program;
@@ -128,7 +130,7 @@ export function reuseOf(
     }
   }
   if (!holder) return undefined;
-  if (kind === 'pool' && maxConnections(made.arguments) !== 1) return undefined;
+  if (kind === 'pool' && !oneConnection) return undefined;
   // Ended by the code that made it, not by a shutdown handler (`process.on('SIGTERM', () => sql.end())` ends a long-lived pool).
   for (const n of nodesUnder(scope, 50_000, true)) {
     if (n.type !== 'CallExpression') continue;

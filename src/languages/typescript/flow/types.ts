@@ -118,6 +118,8 @@ export interface ConfigEntry {
   transactions: Span[];
   /** Made in another module of the project: its facts were read there. */
   imported?: boolean;
+  /** A pool of one connection (`max: 1`): a script client when the code that makes it ends it. */
+  oneConnection?: boolean;
 }
 
 /** A function a pool runs on its connections. */

@@ -9,7 +9,7 @@ import { executed, initialFlow } from '../../flow/scopes.ts';
 import type { FileApi } from '../../flow/types.ts';
 import { isOuterCall } from '../../orm/writer.ts';
 import { djangoStatement } from './orm-sql.ts';
-import { span } from '../../syntax.ts';
+import { callParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';
 
@@ -24,6 +24,8 @@ export const django: PythonDriver = {
   sqlMethods: { connection: CURSOR_METHODS, cursor: CURSOR_METHODS },
   runsSqlOnConnection: () => false,
   notWork: ['django.db.models', 'django.utils.timezone', 'F', 'Q'],
+  // A migration's migrations.RunSQL("..."): its SQL (policies, functions, settings) is the project's own, run by migrate.
+  sqlFunctions: ['django.db.migrations.RunSQL', 'django.db.migrations.operations.RunSQL'].map((path) => ({ path, cursorArg: -1, sqlArg: 0, sqlKeyword: 'sql', ownTransaction: true })),
   orm: {
     claims: (file) => file.imports.modules.has('django'),
     readInstance(walk, expr) {
@@ -69,6 +71,12 @@ export const django: PythonDriver = {
           const index = parameters(def, file.text).filter((p) => p.kind === 'normal').findIndex((p) => p.name === 'connection');
           file.walkCallback(def, conn, index >= 0 ? index : 1, name);
         }
+        // migrations.RunPython(forwards, backwards): each runs with (apps, schema_editor), whose execute()
+        // sends SQL on migrate's own connection, in the migration's transaction.
+        for (const def of runPythonDefs(file)) {
+          const conn = file.newConnection({ driver: 'unknown', use: { kind: 'dedicated' }, origin: 'connect', flow: initialFlow(false) });
+          file.walkCallback(def, conn, 1, defName(def, file.text));
+        }
       },
       finish: () => context.finish(),
       connectionOf: (expr, walk) => context.connectionOf(expr, walk),
@@ -80,3 +88,21 @@ export const django: PythonDriver = {
   },
 };
 
+
+const RUN_PYTHON = new Set(['django.db.migrations.RunPython', 'django.db.migrations.operations.RunPython']);
+
+/** The defs a migration's RunPython operations name (code and reverse_code). */
+function runPythonDefs(file: FileApi): Node[] {
+  const defs: Node[] = [];
+  file.tree.topNode.cursor().iterate((ref) => {
+    if (ref.name !== 'CallExpression') return;
+    const call = callParts(ref.node, file.text);
+    if (!call || !RUN_PYTHON.has(file.qualify(call.callee) ?? '')) return;
+    for (const arg of [positional(call.args, 0) ?? keyword(call.args, 'code'), positional(call.args, 1) ?? keyword(call.args, 'reverse_code')]) {
+      const expr = unwrap(arg);
+      const def = expr ? file.resolveDef(expr, ref.node) : undefined;
+      if (def?.name === 'FunctionDefinition' && !defs.includes(def)) defs.push(def);
+    }
+  });
+  return defs;
+}

@@ -9,8 +9,9 @@ import { sqlalchemyStatement } from './orm-sql.ts';
 import { positional, span, type Arg, type Node } from '../../syntax.ts';
 import { sqlArgument } from '../../flow/defs.ts';
 
-const FLUSHES = new Set(['commit', 'flush', 'execute', 'scalars', 'scalar', 'query']);
-const RUNS = new Set(['execute', 'scalars', 'scalar', 'stream', 'stream_scalars']);
+// exec: SQLModel's Session.exec(select(...)).
+const FLUSHES = new Set(['commit', 'flush', 'execute', 'exec', 'scalars', 'scalar', 'query']);
+const RUNS = new Set(['execute', 'exec', 'scalars', 'scalar', 'stream', 'stream_scalars']);
 
 /** True when the call was SQL or a session write; false when it is none of these; undefined for the DBAPI connection's calls. */
 export function connectionCall(walk: WalkApi, node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): boolean | undefined {

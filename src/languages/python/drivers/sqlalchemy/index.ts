@@ -49,6 +49,7 @@ export const sqlalchemy: PythonDriver = {
     'sqlalchemy.Connection': 'conn',
     'sqlalchemy.ext.asyncio.AsyncConnection': 'conn',
     'sqlmodel.Session': 'conn',
+    'sqlmodel.ext.asyncio.session.AsyncSession': 'conn',
   },
   staticBinding,
   importedBinding,

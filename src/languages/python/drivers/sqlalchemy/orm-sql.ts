@@ -152,9 +152,9 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     const root = chain ? chain.root : expr;
     if (root.name !== 'CallExpression') return undefined;
     const name = ctx.qualify(root.firstChild!) ?? '';
-    const builder = /^sqlalchemy(\.sql|\.sql\.expression|\.future|\.dialects\.postgresql)?\.(select|update|delete|insert)$/.exec(name);
+    const builder = /^(?:sqlalchemy(?:\.sql|\.sql\.expression|\.future|\.dialects\.postgresql)?|sqlmodel(?:\.sql\.expression)?)\.(select|update|delete|insert)$/.exec(name);
     if (!builder) return undefined;
-    kind = builder[2];
+    kind = builder[1];
     modelArg = positional(argsOf(root.lastChild, ctx.text), 0);
     steps = chain ? chain.steps : [];
     rootCall = root;
@@ -227,7 +227,7 @@ export function writeSubquery(w: SqlWriter, node: Node): boolean {
   const ctx = w.ctx;
   const chain = flatten(node, ctx.text);
   const root = chain ? chain.root : node;
-  if (root.name !== 'CallExpression' || !/^sqlalchemy(\.sql|\.sql\.expression|\.future)?\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return false;
+  if (root.name !== 'CallExpression' || !/^(?:sqlalchemy(\.sql|\.sql\.expression|\.future)?|sqlmodel)\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return false;
   const selected = positional(argsOf(root.lastChild, ctx.text), 0);
   const model = selected ? (ctx.model(selected) ?? ownerModel(selected, ctx)) : undefined;
   if (!model || !selected) return false;
