@@ -2,18 +2,7 @@
 // generator (no copied code), with what made the one automaton slow on real code: many `update` and
 // `set` words in ordinary code and comments, and long stretches without ';' (Python, docstrings, JSX),
 // where a gap such as [^;]{1,160}? never closes. A few files hold real SQL statements.
-
-/** A seeded generator (mulberry32), so runs and tests see the same text. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng as seeded } from '../test/helpers/prng.ts';
 
 const WORDS = ['update', 'updates', 'settings', 'offset', 'updated_at', 'selected', 'deleted', 'user', 'cache', 'state', 'value', 'items', 'result', 'config', 'count', 'tenant', 'name', 'key'];
 
