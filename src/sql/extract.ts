@@ -21,7 +21,7 @@ import type {
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { boundIntervalsIn, intervalsIn } from './interval.ts';
-import { constValue, routineCall, valueOf } from './values.ts';
+import { constValue, hasParam, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
 export type Node = Record<string, any>;
@@ -495,13 +495,6 @@ function isParam(node: Node | undefined): boolean {
   return Boolean(node?.ParamRef || node?.TypeCast?.arg?.ParamRef);
 }
 
-function hasParam(node: Node | undefined): boolean {
-  if (!node || typeof node !== 'object') return false;
-  if (Array.isArray(node)) return node.some(hasParam);
-  if (node.ParamRef) return true;
-  for (const key in node) if (node[key] && typeof node[key] === 'object' && hasParam(node[key])) return true;
-  return false;
-}
 
 function stringsIn(node: Node | undefined, out: string[] = []): string[] {
   if (!node || typeof node !== 'object') return out;

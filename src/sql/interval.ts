@@ -4,6 +4,7 @@
 // With `bind`, a placeholder counts as the value the host code binds to it
 // (`make_interval(mins => $1)` with 30 bound reads as 30 minutes).
 import type { Node } from './extract.ts';
+import { hasParam } from './values.ts';
 
 /** The value bound to placeholder $n, when the host code gives a constant. */
 export type BindParam = (n: number) => string | number | boolean | null | undefined;
@@ -141,14 +142,6 @@ function intervalOfParam(node: Node): boolean {
   return expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '*' && (intervalOf(expr.lexpr) !== undefined || intervalOf(expr.rexpr) !== undefined);
 }
 
-function mentionsParam(node: Node | undefined): boolean {
-  if (!node || typeof node !== 'object') return false;
-  if (Array.isArray(node)) return node.some(mentionsParam);
-  if (node.ParamRef) return true;
-  for (const key in node) if (node[key] && typeof node[key] === 'object' && mentionsParam(node[key])) return true;
-  return false;
-}
-
 /**
  * The interval expressions whose length is a placeholder's value, kept as
  * parse nodes so that a model which knows the bound values (SqlSite.params)
@@ -160,7 +153,7 @@ export function boundIntervalsIn(node: Node | undefined, out: Node[] = []): Node
     for (const item of node) boundIntervalsIn(item, out);
     return out;
   }
-  if (mentionsParam(node) && intervalOfParam(node)) {
+  if (hasParam(node) && intervalOfParam(node)) {
     out.push(node);
     return out;
   }
@@ -181,7 +174,7 @@ export function intervalsIn(node: Node | undefined, out: number[] = []): number[
     return out;
   }
   // `$1 * interval '1 minute'` is as long as the code says, not one minute.
-  if (mentionsParam(node) && intervalOfParam(node)) return out;
+  if (hasParam(node) && intervalOfParam(node)) return out;
   for (const key in node) if (node[key] && typeof node[key] === 'object') intervalsIn(node[key], out);
   return out;
 }

@@ -95,3 +95,12 @@ export function routineCall(funcCall: Node, span: Span, parameters: readonly str
   );
   return { name: qualifiedName(funcname), args, span };
 }
+
+/** Whether a placeholder ($1, %s ...) stands anywhere in an expression tree. */
+export function hasParam(node: Node | undefined): boolean {
+  if (!node || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(hasParam);
+  if (node.ParamRef) return true;
+  for (const key in node) if (node[key] && typeof node[key] === 'object' && hasParam(node[key])) return true;
+  return false;
+}
