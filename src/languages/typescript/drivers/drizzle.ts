@@ -10,10 +10,10 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { assignments, linkNamed, snake, subquery, type BuiltQuery, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import { HostTextBuilder, type HostText } from '../../host-text.ts';
-import type { TableValue } from '../flow/types.ts';
+import type { TableValue, Value } from '../flow/types.ts';
 import { templateText } from '../strings.ts';
 import { dottedName, methodOf, objectProperty, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
-import type { DriverModel } from './model.ts';
+import type { DriverContext, DriverModel } from './model.ts';
 
 /** The column a Drizzle column builder names: `timestamp('locked_until', ...).notNull()` -> locked_until. */
 function columnName(key: string, init: Node | undefined): string {
@@ -177,6 +177,19 @@ export function policyText(call: TSESTree.CallExpression, table: string, enableR
   return out.done({ start: call.range[0], end: call.range[1] });
 }
 
+/**
+ * `db.execute(sql`...`)` where `db` is imported from a module the walk cannot
+ * read (a workspace package): Drizzle hands its transactions only to
+ * `db.transaction(fn)`'s callback, so a value another module made at load
+ * time that runs Drizzle's SQL is the database: each call on a pool
+ * connection in autocommit.
+ */
+function importedDatabase(receiver: Node, tag: Node, ctx: DriverContext): Value | undefined {
+  const sqlTag = ctx.value(tag);
+  if (sqlTag?.kind !== 'tag' || sqlTag.driver !== 'drizzle' || !ctx.importedUnread(receiver)) return undefined;
+  return { kind: 'pool', driver: 'drizzle' };
+}
+
 export const drizzle: DriverModel = {
   driver: 'drizzle',
   modules: { names: ['drizzle-orm'], prefixes: ['drizzle-orm/'] },
@@ -218,10 +231,10 @@ export const drizzle: DriverModel = {
     },
     {
       methods: new Set(['execute']),
-      read: ({ arg0, on, onDriver, call, ctx }) => {
-        if (arg0?.type === 'TaggedTemplateExpression') return ctx.taggedArg(arg0, on, onDriver ?? 'drizzle', call);
+      read: ({ arg0, on, object, onDriver, call, ctx }) => {
+        if (arg0?.type === 'TaggedTemplateExpression') return ctx.taggedArg(arg0, on ?? importedDatabase(object, arg0.tag, ctx), onDriver ?? 'drizzle', call);
         if (arg0?.type === 'CallExpression' && methodOf(arg0)?.name === 'raw' && dottedName(methodOf(arg0)!.object) === 'sql') {
-          return ctx.textArg(unwrap(arg0.arguments[0] as Node)!, on, 'drizzle', 'dollar', call);
+          return ctx.textArg(unwrap(arg0.arguments[0] as Node)!, on ?? importedDatabase(object, methodOf(arg0)!.object, ctx), 'drizzle', 'dollar', call);
         }
         return undefined;
       },

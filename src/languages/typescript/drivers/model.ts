@@ -40,6 +40,13 @@ export interface DriverContext {
   tableAround(node: Node): TableValue | undefined;
   /** The call runs when the code awaits or returns it (a builder chain sends its query then). */
   awaited(node: Node): boolean;
+  /**
+   * `node` is a name imported from a module the walk cannot read (a package
+   * that is not a driver, a workspace package, a file outside the scan): a
+   * value made when that module loaded, before any job, so not a transaction
+   * or a connection a job checked out.
+   */
+  importedUnread(node: Node): boolean;
   readonly imports: Imports;
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;

@@ -101,6 +101,13 @@ export abstract class Bindings implements DriverContext {
     return this.file.awaited.has(node);
   }
 
+  importedUnread(node: Node): boolean {
+    const n = unwrap(node);
+    if (n?.type !== 'Identifier' || this.env.lookup(n.name).found) return false;
+    const entry = this.file.imports.project.get(n.name);
+    return entry !== undefined && !entry.typeOnly && !this.file.imports.names.has(n.name) && this.file.module(entry.specifier) === undefined;
+  }
+
   // ---- names -----------------------------------------------------------------------
 
   /** Binds module-level names before the walk, so functions declared above them see them. */
