@@ -7,7 +7,7 @@
 import type { Driver } from '../../../model/index.ts';
 import type { ChainReader } from '../builder-sql.ts';
 import type { PoolHook, TypeMeaning, Value } from '../flow/types.ts';
-import { queryConvention, transactionConvention } from './conventions.ts';
+import { executeConfigConvention, queryConfigConvention, queryConvention, transactionConvention } from './conventions.ts';
 import { drizzle } from './drizzle.ts';
 import { knex } from './knex.ts';
 import { kysely } from './kysely.ts';
@@ -35,10 +35,16 @@ export class DriverRegistry {
 
   constructor(readonly models: readonly DriverModel[]) {
     for (const m of models) this.byDriver.set(m.driver, m);
-    this.queryRows = [...models.flatMap((m) => m.queries ?? []), queryConvention];
+    this.queryRows = [...models.flatMap((m) => m.queries ?? []), queryConvention, executeConfigConvention];
     const keys = (pick: (c: NonNullable<DriverModel['queryConfig']>) => string | readonly string[] | undefined) =>
       models.flatMap((m) => (m.queryConfig ? [pick(m.queryConfig) ?? []].flat() : []));
-    this.queryConfig = { text: keys((c) => c.text), values: keys((c) => c.values), name: keys((c) => c.name), classes: keys((c) => c.classes) };
+    const shared = (own: string[], common: readonly string[]) => [...own, ...common.filter((k) => !own.includes(k))];
+    this.queryConfig = {
+      text: shared(keys((c) => c.text), queryConfigConvention.text),
+      values: shared(keys((c) => c.values), queryConfigConvention.values),
+      name: keys((c) => c.name),
+      classes: keys((c) => c.classes),
+    };
   }
 
   of(driver: Driver | undefined): DriverModel | undefined {
