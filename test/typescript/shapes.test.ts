@@ -163,6 +163,31 @@ await prisma.$queryRaw\`select 10\`;`);
   assert.equal(m.text.slice(rpc.span.start, rpc.span.end), "supabase.rpc('enter_tenant', { tenant_id: 't1' })");
 });
 
+test('a Drizzle database imported from a module the scan cannot read is the database; a parameter, a transaction callback or a tag that is not Drizzle\'s is not', () => {
+  const m = model(`import { sql } from 'drizzle-orm';
+import { appDb } from '@acme/db';
+import { frag } from '@acme/sql';
+export async function a() { await appDb.execute(sql\`select 1\`); }
+export async function b() { await appDb.execute(sql.raw('select 2')); }
+export async function c(appDb: any) { await appDb.execute(sql\`select 3\`); }
+export async function d() { await appDb.transaction(async (tx: any) => { await tx.execute(sql\`select 4\`); }); }
+export async function e() { await appDb.execute(frag\`select 5\`); }`);
+  assert.deepEqual(m.sites.map(placed), ['drizzle autocommit pool', 'drizzle autocommit pool', 'drizzle unknown unknown', 'drizzle transaction pooled-client', 'drizzle unknown unknown']);
+});
+
+test('execute({ sql, params }) with the object written at the call sends that SQL on any receiver; execute(plan) does not', () => {
+  const m = model(`export async function run(conn: any, plan: any, role: string) {
+  await conn.execute({ sql: 'select set_config($1, $2, false)', params: ['role', role] });
+  await conn.execute(plan);
+  await conn.execute({ text: 'select 1' });
+}`);
+  assert.equal(m.sites.length, 1);
+  assert.deepEqual(
+    m.sites[0].params?.map((p) => (p.kind === 'literal' ? p.value : p.kind)),
+    ['role', 'caller-parameter'],
+  );
+});
+
 test('transactions of the new drivers: Bun sql.begin, Neon sql.transaction([...]), Sequelize managed and unmanaged, a Prisma adapter transaction', () => {
   const m = model(`import { SQL } from 'bun';
 import { neon } from '@neondatabase/serverless';

@@ -234,6 +234,7 @@ export const drizzle: DriverModel = {
       read: ({ arg0, on, object, onDriver, call, ctx }) => {
         if (arg0?.type === 'TaggedTemplateExpression') return ctx.taggedArg(arg0, on ?? importedDatabase(object, arg0.tag, ctx), onDriver ?? 'drizzle', call);
         if (arg0?.type === 'CallExpression' && methodOf(arg0)?.name === 'raw' && dottedName(methodOf(arg0)!.object) === 'sql') {
+          ctx.consume(arg0); // the raw SQL is this call's query, not one of its own
           return ctx.textArg(unwrap(arg0.arguments[0] as Node)!, on ?? importedDatabase(object, methodOf(arg0)!.object, ctx), 'drizzle', 'dollar', call);
         }
         return undefined;
