@@ -87,8 +87,9 @@ ruleCases('require-nullif-on-setting-cast', {
     "select case when current_setting('app.tenant', true) = '' then null else current_setting('app.tenant', true)::int end",
     "select case current_setting('app.tenant', true) when '' then null else current_setting('app.tenant', true)::int end",
     "do $$ declare t int; begin t := current_setting('app.tenant', true)::int; exception when others then t := null; end $$",
-    // PostgREST sets request.jwt.claims in every request.
+    // PostgREST sets request.jwt.claims in every request, and before v10 the role claim too.
     "select (current_setting('request.jwt.claims', true)::jsonb ->> 'sub')::uuid",
+    "select current_setting('request.jwt.claim.role', true)::regrole",
     // Column defaults that fail loudly: NOT NULL, or no missing_ok.
     "create table t (id int, tenant_id uuid not null default current_setting('app.tenant')::uuid)",
     "create table t (id int, tenant_id int default current_setting('app.tenant')::int)",
@@ -119,6 +120,14 @@ ruleCases('require-nullif-on-setting-cast', {
       options: { requestSettings: [] },
       errors: [{ messageId: 'castWithoutNullif', line: 1, column: 9, endLine: 1, endColumn: 59 }],
       note: 'requestSettings: [] checks request.* like any custom setting',
+    },
+    {
+      code: "select current_setting('request.jwt.claim.user_id', true)::int, current_setting('request.header.x-org', true)::uuid",
+      errors: [
+        { messageId: 'castWithoutNullif', line: 1, column: 8, endLine: 1, endColumn: 63 },
+        { messageId: 'castWithoutNullif', line: 1, column: 65, endLine: 1, endColumn: 116 },
+      ],
+      note: "PostgREST's per-claim and per-header settings are written only in the requests that carry them: the others read ''",
     },
     {
       code: "create table t (id int,\n  tenant_id uuid default current_setting('app.tenant', true)::uuid,\n  org text default current_setting('app.org'))",
