@@ -38,8 +38,31 @@ ruleCases('no-session-tenant-setting', {
     "create function f() returns int language sql set search_path = public as 'select 1'",
     "alter role worker set app.tenant = '0'",
     { code: "SET app.tenant = '1'", options: { settings: ['app.org*'] } },
+    // A query file that also offers the reset of what it writes: the application pairs them (checkout / release).
+    "-- name: Enter :exec\nselect set_config('app.tenant', $1, false);\n-- name: Leave :exec\nRESET app.tenant;",
+    "-- name: Enter :exec\nSET app.tenant = '1';\n-- name: Leave :exec\nselect set_config('app.tenant', NULL, false);",
+    "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nDISCARD ALL;",
+    "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nRESET ALL;",
   ],
   invalid: [
+    {
+      code: "-- name: Enter :exec\nselect set_config('app.tenant', $1, false);\n-- name: Leave :exec\nRESET app.org;",
+      errors: [{ messageId: 'session', line: 2, column: 8, endLine: 2, endColumn: 18 }],
+      note: "a query file's reset of another setting does not pair with this write",
+    },
+    {
+      code: "SET app.tenant = '1';\nRESET app.tenant;",
+      errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 21 }],
+      note: 'a plain script: the RESET is not a query the application runs on its own',
+    },
+    {
+      code: "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nselect set_config('app.tenant', $1, false);",
+      errors: [
+        { messageId: 'session', line: 2, column: 8, endLine: 2, endColumn: 18 },
+        { messageId: 'session', line: 4, column: 8, endLine: 4, endColumn: 18 },
+      ],
+      note: 'a write of a value the caller passes is no reset',
+    },
     { code: "SET app.tenant = '1'", errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 21 }] },
     { code: "SET SESSION app.tenant TO '1'", errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 30 }] },
     {
