@@ -94,3 +94,21 @@ export function claimNext(pool: Pool, tenant: string) {
 `;
   assert.equal(await policyFindings({ 'worker.ts': text }), 0);
 });
+
+test("postgres.js: the wrapper sets the tenant in sql.begin's transaction and runs the callback there: quiet; on the outer sql: reported", async () => {
+  const scope = (handle: string) => `import postgres from 'postgres';
+export const sql = postgres();
+export function inTenant<T>(tenant: string, work: (tx: any) => Promise<T>) {
+  return sql.begin(async (tx) => {
+    await tx\`select set_config('app.tenant', \${tenant}, true)\`;
+    return work(${handle});
+  });
+}
+`;
+  const worker = `import type { TransactionSql } from 'postgres';
+import { inTenant } from './scope';
+export const claimNext = (tenant: string) => inTenant(tenant, (tx: TransactionSql) => tx.unsafe(${claim}));
+`;
+  assert.equal(await policyFindings({ 'scope.ts': scope('tx'), 'worker.ts': worker }), 0);
+  assert.equal(await policyFindings({ 'scope.ts': scope('sql'), 'worker.ts': worker }), 1);
+});

@@ -380,7 +380,7 @@ export class Walk extends Sites {
     if (this.transactionCallback(call)) return;
     const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     this.expression(call.callee);
-    const callee = this.value(call.callee);
+    const callee = call.arguments.some((arg) => isFunction(unwrap(arg))) ? this.value(call.callee) : undefined;
     call.arguments.forEach((arg, index) => {
       const fn = unwrap(arg);
       if (callee?.kind === 'function' && isFunction(fn)) {
