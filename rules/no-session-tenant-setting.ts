@@ -29,7 +29,9 @@ const IDENTITY = new Set(['search_path', 'role', 'session_authorization']);
 
 interface SessionFacts {
   /** What this file shows by itself; a finding in a PostgREST pre-request hook is dropped when the hook is known. */
-  findings: { at: Ref; messageId: string; data: Record<string, string>; routine?: string; suggestion?: Suggestion }[];
+  findings: { at: Ref; messageId: string; data: Record<string, string>; routine?: string; suggestion?: Suggestion; namedQuery?: boolean }[];
+  /** Settings the named queries of query files clear (RESET x, set_config(x, '', false)); `*` for RESET ALL and DISCARD ALL. */
+  queryResets?: string[];
   /** Routines named by `pgrst.db_pre_request` (ALTER ROLE ... SET): PostgREST runs them at the start of every request. */
   preRequest: string[];
   /** Routines whose tenant-setting write takes its level from a parameter: their callers decide. */
@@ -63,6 +65,10 @@ function read(file: FileModel, options: Options): SessionFacts {
   const ref = refMaker(file.text);
   const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [] };
   for (const { site, statement } of statementsOf(file)) {
+    if (isNamedQuery(site)) {
+      const resets = queryResetsOf(site, statement);
+      if (resets.length > 0) (facts.queryResets ??= []).push(...resets);
+    }
     for (const setting of statement.roleSettings ?? []) {
       if (setting.name === 'pgrst.db_pre_request' && setting.value) facts.preRequest.push(setting.value.toLowerCase());
     }
@@ -80,10 +86,41 @@ function read(file: FileModel, options: Options): SessionFacts {
         continue;
       }
       const routine = statement.routine && statement.routine.kind !== 'do' ? statement.routine.name.toLowerCase() : undefined;
-      facts.findings.push({ at: ref(write.span), messageId: finding.messageId, data: finding.data, ...(routine ? { routine } : {}), ...(finding.suggestion ? { suggestion: finding.suggestion } : {}) });
+      facts.findings.push({
+        at: ref(write.span),
+        messageId: finding.messageId,
+        data: finding.data,
+        ...(routine ? { routine } : {}),
+        ...(finding.suggestion ? { suggestion: finding.suggestion } : {}),
+        ...(isNamedQuery(site) && !statement.routine ? { namedQuery: true } : {}),
+      });
     }
   }
   return facts;
+}
+
+/**
+ * A named query of a query file (sqlc, aiosql, yesql, pgtyped): the SQL front
+ * end gives its top-level statements an unknown scope, as the application
+ * runs each where it chooses.
+ */
+function isNamedQuery(site: SqlSite): boolean {
+  return site.driver === 'sql' && site.scope.kind === 'unknown';
+}
+
+/** The settings a statement clears at session level: RESET x, SET x TO DEFAULT, set_config(x, '', false); `*` for RESET ALL and DISCARD ALL. */
+function queryResetsOf(site: SqlSite, statement: StatementFacts): string[] {
+  if (statement.routine) return [];
+  const out: string[] = statement.discard === 'all' ? ['*'] : [];
+  for (const write of statement.settingWrites) {
+    if (write.via === 'reset_all') out.push('*');
+    else if (write.via === 'reset' && write.name) out.push(write.name);
+    else if (write.via === 'set' || write.via === 'set_config') {
+      const resolved = resolveWrite(write, site.params);
+      if (resolved.clears && resolved.level === 'session' && resolved.name) out.push(resolved.name);
+    }
+  }
+  return out;
 }
 
 type Judgement =
@@ -159,10 +196,14 @@ function flagValue(literal: string | number | boolean | null | undefined): strin
 
 function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (file: string, ref: Ref, from: string) => string }): Decision[] {
   const hooks = new Set(files.flatMap(({ facts }) => facts.preRequest.map(bare)));
+  // A query file that also offers the setting's reset: the application pairs them (set at checkout, reset at release,
+  // as pgx's BeforeAcquire and AfterRelease do), in code that may not be scanned. Whether it calls the reset is unknown.
+  const queryResets = new Set(files.flatMap(({ facts }) => facts.queryResets ?? []));
   const out: Decision[] = [];
   for (const { file, facts } of files) {
     for (const f of facts.findings) {
       if (f.routine && hooks.has(bare(f.routine))) continue; // PostgREST runs it first in every request: its value never reaches another request
+      if (f.namedQuery && f.data.setting && (queryResets.has(f.data.setting) || queryResets.has('*'))) continue;
       out.push({ file, at: f.at, messageId: f.messageId, data: f.data });
     }
   }

@@ -1,4 +1,4 @@
-import { defineRule, resolveWrite, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel, type SqlSite } from '../src/model/index.ts';
+import { defineRule, resolveWrite, settingsOptionSchema, statementsOf, tenantSettingMatcher, type FileModel, type FunctionRef, type SqlSite } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { ATTEMPT_COLUMN, LEASE_END_COLUMN, queueFactsOf, refMaker, STATUS_COLUMN, type Ref } from '../src/model/queue.ts';
 import { DEFAULT_SCHEMA, tableKey, tablesOf, writtenName, type TableName } from '../src/model/tables.ts';
@@ -12,7 +12,9 @@ interface Options {
 
 interface PolicyFacts {
   /** Tables the code claims rows from (FOR UPDATE SKIP LOCKED, a lease UPDATE ... RETURNING), and whether the tenant is set first. */
-  claims: (TableName & { at: Ref; tenantFirst: boolean })[];
+  claims: (TableName & { at: Ref; tenantFirst: boolean; inCallback?: SqlSite['runsInCallback'] })[];
+  /** Where a function runs its callers' callback on a connection: whether it set the tenant on it first, in the same transaction. */
+  callbackRuns?: (FunctionRef & { parameter: number; connectionArgument: number; tenantFirst: boolean })[];
   /** ENABLE ROW LEVEL SECURITY. */
   rls: (TableName & { at: Ref })[];
   /** Policies that read a tenant setting. */
@@ -37,30 +39,34 @@ function read(file: FileModel, options: Options): PolicyFacts {
   const statements = [...statementsOf(file)];
   const leaseClaims = queueFactsOf(file).claims;
   // A per-tenant worker: the tenant is set in the same transaction (or the same call) before the claim.
+  const setsTenant = (other: (typeof statements)[number]) =>
+    other.statement.settingWrites.some((w) => {
+      if (w.via !== 'set' && w.via !== 'set_config') return false;
+      const resolved = resolveWrite(w, other.site.params);
+      return isTenant(resolved.name) && !resolved.clears;
+    });
+  const sameTransaction = (a: SqlSite['scope'], b: SqlSite['scope']) => a.kind === 'transaction' && b.kind === 'transaction' && a.id === b.id;
   const tenantSetBefore = (site: SqlSite, statement: StatementFacts) =>
     statements.some(
-      (other) =>
-        other.statement.span.start < statement.span.start &&
-        (other.site === site || (site.scope.kind === 'transaction' && other.site.scope.kind === 'transaction' && other.site.scope.id === site.scope.id)) &&
-        other.statement.settingWrites.some((w) => {
-          if (w.via !== 'set' && w.via !== 'set_config') return false;
-          const resolved = resolveWrite(w, other.site.params);
-          return isTenant(resolved.name) && !resolved.clears;
-        }),
+      (other) => other.statement.span.start < statement.span.start && (other.site === site || sameTransaction(site.scope, other.site.scope)) && setsTenant(other),
     );
+  for (const run of file.callbackCalls ?? []) {
+    const tenantFirst = statements.some((other) => other.statement.span.start < run.span.start && sameTransaction(run.scope, other.site.scope) && setsTenant(other));
+    (facts.callbackRuns ??= []).push({ ...run.function, parameter: run.parameter, connectionArgument: run.connectionArgument, tenantFirst });
+  }
   for (const { site, statement } of statements) {
     const claimed = new Set<string>();
     for (const lock of statement.lockingReads) {
       if (!lock.skipLocked) continue;
       for (const name of tablesOf(lock)) {
         claimed.add(writtenName(name));
-        facts.claims.push({ ...name, at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement) });
+        facts.claims.push({ ...name, at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement), ...inCallback(site) });
       }
     }
     for (const claim of leaseClaims) {
       const name = nameOf(claim.table, claim.schema);
       if (claimed.has(writtenName(name)) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
-      facts.claims.push({ ...name, at: claim.at, tenantFirst: tenantSetBefore(site, statement) });
+      facts.claims.push({ ...name, at: claim.at, tenantFirst: tenantSetBefore(site, statement), ...inCallback(site) });
     }
     const created = statement.createdTable;
     if (created && hasLeaseShape(created.columns)) (facts.leaseShaped ??= []).push(nameOf(created.table, created.schema));
@@ -72,6 +78,8 @@ function read(file: FileModel, options: Options): PolicyFacts {
   }
   return facts;
 }
+
+const inCallback = (site: SqlSite) => (site.runsInCallback ? { inCallback: site.runsInCallback } : {});
 
 export default defineRule<Options, PolicyFacts>({
   id: 'no-tenant-policy-on-queue',
@@ -106,6 +114,15 @@ export default defineRule<Options, PolicyFacts>({
     const claims = files.flatMap(({ file, facts, defaultSchema }) => facts.claims.map((c) => ({ file, key: tableKey(c, defaultSchema), ...c })));
     const rls = files.flatMap(({ file, facts, defaultSchema }) => facts.rls.map((r) => ({ file, key: tableKey(r, defaultSchema), ...r })));
     const leaseShaped = new Set(files.flatMap(({ facts, defaultSchema }) => (facts.leaseShaped ?? []).map((t) => tableKey(t, defaultSchema))));
+    // A claim in a callback of a project function (withTenant(tenantId, async (client) => claim)): per-tenant when
+    // every place that function runs the callback, on the connection the claim uses, set the tenant there first.
+    const callbackRuns = files.flatMap(({ facts }) => facts.callbackRuns ?? []);
+    const runsWithTenant = (via: NonNullable<SqlSite['runsInCallback']>) => {
+      const runs = callbackRuns.filter(
+        (r) => r.module === via.function.module && r.at === via.function.at && r.parameter === via.argument && r.connectionArgument === via.parameter,
+      );
+      return runs.length > 0 && runs.every((r) => r.tenantFirst);
+    };
     const out: Decision[] = [];
     for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
       // The queueTables option names tables as `jobs` or `billing.jobs`.
@@ -116,7 +133,7 @@ export default defineRule<Options, PolicyFacts>({
         if (!enabled) continue;
         const tableClaims = claims.filter((c) => c.key === key);
         // A per-tenant worker sets the tenant before it claims: the policy is what it wants. Quiet when every claim does.
-        const blind = tableClaims.filter((c) => !c.tenantFirst);
+        const blind = tableClaims.filter((c) => !c.tenantFirst && !(c.inCallback && runsWithTenant(c.inCallback)));
         // With no claim in the scanned files (`pgq-audit scan ./migrations`), the lease design's columns make it a queue.
         const shaped = tableClaims.length === 0 && leaseShaped.has(key);
         const isQueue = queueTables ? queueTables.includes(key) : blind.length > 0 || shaped;

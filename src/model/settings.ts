@@ -64,14 +64,27 @@ export const requestSettingsOptionSchema = {
   type: 'array',
   items: { type: 'string' },
   description:
-    'Globs of the settings a request-scoped server (PostgREST, Supabase) rewrites at the start of every request, so a leftover value never reaches the next request. Default ["request.*"]; [] checks them like any tenant setting.',
+    'Globs of the settings a request-scoped server (PostgREST, Supabase) rewrites at the start of every request, so a leftover value never reaches the next request. Default ["request.*"] except PostgREST\'s per-claim, per-header and per-cookie settings (request.jwt.claim.role excepted), which it writes only in the requests that carry them; [] checks them like any tenant setting.',
 } as const;
+
+/**
+ * PostgREST before v10 (v9 with db-use-legacy-gucs) also wrote one setting per
+ * JWT claim, header and cookie of the request (`request.jwt.claim.user_id`,
+ * `request.header.x-tenant`): only those the request carries, so a request
+ * without the claim reads what an earlier request on the connection left — ''
+ * after a local write — and is not covered by the default. The role claim is
+ * always written: PostgREST fills it with the anonymous role.
+ */
+const PER_ITEM_REQUEST_SETTINGS = ['request.jwt.claim.*', 'request.header.*', 'request.cookie.*'];
+const ALWAYS_WRITTEN_ITEMS = ['request.jwt.claim.role'];
 
 export function requestScopedMatcher(globs: readonly string[] | undefined): (name: string | undefined) => boolean {
   const list = globs ?? REQUEST_SCOPED_DEFAULT;
   if (list.length === 0) return () => false;
   const test = globMatcher(list);
-  return (name) => name !== undefined && test(name);
+  if (globs) return (name) => name !== undefined && test(name);
+  const perItem = globMatcher(PER_ITEM_REQUEST_SETTINGS);
+  return (name) => name !== undefined && test(name) && (!perItem(name) || ALWAYS_WRITTEN_ITEMS.includes(name));
 }
 
 /** Where a setting write takes its name, level and value, with the host's placeholder values applied. */

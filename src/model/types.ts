@@ -93,6 +93,33 @@ export interface SqlSite {
   functionName?: string;
   /** The site is a named (server-side prepared) statement, e.g. node-postgres { name, text }. */
   preparedName?: string;
+  /**
+   * The site is in a function passed to a call of a project function and runs
+   * on one of that callback's parameters: whatever the project function gives
+   * its callback there (its checked-out client, its transaction) runs it.
+   */
+  runsInCallback?: { function: FunctionRef; argument: number; parameter: number };
+}
+
+/** A function of the project: the module that declares it and where its node starts there. */
+export interface FunctionRef {
+  module: string;
+  at: number;
+}
+
+/**
+ * A function calling one of its own parameters (the callback its callers pass)
+ * with a connection or transaction handle as one argument: what the callback's
+ * SQL on that argument runs in.
+ */
+export interface CallbackCall {
+  function: FunctionRef;
+  parameter: number;
+  /** The argument that is the connection or transaction handle. */
+  connectionArgument: number;
+  span: Span;
+  /** The transaction the handle is in at the call. */
+  scope: Scope;
 }
 
 export interface ResetCallback {
@@ -247,6 +274,8 @@ export interface FileModel {
   dependencies?: string[];
   /** Catalog facts of a database object (pgq-audit db only). */
   catalog?: CatalogFacts;
+  /** Calls of a function's own callback parameter with a connection (TS/JS). */
+  callbackCalls?: CallbackCall[];
 }
 
 export interface CommentDirective {

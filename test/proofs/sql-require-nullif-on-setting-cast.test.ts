@@ -202,3 +202,44 @@ test("arrays: after one tenant job, the bad fixture's ::int[] and ::text[] casts
     }
   }
 });
+
+/**
+ * One request the way PostgREST before v10 runs it: its own transaction, one
+ * local request.jwt.claim.* write per claim the JWT carries, the role claim
+ * always (the anonymous role when there is no JWT). Returns owns_note(7), or the error.
+ */
+async function legacyRequest(client: pg.Client, claims: Record<string, string>): Promise<boolean | string> {
+  await client.query('begin');
+  try {
+    for (const [claim, value] of Object.entries({ role: 'pgq_worker', ...claims })) {
+      await client.query('select set_config($1, $2, true)', [`request.jwt.claim.${claim}`, value]);
+    }
+    const { rows } = await client.query('select owns_note(7) as owns');
+    return rows[0].owns;
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    await client.query('rollback');
+  }
+}
+
+test("PostgREST's per-claim settings: an anonymous request after a member's fails the bad fixture's cast, reads NULL through the good fixture's nullif", { timeout: 120_000 }, async () => {
+  for (const [fixture, anonymous] of [
+    ['sql/require-nullif-on-setting-cast/bad-postgrest-claim.sql', 'invalid input syntax for type integer: ""'],
+    ['sql/require-nullif-on-setting-cast/good-postgrest-claim.sql', false],
+  ] as const) {
+    await asOwner('drop table if exists notes cascade; drop function if exists owns_note(int), request_region(), request_member(), request_role()');
+    await asOwner(readFixture(fixture));
+    const client = new pg.Client(db.workerUrl);
+    await client.connect();
+    try {
+      // A fresh connection: the claim was never written, missing_ok gives NULL.
+      assert.equal(await legacyRequest(client, {}), fixture.includes('bad') ? null : false);
+      assert.equal(await legacyRequest(client, { member_id: '7' }), true);
+      // The next request on the connection carries no member_id claim: PostgREST writes only the role.
+      assert.equal(await legacyRequest(client, {}), anonymous, fixture);
+    } finally {
+      await client.end();
+    }
+  }
+});

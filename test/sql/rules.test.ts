@@ -38,8 +38,31 @@ ruleCases('no-session-tenant-setting', {
     "create function f() returns int language sql set search_path = public as 'select 1'",
     "alter role worker set app.tenant = '0'",
     { code: "SET app.tenant = '1'", options: { settings: ['app.org*'] } },
+    // A query file that also offers the reset of what it writes: the application pairs them (checkout / release).
+    "-- name: Enter :exec\nselect set_config('app.tenant', $1, false);\n-- name: Leave :exec\nRESET app.tenant;",
+    "-- name: Enter :exec\nSET app.tenant = '1';\n-- name: Leave :exec\nselect set_config('app.tenant', NULL, false);",
+    "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nDISCARD ALL;",
+    "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nRESET ALL;",
   ],
   invalid: [
+    {
+      code: "-- name: Enter :exec\nselect set_config('app.tenant', $1, false);\n-- name: Leave :exec\nRESET app.org;",
+      errors: [{ messageId: 'session', line: 2, column: 8, endLine: 2, endColumn: 18 }],
+      note: "a query file's reset of another setting does not pair with this write",
+    },
+    {
+      code: "SET app.tenant = '1';\nRESET app.tenant;",
+      errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 21 }],
+      note: 'a plain script: the RESET is not a query the application runs on its own',
+    },
+    {
+      code: "-- name: enter\nselect set_config('app.tenant', $1, false);\n-- name: leave\nselect set_config('app.tenant', $1, false);",
+      errors: [
+        { messageId: 'session', line: 2, column: 8, endLine: 2, endColumn: 18 },
+        { messageId: 'session', line: 4, column: 8, endLine: 4, endColumn: 18 },
+      ],
+      note: 'a write of a value the caller passes is no reset',
+    },
     { code: "SET app.tenant = '1'", errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 21 }] },
     { code: "SET SESSION app.tenant TO '1'", errors: [{ messageId: 'session', line: 1, column: 1, endLine: 1, endColumn: 30 }] },
     {
@@ -87,8 +110,9 @@ ruleCases('require-nullif-on-setting-cast', {
     "select case when current_setting('app.tenant', true) = '' then null else current_setting('app.tenant', true)::int end",
     "select case current_setting('app.tenant', true) when '' then null else current_setting('app.tenant', true)::int end",
     "do $$ declare t int; begin t := current_setting('app.tenant', true)::int; exception when others then t := null; end $$",
-    // PostgREST sets request.jwt.claims in every request.
+    // PostgREST sets request.jwt.claims in every request, and before v10 the role claim too.
     "select (current_setting('request.jwt.claims', true)::jsonb ->> 'sub')::uuid",
+    "select current_setting('request.jwt.claim.role', true)::regrole",
     // Column defaults that fail loudly: NOT NULL, or no missing_ok.
     "create table t (id int, tenant_id uuid not null default current_setting('app.tenant')::uuid)",
     "create table t (id int, tenant_id int default current_setting('app.tenant')::int)",
@@ -119,6 +143,14 @@ ruleCases('require-nullif-on-setting-cast', {
       options: { requestSettings: [] },
       errors: [{ messageId: 'castWithoutNullif', line: 1, column: 9, endLine: 1, endColumn: 59 }],
       note: 'requestSettings: [] checks request.* like any custom setting',
+    },
+    {
+      code: "select current_setting('request.jwt.claim.user_id', true)::int, current_setting('request.header.x-org', true)::uuid",
+      errors: [
+        { messageId: 'castWithoutNullif', line: 1, column: 8, endLine: 1, endColumn: 63 },
+        { messageId: 'castWithoutNullif', line: 1, column: 65, endLine: 1, endColumn: 116 },
+      ],
+      note: "PostgREST's per-claim and per-header settings are written only in the requests that carry them: the others read ''",
     },
     {
       code: "create table t (id int,\n  tenant_id uuid default current_setting('app.tenant', true)::uuid,\n  org text default current_setting('app.org'))",

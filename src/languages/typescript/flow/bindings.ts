@@ -4,7 +4,7 @@
 // they read (drivers/model.ts's DriverContext). What a driver's member, method
 // or maker gives is its module's answer; this file names no driver.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { Driver, SqlSite } from '../../../model/index.ts';
+import type { Driver, FunctionRef, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
 import { children, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
@@ -26,6 +26,10 @@ export interface WalkOptions {
   fn?: FunctionNode;
   /** The walk is inside a pool's hook: its sites run on each connection the pool sets up. */
   callback?: SqlSite['callback'];
+  /** The function whose parameters a call here may run: the walked function, or for a callback run now, the function it runs in. */
+  paramsOf?: FunctionNode;
+  /** The walk is in a function passed to a call of a project function: which one, as which argument, and its parameters' names. */
+  callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[] };
 }
 
 export interface TryFrame {

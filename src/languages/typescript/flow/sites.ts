@@ -184,6 +184,10 @@ export abstract class Sites extends Bindings {
     if (this.options.name) site.functionName = this.options.name;
     if (query.preparedName) site.preparedName = query.preparedName;
     if (this.options.callback) site.callback = { ...this.options.callback };
+    const runsOn = receiverName(query.at);
+    const callbackOf = this.options.callbackOf;
+    const parameter = runsOn && callbackOf ? callbackOf.parameters.indexOf(runsOn) : -1;
+    if (callbackOf && parameter >= 0) site.runsInCallback = { function: callbackOf.function, argument: callbackOf.argument, parameter };
     const params = hostParams(
       host,
       query.text,
@@ -233,6 +237,11 @@ export abstract class Sites extends Bindings {
     return undefined;
   }
 
+  /** The transaction a connection or transaction handle is in at this point of the walk. */
+  protected scopeOf(on: Value): Scope {
+    return this.placement(on).scope;
+  }
+
   /** Where a site runs: its transaction and its connection. */
   private placement(on: Value | undefined): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
     if (this.options.arrayTx && on === this.options.arrayTx.on) {
@@ -260,6 +269,15 @@ export abstract class Sites extends Bindings {
         return { scope: { kind: 'unknown' }, connection: { kind: 'unknown' } };
     }
   }
+}
+
+/** The name a query is sent on: `client` of `client.query(...)`, `sql` of sql`...`. */
+function receiverName(at: Node): string | undefined {
+  if (at.type === 'TaggedTemplateExpression') return at.tag.type === 'Identifier' ? at.tag.name : undefined;
+  if (at.type !== 'CallExpression') return undefined;
+  const object = methodOf(at)?.object;
+  const receiver = object ? unwrap(object) : undefined;
+  return receiver?.type === 'Identifier' ? receiver.name : undefined;
 }
 
 /**

@@ -47,6 +47,8 @@ export interface Tx {
 
 /** Who can tell what a function of a file returns (the file that declares it). */
 export interface FunctionOwner {
+  /** The model of the module that declares the function: its file names the function across modules. */
+  readonly model: { readonly file: string };
   returnsOf(fn: FunctionNode, env: unknown): Value | undefined;
 }
 

@@ -231,6 +231,8 @@ export class Walk extends Sites {
       arrayTx: extra.arrayTx,
       fn,
       callback: hook ? { configId: hook.configId, role: hook.role } : extra.callback ?? (runsNow ? this.options.callback : undefined),
+      paramsOf: runsNow ? this.options.paramsOf ?? this.options.fn : fn,
+      callbackOf: extra.callbackOf ?? (runsNow ? this.options.callbackOf : undefined),
     });
     for (const param of fn.params) {
       const value = walk.parameterValue(param);
@@ -378,7 +380,19 @@ export class Walk extends Sites {
     if (this.transactionCallback(call)) return;
     const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     this.expression(call.callee);
-    for (const arg of call.arguments) this.argument(arg);
+    const callee = call.arguments.some((arg) => isFunction(unwrap(arg))) ? this.value(call.callee) : undefined;
+    call.arguments.forEach((arg, index) => {
+      const fn = unwrap(arg);
+      if (callee?.kind === 'function' && isFunction(fn)) {
+        // A callback of a project function: its SQL on its parameters runs where that function runs the callback.
+        const parameters = fn.params.map((p) => (p.type === 'Identifier' ? p.name : undefined));
+        const callbackOf = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument: index, parameters };
+        this.nestedFunction(fn, this.options.name, true, undefined, { callbackOf });
+      } else {
+        this.argument(arg);
+      }
+    });
+    this.callbackCall(call);
     let db = false;
     if (query) {
       db = true;
@@ -386,6 +400,23 @@ export class Walk extends Sites {
     }
     db = this.connectionCall(call) || db;
     this.afterCall(call, db);
+  }
+
+  /** A call of the walked function's own parameter with a connection or transaction handle: where its callers' callback runs. */
+  private callbackCall(call: Call): void {
+    const callee = unwrap(call.callee);
+    const owner = this.options.paramsOf;
+    if (callee?.type !== 'Identifier' || !owner || !this.state.reachable) return;
+    // A parameter of a callback run now, of the same name, hides the outer one.
+    if (this.options.fn && this.options.fn !== owner && this.options.fn.params.some((p) => p.type === 'Identifier' && p.name === callee.name)) return;
+    const parameter = owner.params.findIndex((p) => p.type === 'Identifier' && p.name === callee.name);
+    if (parameter < 0) return;
+    call.arguments.forEach((arg, connectionArgument) => {
+      const handle = this.value(arg as Node);
+      if (handle?.kind !== 'conn' && handle?.kind !== 'tx') return;
+      const calls = (this.file.model.callbackCalls ??= []);
+      calls.push({ function: { module: this.file.model.file, at: owner.range[0] }, parameter, connectionArgument, span: span(call), scope: this.scopeOf(handle) });
+    });
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
