@@ -190,7 +190,7 @@ export abstract class Sites extends Bindings {
       query.placeholders,
       extraHoles,
       query.values,
-      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.resolveContext)),
+      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.valueContext)),
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;
