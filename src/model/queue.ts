@@ -563,9 +563,11 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
   const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
   const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
-  // DELETE ... WHERE id = (SELECT ... SKIP LOCKED) RETURNING takes the job: it is a claim that is its own end, not a finish.
-  const deletesClaimed = write.op === 'delete' && claimRead?.skipLocked === true;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !deletesClaimed && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  // A write of the rows its own SKIP LOCKED read picks takes jobs, whatever it writes: DELETE ... WHERE id = (SELECT ...
+  // SKIP LOCKED) RETURNING is a claim that is its own end, and an UPDATE of the picked rows whose new state the analysis
+  // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
+  const writesPicked = claimRead?.skipLocked === true;
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
