@@ -10,7 +10,8 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { lineIndexOf } from './lines.ts';
-import { intervalOf, type AssignedValue, type BindParam, type ColumnAssignment, type Comparison, type ComparedValue, type LockingRead, type RowWrite, type StatementFacts } from '../sql/index.ts';
+import type { BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import { bindOf, boundSeconds, withBoundStrings } from './queue-binds.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -233,7 +234,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const entries: Entry[] = [];
   for (const site of model.sites) {
     for (const statement of site.analysis.statements) {
-      entries.push({ site, statement, key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
+      entries.push({ site, statement: withBoundStrings(statement, bindOf(site, statement)), key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
     }
   }
   // Source order: a PL/pgSQL FOR loop's query comes before the loop's body.
@@ -254,7 +255,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry));
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement));
       if (w.isClaim && w.counter) counters.add(w.counter);
     }
   });
@@ -267,7 +268,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);
       const { claimRead, earlier } = claimReadOf(entry, position, name);
-      const w = readWrite(write, claimRead, counters, bindOf(entry));
+      const w = readWrite(write, claimRead, counters, bindOf(entry.site, entry.statement));
 
       if (w.isClaim) {
         const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
@@ -469,26 +470,6 @@ interface WriteReading {
   workerBeat?: { table?: string; column: string };
 }
 
-/**
- * The literal values the host code binds to the statement's placeholders
- * (a module constant `LEASE_MINUTES = 30` bound to `%(timeout)s`); none for a
- * routine body, whose $N are the routine's own parameters.
- */
-function bindOf(entry: Entry): BindParam | undefined {
-  const params = entry.site.params;
-  if (!params || entry.statement.routine) return undefined;
-  return (n) => {
-    const param = params[n - 1];
-    return param?.kind === 'literal' ? param.value : undefined;
-  };
-}
-
-/** Seconds of the interval a placeholder gives, where the bound value is a literal. */
-function boundSeconds(value: AssignedValue | ComparedValue, bind: BindParam | undefined): number | undefined {
-  if (!bind || value.kind !== 'expression' || !value.boundInterval) return undefined;
-  return intervalOf(value.boundInterval, bind);
-}
-
 function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
@@ -582,9 +563,11 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
   const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
   const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
-  // DELETE ... WHERE id = (SELECT ... SKIP LOCKED) RETURNING takes the job: it is a claim that is its own end, not a finish.
-  const deletesClaimed = write.op === 'delete' && claimRead?.skipLocked === true;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !deletesClaimed && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  // A write of the rows its own SKIP LOCKED read picks takes jobs, whatever it writes: DELETE ... WHERE id = (SELECT ...
+  // SKIP LOCKED) RETURNING is a claim that is its own end, and an UPDATE of the picked rows whose new state the analysis
+  // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
+  const writesPicked = claimRead?.skipLocked === true;
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];

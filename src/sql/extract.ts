@@ -495,6 +495,24 @@ function isParam(node: Node | undefined): boolean {
   return Boolean(node?.ParamRef || node?.TypeCast?.arg?.ParamRef);
 }
 
+/** `$N` (also cast) as a value: N kept for the value the host binds to it. */
+function paramValue(node: Node | undefined): { kind: 'param'; number?: number } {
+  const number = (node?.ParamRef ?? node?.TypeCast?.arg?.ParamRef)?.number;
+  return typeof number === 'number' ? { kind: 'param', number } : { kind: 'param' };
+}
+
+/** The numbers of the placeholders in an expression, in order. */
+function paramNumbersIn(node: Node | undefined, out: number[] = []): number[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) paramNumbersIn(item, out);
+    return out;
+  }
+  if (typeof node.ParamRef?.number === 'number') out.push(node.ParamRef.number);
+  for (const key in node) if (node[key] && typeof node[key] === 'object') paramNumbersIn(node[key], out);
+  return out;
+}
+
 
 function stringsIn(node: Node | undefined, out: string[] = []): string[] {
   if (!node || typeof node !== 'object') return out;
@@ -508,8 +526,8 @@ function stringsIn(node: Node | undefined, out: string[] = []): string[] {
 }
 
 /** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
-function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } {
-  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; boundInterval?: object } = {};
+function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } {
+  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } = {};
   const intervals = intervalsIn(node);
   if (intervals.length === 1) details.intervalSeconds = intervals[0];
   const bound = intervals.length === 0 ? boundIntervalsIn(node) : [];
@@ -518,14 +536,18 @@ function expressionDetails(node: Node | undefined, withStrings: boolean): { inte
     const strings = stringsIn(node);
     if (strings.length) details.strings = strings;
   }
-  if (hasParam(node)) details.params = true;
+  if (hasParam(node)) {
+    details.params = true;
+    const numbers = paramNumbersIn(node);
+    if (numbers.length) details.paramNumbers = numbers;
+  }
   return details;
 }
 
 function assignedValue(column: string, value: Node | undefined): AssignedValue {
   const literal = constValue(value);
   if (literal !== undefined) return { kind: 'literal', value: literal };
-  if (isParam(value)) return { kind: 'param' };
+  if (isParam(value)) return paramValue(value);
   const expr = value?.A_Expr;
   if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '+') {
     const [self, other] = columnOf(expr.lexpr) === column ? [expr.lexpr, expr.rexpr] : [expr.rexpr, expr.lexpr];
@@ -543,7 +565,7 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
 function comparedValue(node: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth: number): ComparedValue {
   const literal = constValue(node);
   if (literal !== undefined) return { kind: 'literal', value: literal };
-  if (isParam(node)) return { kind: 'param' };
+  if (isParam(node)) return paramValue(node);
   if (node?.SubLink) return subqueryValue(node.SubLink.subselect, spanAt, depth);
   const column = columnOf(node);
   if (column) return { kind: 'column', column };

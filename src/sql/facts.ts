@@ -122,7 +122,8 @@ export interface LockingRead {
 export type AssignedValue =
   | { kind: 'increment'; by: number | undefined }
   | { kind: 'literal'; value: string | number | boolean | null }
-  | { kind: 'param' }
+  /** `$N`: the host binds its value (number: N, for the bound value). */
+  | { kind: 'param'; number?: number }
   | {
       kind: 'expression';
       columns: string[];
@@ -133,6 +134,8 @@ export type AssignedValue =
       strings?: string[];
       /** The expression uses a placeholder (its value is set by the caller). */
       params?: boolean;
+      /** The placeholders it uses ($N as N), for their bound values: the states of `CASE ... THEN $5 ELSE $6 END`. */
+      paramNumbers?: number[];
       /** The parse node of the one interval whose length a placeholder gives (`make_interval(mins => $1)`), read with the bound values by intervalOf. */
       boundInterval?: object;
     };
@@ -145,7 +148,8 @@ export interface ColumnAssignment {
 
 export type ComparedValue =
   | { kind: 'literal'; value: string | number | boolean | null }
-  | { kind: 'param' }
+  /** `$N`: the host binds its value (number: N, for the bound value). */
+  | { kind: 'param'; number?: number }
   | { kind: 'column'; column: string }
   | {
       kind: 'subquery';
@@ -164,6 +168,8 @@ export type ComparedValue =
       boundInterval?: object;
       /** String constants in the expression, e.g. the list of `status in ('queued', 'failed')`. */
       strings?: string[];
+      /** The placeholders it uses ($N as N), for their bound values: the list of `status in ($1, $2)`. */
+      paramNumbers?: number[];
     };
 
 export interface Comparison {

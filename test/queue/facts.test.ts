@@ -103,6 +103,15 @@ end $$;`);
   assert.equal(q.claims[0].increments, false);
 });
 
+test('an update of the rows its own SKIP LOCKED read picks is no finish, even where its new state is unknown', () => {
+  const q = facts(
+    'with picked as (select id from outbox where state = $1 order by id limit 1 for update skip locked) update outbox o set state = $2, updated_at = now() from picked p where o.id = p.id returning o.id',
+  );
+  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [] });
+  const finish = facts("update outbox set state = $2 where id = $1");
+  assert.equal(finish.finishes.length, 1);
+});
+
 test('graphile-worker: the lease length comes from the stale-lock sweep', () => {
   const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/good/graphile-worker.sql'), 'g.sql', {}));
   assert.equal(q.claims.length, 1);

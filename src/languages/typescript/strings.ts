@@ -250,12 +250,21 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
   }
 }
 
+/** `Object.freeze({ ... })` is its argument: the same constant, frozen. */
+export function unfrozen(node: Node | undefined): Node | undefined {
+  const n = unwrap(node);
+  if (n?.type !== 'CallExpression' || n.arguments.length !== 1) return n;
+  const callee = unwrap(n.callee);
+  const isFreeze = callee?.type === 'MemberExpression' && !callee.computed && callee.object.type === 'Identifier' && callee.object.name === 'Object' && callee.property.type === 'Identifier' && callee.property.name === 'freeze';
+  return isFreeze ? unwrap(n.arguments[0] as Node) : n;
+}
+
 /** The initializer a name or `CONST.member` stands for: a const of the file, or a property of a const object literal. */
 export function constantInit(n: Node, ctx: ResolveContext): Node | undefined {
   if (n.type === 'Identifier') return unwrap(ctx.constant(n.name, n));
   if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') {
     const object = unwrap(n.object);
-    const base = object?.type === 'Identifier' || object?.type === 'MemberExpression' ? constantInit(object, ctx) : undefined;
+    const base = unfrozen(object?.type === 'Identifier' || object?.type === 'MemberExpression' ? constantInit(object, ctx) : undefined);
     if (base?.type !== 'ObjectExpression') return undefined;
     const key = n.property.name;
     for (const p of base.properties) {

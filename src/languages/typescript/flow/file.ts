@@ -8,8 +8,8 @@ import { isAbsolute } from 'node:path';
 import { emptyFileModel, type ConnectionConfig, type Driver, type FileModel } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
-import type { ResolveContext } from '../strings.ts';
-import { children, isFunction, span, type FunctionNode, type Node } from '../syntax.ts';
+import { unfrozen, type ResolveContext } from '../strings.ts';
+import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
 import { readExport, readExportedType, type ExportingModule } from './exports.ts';
@@ -64,6 +64,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
   readonly awaited = new WeakSet<Node>();
   readonly constants = new Map<string, ConstEntry[]>();
   readonly resolveContext: ResolveContext;
+  /** For values bound to SQL: the file's constants, then the literal constants the project's modules export to it. */
+  readonly valueContext: ResolveContext;
   readonly queryFunctions: readonly string[];
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;
@@ -108,6 +110,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         return best?.init;
       },
     };
+    this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
   }
 
   run(): void {
@@ -133,6 +136,37 @@ export class TsFile implements ExportingModule, FunctionOwner {
     }
     this.importValues.set(name, value);
     return value;
+  }
+
+  /**
+   * A constant another module of the project exports and this file imports
+   * (`export const STATES = { running: 'running' } as const`), when it holds
+   * literals only: it may stand for a value bound to SQL, never for SQL text,
+   * whose offsets must be this file's.
+   */
+  importedConstant(name: string): Node | undefined {
+    const entry = this.imports.project.get(name);
+    if (!entry || entry.typeOnly || entry.imported === '*') return undefined;
+    const init = this.module(entry.specifier)?.exportedConstant(entry.imported);
+    return init && literalsOnly(init) ? init : undefined;
+  }
+
+  /** The initializer of the module-level const this module exports as `name`, through `export { a as name }` and re-exports. */
+  exportedConstant(name: string): Node | undefined {
+    for (const statement of this.program.body) {
+      if (statement.type !== 'ExportNamedDeclaration') continue;
+      const d = statement.declaration;
+      if (d?.type === 'VariableDeclaration' && d.kind === 'const') {
+        for (const declarator of d.declarations) if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ?? undefined;
+      }
+      for (const s of statement.specifiers) {
+        if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
+        const local = exportedName(s.local);
+        if (statement.source) return this.module(String(statement.source.value))?.exportedConstant(local);
+        return this.constants.get(local)?.find((c) => c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
+      }
+    }
+    return undefined;
   }
 
   /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
@@ -355,6 +389,16 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.model.releases.sort((a, b) => a.span.start - b.span.start);
     collectJobTransactions(this.model, this.txs, this.metas);
   }
+}
+
+const exportedName = (n: TSESTree.Identifier | TSESTree.StringLiteral) => (n.type === 'Identifier' ? n.name : String(n.value));
+
+/** A literal, or a (frozen) object of literals: a constant whose meaning needs nothing of its own module. */
+function literalsOnly(init: Node): boolean {
+  const plain = (n: Node | undefined) => n?.type === 'Literal' || (n?.type === 'TemplateLiteral' && n.expressions.length === 0);
+  const n = unfrozen(init);
+  if (plain(n)) return true;
+  return n?.type === 'ObjectExpression' && n.properties.every((p) => p.type === 'Property' && !p.computed && plain(unwrap(p.value as Node)));
 }
 
 function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]>): void {

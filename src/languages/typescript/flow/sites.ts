@@ -194,7 +194,7 @@ export abstract class Sites extends Bindings {
       query.placeholders,
       extraHoles,
       query.values,
-      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.resolveContext)),
+      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.valueContext)),
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;
@@ -281,10 +281,12 @@ function receiverName(at: Node): string | undefined {
 }
 
 /**
- * A hole where a table name stands (`UPDATE ${table} SET ...`) reads as the
- * analyzer's `pgq_param_N`: name it after the expression instead
- * (`${table}`, `${this_table}`), so the claim and the finish that interpolate
- * the same name are statements on the same table.
+ * A hole where a table or schema name stands (`UPDATE ${schema}.${table} SET
+ * ...`) reads as the analyzer's `pgq_param_N`: name it after the expression
+ * instead (`${table}`, `${this_table}`), so the claim and the finish that
+ * interpolate the same names are statements on the same table (each hole has
+ * a number of its own: the same `${schema}` read as a new schema in every
+ * statement).
  */
 function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string): void {
   if (holes.size === 0) return;
@@ -295,11 +297,24 @@ function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>,
     const name = `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
     return match[1] ? `${match[1]}.${name}` : name;
   };
+  const renameSchema = <S extends string | null | undefined>(schema: S): S => (schema ? (rename(schema) as S) : schema);
   for (const statement of analysis.statements) {
-    for (const w of statement.rowWrites) w.table = rename(w.table);
-    for (const l of statement.lockingReads) l.tables = l.tables.map(rename);
-    for (const p of statement.policies) p.table = rename(p.table);
-    for (const r of statement.rowSecurity) r.table = rename(r.table);
+    for (const w of statement.rowWrites) {
+      w.table = rename(w.table);
+      w.schema = renameSchema(w.schema);
+    }
+    for (const l of statement.lockingReads) {
+      l.tables = l.tables.map(rename);
+      if (l.schemas) l.schemas = l.schemas.map(renameSchema);
+    }
+    for (const p of statement.policies) {
+      p.table = rename(p.table);
+      p.schema = renameSchema(p.schema);
+    }
+    for (const r of statement.rowSecurity) {
+      r.table = rename(r.table);
+      r.schema = renameSchema(r.schema);
+    }
   }
 }
 
