@@ -79,7 +79,7 @@ test('the lease design of DESIGN.md: claim, heartbeat, fenced finish and fail, d
 
 test('the one-transaction dequeue has no lease claim and no finish of its own', () => {
   const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/designs/one-transaction.sql'), 'one-transaction.sql', {}));
-  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [] });
+  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] });
 });
 
 test('a claim whose transaction also finishes the job is the one-transaction design', () => {
