@@ -37,7 +37,8 @@ function read(file: FileModel, options: Options): PolicyFacts {
   const ref = refMaker(file.text);
   const facts: PolicyFacts = { claims: [], rls: [], policies: [] };
   const statements = [...statementsOf(file)];
-  const leaseClaims = queueFactsOf(file).claims;
+  // A claim that rests on a function defined elsewhere (`leaseBy`) is not known to be one here.
+  const leaseClaims = queueFactsOf(file).claims.filter((c) => !c.leaseBy);
   // A per-tenant worker: the tenant is set in the same transaction (or the same call) before the claim.
   const setsTenant = (other: (typeof statements)[number]) =>
     other.statement.settingWrites.some((w) => {

@@ -10,60 +10,31 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { lineIndexOf } from './lines.ts';
-import type { BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, withBoundStrings } from './queue-binds.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
+// The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
+import {
+  ATTEMPT_COLUMN,
+  DEAD_STATUS,
+  DONE_STATUS,
+  ID_COLUMN,
+  isLeaseColumn,
+  LEASE_END_COLUMN,
+  LEASE_START_COLUMN,
+  LIMIT_COLUMN,
+  NOW_FUNCTIONS,
+  RUNNING_STATUS,
+  SCHEDULE_COLUMN,
+  STATUS_COLUMN,
+  TIMESTAMP_COLUMN,
+  WORKER_BEAT_COLUMN,
+} from './queue-columns.ts';
 
-// ---- column vocabulary --------------------------------------------------------------
-//
-// Names are the fallback: a column's role in the claim decides first. The
-// column the claim increments is the attempt counter whatever it is called
-// (`read_ct`, `delivery_count`); a column the claim sets to `now() + interval`
-// and takes back once it has passed is a lease end (`available_at`, `vt`);
-// a fence is a column the claim writes (see fenceOf).
-
-/**
- * A vocabulary of column names, matched by their words: a camelCase column
- * (`leasedUntil`) is `leased_until`, and so is its folded form `leaseduntil`
- * (the statement facts fold names to lower case), unless the vocabulary needs
- * its underscores to stay precise (`folded` false).
- */
-export interface ColumnNames {
-  test(column: string): boolean;
-}
-
-const snakeCase = (column: string) => column.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
-function byWords(names: RegExp, folded = true): ColumnNames {
-  const withoutUnderscores = folded ? new RegExp(names.source.replace(/_/g, ''), names.flags) : undefined;
-  return { test: (column) => names.test(snakeCase(column)) || (withoutUnderscores !== undefined && !column.includes('_') && withoutUnderscores.test(column.toLowerCase())) };
-}
-
-/** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */
-export const ATTEMPT_COLUMN =
-  byWords(/^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/);
-/** Their limits: `max_attempts`, pg-boss `retry_limit`. */
-export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/);
-/** A lease that ends at this time: `locked_until < now()` is an expired lease. */
-export const LEASE_END_COLUMN = byWords(/^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/);
-/** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
-export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/);
-/** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
-export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/);
-/** When a job may first run: compared with now() to take due jobs, never a lease. */
-const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/);
-/** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
-const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
-export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
-export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
-
-export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
-export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
-export const DONE_STATUS = /^(done|completed|complete|succeeded|success|successful|finished|ok|processed)$/i;
-
-const isLeaseColumn = (c: string) => LEASE_END_COLUMN.test(c) || LEASE_START_COLUMN.test(c);
-const NOW_FUNCTIONS = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timezone', 'current_timestamp', 'localtimestamp'];
+export { ATTEMPT_COLUMN, DEAD_STATUS, DONE_STATUS, ID_COLUMN, LEASE_END_COLUMN, LEASE_START_COLUMN, LIMIT_COLUMN, RUNNING_STATUS, STATUS_COLUMN, WORKER_BEAT_COLUMN };
+export type { ColumnNames } from './queue-columns.ts';
 
 // ---- facts --------------------------------------------------------------------------
 
@@ -111,6 +82,11 @@ export interface ClaimFact {
   takes: string[];
   /** The predicate takes back jobs whose worker's heartbeat is stale (a workers table's `last_seen`). */
   byWorkerBeat?: { table?: string; column: string };
+  /**
+   * The statement is a claim only if one of these functions returns a time after now: it sets the column it
+   * takes back by (`available_at < now()`) to their value. Kept where the project defines one so (`futureTimes`).
+   */
+  leaseBy?: string[];
 }
 
 export interface FinishFact {
@@ -171,6 +147,8 @@ export interface QueueFacts {
   finishes: FinishFact[];
   heartbeats: HeartbeatFact[];
   sweeps: SweepFact[];
+  /** Functions the file defines whose value is now() plus an amount (`select now() + ...` in a SQL function), by bare name. */
+  futureTimes: string[];
 }
 
 export function bareTable(table: string): string {
@@ -228,7 +206,7 @@ function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIn
 
 function readQueueFacts(model: FileModel): QueueFacts {
   const ref = refMaker(model.text);
-  const facts: QueueFacts = { claims: [], finishes: [], heartbeats: [], sweeps: [] };
+  const facts: QueueFacts = { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] };
   const jobScopes = new Set(model.jobTransactions.map((j) => j.scopeId));
 
   const entries: Entry[] = [];
@@ -262,13 +240,23 @@ function readQueueFacts(model: FileModel): QueueFacts {
 
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
+    const routine = statement.routine;
+    if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
       if (write.op === 'insert') continue;
       // The default schema is the unit's, unknown here: within one statement or transaction, `jobs` may be `billing.jobs`.
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);
       const { claimRead, earlier } = claimReadOf(entry, position, name);
-      const w = readWrite(write, claimRead, counters, bindOf(entry.site, entry.statement));
+      const bind = bindOf(entry.site, entry.statement);
+      let w = readWrite(write, claimRead, counters, bind);
+      // A column set to a function's value and taken back once it has passed: a claim if the function returns a later time.
+      let leaseBy: string[] | undefined;
+      if (!w.isClaim && write.op === 'update' && write.assignments.some((a) => callsOnly(a.value))) {
+        const assumed = readWrite(write, claimRead, counters, bind, true);
+        const lease = write.assignments.find((a) => a.column === assumed.lease?.column)?.value;
+        if (assumed.isClaim && lease && callsOnly(lease) && lease.kind === 'expression') [w, leaseBy] = [assumed, lease.functions];
+      }
 
       if (w.isClaim) {
         const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
@@ -292,6 +280,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           writes: w.writes,
           takes: w.takes,
           byWorkerBeat: w.workerBeat,
+          leaseBy,
         });
         continue;
       }
@@ -369,15 +358,21 @@ interface LeaseRoles {
   start: Set<string>;
 }
 
-function leaseRoles(write: RowWrite): LeaseRoles {
+function leaseRoles(write: RowWrite, assumeCalls = false): LeaseRoles {
   const roles: LeaseRoles = { end: new Set(), start: new Set() };
   for (const a of write.assignments) {
     const v = a.value;
+    if (assumeCalls && callsOnly(v)) roles.end.add(a.column);
     if (v.kind !== 'expression' || !v.functions.some((f) => NOW_FUNCTIONS.includes(f))) continue;
     if (v.intervalSeconds !== undefined || v.params) roles.end.add(a.column);
     else if (isNowExpression(v)) roles.start.add(a.column);
   }
   return roles;
+}
+
+/** A value computed by functions other than now() (`calc_visible_at(deadline, attempts)`), none of them the current time. */
+function callsOnly(v: AssignedValue): boolean {
+  return v.kind === 'expression' && v.functions.length > 0 && !v.functions.some((f) => NOW_FUNCTIONS.includes(f));
 }
 
 /**
@@ -423,10 +418,13 @@ function staleWorker(where: readonly Comparison[], table: string): { comparison:
   return undefined;
 }
 
-/** `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`, `read_ct < 5` where the claim increments read_ct. */
+/**
+ * `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`, `read_ct < 5` where the claim increments read_ct,
+ * `tries < (select max_tries from queues where ...)`: a limit the queue's settings hold.
+ */
 function isAttemptLimit(c: Comparison, isCounter: (column: string) => boolean): boolean {
   if (c.negated) return false;
-  if (isCounter(c.column)) return (c.op === '<' || c.op === '<=') && c.value.kind !== 'subquery';
+  if (isCounter(c.column)) return c.op === '<' || c.op === '<=';
   if (LIMIT_COLUMN.test(c.column)) return (c.op === '>' || c.op === '>=') && c.value.kind === 'column' && isCounter(c.value.column);
   return false;
 }
@@ -434,7 +432,7 @@ function isAttemptLimit(c: Comparison, isCounter: (column: string) => boolean): 
 /** `attempts >= max_attempts`: the exhausted jobs. */
 function isExhausted(c: Comparison, isCounter: (column: string) => boolean): boolean {
   if (c.negated) return false;
-  if (isCounter(c.column)) return (c.op === '>=' || c.op === '>' || c.op === '=') && c.value.kind !== 'param' && c.value.kind !== 'subquery';
+  if (isCounter(c.column)) return c.op === '>=' || c.op === '>' || (c.op === '=' && c.value.kind !== 'param' && c.value.kind !== 'subquery');
   if (LIMIT_COLUMN.test(c.column)) return (c.op === '<=' || c.op === '<' || c.op === '=') && c.value.kind === 'column' && isCounter(c.value.column);
   return false;
 }
@@ -470,12 +468,12 @@ interface WriteReading {
   workerBeat?: { table?: string; column: string };
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam, assumeCalls = false): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
   const setsRunning = values.some((v) => RUNNING_STATUS.test(v));
-  const roles = leaseRoles(write);
+  const roles = leaseRoles(write, assumeCalls);
   const takes = [...new Set(predicate.flatMap(comparedStates))];
   const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
   // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
@@ -636,8 +634,12 @@ export function leaseTables(files: readonly { file: string; facts: QueueFacts; d
     if (!t) tables.set(key, (t = { table: writtenName(name), key, claims: [], finishes: [], heartbeats: [], sweeps: [] }));
     return t;
   };
+  const futureTimes = new Set(files.flatMap(({ facts }) => facts.futureTimes ?? []));
   for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
-    for (const fact of facts.claims) if (fact.design === 'lease') of(fact, defaultSchema).claims.push({ file, fact });
+    for (const fact of facts.claims) {
+      // A claim by a function's value counts where the files define that function as a later time.
+      if (fact.design === 'lease' && (!fact.leaseBy || fact.leaseBy.some((f) => futureTimes.has(f)))) of(fact, defaultSchema).claims.push({ file, fact });
+    }
   }
   // Named after a claim: only then are the other facts added.
   for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {

@@ -38,35 +38,53 @@ export function routineJobsOf(model: FileModel): RoutineJob[] {
   const jobs: RoutineJob[] = [];
   for (const statements of byRoutine.values()) {
     statements.sort((a, b) => a.span.start - b.span.start);
-    const claimIndex = statements.findIndex((s) => s.lockingReads.some((r) => r.skipLocked));
-    if (claimIndex < 0) continue;
-    const claim = statements[claimIndex];
-    const tables = new Set(claim.lockingReads.filter((r) => r.skipLocked).flatMap((r) => r.tables.map(bareTable)));
-    const writesJob = (s: StatementFacts, test: (w: RowWrite) => boolean) => s.rowWrites.some((w) => tables.has(bareTable(w.table)) && test(w));
-    const after = statements.slice(claimIndex);
-    const inHandler = (s: StatementFacts) => s.plpgsql?.handlerOf !== undefined;
-    // The call ends the job itself: it deletes it or gives it a final state, outside a handler.
-    const ends = after.filter((s) => !inHandler(s) && writesJob(s, endsJob));
-    if (ends.length === 0) continue;
-    // The job's work: a call of a function that is not a builtin, or a write of another table.
-    const work = after.filter((s) => !inHandler(s) && s !== claim && (callsWork(s) || s.rowWrites.some((w) => !tables.has(bareTable(w.table)))));
-    if (work.length === 0) continue;
-    const guards = new Set(work.flatMap((s) => s.plpgsql?.guardedBy ?? []));
-    const guarded = work.every((s) => (s.plpgsql?.guardedBy.length ?? 0) > 0);
-    const handlerRecords = statements.some((s) => s.plpgsql?.handlerOf !== undefined && guards.has(s.plpgsql.handlerOf) && writesJob(s, (w) => w.op !== 'insert'));
-    let increment: RoutineJob['increment'];
-    for (const s of after) {
-      if (inHandler(s)) continue;
-      for (const w of s.rowWrites) {
-        if (!tables.has(bareTable(w.table))) continue;
-        const a = w.assignments.find((x) => ATTEMPT_COLUMN.test(x.column) && (x.value.kind === 'increment' || (x.value.kind === 'expression' && x.value.columns.includes(x.column))));
-        if (a && !increment) increment = { column: a.column, span: a.span };
+    // Each table the routine takes with SKIP LOCKED is judged on its own: a function may first take a
+    // row of another table (a worker slot, a lock row) that it never finishes, then its jobs.
+    const judged = new Set<string>();
+    const taken = new Set(statements.flatMap((s) => s.lockingReads.filter((r) => r.skipLocked).flatMap((r) => r.tables.map(bareTable))));
+    for (const [claimIndex, claim] of statements.entries()) {
+      for (const read of claim.lockingReads) {
+        if (!read.skipLocked) continue;
+        const tables = new Set(read.tables.map(bareTable).filter((t) => !judged.has(t)));
+        if (tables.size === 0) continue;
+        for (const t of tables) judged.add(t);
+        const job = jobOf(statements, claimIndex, read.span, tables, taken);
+        if (job) jobs.push(job);
       }
     }
-    const batch = work.some((s) => s.plpgsql?.inLoop);
-    jobs.push({ routine: claim.routine!.name, table: [...tables][0], claim: claim.lockingReads.find((r) => r.skipLocked)!.span, batch, increment, guarded, handlerRecords });
   }
   return jobs;
+}
+
+/**
+ * The job a routine takes from `tables` at `statements[claimIndex]`, when the call also runs its work and ends it.
+ * `taken`: every table the routine takes with SKIP LOCKED; releasing one of those rows (the slot) is no job work.
+ */
+function jobOf(statements: StatementFacts[], claimIndex: number, claimSpan: Span, tables: Set<string>, taken: Set<string>): RoutineJob | undefined {
+  const claim = statements[claimIndex];
+  const writesJob = (s: StatementFacts, test: (w: RowWrite) => boolean) => s.rowWrites.some((w) => tables.has(bareTable(w.table)) && test(w));
+  const after = statements.slice(claimIndex);
+  const inHandler = (s: StatementFacts) => s.plpgsql?.handlerOf !== undefined;
+  // The call ends the job itself: it deletes it or gives it a final state, outside a handler.
+  const ends = after.filter((s) => !inHandler(s) && writesJob(s, endsJob));
+  if (ends.length === 0) return undefined;
+  // The job's work: a call of a function that is not a builtin, or a write of a table the routine does not take.
+  const work = after.filter((s) => !inHandler(s) && s !== claim && (callsWork(s) || s.rowWrites.some((w) => !taken.has(bareTable(w.table)))));
+  if (work.length === 0) return undefined;
+  const guards = new Set(work.flatMap((s) => s.plpgsql?.guardedBy ?? []));
+  const guarded = work.every((s) => (s.plpgsql?.guardedBy.length ?? 0) > 0);
+  const handlerRecords = statements.some((s) => s.plpgsql?.handlerOf !== undefined && guards.has(s.plpgsql.handlerOf) && writesJob(s, (w) => w.op !== 'insert'));
+  let increment: RoutineJob['increment'];
+  for (const s of after) {
+    if (inHandler(s)) continue;
+    for (const w of s.rowWrites) {
+      if (!tables.has(bareTable(w.table))) continue;
+      const a = w.assignments.find((x) => ATTEMPT_COLUMN.test(x.column) && (x.value.kind === 'increment' || (x.value.kind === 'expression' && x.value.columns.includes(x.column))));
+      if (a && !increment) increment = { column: a.column, span: a.span };
+    }
+  }
+  const batch = work.some((s) => s.plpgsql?.inLoop);
+  return { routine: claim.routine!.name, table: [...tables][0], claim: claimSpan, batch, increment, guarded, handlerRecords };
 }
 
 function endsJob(write: RowWrite): boolean {

@@ -20,7 +20,8 @@ import type {
   TransactionControl,
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
-import { boundIntervalsIn, intervalsIn } from './interval.ts';
+import { boundIntervalsIn, intervalsIn, isNowPlus } from './interval.ts';
+import { ctesOf, fromListResolver, joinedConditions } from './sources.ts';
 import { constValue, hasParam, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
@@ -134,6 +135,12 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     case 'AlterDatabaseSetStmt':
       facts.roleSettings = [roleSetting(kind, body, ctx.statement)];
       break;
+    case 'SelectStmt': {
+      // `select now() + ...` alone: the value of a SQL function that computes a time after now (a deadline, a backoff).
+      const targets = body.targetList ?? [];
+      if (!body.fromClause && targets.length === 1 && isNowPlus(targets[0].ResTarget?.val)) facts.selectsNowPlus = true;
+      break;
+    }
     case 'CreateStmt': {
       const columns = ((body.tableElts ?? []) as Node[]).filter((e) => e.ColumnDef?.colname).map((e) => String(e.ColumnDef.colname).toLowerCase());
       if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns };
@@ -182,6 +189,7 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     }
   }
   const casts: { node: Node; fact: SettingCast }[] = [];
+  let outerCtes: Map<string, Node> | undefined;
 
   // Expressions anywhere in the statement: set_config, current_setting, casts,
   // row-locking selects, and row writes (also inside CTEs and sublinks).
@@ -213,7 +221,8 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
       case 'UpdateStmt':
       case 'DeleteStmt':
       case 'InsertStmt':
-        facts.rowWrites.push(rowWrite(type, node, spanAt, parents.length === 0 ? ctx.statement : spanAt(node.relation?.location)));
+        // A write in a CTE sees the statement's other CTEs.
+        facts.rowWrites.push(rowWrite(type, node, spanAt, parents.length === 0 ? ctx.statement : spanAt(node.relation?.location), parents.length === 0 ? undefined : (outerCtes ??= ctesOf(body.withClause))));
         break;
     }
   });
@@ -643,15 +652,16 @@ function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, 
   return out;
 }
 
-function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, len?: number) => Span, span: Span): RowWrite {
+function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, len?: number) => Span, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
   const op = type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : 'insert';
   const assignments: ColumnAssignment[] = [];
   if (op === 'update') {
+    const resolve = fromListResolver(node, outerCtes);
     for (const target of node.targetList ?? []) {
       const res = target.ResTarget;
       if (!res?.name) continue;
       const column = String(res.name).toLowerCase();
-      assignments.push({ column, value: assignedValue(column, res.val), span: spanAt(res.location, column.length) });
+      assignments.push({ column, value: assignedValue(column, resolve(res.val)), span: spanAt(res.location, column.length) });
     }
   }
   return {
@@ -659,7 +669,8 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
     table: relationName(node.relation),
     ...schemaOf(node.relation),
     assignments,
-    where: comparisons(node.whereClause, spanAt),
+    // Also what a CTE or subquery the write joins by the table's own column says of the same rows.
+    where: [...comparisons(node.whereClause, spanAt), ...joinedConditions(node, op === 'update' ? node.fromClause : node.usingClause, outerCtes).flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
   };

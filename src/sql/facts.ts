@@ -266,6 +266,8 @@ export interface StatementFacts {
   createdTable?: { table: string; schema?: string; columns: string[] };
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
   dynamic?: boolean;
+  /** A SELECT without FROM of one value, now() plus an amount: in a SQL function's body, the function returns a time after now. */
+  selectsNowPlus?: boolean;
   /** The definition itself: set on CREATE FUNCTION / PROCEDURE (and DO) statements. */
   defines?: RoutineInfo;
 }

@@ -178,3 +178,29 @@ export function intervalsIn(node: Node | undefined, out: number[] = []): number[
   for (const key in node) if (node[key] && typeof node[key] === 'object') intervalsIn(node[key], out);
   return out;
 }
+
+const NOW_CALLS = new Set(['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp']);
+const NOW_VALUES = new Set(['SVFOP_CURRENT_TIMESTAMP', 'SVFOP_CURRENT_TIMESTAMP_N', 'SVFOP_LOCALTIMESTAMP', 'SVFOP_LOCALTIMESTAMP_N']);
+
+function withoutCast(node: Node | undefined): Node | undefined {
+  let n = node;
+  while (n?.TypeCast) n = n.TypeCast.arg;
+  return n;
+}
+
+/** The current time: `now()`, `clock_timestamp()`, `current_timestamp`, also cast (`now()::timestamp`). */
+function isNow(node: Node | undefined): boolean {
+  const n = withoutCast(node);
+  if (n?.FuncCall) {
+    const parts = n.FuncCall.funcname ?? [];
+    return NOW_CALLS.has(String(parts[parts.length - 1]?.String?.sval ?? '').toLowerCase()) && !(n.FuncCall.args?.length > 0);
+  }
+  return NOW_VALUES.has(n?.SQLValueFunction?.op);
+}
+
+/** A time after now: `now() + <anything>` (`now() + interval '30 seconds'`, `now() + backoff * interval '1 second'`). */
+export function isNowPlus(node: Node | undefined): boolean {
+  const expr = withoutCast(node)?.A_Expr;
+  if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '+') return false;
+  return isNow(expr.lexpr) !== isNow(expr.rexpr);
+}

@@ -79,7 +79,7 @@ test('the lease design of DESIGN.md: claim, heartbeat, fenced finish and fail, d
 
 test('the one-transaction dequeue has no lease claim and no finish of its own', () => {
   const q = queueFactsOf(sqlFrontEnd.parse(readFixture('queue/designs/one-transaction.sql'), 'one-transaction.sql', {}));
-  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [] });
+  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] });
 });
 
 test('a claim whose transaction also finishes the job is the one-transaction design', () => {
@@ -107,7 +107,7 @@ test('an update of the rows its own SKIP LOCKED read picks is no finish, even wh
   const q = facts(
     'with picked as (select id from outbox where state = $1 order by id limit 1 for update skip locked) update outbox o set state = $2, updated_at = now() from picked p where o.id = p.id returning o.id',
   );
-  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [] });
+  assert.deepEqual(q, { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] });
   const finish = facts("update outbox set state = $2 where id = $1");
   assert.equal(finish.finishes.length, 1);
 });

@@ -146,3 +146,51 @@ describe('require-lease-heartbeat on other lease designs', () => {
     assert.deepEqual(brief(findings), ['a.sql:1:62 noHeartbeat']);
   });
 });
+
+describe('claims written as a chain of CTEs, and deadlines computed by a function', () => {
+  const read = (where = '') => `with due as (
+  select m.id, m.tries + 1 as tries from box.msgs m
+   where m.shown_after <= now()${where} order by m.id limit 10 for update skip locked
+), timed as (
+  select due.id, due.tries, box.later(due.tries) as shown_after from due
+)
+update box.msgs set shown_after = timed.shown_after, tries = timed.tries, token = gen_random_uuid()
+  from timed where box.msgs.id = timed.id
+returning box.msgs.id, box.msgs.token;`;
+  const later = "create function box.later(n int) returns timestamptz language sql as $$ select now() + n * interval '10 seconds' $$;";
+
+  test('a SET value taken from a CTE is the CTE expression: the counter increments, the deadline is the function call', () => {
+    const [claim] = facts(read()).claims;
+    assert.equal(claim.counter, 'tries');
+    assert.equal(claim.leaseColumn, 'shown_after');
+    assert.deepEqual(claim.leaseBy, ['later']);
+    assert.deepEqual(facts(later).futureTimes, ['later']);
+    assert.deepEqual(facts('create function box.later(n int) returns timestamptz language sql as $$ select $1::timestamptz $$;').futureTimes, []);
+  });
+  test('the claim counts where the project defines the function as now() plus an amount, and only there', () => {
+    const RULE = 'require-claim-attempt-limit';
+    assert.deepEqual(brief(runProject(RULE, { 'schema.sql': later, 'read.sql': read() })), ['read.sql:3:10 noLimit']);
+    assert.deepEqual(brief(runProject(RULE, { 'read.sql': read() })), []);
+    const earlier = 'create function box.later(n int) returns timestamptz language sql as $$ select now() - make_interval(secs => n) $$;';
+    assert.deepEqual(brief(runProject(RULE, { 'schema.sql': earlier, 'read.sql': read() })), []);
+    // A limit the queue's settings hold, read by a scalar subquery.
+    assert.deepEqual(brief(runProject(RULE, { 'schema.sql': later, 'read.sql': read(' and m.tries < (select max_tries from box.settings)') })), []);
+  });
+  test('a fence in a CTE the write joins by id: a token compared there, also through a CTE of a CTE and a join', () => {
+    const [ack] = facts('with mine as (select id from box.msgs where id = $1 and token = $2 for update) delete from box.msgs using mine where box.msgs.id = mine.id;').finishes;
+    assert.ok(ack.compared.includes('token'));
+    const nested = facts(
+      'with picked as (select id, token from box.msgs where id = $1 for update), ok as (select id from picked where token = $2), gone as (delete from box.msgs using ok where box.msgs.id = ok.id returning 1) select count(*) from gone;',
+    ).finishes;
+    assert.ok(nested[0].compared.includes('token'));
+    const [beat] = facts(
+      "with held as (select unnest($1::bigint[]) as id, unnest($2::uuid[]) as token), live as (select m.id from held join box.msgs m on m.id = held.id and m.token = held.token) update box.msgs set shown_after = now() + interval '30 seconds' from live where box.msgs.id = live.id;",
+    ).heartbeats;
+    assert.ok(beat.compared.includes('token'));
+    // A condition on another table of the CTE is not the job's: `w.token` is a worker's.
+    const [other] = facts(
+      "with live as (select m.id from box.msgs m join box.workers w on w.id = m.worker_id where w.token = $2) update box.msgs set shown_after = now() + interval '30 seconds' from live where box.msgs.id = live.id;",
+    ).heartbeats;
+    assert.ok(!other.compared.includes('token'));
+  });
+});

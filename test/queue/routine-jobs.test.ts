@@ -36,3 +36,18 @@ test('quiet: a handler that records the failure; a function with no work between
   const noClaim = fn('    perform deliver(job.payload);\n    delete from jobs where id = job.id;').replace(' for update skip locked', '');
   assert.deepEqual(brief(runProject(RULE, { 'a.sql': noClaim })), []);
 });
+
+test('a row of another table taken first (a worker slot) does not hide the jobs the loop takes and finishes', () => {
+  const slotThenBatch = (loopBody: string) => `create function work() returns void language plpgsql as $$
+declare slot record; job record;
+begin
+  select * into slot from slots for update skip locked limit 1;
+  for job in select id, payload from jobs where status = 'queued' and attempts < 5 for update skip locked loop
+${loopBody}
+  end loop;
+  update slots set busy = false where id = slot.id;
+end $$;`;
+  assert.deepEqual(brief(runProject(RULE, { 'a.sql': slotThenBatch('    perform deliver(job.payload);\n    delete from jobs where id = job.id;') })), ['a.sql:5:38 functionNotCounted']);
+  const handled = "    begin\n      perform deliver(job.payload);\n      delete from jobs where id = job.id;\n    exception when others then\n      update jobs set attempts = attempts + 1 where id = job.id;\n    end;";
+  assert.deepEqual(brief(runProject(RULE, { 'a.sql': slotThenBatch(handled) })), []);
+});

@@ -1,0 +1,47 @@
+// The column and state vocabulary of the queue model. Names are the fallback:
+// a column's role in the claim decides first (src/model/queue.ts). The
+// column the claim increments is the attempt counter whatever it is called
+// (`read_ct`, `delivery_count`); a column the claim sets to `now() + interval`
+// and takes back once it has passed is a lease end (`available_at`, `vt`);
+// a fence is a column the claim writes (see fenceOf).
+
+/**
+ * A vocabulary of column names, matched by their words: a camelCase column
+ * (`leasedUntil`) is `leased_until`, and so is its folded form `leaseduntil`
+ * (the statement facts fold names to lower case), unless the vocabulary needs
+ * its underscores to stay precise (`folded` false).
+ */
+export interface ColumnNames {
+  test(column: string): boolean;
+}
+
+const snakeCase = (column: string) => column.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+function byWords(names: RegExp, folded = true): ColumnNames {
+  const withoutUnderscores = folded ? new RegExp(names.source.replace(/_/g, ''), names.flags) : undefined;
+  return { test: (column) => names.test(snakeCase(column)) || (withoutUnderscores !== undefined && !column.includes('_') && withoutUnderscores.test(column.toLowerCase())) };
+}
+
+/** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */
+export const ATTEMPT_COLUMN =
+  byWords(/^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/);
+/** Their limits: `max_attempts`, pg-boss `retry_limit`. */
+export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/);
+/** A lease that ends at this time: `locked_until < now()` is an expired lease. */
+export const LEASE_END_COLUMN = byWords(/^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/);
+/** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
+export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/);
+/** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
+export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/);
+/** When a job may first run: compared with now() to take due jobs, never a lease. */
+export const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/);
+/** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
+export const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
+export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
+export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
+
+export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
+export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
+export const DONE_STATUS = /^(done|completed|complete|succeeded|success|successful|finished|ok|processed)$/i;
+
+export const isLeaseColumn = (c: string) => LEASE_END_COLUMN.test(c) || LEASE_START_COLUMN.test(c);
+export const NOW_FUNCTIONS = ['now', 'clock_timestamp', 'statement_timestamp', 'transaction_timestamp', 'timezone', 'current_timestamp', 'localtimestamp'];

@@ -1,0 +1,215 @@
+// Values an UPDATE takes from its FROM list: `set available_at = next.visible_at
+// from next` where `next` is a CTE of the statement (or a subquery in FROM)
+// whose `visible_at` is `now() + interval '30 seconds'`. The assignment means
+// the CTE's expression, followed through CTEs that read other CTEs, so a claim
+// written as a chain of CTEs is read as the same claim written inline.
+import type { Node } from './extract.ts';
+
+/** How many CTEs deep a value is followed. */
+const MAX_DEPTH = 4;
+
+type Sources = Map<string, Node>;
+
+/** The CTEs of a WITH clause, by name: their SELECTs; with `outer`, those of the statement a write is a CTE of. */
+export function ctesOf(withClause: Node | undefined, outer?: ReadonlyMap<string, Node>): Map<string, Node> {
+  const ctes = new Map<string, Node>(outer);
+  for (const item of withClause?.ctes ?? []) {
+    const cte = item.CommonTableExpr;
+    const select = cte?.ctequery?.SelectStmt;
+    if (cte?.ctename && select) ctes.set(String(cte.ctename).toLowerCase(), select);
+  }
+  return ctes;
+}
+
+/** The FROM items that are a CTE or a subquery, by the name the query refers to them with. */
+function sourcesOf(fromClause: Node[] | undefined, ctes: ReadonlyMap<string, Node>): Sources {
+  const sources: Sources = new Map();
+  const collect = (item: Node | undefined) => {
+    if (item?.RangeVar && !item.RangeVar.schemaname) {
+      const select = ctes.get(String(item.RangeVar.relname ?? '').toLowerCase());
+      const name = item.RangeVar.alias?.aliasname ?? item.RangeVar.relname;
+      if (select && name) sources.set(String(name).toLowerCase(), select);
+    } else if (item?.RangeSubselect?.subquery?.SelectStmt && item.RangeSubselect.alias?.aliasname) {
+      sources.set(String(item.RangeSubselect.alias.aliasname).toLowerCase(), item.RangeSubselect.subquery.SelectStmt);
+    } else if (item?.JoinExpr) {
+      collect(item.JoinExpr.larg);
+      collect(item.JoinExpr.rarg);
+    }
+  };
+  for (const item of fromClause ?? []) collect(item);
+  return sources;
+}
+
+/** The expression a SELECT gives its output column `column` (`x + 1 as column`, or `t.column`). */
+function outputOf(select: Node, column: string): Node | undefined {
+  for (const target of select.targetList ?? []) {
+    const res = target.ResTarget;
+    if (!res?.val) continue;
+    if (res.name !== undefined) {
+      if (String(res.name).toLowerCase() === column) return res.val;
+      continue;
+    }
+    const fields = res.val.ColumnRef?.fields;
+    if (fields?.[fields.length - 1]?.String?.sval?.toLowerCase() === column) return res.val;
+  }
+  return undefined;
+}
+
+/** A column reference qualified by a FROM item's name: `next.visible_at`. */
+function qualifiedRef(node: Node | undefined): { source: string; column: string } | undefined {
+  const fields = node?.ColumnRef?.fields;
+  if (fields?.length !== 2) return undefined;
+  const [source, column] = fields.map((f: Node) => f.String?.sval);
+  return typeof source === 'string' && typeof column === 'string' ? { source: source.toLowerCase(), column: column.toLowerCase() } : undefined;
+}
+
+/**
+ * Resolves the values of an UPDATE's SET list through its FROM list: a value that is a column of
+ * a CTE or subquery of FROM is that column's expression (followed while it is one again).
+ */
+export function fromListResolver(update: Node, outer?: ReadonlyMap<string, Node>): (value: Node | undefined) => Node | undefined {
+  const ctes = ctesOf(update.withClause, outer);
+  if (ctes.size === 0 && !(update.fromClause ?? []).some((item: Node) => item.RangeSubselect || item.JoinExpr)) return (value) => value;
+  const top = sourcesOf(update.fromClause, ctes);
+  return (value) => {
+    let node = value;
+    let sources = top;
+    for (let depth = 0; depth < MAX_DEPTH; depth++) {
+      const ref = qualifiedRef(node);
+      const select = ref && sources.get(ref.source);
+      const output = select && outputOf(select, ref.column);
+      if (!output) break;
+      node = output;
+      sources = sourcesOf(select.fromClause, ctes);
+    }
+    return node;
+  };
+}
+
+/** The name parts of a column reference, lower-cased (`jobs.id`: ['jobs', 'id']). */
+function refParts(node: Node | undefined): string[] | undefined {
+  const fields = node?.ColumnRef?.fields as Node[] | undefined;
+  return fields?.map((f) => String(f.String?.sval ?? '*').toLowerCase());
+}
+
+/** The AND-ed parts of a condition. */
+function conjuncts(node: Node | undefined): Node[] {
+  if (!node) return [];
+  if (node.BoolExpr?.boolop === 'AND_EXPR') return (node.BoolExpr.args ?? []).flatMap(conjuncts);
+  return [node];
+}
+
+/** The column references of an expression, not looking into subqueries: their name parts, lower-cased. */
+function columnRefs(node: Node | undefined, out: string[][] = []): string[][] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) columnRefs(item, out);
+    return out;
+  }
+  if (node.SubLink) return out;
+  const parts = refParts(node);
+  if (parts) {
+    out.push(parts);
+    return out;
+  }
+  for (const key in node) if (node[key] && typeof node[key] === 'object') columnRefs(node[key], out);
+  return out;
+}
+
+/** A copy of `node` whose references to the output columns of `sources` are those columns' expressions. */
+function substituted(node: Node, sources: Sources, ctes: ReadonlyMap<string, Node>, depth: number): Node {
+  if (!node || typeof node !== 'object') return node;
+  if (Array.isArray(node)) return node.map((item) => substituted(item, sources, ctes, depth));
+  if (node.SubLink) return node;
+  const ref = qualifiedRef(node);
+  if (ref) {
+    const select = sources.get(ref.source);
+    const output = select && depth < MAX_DEPTH ? outputOf(select, ref.column) : undefined;
+    return select && output ? substituted(output, sourcesOf(select.fromClause, ctes), ctes, depth + 1) : node;
+  }
+  const copy: Node = {};
+  for (const key in node) copy[key] = node[key] && typeof node[key] === 'object' ? substituted(node[key], sources, ctes, depth) : node[key];
+  return copy;
+}
+
+/**
+ * The conditions a SELECT puts on the rows of `table` it reads (its WHERE and inner-join ON conjuncts that
+ * compare the table's columns with values, with the values of its CTEs and subqueries resolved), when it
+ * reads them directly or through its one FROM item, a CTE that does; undefined when it does not read them.
+ */
+function conditionsOn(select: Node, table: string, ctes: ReadonlyMap<string, Node>, depth: number): Node[] | undefined {
+  const candidates = conjuncts(select.whereClause);
+  let found: { name: string; through: Node[] } | undefined;
+  let joined = false;
+  const visit = (item: Node | undefined, inner: boolean) => {
+    if (found || !item) return;
+    if (item.RangeVar) {
+      const rel = String(item.RangeVar.relname ?? '').toLowerCase();
+      const name = String(item.RangeVar.alias?.aliasname ?? rel).toLowerCase();
+      const cte = item.RangeVar.schemaname ? undefined : ctes.get(rel);
+      if (!cte && rel === table) found = { name, through: [] };
+      else if (cte && !joined && depth < MAX_DEPTH) {
+        const through = conditionsOn(cte, table, ctes, depth + 1);
+        if (through) found = { name, through };
+      }
+    } else if (item.JoinExpr) {
+      joined = true;
+      const join = item.JoinExpr;
+      const innerJoin = inner && (join.jointype === undefined || join.jointype === 'JOIN_INNER');
+      if (innerJoin) candidates.push(...conjuncts(join.quals));
+      visit(join.larg, innerJoin || (inner && join.jointype === 'JOIN_LEFT'));
+      visit(join.rarg, innerJoin || (inner && join.jointype === 'JOIN_RIGHT'));
+    }
+  };
+  const from = select.fromClause ?? [];
+  if (from.length !== 1) joined = true;
+  for (const item of from) visit(item, true);
+  if (!found) return undefined;
+  const { name, through } = found;
+  const sources = sourcesOf(from, ctes);
+  // A conjunct is about the table's rows when it names its columns, and every other column it names is a value a CTE or subquery gives.
+  const ofTable = (parts: string[]) => (parts.length === 1 ? !joined : parts[parts.length - 2] === name);
+  const kept = candidates.filter((c) => {
+    const refs = columnRefs(c);
+    return refs.some(ofTable) && refs.every((parts) => ofTable(parts) || (parts.length === 2 && parts[0] !== name && sources.has(parts[0])));
+  });
+  return [...through, ...kept.map((c) => substituted(c, sources, ctes, depth))];
+}
+
+/**
+ * The conditions a write on `table` takes from the CTEs and subqueries of its FROM (UPDATE) or USING
+ * (DELETE) list that it matches by a column of the table (`where jobs.id = picked.id`), where they read
+ * the same table: `picked` selecting `from jobs where token = $3` makes the write's rows those with that token.
+ */
+export function joinedConditions(write: Node, from: Node[] | undefined, outer?: ReadonlyMap<string, Node>): Node[] {
+  const ctes = ctesOf(write.withClause, outer);
+  const sources = sourcesOf(from, ctes);
+  if (sources.size === 0) return [];
+  const table = String(write.relation?.relname ?? '').toLowerCase();
+  const self = String(write.relation?.alias?.aliasname ?? table).toLowerCase();
+  const out: Node[] = [];
+  const used = new Set<string>();
+  for (const c of conjuncts(write.whereClause)) {
+    const expr = c.A_Expr;
+    if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '=') continue;
+    const left = refParts(expr.lexpr);
+    const right = refParts(expr.rexpr);
+    if (!left || !right) continue;
+    for (const [mine, theirs] of [
+      [left, right],
+      [right, left],
+    ]) {
+      const column = mine[mine.length - 1];
+      const isMine = mine.length === 1 || mine[mine.length - 2] === self;
+      if (!isMine || theirs.length !== 2 || theirs[1] !== column || used.has(theirs[0])) continue;
+      const select = sources.get(theirs[0]);
+      // The source's column is the table's own column of that name.
+      if (!select || !outputOf(select, column)?.ColumnRef) continue;
+      const conditions = conditionsOn(select, table, ctes, 0);
+      if (!conditions) continue;
+      used.add(theirs[0]);
+      out.push(...conditions);
+    }
+  }
+  return out;
+}
