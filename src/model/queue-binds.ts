@@ -2,6 +2,7 @@
 // into the statement: a bound string is the state it names, a bound
 // interval the lease length it gives.
 import { intervalOf, type AssignedValue, type BindParam, type Comparison, type ComparedValue, type StatementFacts } from '../sql/index.ts';
+import { STATUS_COLUMN } from './queue-columns.ts';
 import type { SqlSite } from './types.ts';
 
 /**
@@ -19,33 +20,58 @@ export function bindOf(site: SqlSite, statement: StatementFacts): BindParam | un
 }
 
 /**
+ * The states the host names for the statement's placeholders where it binds a
+ * member of an imported constant the scan cannot read (`${JOB_STATES.PROCESSING}`
+ * with `JOB_STATES` from a module outside the scanned files, a package's enum
+ * `JobStatus.InProgress`): the member's name is the state (`processing`,
+ * `in_progress`), as enum members of a state column name their values. Read
+ * for state columns only; none for a routine body.
+ */
+export function namedStatesOf(site: SqlSite, statement: StatementFacts): ((n: number) => string | undefined) | undefined {
+  const params = site.params;
+  if (!params || statement.routine || !params.some((p) => p.kind === 'named')) return undefined;
+  return (n) => {
+    const param = params[n - 1];
+    if (param?.kind !== 'named') return undefined;
+    const member = param.name.slice(param.name.lastIndexOf('.') + 1);
+    // An enum-like member: UPPER_CASE or PascalCase, not a property such as `job.status`.
+    if (!/^[A-Z][A-Za-z0-9_]*$/.test(member)) return undefined;
+    return /[a-z]/.test(member) ? member.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : member.toLowerCase();
+  };
+}
+
+/**
  * The statement as the host binds it: a placeholder the code binds a string
  * constant to (`status = ${STATES.running}`, `status in ($1, $2)` with
  * `['queued', 'failed']`) is that string, so a state written or compared
  * through a constant is read as the same state written in the SQL. Numbers
- * and other values stay placeholders (a bound interval is read apart).
+ * and other values stay placeholders (a bound interval is read apart). In a
+ * state column, a constant known only by its name (`namedStatesOf`) is the
+ * state it names.
  */
-export function withBoundStrings(statement: StatementFacts, bind: BindParam | undefined): StatementFacts {
+export function withBoundStrings(statement: StatementFacts, bind: BindParam | undefined, named?: (n: number) => string | undefined): StatementFacts {
   if (!bind) return statement;
-  const boundString = (n: number | undefined) => {
+  const boundString = (n: number | undefined, state: boolean) => {
     const value = n === undefined ? undefined : bind(n);
-    return typeof value === 'string' ? value : undefined;
+    if (typeof value === 'string') return value;
+    return state && named && n !== undefined ? named(n) : undefined;
   };
-  const value = <V extends AssignedValue | ComparedValue>(v: V): V => {
+  const value = <V extends AssignedValue | ComparedValue>(v: V, column: string): V => {
+    const state = STATUS_COLUMN.test(column);
     if (v.kind === 'param') {
-      const bound = boundString(v.number);
+      const bound = boundString(v.number, state);
       return bound === undefined ? v : ({ kind: 'literal', value: bound } as V);
     }
     if (v.kind === 'expression' && v.paramNumbers) {
-      const bound = v.paramNumbers.map(boundString).filter((x): x is string => x !== undefined);
+      const bound = v.paramNumbers.map((n) => boundString(n, state)).filter((x): x is string => x !== undefined);
       return bound.length ? { ...v, strings: [...(v.strings ?? []), ...bound] } : v;
     }
     return v;
   };
-  const comparisons = (where: readonly Comparison[]) => where.map((c) => ({ ...c, value: value(c.value) }));
+  const comparisons = (where: readonly Comparison[]) => where.map((c) => ({ ...c, value: value(c.value, c.column) }));
   return {
     ...statement,
-    rowWrites: statement.rowWrites.map((w) => ({ ...w, assignments: w.assignments.map((a) => ({ ...a, value: value(a.value) })), where: comparisons(w.where) })),
+    rowWrites: statement.rowWrites.map((w) => ({ ...w, assignments: w.assignments.map((a) => ({ ...a, value: value(a.value, a.column) })), where: comparisons(w.where) })),
     lockingReads: statement.lockingReads.map((r) => ({ ...r, where: comparisons(r.where) })),
   };
 }

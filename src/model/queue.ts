@@ -11,7 +11,7 @@
 // project pass).
 import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
-import { bindOf, boundSeconds, withBoundStrings } from './queue-binds.ts';
+import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -212,7 +212,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const entries: Entry[] = [];
   for (const site of model.sites) {
     for (const statement of site.analysis.statements) {
-      entries.push({ site, statement: withBoundStrings(statement, bindOf(site, statement)), key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
+      entries.push({ site, statement: withBoundStrings(statement, bindOf(site, statement), namedStatesOf(site, statement)), key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
     }
   }
   // Source order: a PL/pgSQL FOR loop's query comes before the loop's body.

@@ -64,11 +64,15 @@ export type Driver =
 /**
  * A host value bound to a placeholder of a site's SQL, where the front end
  * can read it: a literal of the values array/tuple/dict, a parameter of the
- * enclosing host function (its callers choose the value), or unknown.
+ * enclosing host function (its callers choose the value), a member of an
+ * imported constant whose value the front end cannot read (`STATES.RUNNING`
+ * from a module outside the scanned files, a package's enum: only its name
+ * is known), or unknown.
  */
 export type HostParam =
   | { kind: 'literal'; value: string | number | boolean | null }
   | { kind: 'caller-parameter'; name: string }
+  | { kind: 'named'; name: string }
   | { kind: 'unknown' };
 
 export interface SqlSite {

@@ -147,13 +147,16 @@ export function hostParams(
 /**
  * A value as a HostParam: a literal (or a constant of the file that is one), a
  * parameter of the enclosing function or a member of one (its callers choose
- * it), through String(), .toString(), a cast or a one-hole template.
+ * it), a member of an imported name whose value cannot be read (`STATES.RUNNING`
+ * from a module the scan does not have: its name), through String(),
+ * .toString(), a cast or a one-hole template.
  */
 export function classifyValue(
   node: Node,
   isParameter: (name: string, at: Node) => boolean,
   constant: (node: Node) => Node | undefined,
   depth = 0,
+  isImported: (name: string) => boolean = () => false,
 ): HostParam {
   const n = unwrap(node);
   if (!n || depth > 6) return { kind: 'unknown' };
@@ -163,7 +166,7 @@ export function classifyValue(
       return { kind: 'unknown' };
     case 'TemplateLiteral':
       if (n.expressions.length === 0) return { kind: 'literal', value: n.quasis[0].value.cooked ?? '' };
-      if (n.expressions.length === 1 && n.quasis.every((q) => q.value.cooked === '')) return classifyValue(n.expressions[0], isParameter, constant, depth + 1);
+      if (n.expressions.length === 1 && n.quasis.every((q) => q.value.cooked === '')) return classifyValue(n.expressions[0], isParameter, constant, depth + 1, isImported);
       return { kind: 'unknown' };
     case 'UnaryExpression':
       if (n.operator === '-' && n.argument.type === 'Literal' && typeof n.argument.value === 'number') return { kind: 'literal', value: -n.argument.value };
@@ -172,22 +175,23 @@ export function classifyValue(
       if (n.name === 'undefined') return { kind: 'literal', value: null };
       if (isParameter(n.name, n)) return { kind: 'caller-parameter', name: n.name };
       const init = constant(n);
-      return init ? classifyValue(init, isParameter, constant, depth + 1) : { kind: 'unknown' };
+      return init ? classifyValue(init, isParameter, constant, depth + 1, isImported) : { kind: 'unknown' };
     }
     case 'MemberExpression': {
       const name = dottedName(n);
       const root = name?.split('.')[0];
       if (name && root && root !== 'this' && isParameter(root, n)) return { kind: 'caller-parameter', name };
       const init = constant(n);
-      return init ? classifyValue(init, isParameter, constant, depth + 1) : { kind: 'unknown' };
+      if (init) return classifyValue(init, isParameter, constant, depth + 1, isImported);
+      return name && root && isImported(root) ? { kind: 'named', name } : { kind: 'unknown' };
     }
     case 'CallExpression': {
       const callee = unwrap(n.callee);
       if (callee?.type === 'Identifier' && (callee.name === 'String' || callee.name === 'Number') && n.arguments.length === 1) {
-        return classifyValue(n.arguments[0] as Node, isParameter, constant, depth + 1);
+        return classifyValue(n.arguments[0] as Node, isParameter, constant, depth + 1, isImported);
       }
       const method = methodOf(n);
-      if (method && method.name === 'toString' && n.arguments.length === 0) return classifyValue(method.object, isParameter, constant, depth + 1);
+      if (method && method.name === 'toString' && n.arguments.length === 0) return classifyValue(method.object, isParameter, constant, depth + 1, isImported);
       return { kind: 'unknown' };
     }
     default:

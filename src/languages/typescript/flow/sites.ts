@@ -194,7 +194,14 @@ export abstract class Sites extends Bindings {
       query.placeholders,
       extraHoles,
       query.values,
-      (node) => classifyValue(node, (name) => this.env.isParameter(name), (n) => constantInit(n, this.file.valueContext)),
+      (node) =>
+        classifyValue(
+          node,
+          (name) => this.env.isParameter(name),
+          (n) => constantInit(n, this.file.valueContext),
+          0,
+          (name) => this.file.imports.project.get(name)?.typeOnly === false,
+        ),
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;
