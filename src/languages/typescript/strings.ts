@@ -259,14 +259,19 @@ export function unfrozen(node: Node | undefined): Node | undefined {
   return isFreeze ? unwrap(n.arguments[0] as Node) : n;
 }
 
-/** The initializer a name or `CONST.member` stands for: a const of the file, or a property of a const object literal. */
+/** The initializer a name or `CONST.member` stands for: a const of the file, a property of a const object literal, or an enum member's. */
 export function constantInit(n: Node, ctx: ResolveContext): Node | undefined {
   if (n.type === 'Identifier') return unwrap(ctx.constant(n.name, n));
   if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') {
     const object = unwrap(n.object);
     const base = unfrozen(object?.type === 'Identifier' || object?.type === 'MemberExpression' ? constantInit(object, ctx) : undefined);
-    if (base?.type !== 'ObjectExpression') return undefined;
     const key = n.property.name;
+    // A member of an enum of the file or the project (`enum JobState { Running = 'running' }`): its initializer.
+    if (base?.type === 'TSEnumDeclaration') {
+      const member = base.body.members.find((m) => (m.id.type === 'Identifier' ? m.id.name : m.id.type === 'Literal' ? m.id.value : undefined) === key);
+      return member?.initializer ? unwrap(member.initializer as Node) : undefined;
+    }
+    if (base?.type !== 'ObjectExpression') return undefined;
     for (const p of base.properties) {
       if (p.type === 'Property' && !p.computed && ((p.key.type === 'Identifier' && p.key.name === key) || (p.key.type === 'Literal' && p.key.value === key))) {
         return unwrap(p.value as Node);

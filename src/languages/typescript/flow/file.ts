@@ -156,6 +156,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     for (const statement of this.program.body) {
       if (statement.type !== 'ExportNamedDeclaration') continue;
       const d = statement.declaration;
+      if (d?.type === 'TSEnumDeclaration' && d.id.name === name) return d;
       if (d?.type === 'VariableDeclaration' && d.kind === 'const') {
         for (const declarator of d.declarations) if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ?? undefined;
       }
@@ -398,6 +399,7 @@ function literalsOnly(init: Node): boolean {
   const plain = (n: Node | undefined) => n?.type === 'Literal' || (n?.type === 'TemplateLiteral' && n.expressions.length === 0);
   const n = unfrozen(init);
   if (plain(n)) return true;
+  if (n?.type === 'TSEnumDeclaration') return n.body.members.every((m) => !m.initializer || plain(unwrap(m.initializer as Node)));
   return n?.type === 'ObjectExpression' && n.properties.every((p) => p.type === 'Property' && !p.computed && plain(unwrap(p.value as Node)));
 }
 
@@ -407,6 +409,12 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
     if (isFunction(node)) inner = node.range;
     // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
     if (node.type === 'FunctionDeclaration' && node.id) {
+      const list = out.get(node.id.name) ?? [];
+      list.push({ init: node, scope });
+      out.set(node.id.name, list);
+    }
+    // An enum is a constant whose members are its properties (`JobState.Running`).
+    if (node.type === 'TSEnumDeclaration') {
       const list = out.get(node.id.name) ?? [];
       list.push({ init: node, scope });
       out.set(node.id.name, list);
