@@ -341,11 +341,11 @@ function statusValues(value: RowWrite['assignments'][number]['value']): string[]
   return [];
 }
 
-/** The states a comparison of the status column names: `status = 'queued'`, `status in ('queued', 'failed')`. */
+/** The states a comparison of the status column names: `status = 'queued'`, `status in ('queued', 'failed')`, `status = any(array['queued', 'failed'])`. */
 function comparedStates(c: Comparison): string[] {
   if (!STATUS_COLUMN.test(c.column) || c.negated) return [];
   if (c.op === '=' && c.value.kind === 'literal' && typeof c.value.value === 'string') return [c.value.value];
-  if (c.op === 'in' && c.value.kind === 'expression') return c.value.strings ?? [];
+  if ((c.op === 'in' || c.op === '=') && c.value.kind === 'expression') return c.value.strings ?? [];
   return [];
 }
 
