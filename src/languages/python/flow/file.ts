@@ -16,7 +16,8 @@ import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
-import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
+import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
+import { handedInPoolConfig } from './project-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
@@ -159,6 +160,10 @@ class PythonFile implements EngineFile {
     const call = unwrap(value);
     const parts = call ? callParts(call, source.text) : undefined;
     if (!call || !parts) return undefined;
+    // `engine = build_engine()`, a function of that module returning a maker's call.
+    const local = !returned && parts.callee.name === 'VariableName' ? moduleDef(source, source.text.slice(parts.callee.from, parts.callee.to)) : undefined;
+    const made = local ? returnedCall(local) : undefined;
+    if (made) return this.foreignBinding(source, name, at, depth, made);
     const qualified = qualifiedName(parts.callee, source.text, source.imports);
     const ctx: ReadContext = {
       text: source.text,
@@ -206,6 +211,22 @@ class PythonFile implements EngineFile {
     const entry: ConfigEntry = { config, maker: { kind: 'pool', driver, name: 'parameter' }, threshold: { kind: 'default' }, callbackArgs: [] };
     this.assumed.set(driver, entry);
     this.model.connections.push(config);
+    return entry;
+  }
+
+  private readonly handedIn = new Map<Driver, ConfigEntry | null>();
+
+  handedInPool(driver: Driver, at: Node): ConfigEntry | undefined {
+    const known = this.handedIn.get(driver);
+    if (known !== undefined) return known ?? undefined;
+    const root = driver === 'unknown' ? undefined : importRoot(this.model.file, this.imports.modules);
+    const found = root ? handedInPoolConfig(root, driver, `${driver}-project@${at.from}`, span(at)) : undefined;
+    const entry: ConfigEntry | undefined = found && { config: found.config, maker: { kind: 'pool', driver, name: 'project' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    if (found) {
+      this.model.connections.push(found.config);
+      for (const path of found.files) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    }
+    this.handedIn.set(driver, entry ?? null);
     return entry;
   }
 
