@@ -123,3 +123,48 @@ describe('a Session handed in as a parameter', () => {
     }
   });
 });
+
+describe('pools made for one tenant (flow/tenant-pools.ts)', () => {
+  test('a factory keeping its engine under the tenant key, one building it from the tenant, one built from the tenant role in a request', () => {
+    const root = project({
+      'svc/shop/engines.py': [
+        'from sqlalchemy import create_engine',
+        '_engines = {}',
+        'def engine_for(org_id):',
+        '    engine = _engines.get(org_id)',
+        '    if engine is None:',
+        '        engine = create_engine(URL)',
+        '        _engines[org_id] = engine',
+        '    return engine',
+        '',
+      ].join('\n'),
+      'svc/shop/jobs.py': [
+        'from sqlalchemy import create_engine, text',
+        'from shop.engines import engine_for',
+        'def local_for(schema_name):',
+        '    return create_engine(URL, connect_args={"options": f"-csearch_path={schema_name}"})',
+        'def shared_for(tenant_id):',
+        '    return create_engine(settings.TENANT_DATABASE_URL)',
+        'def imported(t):',
+        '    with engine_for(t).begin() as c:',
+        '        c.execute(text("SET app.a = \'1\'"))',
+        'def local(t):',
+        '    with local_for(t).begin() as c:',
+        '        c.execute(text("SET app.b = \'1\'"))',
+        'def by_role(request):',
+        '    org_role = request.state.org_role',
+        '    with create_engine(URL, connect_args={"options": f"-c role={org_role}"}).begin() as c:',
+        '        c.execute(text("SET app.c = \'1\'"))',
+        'def from_settings(t):',
+        '    with shared_for(t).begin() as c:',
+        '        c.execute(text("SET app.d = \'1\'"))',
+        '',
+      ].join('\n'),
+    });
+    const model = parseFile(join(root, 'svc/shop/jobs.py'));
+    assert.equal(configOf(model, siteWith(model, 'app.a'))?.reuse, 'per-tenant');
+    assert.equal(configOf(model, siteWith(model, 'app.b'))?.reuse, 'per-tenant');
+    assert.equal(configOf(model, siteWith(model, 'app.c'))?.reuse, 'per-tenant');
+    assert.equal(configOf(model, siteWith(model, 'app.d'))?.reuse, undefined, "a module setting is one value for every tenant");
+  });
+});

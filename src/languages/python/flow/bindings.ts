@@ -9,6 +9,7 @@ import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
 import { dottedName, methodCall, unwrap, type Arg, type Node } from '../syntax.ts';
 import { annotationType, parameters } from './defs.ts';
 import { returnedCall } from './project.ts';
+import { tenantFactoryCall } from './tenant-pools.ts';
 import type { EngineFile } from './engine-file.ts';
 import { copyFlow, initialFlow } from './scopes.ts';
 import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Flow, Origin, StaticBinding, WalkApi } from './types.ts';
@@ -212,7 +213,8 @@ export abstract class BindingWalk implements WalkApi {
     if (!name || this.lookup(name)) return undefined;
     const def = this.file.resolveDef(callee, expr);
     if (def?.name === 'FunctionDefinition') {
-      const call = returnedCall(def);
+      // `return create_engine(...)`, or a factory keeping one pool per tenant (tenant-pools.ts).
+      const call = returnedCall(def) ?? tenantFactoryCall(def, this.text, (c) => this.file.entries.get(c.from)?.maker.kind === 'pool');
       const entry = call ? this.file.entries.get(call.from) : undefined;
       if (!entry) return undefined;
       return entry.maker.kind === 'pool' ? { kind: 'pool', entry, driver: entry.config.driver } : undefined;
