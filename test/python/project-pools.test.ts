@@ -158,6 +158,10 @@ describe('pools made for one tenant (flow/tenant-pools.ts)', () => {
         'def from_settings(t):',
         '    with shared_for(t).begin() as c:',
         '        c.execute(text("SET app.d = \'1\'"))',
+        'def from_config(t):',
+        '    cfg = load_settings()',
+        '    with create_engine(cfg.tenant_db_url).begin() as c:',
+        '        c.execute(text("SET app.e = \'1\'"))',
         '',
       ].join('\n'),
     });
@@ -166,5 +170,6 @@ describe('pools made for one tenant (flow/tenant-pools.ts)', () => {
     assert.equal(configOf(model, siteWith(model, 'app.b'))?.reuse, 'per-tenant');
     assert.equal(configOf(model, siteWith(model, 'app.c'))?.reuse, 'per-tenant');
     assert.equal(configOf(model, siteWith(model, 'app.d'))?.reuse, undefined, "a module setting is one value for every tenant");
+    assert.equal(configOf(model, siteWith(model, 'app.e'))?.reuse, undefined, 'a setting read in the function, not from its caller, is one value for every tenant');
   });
 });

@@ -69,7 +69,8 @@ function namesTenant(expr: Node, text: string, params: Set<string>, locals: Map<
       // request.state.tenant_role: an attribute chain from a parameter or local, one of whose names is a tenant's.
       const chain = text.slice(node.from, node.to);
       const root = /^[A-Za-z_]\w*/.exec(chain)?.[0];
-      if (root && (params.has(root) || locals.has(root)) && /^[\w.]+$/.test(chain) && chain.split('.').some((part) => TENANT_NAME.test(part))) {
+      const fromCaller = root !== undefined && root !== 'self' && root !== 'cls' && fromParams(node.firstChild ?? node, text, params, locals);
+      if (fromCaller && /^[\w.]+$/.test(chain) && chain.split('.').some((part) => TENANT_NAME.test(part))) {
         found = true;
         return;
       }
@@ -78,7 +79,7 @@ function namesTenant(expr: Node, text: string, params: Set<string>, locals: Map<
       const name = text.slice(node.from, node.to);
       if (params.has(name) && TENANT_NAME.test(name)) found = true;
       const value = locals.get(name);
-      if (value && depth < 3 && (TENANT_NAME.test(name) ? namesAny(value, text, params, locals) : namesTenant(value, text, params, locals, depth + 1))) found = true;
+      if (value && depth < 3 && (TENANT_NAME.test(name) ? fromParams(value, text, params, locals) : namesTenant(value, text, params, locals, depth + 1))) found = true;
       return;
     }
     for (const child of children(node)) visit(child);
@@ -87,13 +88,19 @@ function namesTenant(expr: Node, text: string, params: Set<string>, locals: Map<
   return found;
 }
 
-/** A local named for a tenant counts when its value comes from the function's parameters (not a module setting). */
-function namesAny(expr: Node, text: string, params: Set<string>, locals: Map<string, Node>): boolean {
+/** The value comes from the function's parameters (through its locals), not from a module setting or a call of nothing. */
+function fromParams(expr: Node, text: string, params: Set<string>, locals: Map<string, Node>, depth = 0): boolean {
   let found = false;
   const visit = (node: Node) => {
     if (found) return;
-    if (node.name === 'VariableName' && (params.has(text.slice(node.from, node.to)) || locals.has(text.slice(node.from, node.to)))) found = true;
-    else for (const child of children(node)) visit(child);
+    if (node.name === 'VariableName') {
+      const name = text.slice(node.from, node.to);
+      const value = locals.get(name);
+      if (params.has(name) && name !== 'self' && name !== 'cls') found = true;
+      else if (value && depth < 3 && fromParams(value, text, params, locals, depth + 1)) found = true;
+      return;
+    }
+    for (const child of children(node)) visit(child);
   };
   visit(expr);
   return found;
