@@ -9,6 +9,7 @@ import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
 import { dottedName, methodCall, unwrap, type Arg, type Node } from '../syntax.ts';
 import { annotationType, parameters } from './defs.ts';
 import { returnedCall } from './project.ts';
+import { tenantFactoryCall } from './tenant-pools.ts';
 import type { EngineFile } from './engine-file.ts';
 import { copyFlow, initialFlow } from './scopes.ts';
 import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Flow, Origin, StaticBinding, WalkApi } from './types.ts';
@@ -96,11 +97,10 @@ export abstract class BindingWalk implements WalkApi {
       }
       const annotated = annotationOf(qualified);
       if (annotated?.kind === 'pool') {
-        const entry = this.file.assumedPool(annotated.driver.name, p.annotation);
+        const entry = this.file.assumedPool(annotated.driver.name, p.annotation) ?? this.file.handedInPool(annotated.driver.name, p.annotation);
         this.env.set(p.name, entry ? { kind: 'pool', driver: annotated.driver.name, entry } : { kind: 'pool', driver: annotated.driver.name });
       } else if (annotated?.kind === 'conn') {
-        const kind = handedIn(annotated.driver.name);
-        const conn = this.newConn(annotated.driver.name, { kind: 'unknown' }, kind.origin, undefined, 'unknown', kind.exitEnds);
+        const conn = this.handedInConn(annotated.driver.name, p.annotation);
         this.env.set(p.name, { kind: 'conn', conn });
       }
     }
@@ -163,6 +163,13 @@ export abstract class BindingWalk implements WalkApi {
     return conn;
   }
 
+  /** A connection handed in (a parameter, an attribute): from a pool the project makes, when they all agree. */
+  private handedInConn(driver: Driver, at: Node): Conn {
+    const kind = handedIn(driver);
+    const entry = this.file.handedInPool(driver, at);
+    return this.newConn(driver, { kind: 'unknown', ...(entry ? { configId: entry.config.id } : {}) }, kind.origin, entry, 'unknown', kind.exitEnds);
+  }
+
   /** The binding of a receiver expression; with `create`, an unknown parameter or attribute becomes a connection of unknown origin. */
   receiver(node: Node, create: boolean): Binding | undefined {
     const expr = unwrap(node);
@@ -179,9 +186,7 @@ export abstract class BindingWalk implements WalkApi {
     if (!create || !this.file.importsDriver) return undefined;
     const root = name.split('.')[0];
     if (!this.params.has(root) && !name.startsWith('self.')) return undefined;
-    const driver = this.file.driverOfFile;
-    const kind = handedIn(driver);
-    const binding: Binding = { kind: 'conn', conn: this.newConn(driver, { kind: 'unknown' }, kind.origin, undefined, 'unknown', kind.exitEnds) };
+    const binding: Binding = { kind: 'conn', conn: this.handedInConn(this.file.driverOfFile, expr) };
     this.env.set(name, binding);
     return binding;
   }
@@ -208,7 +213,8 @@ export abstract class BindingWalk implements WalkApi {
     if (!name || this.lookup(name)) return undefined;
     const def = this.file.resolveDef(callee, expr);
     if (def?.name === 'FunctionDefinition') {
-      const call = returnedCall(def);
+      // `return create_engine(...)`, or a factory keeping one pool per tenant (tenant-pools.ts).
+      const call = returnedCall(def) ?? tenantFactoryCall(def, this.text, (c) => this.file.entries.get(c.from)?.maker.kind === 'pool');
       const entry = call ? this.file.entries.get(call.from) : undefined;
       if (!entry) return undefined;
       return entry.maker.kind === 'pool' ? { kind: 'pool', entry, driver: entry.config.driver } : undefined;

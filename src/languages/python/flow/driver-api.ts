@@ -75,6 +75,14 @@ export interface PythonDriver {
   readonly annotations?: Readonly<Record<string, 'pool' | 'conn'>>;
   /** The config of a pool seen only as an annotated parameter, when the driver's defaults say something. */
   assumedPool?(at: Node): ConnectionConfig;
+  /**
+   * Its pools across the project (flow/project-pools.ts), for connections
+   * handed in as annotated parameters: `mentions` picks the modules to read
+   * for its makers; `elsewhere` is text of a module that gets them from code
+   * that is no maker (a framework's extension, a maker from a config file), so
+   * the makers read are not all.
+   */
+  readonly projectPools?: { mentions: RegExp; elsewhere?: RegExp };
   /** A call that is not a maker but makes something of this driver (a session factory, a session). */
   staticBinding?(file: FileApi, call: Node): StaticBinding | undefined;
   /** The same, made in a project module this file imports it from. */

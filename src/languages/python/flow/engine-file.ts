@@ -49,4 +49,6 @@ export interface EngineFile extends FileApi {
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;
+  /** The config standing for a driver's connection handed in as a parameter, when every pool the project makes with it agrees (project-pools.ts). */
+  handedInPool(driver: Driver, at: Node): ConfigEntry | undefined;
 }

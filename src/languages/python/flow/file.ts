@@ -16,7 +16,9 @@ import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
-import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
+import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
+import { handedInPoolConfig } from './project-pools.ts';
+import { perTenantMaker, tenantFactoryCall } from './tenant-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
@@ -26,9 +28,6 @@ export function analyzePython(model: FileModel, tree: Tree, text: string, option
   resetNumbering();
   new PythonFile(model, tree, text, options).run();
 }
-
-/** Names of parameters that identify a tenant. */
-const TENANT_PARAMETER = /(^|_)(tenant|schema|customer|org|organization|account|shard|workspace)(_|$|id|name|slug)/i;
 
 class PythonFile implements EngineFile {
   readonly imports: Imports;
@@ -141,8 +140,11 @@ class PythonFile implements EngineFile {
     const from = this.imports.fromImports.get(name);
     const source = from ? this.projectModule(from.module, from.level) : undefined;
     const def = source && from ? moduleDef(source, from.name) : undefined;
-    const call = def ? returnedCall(def) : undefined;
+    const isPoolMaker = (call: Node) => makerOf(source && qualifiedName(call.firstChild, source.text, source.imports))?.kind === 'pool';
+    // `return create_engine(...)`, or a factory keeping one pool per tenant (tenant-pools.ts).
+    const call = def && source ? (returnedCall(def) ?? tenantFactoryCall(def, source.text, isPoolMaker)) : undefined;
     const binding = source && call && from ? this.foreignBinding(source, from.name, from.span, 0, call) : undefined;
+    if (binding?.kind === 'pool' && source && call && perTenantMaker(call, source.text)) binding.entry.config.reuse = 'per-tenant';
     this.factories.set(name, binding ?? null);
     return binding;
   }
@@ -159,6 +161,10 @@ class PythonFile implements EngineFile {
     const call = unwrap(value);
     const parts = call ? callParts(call, source.text) : undefined;
     if (!call || !parts) return undefined;
+    // `engine = build_engine()`, a function of that module returning a maker's call.
+    const local = !returned && parts.callee.name === 'VariableName' ? moduleDef(source, source.text.slice(parts.callee.from, parts.callee.to)) : undefined;
+    const made = local ? returnedCall(local) : undefined;
+    if (made) return this.foreignBinding(source, name, at, depth, made);
     const qualified = qualifiedName(parts.callee, source.text, source.imports);
     const ctx: ReadContext = {
       text: source.text,
@@ -206,6 +212,22 @@ class PythonFile implements EngineFile {
     const entry: ConfigEntry = { config, maker: { kind: 'pool', driver, name: 'parameter' }, threshold: { kind: 'default' }, callbackArgs: [] };
     this.assumed.set(driver, entry);
     this.model.connections.push(config);
+    return entry;
+  }
+
+  private readonly handedIn = new Map<Driver, ConfigEntry | null>();
+
+  handedInPool(driver: Driver, at: Node): ConfigEntry | undefined {
+    const known = this.handedIn.get(driver);
+    if (known !== undefined) return known ?? undefined;
+    const root = driver === 'unknown' ? undefined : importRoot(this.model.file, this.imports.modules);
+    const found = root ? handedInPoolConfig(root, driver, `${driver}-project@${at.from}`, span(at)) : undefined;
+    const entry: ConfigEntry | undefined = found && { config: found.config, maker: { kind: 'pool', driver, name: 'project' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    if (found) {
+      this.model.connections.push(found.config);
+      for (const path of found.files) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    }
+    this.handedIn.set(driver, entry ?? null);
     return entry;
   }
 
@@ -320,35 +342,11 @@ class PythonFile implements EngineFile {
         const maker = callee ? makerOf(this.qualify(callee)) : undefined;
         if (!maker) return;
         const entry = readConfig(ref.node, maker, this.readContext);
-        if (maker.kind === 'pool' && this.perTenant(ref.node)) entry.config.reuse = 'per-tenant';
+        if (maker.kind === 'pool' && perTenantMaker(ref.node, this.text)) entry.config.reuse = 'per-tenant';
         this.entries.set(ref.from, entry);
         this.model.connections.push(entry.config);
       },
     });
-  }
-
-  /**
-   * A pool made for one tenant: built in a function from its tenant (schema,
-   * customer, ...) parameter — `def pool_for(tenant_id): return
-   * ConnectionPool(f"... options=-csearch_path=tenant_{tenant_id}")` — so it
-   * serves that tenant only, and what one of its jobs sets cannot reach another
-   * tenant's job.
-   */
-  private perTenant(call: Node): boolean {
-    let def: Node | null = call.parent;
-    while (def && def.name !== 'FunctionDefinition') def = def.parent;
-    if (!def) return false;
-    const tenantParams = parameters(def, this.text).map((p) => p.name).filter((n) => TENANT_PARAMETER.test(n));
-    if (tenantParams.length === 0) return false;
-    let uses = false;
-    const visit = (node: Node) => {
-      if (uses) return;
-      if (node.name === 'VariableName' && tenantParams.includes(this.text.slice(node.from, node.to))) uses = true;
-      for (const child of children(node)) visit(child);
-    };
-    const args = call.lastChild;
-    if (args) visit(args);
-    return uses;
   }
 
   /** What a call at module or class level makes: a maker's pool or connection, else a driver's session or factory. */

@@ -8,7 +8,7 @@
 // root), at most MAX_MODULES per file, each parsed once per process (keyed
 // by path and mtime). What cannot be found stays unknown.
 import { existsSync, statSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
@@ -86,7 +86,41 @@ export function resolveModule(file: string, module: string, level: number): stri
     }
     tried.push(...candidates(join(root, 'src'), parts));
   }
-  return tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && existsSync(path));
+  const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && existsSync(path));
+  if (found || level > 0 || parts.length === 0) return found;
+  // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
+  // the folder above it (Python's path entry for it), with or without __init__.py files.
+  const base = packageBase(file, parts[0]);
+  return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && existsSync(path)) : undefined;
+}
+
+/** The folder above the file's nearest ancestor folder named `top`: where `import top.x` finds the file's own package. */
+function packageBase(file: string, top: string): string | undefined {
+  let dir = dirname(file);
+  for (let depth = 0; depth < 16 && dirname(dir) !== dir; depth++, dir = dirname(dir)) {
+    if (basename(dir) === top) return dirname(dir);
+  }
+  return undefined;
+}
+
+/**
+ * The folder a file's own package is imported from: above its nearest
+ * ancestor folder named as the first part of one of its absolute imports
+ * (`from app.core.db.names import x` in <base>/app/core/db/tenancy/schema.py:
+ * <base>), kept inside its project unit when that has a marker. Else the
+ * project unit when it has one; undefined when neither is known.
+ */
+export function importRoot(file: string, modules: ReadonlySet<string>): string | undefined {
+  const root = projectRoot(file);
+  const marked = root !== dirname(file) || UNIT_MARKERS.some((m) => existsSync(join(root, m))) || existsSync(join(root, '.git'));
+  let dir = dirname(file);
+  for (let depth = 0; depth < 16 && dirname(dir) !== dir; depth++, dir = dirname(dir)) {
+    if (!modules.has(basename(dir))) continue;
+    const base = dirname(dir);
+    if (!marked || base === root || inside(root, base)) return base;
+    break;
+  }
+  return marked ? root : undefined;
 }
 
 /** Parses a module of the project once per process (per mtime); null when it is unreadable, too large or not Python 3. */

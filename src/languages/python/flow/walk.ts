@@ -25,6 +25,7 @@ export class Walk extends CallWalk {
     for (const statement of statements) {
       if (this.dead || this.suspended) return;
       if (this.yieldCapture && this.captureYield(statement)) return;
+      if (!this.yieldCapture) this.handOut(statement);
       this.walkStatement(statement);
     }
   }
@@ -41,6 +42,21 @@ export class Walk extends CallWalk {
     this.suspended = true;
     this.dead = true;
     return true;
+  }
+
+  /**
+   * `yield session` in a generator walked on its own (a FastAPI dependency,
+   * an @asynccontextmanager called from another module): the caller gets the
+   * connection with its transaction open and may commit it, so a rollback
+   * after the yield does not settle what was written before it.
+   */
+  private handOut(statement: Node): void {
+    const yieldNode =
+      statement.name === 'YieldStatement' ? statement : statement.name === 'ExpressionStatement' ? statement.getChild('YieldExpression') : null;
+    const value = yieldNode ? unwrap(children(yieldNode).find((c) => c.name !== 'yield')) : undefined;
+    const name = value ? dottedName(value, this.text) : undefined;
+    const binding = name ? this.lookup(name) : undefined;
+    if ((binding?.kind === 'conn' || binding?.kind === 'cursor') && binding.conn.flow.dirty !== false) noteEnd(binding.conn, 'unknown');
   }
 
   private walkStatement(node: Node): void {

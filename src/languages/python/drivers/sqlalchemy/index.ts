@@ -51,6 +51,9 @@ export const sqlalchemy: PythonDriver = {
     'sqlmodel.Session': 'conn',
     'sqlmodel.ext.asyncio.session.AsyncSession': 'conn',
   },
+  // Engines across the project, for Sessions handed in as parameters. Flask-SQLAlchemy's SQLAlchemy(app) and
+  // engine_from_config() make engines from options the reader does not see: a project that uses them is not all read.
+  projectPools: { mentions: /\bcreate(_async)?_engine\b/, elsewhere: /\b(SQLAlchemy\s*\(|(async_)?engine_from_config\b|create_mock_engine\b)/ },
   staticBinding,
   importedBinding,
   callBinding,
