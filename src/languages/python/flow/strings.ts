@@ -31,7 +31,7 @@ class Builder extends HostTextBuilder {
 }
 
 /** Decodes one String or FormatString node into the builder; false when it is not a literal we read. */
-function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (expr: Node) => HostText | undefined): boolean {
+function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (expr: Node) => HostText | undefined, nameOf?: (expr: Node) => string | undefined): boolean {
   const raw = text.slice(node.from, node.to);
   const head = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(raw);
   if (!head) return false;
@@ -51,8 +51,8 @@ function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (ex
       // {TABLE} where TABLE is a constant string: its text, at the replacement.
       const constant = inner.length === 1 && replacement ? replacement(inner[0]) : undefined;
       if (constant && constant.holes.length === 0) out.push(constant.text, field.from, field.to);
-      // UPDATE {table} / FROM {schema}.{table}: a name, not a value; named after the expression so the same hole reads as the same table.
-      else if (inner.length === 1 && identifierPosition(out.text)) out.push(identifierFor(text.slice(inner[0].from, inner[0].to)), field.from, field.to);
+      // UPDATE {table} / FROM {schema}.{table} / {table}.id: a name, not a value; named after the expression so the same hole reads as the same table.
+      else if (inner.length === 1 && (identifierPosition(out.text) || qualifierPosition(text, field.to))) out.push(identifierFor(nameOf?.(inner[0]) ?? text.slice(inner[0].from, inner[0].to)), field.from, field.to);
       else out.hole(field.from, field.to);
       i = field.to;
       r++;
@@ -143,11 +143,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     case 'String':
     case 'FormatString': {
       const out = new Builder();
-      return decodeLiteral(expr, ctx.text, out, constantText(ctx, depth)) ? out.build(expr, false) : undefined;
+      return decodeLiteral(expr, ctx.text, out, constantText(ctx, depth), nameText(ctx)) ? out.build(expr, false) : undefined;
     }
     case 'ContinuedString': {
       const out = new Builder();
-      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out, constantText(ctx, depth))) return undefined;
+      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out, constantText(ctx, depth), nameText(ctx))) return undefined;
       return out.build(expr, false);
     }
     case 'BinaryExpression': {
@@ -217,25 +217,52 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
   }
 }
 
-/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, or a schema's dot. */
+/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, OF (`FOR UPDATE OF`), or a schema's dot. */
 export function identifierPosition(before: string): boolean {
-  return /(\b(from|update|into|join|table|only)\s+|\w\.)$/i.test(before);
+  return /(\b(from|update|into|join|table|only|of)\s+|\w\.)$/i.test(before);
 }
 
-/** An identifier standing for the expression that computes a name: `self.table` -> self_table. */
+/** The field is followed by `.`: it qualifies a column (`{jobs}.id`, `RETURNING {jobs}.*`), so it names a table. */
+export function qualifierPosition(after: string, at: number): boolean {
+  return after[at] === '.' && /[A-Za-z_*"]/.test(after[at + 1] ?? '');
+}
+
+/**
+ * An identifier standing for the expression that computes a name: `self.table` -> table. The method's receiver is
+ * dropped, so `self.app.prefix` in a method and `app.prefix` in a function that is handed the same object name the
+ * same table.
+ */
 export function identifierFor(expression: string): string {
   // Quoted: `table` or `order` are reserved words.
-  const name = expression.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
+  const name = expression.replace(/\b(self|cls)\s*\.\s*/g, '').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
   return `"${/^[a-z_]/.test(name) ? name : `t_${name}`}"`;
 }
 
 /** The expression of sql.Identifier(expr) when it is not a literal (a name the code computes). */
-function identifierArgument(arg: Node, ctx: ResolveContext): string | undefined {
+function identifierArgument(arg: Node, ctx: ResolveContext, depth = 0): string | undefined {
+  const expr = unwrap(arg);
+  // jobs = sql.Identifier(f"{prefix}jobs") ... .format(jobs=jobs): the name's value.
+  if (expr?.name === 'VariableName' && depth < 4) {
+    const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
+    return value ? identifierArgument(value, ctx, depth + 1) : undefined;
+  }
   const call = callParts(arg, ctx.text);
   if (!call || !ctx.sqlText.identifiers.has(ctx.qualify(call.callee) ?? '')) return undefined;
   const parts = call.args.filter((a) => !a.name && !a.star);
   if (parts.length === 0) return undefined;
   return parts.map((p) => ctx.text.slice(p.value.from, p.value.to)).join('.');
+}
+
+/**
+ * The expression a name in a table's place stands for: `t = self.names.jobs` then `UPDATE {t}` names the table
+ * after `self.names.jobs`, as `UPDATE {self.names.jobs}` elsewhere does.
+ */
+function nameText(ctx: ResolveContext): (expr: Node) => string | undefined {
+  return (expr) => {
+    if (expr.name !== 'VariableName') return undefined;
+    const value = unwrap(ctx.constant(ctx.text.slice(expr.from, expr.to), expr));
+    return value && (value.name === 'MemberExpression' || value.name === 'VariableName') ? ctx.text.slice(value.from, value.to) : undefined;
+  };
 }
 
 /** A constant's text for an f-string replacement `{NAME}`. */
@@ -337,7 +364,7 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
     }
     // UPDATE {} with sql.Identifier(table): a table name the code chooses, named after its expression.
     const identifier = arg ? identifierArgument(arg, ctx) : undefined;
-    if (identifier && arg && identifierPosition(out.text)) {
+    if (identifier && arg && (identifierPosition(out.text) || qualifierPosition(template.text, field.end))) {
       out.push(identifierFor(identifier), arg.from, arg.to);
       continue;
     }
