@@ -20,6 +20,7 @@ import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returne
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
+import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -240,6 +241,9 @@ class PythonFile implements EngineFile {
       walk.walkBlock(bodyStatements(def));
       walk.finish();
     }
+    // SQL the file's functions return for code elsewhere to run (query builders).
+    const file = { text: this.text, driverOfFile: this.driverOfFile, sites: this.model.sites, resolveContext: () => this.resolveContext(), iterateOwn: this.iterateOwn.bind(this) };
+    this.model.sites.push(...returnedSqlSites(file, defs, (def) => defName(def, this.text)));
     for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
     for (const driver of this.drivers) driver.finish?.();
     // Transactions rolled back on every path (SQLAlchemy's connect() without commit()) undo what they wrote.
