@@ -426,6 +426,19 @@ describe('psycopg.sql composition and bound values', () => {
     assert.deepEqual(tables, ['jobs', 'table', 'table', 'jobs']);
   });
 
+  test('a field inside a quoted literal is filled by psycopg too: a value the code computes, cast to the type that names the literal', () => {
+    const model = parse([
+      'from psycopg import sql',
+      'def recover(cur, app, window):',
+      '    cur.execute(sql.SQL("UPDATE tasks SET state = \'ready\' WHERE state = \'busy\' AND beat_at < now() - INTERVAL \'{secs} SECOND\' AND note <> \'{{x}}\'").format(secs=sql.Literal(window)))',
+    ]);
+    const [statement] = model.sites[0].analysis.statements;
+    const beat = statement.rowWrites[0].where.find((c) => c.column === 'beat_at');
+    assert.equal(beat?.value.kind, 'expression');
+    assert.equal(beat?.value.kind === 'expression' && beat.value.params, true);
+    assert.deepEqual(statement.rowWrites[0].where.map((c) => c.column), ['state', 'beat_at', 'note']);
+  });
+
   test('a table name held in a variable, in FOR UPDATE OF and before a column: the name of the expression, without its receiver', () => {
     const model = parse([
       'from psycopg import sql',

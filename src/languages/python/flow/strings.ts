@@ -333,6 +333,27 @@ function formatFields(text: string): FormatField[] {
   return fields;
 }
 
+/** Single-quoted literals of a template with `{}` fields inside, at text offsets [start, end) (quotes included). */
+function literalsWithFields(text: string): { start: number; end: number; fields: FormatField[] }[] {
+  const code = new Uint8Array(text.length + 1);
+  forEachCodeChar(text, (i) => {
+    code[i] = 1;
+  });
+  code[text.length] = 1;
+  const out: { start: number; end: number; fields: FormatField[] }[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (code[i] || text[i] !== "'" || (i > 0 && !code[i - 1])) continue;
+    let end = i + 1;
+    while (!code[end]) end++;
+    const body = text.slice(i, end);
+    if (!body.endsWith("'")) continue;
+    const fields = [...body.matchAll(/(?<!\{)\{(\w*)\}(?!\})/g)].map((m) => ({ start: i + m.index, end: i + m.index + m[0].length, key: m[1] }));
+    if (fields.length > 0) out.push({ start: i, end, fields });
+    i = end - 1;
+  }
+  return out;
+}
+
 /**
  * sql.SQL("SET {} = {}").format(sql.Identifier("search_path"), value): each
  * field becomes the text of its argument where that is readable; the others
@@ -353,10 +374,31 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
       else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
     }
   };
-  for (const field of formatFields(template.text)) {
-    copy(last, field.start);
-    last = field.end;
-    const arg = field.key === '' ? positionalArgs[next++] : /^\d+$/.test(field.key) ? positionalArgs[Number(field.key)] : named.get(field.key);
+  const argOf = (key: string) => (key === '' ? positionalArgs[next++] : /^\d+$/.test(key) ? positionalArgs[Number(key)] : named.get(key));
+  const literals = literalsWithFields(template.text);
+  const items = [...formatFields(template.text).map((field) => ({ field, literal: undefined })), ...literals.map((literal) => ({ field: undefined, literal }))].sort(
+    (a, b) => (a.field ?? a.literal!).start - (b.field ?? b.literal!).start,
+  );
+  for (const { field, literal } of items) {
+    if (literal) {
+      // psycopg fills fields inside quotes too (`interval '{secs} seconds'`): a literal the code fills is a value it
+      // computes, `cast(<value> as interval)` where a type names the literal.
+      const fieldArgs = literal.fields.map((f) => argOf(f.key));
+      const typed = /\b(interval|timestamptz|timestamp|date|time|numeric|jsonb|json|uuid)\s*$/i.exec(template.text.slice(last, literal.start));
+      const start = typed ? literal.start - typed[0].length : literal.start;
+      copy(last, start);
+      last = literal.end;
+      const from = template.pinned?.start ?? template.starts[start];
+      const to = template.pinned?.end ?? template.ends[literal.end - 1];
+      if (typed) out.push('CAST(', from, to);
+      if (fieldArgs.length === 1 && fieldArgs[0]) formatArgs.set(out.text.length, fieldArgs[0]);
+      out.hole(from, to);
+      if (typed) out.push(` AS ${typed[1]})`, from, to);
+      continue;
+    }
+    copy(last, field!.start);
+    last = field!.end;
+    const arg = argOf(field!.key);
     const value = arg ? resolveText(arg, ctx, depth + 1) : undefined;
     if (value && value.composed) {
       out.append(value);
@@ -364,12 +406,12 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
     }
     // UPDATE {} with sql.Identifier(table): a table name the code chooses, named after its expression.
     const identifier = arg ? identifierArgument(arg, ctx) : undefined;
-    if (identifier && arg && (identifierPosition(out.text) || qualifierPosition(template.text, field.end))) {
+    if (identifier && arg && (identifierPosition(out.text) || qualifierPosition(template.text, field!.end))) {
       out.push(identifierFor(identifier), arg.from, arg.to);
       continue;
     }
     if (arg) formatArgs.set(out.text.length, arg);
-    copy(field.start, field.end);
+    copy(field!.start, field!.end);
   }
   copy(last, template.text.length);
   const built = out.build(expr, true);
