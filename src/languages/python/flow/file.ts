@@ -18,7 +18,8 @@ import { moduleConstants, qualifiedName, readImports, type Imports } from './imp
 import { collectJobTransactions } from './jobs.ts';
 import { MAX_MODULES, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
-import type { ResolveContext } from './strings.ts';
+import { resolveText, type HostText, type ResolveContext } from './strings.ts';
+import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
@@ -242,7 +243,14 @@ class PythonFile implements EngineFile {
       walk.finish();
     }
     // SQL the file's functions return for code elsewhere to run (query builders).
-    const file = { text: this.text, driverOfFile: this.driverOfFile, sites: this.model.sites, resolveContext: () => this.resolveContext(), iterateOwn: this.iterateOwn.bind(this) };
+    const file = {
+      text: this.text,
+      driverOfFile: this.driverOfFile,
+      sites: this.model.sites,
+      consumed: this.members.consumed,
+      resolveContext: () => this.resolveContext(),
+      iterateOwn: this.iterateOwn.bind(this),
+    };
     this.model.sites.push(...returnedSqlSites(file, defs, (def) => defName(def, this.text)));
     for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
     for (const driver of this.drivers) driver.finish?.();
@@ -499,7 +507,22 @@ class PythonFile implements EngineFile {
         return this.constants.get(name);
       },
       sqlText: SQL_TEXT,
+      member: (node) => this.members.member(node),
+      returned: (call) => this.members.returned(call),
+      imported: (name) => this.importedText(name),
     };
+  }
+
+  private readonly members = new SqlMembers(this);
+
+  /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
+  private importedText(name: string): HostText | undefined {
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const value = source && from ? source.constants.get(from.name) : undefined;
+    if (!source || !value) return undefined;
+    const qualify = (n: Node) => qualifiedName(n, source.text, source.imports);
+    return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT });
   }
 
   private walkCallbacks(entry: ConfigEntry): void {

@@ -15,6 +15,8 @@ export interface ReturnedSqlFile {
   readonly text: string;
   readonly driverOfFile: Driver;
   readonly sites: readonly SqlSite[];
+  /** Offsets of return values a call of the file read as its SQL. */
+  readonly consumed: ReadonlySet<number>;
   resolveContext(): ResolveContext;
   iterateOwn(def: Node, visit: (node: Node) => void): void;
 }
@@ -31,7 +33,8 @@ export function returnedSqlSites(file: ReturnedSqlFile, defs: readonly Node[], n
     });
     for (const statement of returns) {
       const expr = children(statement).find((c) => c.name !== 'return');
-      if (!expr) continue;
+      // A call of the file that runs it holds its statements (strings.ts `returned`).
+      if (!expr || file.consumed.has(expr.from)) continue;
       const resolved = resolveText(expr, ctx);
       // Text with no SQL keyword first is not a statement (a message, a name).
       if (!resolved || !/^\s*(\(|--|with|select|update|delete|insert|merge)\b/i.test(resolved.text)) continue;

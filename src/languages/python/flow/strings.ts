@@ -117,6 +117,12 @@ export interface ResolveContext {
   constant(name: string, at: Node): Node | undefined;
   /** The drivers' SQL-building API paths. */
   sqlText: SqlTextNames;
+  /** The expression `x.name` stands for: a class attribute, a query object's attribute (flow/sql-members.ts). */
+  member?(node: Node): Node | undefined;
+  /** The expression a call of a def of the file returns (a query builder's method). */
+  returned?(call: Node): Node | undefined;
+  /** The text of a constant a project module binds to a name this file imports, read there. */
+  imported?(name: string, at: Node): HostText | undefined;
 }
 
 /** API paths that build SQL text (the drivers' modules list theirs). */
@@ -171,8 +177,13 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     }
     case 'VariableName': {
       const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
-      if (!value) return undefined;
+      if (!value) return importedText(expr, ctx);
       const inner = resolveText(value, ctx, depth + 1);
+      return inner ? { ...inner, pinned: span(expr) } : undefined;
+    }
+    case 'MemberExpression': {
+      const value = ctx.member?.(expr);
+      const inner = value ? resolveText(value, ctx, depth + 1) : undefined;
       return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     case 'CallExpression': {
@@ -210,11 +221,22 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return { ...inner, boundParams };
       }
       if (method && (TEXT_METHODS.has(method.method) || CONSTRUCT_METHODS.has(method.method))) return resolveText(method.object, ctx, depth + 1);
-      return undefined;
+      // A query builder's method: the SQL it returns.
+      const returned = ctx.returned?.(expr);
+      const inner = returned ? resolveText(returned, ctx, depth + 1) : undefined;
+      return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     default:
       return undefined;
   }
+}
+
+/** A constant imported from a project module, read there: every character stands at the name that imports it. */
+function importedText(expr: Node, ctx: ResolveContext): HostText | undefined {
+  const there = ctx.imported?.(ctx.text.slice(expr.from, expr.to), expr);
+  if (!there) return undefined;
+  const at = span(expr);
+  return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, composed: there.composed, colonParams: there.colonParams };
 }
 
 /** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, OF (`FOR UPDATE OF`), or a schema's dot. */
