@@ -12,6 +12,7 @@
 import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
+import { mergedClaimRead } from './queue-sources.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -222,7 +223,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
   const claimReadOf = (entry: Entry, position: number, name: TableName) => {
     const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
-    const own = entry.statement.lockingReads.find(locks);
+    // Several SKIP LOCKED reads of the table in the statement (new jobs UNION expired leases): one predicate.
+    const own = mergedClaimRead(entry.statement.lockingReads.filter(locks));
     const first = entry.key === undefined ? undefined : transactions.get(entry.key)?.firstClaimRead.get(tableOf(name.table));
     const earlier = first && first.position < position && locks(first.read) ? first.read : undefined;
     return { claimRead: own ?? earlier, earlier };

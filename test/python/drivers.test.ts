@@ -423,7 +423,36 @@ describe('psycopg.sql composition and bound values', () => {
       '        conn.execute(f"UPDATE jobs SET status = \'{self.done}\' WHERE id = %s", (job_id,))',
     ]);
     const tables = model.sites.flatMap((s) => s.analysis.statements.flatMap((st) => st.rowWrites.map((w) => w.table)));
-    assert.deepEqual(tables, ['jobs', 'self_table', 'self_table', 'jobs']);
+    assert.deepEqual(tables, ['jobs', 'table', 'table', 'jobs']);
+  });
+
+  test('a field inside a quoted literal is filled by psycopg too: a value the code computes, cast to the type that names the literal', () => {
+    const model = parse([
+      'from psycopg import sql',
+      'def recover(cur, app, window):',
+      '    cur.execute(sql.SQL("UPDATE tasks SET state = \'ready\' WHERE state = \'busy\' AND beat_at < now() - INTERVAL \'{secs} SECOND\' AND note <> \'{{x}}\'").format(secs=sql.Literal(window)))',
+    ]);
+    const [statement] = model.sites[0].analysis.statements;
+    const beat = statement.rowWrites[0].where.find((c) => c.column === 'beat_at');
+    assert.equal(beat?.value.kind, 'expression');
+    assert.equal(beat?.value.kind === 'expression' && beat.value.params, true);
+    assert.deepEqual(statement.rowWrites[0].where.map((c) => c.column), ['state', 'beat_at', 'note']);
+  });
+
+  test('a table name held in a variable, in FOR UPDATE OF and before a column: the name of the expression, without its receiver', () => {
+    const model = parse([
+      'from psycopg import sql',
+      'class Worker:',
+      '    def claim(self, cur):',
+      '        tasks = sql.Identifier(f"{self.app.prefix}tasks")',
+      '        cur.execute(sql.SQL("WITH c AS (SELECT id FROM {t} WHERE state = \'ready\' FOR UPDATE OF {t} SKIP LOCKED) "',
+      '                            "UPDATE {t} SET state = \'busy\' FROM c WHERE {t}.id = c.id RETURNING {t}.*").format(t=tasks))',
+      'def recover(app, cur):',
+      '    cur.execute(sql.SQL("UPDATE {t} SET state = \'ready\' WHERE state = \'busy\'").format(t=sql.Identifier(f"{app.prefix}tasks")))',
+    ]);
+    const statements = model.sites.flatMap((s) => s.analysis.statements);
+    assert.deepEqual(statements.map((st) => st.rowWrites.map((w) => w.table)), [['f_app_prefix_tasks'], ['f_app_prefix_tasks']]);
+    assert.deepEqual(statements[0].lockingReads.map((r) => r.tables), [['f_app_prefix_tasks']]);
   });
 });
 

@@ -13,6 +13,20 @@ await loadSqlParser();
 const facts = (sql: string) => queueFactsOf(sqlFrontEnd.parse(sql, 'q.sql', {}));
 
 describe('reading by role', () => {
+  test('several SKIP LOCKED reads of the table in one claim are one predicate: what every read tests holds, the rest as under an OR', () => {
+    const claim = (freshLimit: string, staleLimit: string) =>
+      facts(
+        `with fresh as (select id from jobs where state = 'ready'${freshLimit} for update skip locked limit 5), ` +
+          `stale as (select id from jobs where state = 'busy' and beat_at < now() - interval '1 minute'${staleLimit} for update skip locked limit 5) ` +
+          "update jobs set state = 'busy', beat_at = now() where id in (select id from fresh union all select id from stale);",
+      ).claims[0];
+    const both = claim(' and attempts < 5', ' and attempts < 5');
+    assert.deepEqual(both.takes, ['ready', 'busy']);
+    assert.ok(both.reclaimAt && both.limitAt);
+    const one = claim(' and attempts < 5', '');
+    assert.ok(one.reclaimAt);
+    assert.deepEqual(one.takes, ['ready', 'busy']);
+  });
   test('the column the claim increments is the counter; its limit and its exhausted test follow it', () => {
     const q = facts(
       "update q set vt = now() + interval '30 seconds', delivery_total = delivery_total + 1 where id = (select id from q where vt <= now() and delivery_total < 5 for update skip locked limit 1);\n" +

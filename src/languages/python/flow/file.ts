@@ -20,8 +20,10 @@ import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveMod
 import { handedInPoolConfig } from './project-pools.ts';
 import { perTenantMaker, tenantFactoryCall } from './tenant-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
-import type { ResolveContext } from './strings.ts';
+import { resolveText, type HostText, type ResolveContext } from './strings.ts';
+import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
+import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -262,6 +264,16 @@ class PythonFile implements EngineFile {
       walk.walkBlock(bodyStatements(def));
       walk.finish();
     }
+    // SQL the file's functions return for code elsewhere to run (query builders).
+    const file = {
+      text: this.text,
+      driverOfFile: this.driverOfFile,
+      sites: this.model.sites,
+      consumed: this.members.consumed,
+      resolveContext: () => this.resolveContext(),
+      iterateOwn: this.iterateOwn.bind(this),
+    };
+    this.model.sites.push(...returnedSqlSites(file, defs, (def) => defName(def, this.text)));
     for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
     for (const driver of this.drivers) driver.finish?.();
     // Transactions rolled back on every path (SQLAlchemy's connect() without commit()) undo what they wrote.
@@ -493,7 +505,22 @@ class PythonFile implements EngineFile {
         return this.constants.get(name);
       },
       sqlText: SQL_TEXT,
+      member: (node) => this.members.member(node),
+      returned: (call) => this.members.returned(call),
+      imported: (name) => this.importedText(name),
     };
+  }
+
+  private readonly members = new SqlMembers(this);
+
+  /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
+  private importedText(name: string): HostText | undefined {
+    const from = this.imports.fromImports.get(name);
+    const source = from ? this.projectModule(from.module, from.level) : undefined;
+    const value = source && from ? source.constants.get(from.name) : undefined;
+    if (!source || !value) return undefined;
+    const qualify = (n: Node) => qualifiedName(n, source.text, source.imports);
+    return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT });
   }
 
   private walkCallbacks(entry: ConfigEntry): void {

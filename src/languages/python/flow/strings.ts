@@ -31,7 +31,7 @@ class Builder extends HostTextBuilder {
 }
 
 /** Decodes one String or FormatString node into the builder; false when it is not a literal we read. */
-function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (expr: Node) => HostText | undefined): boolean {
+function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (expr: Node) => HostText | undefined, nameOf?: (expr: Node) => string | undefined): boolean {
   const raw = text.slice(node.from, node.to);
   const head = /^([rRbBuUfF]{0,2})('''|"""|'|")/.exec(raw);
   if (!head) return false;
@@ -51,8 +51,8 @@ function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (ex
       // {TABLE} where TABLE is a constant string: its text, at the replacement.
       const constant = inner.length === 1 && replacement ? replacement(inner[0]) : undefined;
       if (constant && constant.holes.length === 0) out.push(constant.text, field.from, field.to);
-      // UPDATE {table} / FROM {schema}.{table}: a name, not a value; named after the expression so the same hole reads as the same table.
-      else if (inner.length === 1 && identifierPosition(out.text)) out.push(identifierFor(text.slice(inner[0].from, inner[0].to)), field.from, field.to);
+      // UPDATE {table} / FROM {schema}.{table} / {table}.id: a name, not a value; named after the expression so the same hole reads as the same table.
+      else if (inner.length === 1 && (identifierPosition(out.text) || qualifierPosition(text, field.to))) out.push(identifierFor(nameOf?.(inner[0]) ?? text.slice(inner[0].from, inner[0].to)), field.from, field.to);
       else out.hole(field.from, field.to);
       i = field.to;
       r++;
@@ -117,6 +117,12 @@ export interface ResolveContext {
   constant(name: string, at: Node): Node | undefined;
   /** The drivers' SQL-building API paths. */
   sqlText: SqlTextNames;
+  /** The expression `x.name` stands for: a class attribute, a query object's attribute (flow/sql-members.ts). */
+  member?(node: Node): Node | undefined;
+  /** The expression a call of a def of the file returns (a query builder's method). */
+  returned?(call: Node): Node | undefined;
+  /** The text of a constant a project module binds to a name this file imports, read there. */
+  imported?(name: string, at: Node): HostText | undefined;
 }
 
 /** API paths that build SQL text (the drivers' modules list theirs). */
@@ -143,11 +149,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     case 'String':
     case 'FormatString': {
       const out = new Builder();
-      return decodeLiteral(expr, ctx.text, out, constantText(ctx, depth)) ? out.build(expr, false) : undefined;
+      return decodeLiteral(expr, ctx.text, out, constantText(ctx, depth), nameText(ctx)) ? out.build(expr, false) : undefined;
     }
     case 'ContinuedString': {
       const out = new Builder();
-      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out, constantText(ctx, depth))) return undefined;
+      for (const part of children(expr)) if (!decodeLiteral(part, ctx.text, out, constantText(ctx, depth), nameText(ctx))) return undefined;
       return out.build(expr, false);
     }
     case 'BinaryExpression': {
@@ -171,8 +177,13 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     }
     case 'VariableName': {
       const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
-      if (!value) return undefined;
+      if (!value) return importedText(expr, ctx);
       const inner = resolveText(value, ctx, depth + 1);
+      return inner ? { ...inner, pinned: span(expr) } : undefined;
+    }
+    case 'MemberExpression': {
+      const value = ctx.member?.(expr);
+      const inner = value ? resolveText(value, ctx, depth + 1) : undefined;
       return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     case 'CallExpression': {
@@ -210,32 +221,70 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return { ...inner, boundParams };
       }
       if (method && (TEXT_METHODS.has(method.method) || CONSTRUCT_METHODS.has(method.method))) return resolveText(method.object, ctx, depth + 1);
-      return undefined;
+      // A query builder's method: the SQL it returns.
+      const returned = ctx.returned?.(expr);
+      const inner = returned ? resolveText(returned, ctx, depth + 1) : undefined;
+      return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     default:
       return undefined;
   }
 }
 
-/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, or a schema's dot. */
-export function identifierPosition(before: string): boolean {
-  return /(\b(from|update|into|join|table|only)\s+|\w\.)$/i.test(before);
+/** A constant imported from a project module, read there: every character stands at the name that imports it. */
+function importedText(expr: Node, ctx: ResolveContext): HostText | undefined {
+  const there = ctx.imported?.(ctx.text.slice(expr.from, expr.to), expr);
+  if (!there) return undefined;
+  const at = span(expr);
+  return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, composed: there.composed, colonParams: there.colonParams };
 }
 
-/** An identifier standing for the expression that computes a name: `self.table` -> self_table. */
+/** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, OF (`FOR UPDATE OF`), or a schema's dot. */
+export function identifierPosition(before: string): boolean {
+  return /(\b(from|update|into|join|table|only|of)\s+|\w\.)$/i.test(before);
+}
+
+/** The field is followed by `.`: it qualifies a column (`{jobs}.id`, `RETURNING {jobs}.*`), so it names a table. */
+export function qualifierPosition(after: string, at: number): boolean {
+  return after[at] === '.' && /[A-Za-z_*"]/.test(after[at + 1] ?? '');
+}
+
+/**
+ * An identifier standing for the expression that computes a name: `self.table` -> table. The method's receiver is
+ * dropped, so `self.app.prefix` in a method and `app.prefix` in a function that is handed the same object name the
+ * same table.
+ */
 export function identifierFor(expression: string): string {
   // Quoted: `table` or `order` are reserved words.
-  const name = expression.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
+  const name = expression.replace(/\b(self|cls)\s*\.\s*/g, '').replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '').toLowerCase();
   return `"${/^[a-z_]/.test(name) ? name : `t_${name}`}"`;
 }
 
 /** The expression of sql.Identifier(expr) when it is not a literal (a name the code computes). */
-function identifierArgument(arg: Node, ctx: ResolveContext): string | undefined {
+function identifierArgument(arg: Node, ctx: ResolveContext, depth = 0): string | undefined {
+  const expr = unwrap(arg);
+  // jobs = sql.Identifier(f"{prefix}jobs") ... .format(jobs=jobs): the name's value.
+  if (expr?.name === 'VariableName' && depth < 4) {
+    const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
+    return value ? identifierArgument(value, ctx, depth + 1) : undefined;
+  }
   const call = callParts(arg, ctx.text);
   if (!call || !ctx.sqlText.identifiers.has(ctx.qualify(call.callee) ?? '')) return undefined;
   const parts = call.args.filter((a) => !a.name && !a.star);
   if (parts.length === 0) return undefined;
   return parts.map((p) => ctx.text.slice(p.value.from, p.value.to)).join('.');
+}
+
+/**
+ * The expression a name in a table's place stands for: `t = self.names.jobs` then `UPDATE {t}` names the table
+ * after `self.names.jobs`, as `UPDATE {self.names.jobs}` elsewhere does.
+ */
+function nameText(ctx: ResolveContext): (expr: Node) => string | undefined {
+  return (expr) => {
+    if (expr.name !== 'VariableName') return undefined;
+    const value = unwrap(ctx.constant(ctx.text.slice(expr.from, expr.to), expr));
+    return value && (value.name === 'MemberExpression' || value.name === 'VariableName') ? ctx.text.slice(value.from, value.to) : undefined;
+  };
 }
 
 /** A constant's text for an f-string replacement `{NAME}`. */
@@ -306,6 +355,27 @@ function formatFields(text: string): FormatField[] {
   return fields;
 }
 
+/** Single-quoted literals of a template with `{}` fields inside, at text offsets [start, end) (quotes included). */
+function literalsWithFields(text: string): { start: number; end: number; fields: FormatField[] }[] {
+  const code = new Uint8Array(text.length + 1);
+  forEachCodeChar(text, (i) => {
+    code[i] = 1;
+  });
+  code[text.length] = 1;
+  const out: { start: number; end: number; fields: FormatField[] }[] = [];
+  for (let i = 0; i < text.length; i++) {
+    if (code[i] || text[i] !== "'" || (i > 0 && !code[i - 1])) continue;
+    let end = i + 1;
+    while (!code[end]) end++;
+    const body = text.slice(i, end);
+    if (!body.endsWith("'")) continue;
+    const fields = [...body.matchAll(/(?<!\{)\{(\w*)\}(?!\})/g)].map((m) => ({ start: i + m.index, end: i + m.index + m[0].length, key: m[1] }));
+    if (fields.length > 0) out.push({ start: i, end, fields });
+    i = end - 1;
+  }
+  return out;
+}
+
 /**
  * sql.SQL("SET {} = {}").format(sql.Identifier("search_path"), value): each
  * field becomes the text of its argument where that is readable; the others
@@ -326,10 +396,31 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
       else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
     }
   };
-  for (const field of formatFields(template.text)) {
-    copy(last, field.start);
-    last = field.end;
-    const arg = field.key === '' ? positionalArgs[next++] : /^\d+$/.test(field.key) ? positionalArgs[Number(field.key)] : named.get(field.key);
+  const argOf = (key: string) => (key === '' ? positionalArgs[next++] : /^\d+$/.test(key) ? positionalArgs[Number(key)] : named.get(key));
+  const literals = literalsWithFields(template.text);
+  const items = [...formatFields(template.text).map((field) => ({ field, literal: undefined })), ...literals.map((literal) => ({ field: undefined, literal }))].sort(
+    (a, b) => (a.field ?? a.literal!).start - (b.field ?? b.literal!).start,
+  );
+  for (const { field, literal } of items) {
+    if (literal) {
+      // psycopg fills fields inside quotes too (`interval '{secs} seconds'`): a literal the code fills is a value it
+      // computes, `cast(<value> as interval)` where a type names the literal.
+      const fieldArgs = literal.fields.map((f) => argOf(f.key));
+      const typed = /\b(interval|timestamptz|timestamp|date|time|numeric|jsonb|json|uuid)\s*$/i.exec(template.text.slice(last, literal.start));
+      const start = typed ? literal.start - typed[0].length : literal.start;
+      copy(last, start);
+      last = literal.end;
+      const from = template.pinned?.start ?? template.starts[start];
+      const to = template.pinned?.end ?? template.ends[literal.end - 1];
+      if (typed) out.push('CAST(', from, to);
+      if (fieldArgs.length === 1 && fieldArgs[0]) formatArgs.set(out.text.length, fieldArgs[0]);
+      out.hole(from, to);
+      if (typed) out.push(` AS ${typed[1]})`, from, to);
+      continue;
+    }
+    copy(last, field!.start);
+    last = field!.end;
+    const arg = argOf(field!.key);
     const value = arg ? resolveText(arg, ctx, depth + 1) : undefined;
     if (value && value.composed) {
       out.append(value);
@@ -337,12 +428,12 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
     }
     // UPDATE {} with sql.Identifier(table): a table name the code chooses, named after its expression.
     const identifier = arg ? identifierArgument(arg, ctx) : undefined;
-    if (identifier && arg && identifierPosition(out.text)) {
+    if (identifier && arg && (identifierPosition(out.text) || qualifierPosition(template.text, field!.end))) {
       out.push(identifierFor(identifier), arg.from, arg.to);
       continue;
     }
     if (arg) formatArgs.set(out.text.length, arg);
-    copy(field.start, field.end);
+    copy(field!.start, field!.end);
   }
   copy(last, template.text.length);
   const built = out.build(expr, true);
