@@ -33,6 +33,8 @@ export interface Measurement {
   pgq?: string[];
   /** Project modules parsed for what they export (bench/child/scan-api.mjs). */
   importParses?: number;
+  /** Files analysed on the parse of an import, not parsed again. */
+  reusedParses?: number;
   /** The 1-minute load average when the run ended. */
   load?: number;
 }

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { dirname, join } from 'node:path';
 import { prng } from '../test/helpers/prng.ts';
 
-export const SHAPES_VERSION = 1;
+export const SHAPES_VERSION = 2;
 export const SHAPE_NAMES = ['bundle', 'migrations', 'python', 'monorepo'] as const;
 export type ShapeName = (typeof SHAPE_NAMES)[number];
 
@@ -213,15 +213,30 @@ function generateMonorepo(w: Writer, random: Random): { summary: string } {
       const used = [pick(random, repos), pick(random, repos)];
       w.write(
         `${pkg}/src/services/${service}.ts`,
-        `import { find${used[0]}, count${used[0]} } from '../repositories/${used[0]}.js';\nimport { find${used[1]} } from '../repositories/${used[1]}.js';\nimport { pool } from '../db/index.js';\n\n// Update the totals once the batch is written; set up the cache first.\nexport async function ${service}(tenant: number, id: number) {\n  const first = await find${used[0]}(tenant, id);\n  const second = await find${used[1]}(tenant, id);\n  const n = await count${used[0]}(new Date(Date.now() - 86_400_000));\n  const { rowCount } = await pool.query('select 1 from audit_events where id = $1', [id]);\n  return { first, second, n, seen: rowCount ?? 0 };\n}\n`,
+        `import { find${used[0]}, count${used[0]} } from '../repositories/${used[0]}.js';\nimport { find${used[1]} } from '../repositories/${used[1]}.js';\nimport { pool } from '../db/index.js';\n\n// Update the totals once the batch is written; set up the cache first.\nexport async function ${service}(tenant: number, id: number) {\n  const first = await find${used[0]}(tenant, id);\n  const second = await find${used[1]}(tenant, id);\n  const n = await count${used[0]}(new Date(Date.now() - 86_400_000));\n  const client = await pool.connect();\n  try {\n    const { rowCount } = await client.query('select 1 from audit_events where id = $1', [id]);\n    return { first, second, n, seen: rowCount ?? 0 };\n  } finally {\n    client.release();\n  }\n}\n`,
       );
     }
-    for (let h = 0; h < 30; h++) {
+    // Controllers over the services, handlers over the controllers: a handler's chain of project
+    // imports is five modules deep, and every module is reached at more than one depth.
+    const controllers: string[] = [];
+    for (let c = 0; c < 12; c++) {
+      const controller = `${camel(random)}Controller${c}`;
+      controllers.push(controller);
       const a = pick(random, services);
       const b = pick(random, services);
       w.write(
+        `${pkg}/src/controllers/${controller}.ts`,
+        `import { ${a} } from '../services/${a}.js';\n${a === b ? '' : `import { ${b} } from '../services/${b}.js';\n`}\nexport async function update${controller}(tenant: number, id: number) {\n  const first = await ${a}(tenant, id);\n  return ${a === b ? 'first' : `{ first, second: await ${b}(tenant, id) }`};\n}\n`,
+      );
+    }
+    for (let h = 0; h < 30; h++) {
+      const controller = pick(random, controllers);
+      const service = pick(random, services);
+      w.write(
         `${pkg}/src/handlers/${camel(random)}-${h}.ts`,
-        `import { ${a} } from '../services/${a}.js';\n${a === b ? '' : `import { ${b} } from '../services/${b}.js';\n`}\nexport async function handle(request: { tenant: number; id: number }) {\n  // The caller has set the tenant from the session.\n  const result = await ${a}(request.tenant, request.id);\n  return { status: 200, body: ${a === b ? 'result' : `{ result, other: await ${b}(request.tenant, request.id) }`} };\n}\n`,
+        random() < 0.5
+          ? `import { update${controller} } from '../controllers/${controller}.js';\nimport { ${service} } from '../services/${service}.js';\n\nexport async function handle(request: { tenant: number; id: number }) {\n  // The caller has set the tenant from the session; update the view after.\n  const result = await update${controller}(request.tenant, request.id);\n  return { status: 200, body: { result, extra: await ${service}(request.tenant, request.id) } };\n}\n`
+          : `import { pool } from '../db/index.js';\nimport { update${controller} } from '../controllers/${controller}.js';\n\nexport async function handle(request: { tenant: number; id: number }) {\n  const client = await pool.connect();\n  try {\n    const { rows } = await client.query('select id from sessions where token = $1', [String(request.id)]);\n    return { status: rows.length > 0 ? 200 : 401, body: await update${controller}(request.tenant, request.id) };\n  } finally {\n    client.release();\n  }\n}\n`,
       );
     }
     for (let j = 0; j < 8; j++) {
@@ -239,7 +254,7 @@ function generateMonorepo(w: Writer, random: Random): { summary: string } {
       );
     }
   }
-  return { summary: `a TS monorepo of ${packages} node-postgres packages (handlers -> services -> repositories -> db/index -> db/pool)` };
+  return { summary: `a TS monorepo of ${packages} node-postgres packages (handlers -> controllers -> services -> repositories -> db/index -> db/pool)` };
 }
 
 const GENERATORS: Record<ShapeName, (w: Writer, random: Random) => { summary: string; named?: string[] }> = {
