@@ -22,6 +22,8 @@ export interface ScanStats {
 export interface Measurement {
   wallMs: number;
   ms: number;
+  /** CPU time of the child (user + system, worker threads included). */
+  cpuMs?: number;
   maxRssMb: number;
   code: number | null;
   bytes?: number;

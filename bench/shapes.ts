@@ -90,18 +90,21 @@ export async function runShapesBench(argv: string[]): Promise<{ ok: boolean }> {
   }
 
   console.log(`\nMachine: ${machineLine()}; load average ${loadStart} at the start, ${loadNow()} at the end`);
-  console.log(`Best of ${runs} runs for the read and pgq-audit (one for ESLint and a named bundle); each in a fresh process, page cache warm; wall clock including process start. "load" is the 1-minute load average after the run.\n`);
+  console.log(`Best of ${runs} runs (by wall clock) for the read and pgq-audit (one for ESLint and a named bundle); each in a fresh process, page cache warm; times include process start. "load" is the highest 1-minute load average after the row's runs.\n`);
   console.log(
-    `${pad('shape', 19)}${lpad('files', 7)}${lpad('MB', 6)}${lpad('read', 9)}${lpad('cold', 10)}${lpad('x read', 8)}${lpad('cached', 9)}${lpad('x read', 8)}${lpad('ESLint', 9)}${lpad('ESLint/cold', 13)}${lpad('load', 7)}  findings, fatal, skipped`,
+    `${pad('shape', 19)}${lpad('files', 7)}${lpad('MB', 6)}${lpad('read', 8)}${lpad('cold', 9)}${lpad('x read', 8)}${lpad('cached', 8)}${lpad('x read', 8)}${lpad('cpu cold', 10)}${lpad('cpu cached', 12)}${lpad('ESLint', 9)}${lpad('/cold', 7)}${lpad('cpu /cold', 11)}${lpad('load', 6)}  findings, fatal, skipped`,
   );
+  const cpu = (m?: Measurement) => (m?.cpuMs !== undefined ? seconds(m.cpuMs) : '-');
   for (const r of rows) {
     const ratio = (m?: Measurement) => (m ? (m.wallMs / r.floor.wallMs).toFixed(2) : '-');
     const loads = [r.floor, r.cold, r.cached, r.eslint].filter((m): m is Measurement => !!m).map((m) => m.load ?? 0);
+    const eslintCpu = r.eslint?.cpuMs !== undefined && r.cold.cpuMs ? (r.eslint.cpuMs / r.cold.cpuMs).toFixed(1) : '-';
     console.log(
-      `${pad(r.label, 19)}${lpad(String(r.floor.files), 7)}${lpad((r.floor.bytes! / 1e6).toFixed(1), 6)}${lpad(seconds(r.floor.wallMs), 9)}${lpad(seconds(r.cold.wallMs), 10)}${lpad(ratio(r.cold), 8)}${lpad(r.cached ? seconds(r.cached.wallMs) : '-', 9)}${lpad(ratio(r.cached), 8)}` +
-        `${lpad(r.eslint ? seconds(r.eslint.wallMs) : '-', 9)}${lpad(r.eslint ? (r.eslint.wallMs / r.cold.wallMs).toFixed(1) : '-', 13)}${lpad(Math.max(...loads).toFixed(1), 7)}  ${r.findings}, ${r.fatal}, ${r.skipped}`,
+      `${pad(r.label, 19)}${lpad(String(r.floor.files), 7)}${lpad((r.floor.bytes! / 1e6).toFixed(1), 6)}${lpad(seconds(r.floor.wallMs), 8)}${lpad(seconds(r.cold.wallMs), 9)}${lpad(ratio(r.cold), 8)}${lpad(r.cached ? seconds(r.cached.wallMs) : '-', 8)}${lpad(ratio(r.cached), 8)}` +
+        `${lpad(cpu(r.cold), 10)}${lpad(cpu(r.cached), 12)}${lpad(r.eslint ? seconds(r.eslint.wallMs) : '-', 9)}${lpad(r.eslint ? (r.eslint.wallMs / r.cold.wallMs).toFixed(1) : '-', 7)}${lpad(eslintCpu, 11)}${lpad(Math.max(...loads).toFixed(1), 6)}  ${r.findings}, ${r.fatal}, ${r.skipped}`,
     );
   }
+  console.log('read, cold, cached, ESLint: wall clock; cpu: user + system time of the process, worker threads included (steadier under load).');
   const parses = rows.find((r) => r.importParses !== undefined);
   if (parses) {
     const reused = parses.reusedParses ?? 0;
