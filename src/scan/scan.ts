@@ -121,7 +121,7 @@ export interface ScanStats {
   parsed: number;
   /** Of those, taken from the cache. */
   cached: number;
-  /** Files over the time budget or memory limit. */
+  /** Files skipped with a message: over the time budget or memory limit, or a bundle named (by its shape). */
   skipped: number;
   /** Worker threads used; 0 when the analysis ran in-process. */
   threads: number;
