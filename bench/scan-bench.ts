@@ -8,75 +8,13 @@
 //   npm run bench                      20,000 files
 //   npm run bench -- --files 4000      a smaller tree (sizes scale with it)
 //   npm run bench -- --runs 1 --no-eslint --fuzz 0
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, freemem, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { expectationsOf } from '../test/helpers/expectations.ts';
 import { generateTree, type TreeManifest } from './generate.ts';
-
-const root = join(import.meta.dirname, '..');
-const child = (name: string) => join(import.meta.dirname, 'child', name);
-
-interface Measurement {
-  wallMs: number;
-  ms: number;
-  maxRssMb: number;
-  code: number | null;
-  bytes?: number;
-  files?: number;
-  findings?: number;
-  fatal?: number;
-  stats?: ScanStats;
-  /** ESLint's pgq findings, `path:line:column rule`. */
-  pgq?: string[];
-}
-
-interface ScanStats {
-  files: number;
-  bytes: number;
-  parsed: number;
-  cached: number;
-  skipped: number;
-  threads: number;
-  timings: Record<string, number>;
-}
-
-/** Runs a child script in a fresh node process; wall time around it, peak memory from the child. */
-function measure(script: string, args: string[]): Measurement {
-  const dir = mkdtempSync(join(tmpdir(), 'pgq-bench-'));
-  const report = join(dir, 'report.json');
-  const started = performance.now();
-  const run = spawnSync(process.execPath, [child(script), ...args], {
-    env: { ...process.env, BENCH_REPORT: report, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 1024 * 1024 * 1024,
-  });
-  const wallMs = performance.now() - started;
-  if (!existsSync(report)) {
-    throw new Error(`${script} ${args.join(' ')} failed (${run.status}):\n${run.stderr.toString().slice(-4000)}`);
-  }
-  const measured = { wallMs, ...JSON.parse(readFileSync(report, 'utf8')) } as Measurement;
-  rmSync(dir, { recursive: true, force: true });
-  if (measured.code !== 0 && measured.code !== 1) throw new Error(`${script} exited ${measured.code}:\n${run.stderr.toString().slice(-4000)}`);
-  return measured;
-}
-
-/** The best of `runs` runs (by wall time): the least disturbed by the machine. */
-function best(runs: number, run: () => Measurement): Measurement {
-  let winner: Measurement | undefined;
-  for (let i = 0; i < runs; i++) {
-    const m = run();
-    if (!winner || m.wallMs < winner.wallMs) winner = m;
-  }
-  return winner!;
-}
-
-const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
-const pad = (s: string, n: number) => s.padEnd(n);
-const lpad = (s: string, n: number) => s.padStart(n);
+import { best, buildDist, lpad, machineLine, mb, measure, pad, root, seconds, type Measurement } from './measure.ts';
 
 export async function runScanBench(argv: string[]): Promise<{ ok: boolean }> {
   const { values } = parseArgs({
@@ -96,9 +34,7 @@ export async function runScanBench(argv: string[]): Promise<{ ok: boolean }> {
   const files = Number(values.files);
   const runs = Number(values.runs);
 
-  console.log('Building dist/ ...');
-  const build = spawnSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
-  if (build.status !== 0) throw new Error('the build failed');
+  buildDist();
 
   const treeRoot = join(root, '.pgq-bench', `tree-${files}`);
   const generated = performance.now();
@@ -170,7 +106,7 @@ export async function runScanBench(argv: string[]): Promise<{ ok: boolean }> {
   const bare = best(runs, () => measure('floor.mjs', []));
   rmSync(join(fixturesOut, '..'), { recursive: true, force: true });
 
-  const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM (${(freemem() / 2 ** 30).toFixed(0)} free), ${platform()} ${release()}, Node ${process.version}`;
+  const machine = machineLine();
   console.log(`\nMachine: ${machine}; load average ${loadStart} at the start, ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end (other work on the machine slows every row alike)`);
   console.log(`Best of ${runs} runs for the floor and pgq-audit (one for ESLint); each in a fresh process, page cache warm; times are wall clock including process start.\n`);
   console.log(`${pad('files', 8)}${pad('run', 48)}${lpad('time', 10)}${lpad('x floor', 9)}${lpad('files/s', 10)}${lpad('MB/s', 8)}${lpad('peak RSS', 10)}`);

@@ -1,7 +1,7 @@
 // The floor: a plain walk of the folders that reads every file once, as fast
 // as Node reads many small files (synchronously), skipping what every scan
-// skips (node_modules, dist, .git). Prints nothing; reports bytes and files.
-import { readdirSync, readFileSync } from 'node:fs';
+// skips (node_modules, dist, .git); a file named is read alone. Prints nothing; reports bytes and files.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { note } from './report.mjs';
 
@@ -19,5 +19,12 @@ const walk = (dir) => {
     }
   }
 };
-for (const dir of process.argv.slice(2)) walk(dir);
+for (const path of process.argv.slice(2)) {
+  if (statSync(path).isDirectory()) walk(path);
+  else {
+    // A file named alone, as a scan may be given one.
+    bytes += readFileSync(path).length;
+    files++;
+  }
+}
 note({ bytes, files });

@@ -8,6 +8,7 @@ export const PERFORMANCE_OPTIONS = {
   cache: { type: 'boolean', default: false },
   'cache-location': { type: 'string' },
   'time-budget': { type: 'string' },
+  'include-generated': { type: 'boolean', default: false },
 } as const;
 
 export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for the analysis (default auto: one core less than the
@@ -17,10 +18,15 @@ export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for
   --cache-location <path>    The cache file or folder (default node_modules/.cache/pgq-audit/)
   --time-budget <ms>         Stop analysing a file after this long and report it as skipped
                              (default 10000; 0 for no limit)
+  --include-generated        Scan TS/JS bundles and generated files too (by default left out by their
+                             shape: over 2 MB, minified, or a generated-code header)
 `;
 
-export function performanceOptions(values: Record<string, unknown>): Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget'> {
-  const options: Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget'> = {};
+type Speed = Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget' | 'includeGenerated'>;
+
+export function performanceOptions(values: Record<string, unknown>): Speed {
+  const options: Speed = {};
+  if (values['include-generated']) options.includeGenerated = true;
   const concurrency = values.concurrency as string | undefined;
   if (concurrency !== undefined) {
     if (concurrency === 'auto' || concurrency === 'off') options.concurrency = concurrency;

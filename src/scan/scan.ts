@@ -28,7 +28,7 @@ import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOut
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
-import { generatedShape } from './vendored.ts';
+import { leftOutByShape } from './vendored.ts';
 
 /** Default per-file time budget, in ms. */
 export const DEFAULT_TIME_BUDGET = 10_000;
@@ -96,6 +96,8 @@ export interface ScanOptions {
   timeBudget?: number;
   /** Heap limit per worker thread in MB (default 512). A file that needs more is reported as skipped. */
   memoryLimit?: number;
+  /** Scan TS/JS bundles and generated files too (--include-generated): by default their shape leaves them out (vendored.ts). */
+  includeGenerated?: boolean;
   /** Reuse the analysis of unchanged files (--cache). */
   cache?: boolean;
   /** The cache file, or the folder of cache.json (default node_modules/.cache/pgq-audit/ under cwd). */
@@ -119,7 +121,7 @@ export interface ScanStats {
   parsed: number;
   /** Of those, taken from the cache. */
   cached: number;
-  /** Files over the time budget or memory limit. */
+  /** Files skipped with a message: over the time budget or memory limit, or a bundle named (by its shape). */
   skipped: number;
   /** Worker threads used; 0 when the analysis ran in-process. */
   threads: number;
@@ -163,7 +165,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     project = [...new Set([...all, ...unitFiles])].sort();
   }
   const read = collects ? project : files;
-  // A file named on the command line is scanned whatever its shape, as ESLint lints a file it is given by name.
+  // A file named on the command line is scanned, as ESLint lints a file it is given by name, unless it is a bundle (vendored.ts).
   const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
 
@@ -173,6 +175,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     ? new AnalysisCache(cacheFilePath(options.cacheLocation ?? defaultCacheLocation(cwd), cwd), config, {
         frontEnds: LANGUAGES.map((l) => [l.language, ...l.extensions]),
         triggers: [...prefilter.triggers],
+        generated: options.includeGenerated === true,
       })
     : undefined;
   const context = cache ? new ContextHasher() : undefined;
@@ -217,7 +220,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       }
       // With --cache, an unchanged file (by its stat) is not read at all.
       const stat = cache ? statKey(file, startedAt) : undefined;
-      const known = cache?.byStat(file, stat);
+      let known = cache?.byStat(file, stat);
+      // Left out by an earlier walk, but named now: read again, its shape may call for a message.
+      if (known === SKIPPED && named.has(file)) known = undefined;
       if (known === SKIPPED) {
         finish(index, { result: fileResult(file) });
         continue;
@@ -248,7 +253,15 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       const bytes = asUtf8(raw);
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
       // there is one in the UTF-8 text too), in one linear pass.
-      if (!language || (language === 'typescript' && !named.has(file) && generatedShape(bytes)) || !prefilter(bytes, language)) {
+      // A bundle or generated file is known by its bytes before any parse, the same on every run.
+      const shape = language === 'typescript' && !options.includeGenerated ? leftOutByShape(bytes, named.has(file)) : undefined;
+      if (shape && shape !== 'quiet') {
+        stats.skipped++;
+        cache?.drop(file);
+        finish(index, { result: fileResult(file, [shape]) });
+        continue;
+      }
+      if (!language || shape || !prefilter(bytes, language)) {
         // None of the triggers occur: no rule can report on this file, and it lends no facts. A bundle or
         // generated client (vendored.ts) is the same: not the project's code.
         cache?.skip(file, stat);

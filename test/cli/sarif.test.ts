@@ -144,6 +144,27 @@ test('a file that is skipped is a warning in SARIF as in every other format', ()
   assert.equal(jsonMessage.message, sarifRun.results[0].message.text);
 });
 
+test('a bundle named on the command line is skipped by its shape: a warning in SARIF (result and notification), JSON and stylish alike', () => {
+  const bundle = `(()=>{${'var a=1;function b(c){return c?c+1:0}'.repeat(4000)}})();\n`;
+  const dir = project({ 'public/app.bundle.js': bundle });
+  const sarif = runCli(['scan', 'public/app.bundle.js', '--format', 'sarif'], { cwd: dir });
+  const json = runCli(['scan', 'public/app.bundle.js', '--format', 'json'], { cwd: dir });
+  const stylish = runCli(['scan', 'public/app.bundle.js', '--format', 'stylish'], { cwd: dir });
+  const github = runCli(['scan', 'public/app.bundle.js', '--format', 'github'], { cwd: dir });
+  for (const run of [sarif, json, stylish, github]) assert.equal(run.code, 0, run.stderr);
+  const log = JSON.parse(sarif.stdout);
+  assertValid(log);
+  const [sarifRun] = log.runs;
+  assert.deepEqual(sarifRun.results.map((r: any) => [r.ruleId, r.level]), [['pgq-audit/file-skipped', 'warning']]);
+  assert.deepEqual(sarifRun.invocations[0].toolExecutionNotifications.map((n: any) => n.level), ['warning']);
+  const [jsonMessage] = JSON.parse(json.stdout).flatMap((r: any) => r.messages);
+  assert.equal(jsonMessage.severity, 1);
+  assert.equal(jsonMessage.message, sarifRun.results[0].message.text);
+  assert.match(jsonMessage.message, /^File skipped: it is minified/);
+  assert.match(stylish.stdout, /warning\s+File skipped: it is minified/);
+  assert.match(github.stdout, /^::warning file=public\/app\.bundle\.js,line=1,col=1,.*File skipped: it is minified/m);
+});
+
 test('a clean scan is a valid log with no results; --output-file writes it and leaves stdout empty', () => {
   const dir = project({ 'ok.sql': "begin;\nselect set_config('app.tenant', $1, true);\ncommit;\n" });
   const run = runCli(['scan', '.', '--format', 'sarif', '--output-file', 'out/pgq.sarif'], { cwd: dir });

@@ -11,7 +11,7 @@ import { isDirectiveComment } from '../comments.ts';
 import { TYPESCRIPT_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { driverRegistry } from './drivers/index.ts';
-import { analyzeTypeScript } from './flow/index.ts';
+import { analyzeTypeScript, parsedAsImport } from './flow/index.ts';
 import { parseTypeScriptProgram } from './parse.ts';
 
 /** The model of a file from an ESTree Program with ranges (typescript-estree's, or ESLint's sourceCode.ast). */
@@ -43,7 +43,8 @@ export const typescriptFrontEnd: FrontEnd = {
   parse(text, file, options) {
     let program: TSESTree.Program;
     try {
-      program = parseTypeScriptProgram(text, file);
+      // A module parsed already as an import of a file before it is not parsed again.
+      program = parsedAsImport(file, text) ?? parseTypeScriptProgram(text, file);
     } catch (error) {
       const model = emptyFileModel(file, 'typescript', text);
       const e = error as { message?: string; index?: number; location?: { start?: { offset?: number } } };

@@ -15,7 +15,7 @@ import { Env } from './env.ts';
 import { readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
-import { MAX_MODULES_PER_FILE, ModuleCache, resolveProjectModule } from './modules.ts';
+import { MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveProjectModule } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
 import type { ConfigEntry, Conn, FunctionOwner, Imports, PoolHook, TableValue, Tx, TxInfo, TypeMeaning, Value } from './types.ts';
@@ -48,8 +48,28 @@ export interface AnalysisContext {
   walker(file: TsFile, env: Env, state: State, name: string | undefined): Walker;
 }
 
-/** What imported modules export, once per process per file version and import depth. */
-const moduleCache = new ModuleCache<TsFile>();
+/**
+ * The project modules files import, once per process per file version: parsed once, whatever the
+ * depth they are read at, and read at each depth by a TsFile of its own (how deep its own imports
+ * are followed differs), which walks the module only when asked for what it holds.
+ */
+interface ImportedModule {
+  text: string;
+  program: TSESTree.Program;
+  byDepth: Map<number, TsFile>;
+}
+const moduleCache = new ModuleCache<ImportedModule>();
+
+/**
+ * The program of a file parsed already as another file's import, when it has this very text: the
+ * scan reaches a module after the files that import it as often as before, and parses it once.
+ */
+export function parsedAsImport(path: string, text: string): TSESTree.Program | undefined {
+  const imported = moduleCache.peek(path);
+  if (imported?.text !== text) return undefined;
+  moduleParses.reused++;
+  return imported.program;
+}
 
 export class TsFile implements ExportingModule, FunctionOwner {
   readonly text: string;
@@ -84,7 +104,9 @@ export class TsFile implements ExportingModule, FunctionOwner {
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
   private moduleEnv?: Env;
-  moduleWalk?: Walker;
+  private walkOfModule?: Walker;
+  /** An imported module is walked when first asked what a name or expression holds (ensureRun). */
+  private runState: 'waiting' | 'running' | 'done' | 'failed' = 'waiting';
   private connCount = 0;
 
   constructor(
@@ -114,13 +136,33 @@ export class TsFile implements ExportingModule, FunctionOwner {
   }
 
   run(): void {
+    this.runState = 'running';
     const moduleEnv = new Env();
     const walk = this.context.walker(this, moduleEnv, new State(), undefined);
     this.moduleEnv = moduleEnv;
-    this.moduleWalk = walk;
+    this.walkOfModule = walk;
     walk.prebind(this.program.body);
     walk.statements(this.program.body);
     this.finish();
+    this.runState = 'done';
+  }
+
+  /** An imported module's walk, run the first time what it holds is asked (its constants and types need none). */
+  private ensureRun(): boolean {
+    if (this.runState === 'waiting') {
+      try {
+        this.run();
+      } catch {
+        // A module whose walk fails holds nothing known, as one that does not parse.
+        this.runState = 'failed';
+      }
+    }
+    return this.runState !== 'failed';
+  }
+
+  /** The walk of the module's own code (after it ran). */
+  get moduleWalk(): Walker | undefined {
+    return this.ensureRun() ? this.walkOfModule : undefined;
   }
 
   // ---- the project's modules -------------------------------------------------------
@@ -179,13 +221,15 @@ export class TsFile implements ExportingModule, FunctionOwner {
     if (this.modules.size >= MAX_MODULES_PER_FILE) return undefined;
     const depth = this.context.importDepth - 1;
     const parse = this.context.parse;
-    const module = moduleCache.get(path, String(depth), (text: string) => {
+    const imported = moduleCache.get(path, (text: string) => {
       const program = parse(text, path);
-      if (!program) return undefined;
-      const file = new TsFile(emptyFileModel(path, 'typescript', text), program, this.options, { ...this.context, importDepth: depth });
-      file.run();
-      return file;
+      return program ? { text, program, byDepth: new Map() } : undefined;
     });
+    let module = imported?.byDepth.get(depth);
+    if (imported && !module) {
+      module = new TsFile(emptyFileModel(path, 'typescript', imported.text), imported.program, this.options, { ...this.context, importDepth: depth });
+      imported.byDepth.set(depth, module);
+    }
     this.modules.set(path, module);
     return module;
   }
@@ -213,6 +257,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** What this module exports as `name` ('default', or 'module.exports' for a CommonJS require of the whole). */
   exported(name: string): Value | undefined {
     if (this.exportValues.has(name)) return this.exportValues.get(name);
+    if (!this.ensureRun()) return undefined;
     this.exportValues.set(name, undefined); // a cycle of re-exports reads as unknown
     const value = readExport(this, name);
     this.exportValues.set(name, value);
@@ -221,6 +266,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
 
   /** A module-level name's value after the walk (the module's own binding or import). */
   moduleBinding(name: string): Value | undefined {
+    if (!this.ensureRun()) return undefined;
     const local = this.moduleEnv?.lookup(name);
     if (local?.found) return local.value;
     return this.imports.names.get(name) ?? this.importedValue(name);

@@ -6,6 +6,8 @@ import type { FileModel } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { TsFile, type AnalysisContext } from './file.ts';
+
+export { parsedAsImport } from './file.ts';
 import { MAX_IMPORT_DEPTH } from './modules.ts';
 import { Walk } from './walk.ts';
 
