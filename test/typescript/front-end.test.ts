@@ -156,3 +156,13 @@ if (open) await client.query('select 1');
 if (!open) await client.query('select 2');`);
   assert.deepEqual(sites(m), ['TransactionStmt autocommit pooled-client', 'SelectStmt transaction pooled-client', 'SelectStmt autocommit pooled-client']);
 });
+
+test('a flag a callback sets may hold either value after it', () => {
+  const m = model(`import pg from 'pg';
+const pool = new pg.Pool();
+const client = await pool.connect();
+let failed = false;
+await Promise.all([1, 2].map(async () => { try { await work(); } catch { failed = true; } }));
+if (failed) await client.query('select 1');`);
+  assert.deepEqual(sites(m), ['SelectStmt autocommit pooled-client']);
+});

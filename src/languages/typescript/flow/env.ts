@@ -29,6 +29,12 @@ export class Env {
     return undefined;
   }
 
+  /** Whether any name in scope holds a flag. */
+  hasFlags(): boolean {
+    for (let env: Env | undefined = this; env; env = env.parent) if (env.flags.size > 0) return true;
+    return false;
+  }
+
   assign(name: string, value: Value | undefined): void {
     for (let env: Env | undefined = this; env; env = env.parent) {
       if (env.vars.has(name)) {

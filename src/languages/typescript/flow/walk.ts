@@ -234,7 +234,10 @@ export class Walk extends Sites {
   /** Walks a function declared here. Connections it captures are in an unknown state unless it runs now (a callback argument). */
   nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean, bind?: (walk: Walk) => void, extra: Partial<WalkOptions> = {}): void {
     // A declaration walked already (a call above it walked it): its sites are in the model.
-    if (!runsNow && (this.file.walked.has(fn) || this.options.shadow)) return;
+    if (!runsNow && (this.file.walked.has(fn) || this.options.shadow)) {
+      this.forgetFlags(fn);
+      return;
+    }
     this.file.walked.add(fn);
     const hook = this.file.hooks.get(fn);
     const state = this.state.clone();
@@ -275,6 +278,8 @@ export class Walk extends Sites {
         this.file.recordReturn(fn, walk.value(fn.body as Node));
       }
     }
+    // It runs now, or at some later time: a flag of ours it sets may hold either value from here on.
+    this.forgetFlags(fn);
   }
 
   private classBody(node: TSESTree.ClassDeclaration | TSESTree.ClassExpression): void {
@@ -488,6 +493,7 @@ export class Walk extends Sites {
 
   /** Flags a piece of code may assign: their values are unknown after it runs. */
   private forgetFlags(node: Node): void {
+    if (!this.env.hasFlags()) return;
     for (const name of assignedNames(node)) {
       const key = this.env.flagOf(name);
       if (key) this.state.setFlag(key, undefined);
