@@ -364,6 +364,11 @@ export class Walk extends Sites {
           const name = propertyName(node.left);
           if (name && this.options.thisEnv && this.value(node.right)) this.options.thisEnv.set(name, this.value(node.right));
         } else {
+          // `({ open } = state)`: flags it names may hold anything now.
+          for (const id of patternNames(node.left)) {
+            const flag = this.env.flagOf(id.name);
+            if (flag) this.state.setFlag(flag, undefined);
+          }
           this.expression(node.left);
         }
         return;
