@@ -276,7 +276,7 @@ export abstract class Bindings implements DriverContext {
   }
 
   /** The function of this file a call runs: a function the walk knows by name, or `this.method(...)` of the enclosing class. */
-  private helperOf(call: TSESTree.CallExpression): FunctionNode | undefined {
+  protected helperOf(call: TSESTree.CallExpression): FunctionNode | undefined {
     const callee = unwrap(call.callee);
     if (!callee) return undefined;
     if (callee.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression') {

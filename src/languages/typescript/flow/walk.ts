@@ -442,21 +442,23 @@ export class Walk extends Sites {
    */
   private inline(call: Call): boolean {
     const callee = this.value(call.callee);
-    if (callee?.kind !== 'function' || callee.owner !== this.file || !(callee.env instanceof Env)) {
-      // A function the walk does not follow may set a flag it can see.
-      if (callee?.kind === 'function') this.forgetFlags(callee.node);
-      return false;
-    }
-    const fn = callee.node;
-    const stack = this.options.inline?.stack ?? [];
-    if (!this.state.reachable || stack.length >= MAX_INLINE_DEPTH || stack.includes(fn) || !fn.body) return false;
+    const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
+    // A function the walk does not follow may set a flag it can see.
+    if (callee?.kind === 'function' && !own) this.forgetFlags(callee.node);
     const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : this.value(a)));
-    if (!args.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'))) {
-      this.forgetFlags(fn);
+    const handed = args.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
+    // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
+    const member = unwrap(call.callee);
+    const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
+    const fn = own ? callee.node : method;
+    const scope = own ? (callee.env as Env) : this.file.moduleScope;
+    const stack = this.options.inline?.stack ?? [];
+    if (!fn || !scope || !handed || !this.state.reachable || stack.length >= MAX_INLINE_DEPTH || stack.includes(fn) || !fn.body) {
+      if (fn) this.forgetFlags(fn);
       return false;
     }
     const returns: State[] = [];
-    const walk = new Walk(this.file, new Env(callee.env), this.state, {
+    const walk = new Walk(this.file, new Env(scope), this.state, {
       ...this.options,
       fn,
       paramsOf: fn,
