@@ -132,3 +132,37 @@ await c.query("update jobs set status = 'running', attempts = attempts + 1 where
 await c.query('COMMIT');`);
   assert.equal(lease.jobTransactions.length, 0);
 });
+
+test('a function of the file handed a checked-out client is walked at the call: its BEGIN places what follows, its sites are not recorded twice', () => {
+  const m = model(`import pg from 'pg';
+const pool = new pg.Pool();
+async function beginReadOnly(c: pg.PoolClient) { await c.query('BEGIN TRANSACTION READ ONLY'); }
+const client = await pool.connect();
+await beginReadOnly(client);
+await client.query("select set_config('app.tenant', $1, true)", ['1']);
+await client.query('COMMIT');
+await client.query('select 1');
+client.release();`);
+  assert.deepEqual(sites(m), ['TransactionStmt unknown pooled-client', 'SelectStmt transaction pooled-client', 'TransactionStmt transaction pooled-client', 'SelectStmt autocommit pooled-client']);
+});
+
+test('a flag kept beside the client follows its transaction: the branch on it goes on only with the states it can be taken in', () => {
+  const m = model(`import pg from 'pg';
+const pool = new pg.Pool();
+const client = await pool.connect();
+let open = false;
+if (Math.random() > 0.5) { await client.query('BEGIN'); open = true; }
+if (open) await client.query('select 1');
+if (!open) await client.query('select 2');`);
+  assert.deepEqual(sites(m), ['TransactionStmt autocommit pooled-client', 'SelectStmt transaction pooled-client', 'SelectStmt autocommit pooled-client']);
+});
+
+test('a flag a callback sets may hold either value after it', () => {
+  const m = model(`import pg from 'pg';
+const pool = new pg.Pool();
+const client = await pool.connect();
+let failed = false;
+await Promise.all([1, 2].map(async () => { try { await work(); } catch { failed = true; } }));
+if (failed) await client.query('select 1');`);
+  assert.deepEqual(sites(m), ['SelectStmt autocommit pooled-client']);
+});

@@ -30,6 +30,14 @@ export interface WalkOptions {
   paramsOf?: FunctionNode;
   /** The walk is in a function passed to a call of a project function: which one, as which argument, and its parameters' names. */
   callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[] };
+  /**
+   * A walk of a function of the file at a call that hands it a connection, for
+   * what it does to that connection (BEGIN, COMMIT, release): it records no
+   * site (the function's own walk did), only releases and the state it leaves.
+   */
+  shadow?: boolean;
+  /** That walk's returns (they go back to the call) and the try frames below `tryBase` (the caller's). */
+  inline?: { returns: State[]; tryBase: number; stack: FunctionNode[] };
 }
 
 export interface TryFrame {
@@ -268,7 +276,7 @@ export abstract class Bindings implements DriverContext {
   }
 
   /** The function of this file a call runs: a function the walk knows by name, or `this.method(...)` of the enclosing class. */
-  private helperOf(call: TSESTree.CallExpression): FunctionNode | undefined {
+  protected helperOf(call: TSESTree.CallExpression): FunctionNode | undefined {
     const callee = unwrap(call.callee);
     if (!callee) return undefined;
     if (callee.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression') {
@@ -358,9 +366,13 @@ export abstract class Bindings implements DriverContext {
   bindPattern(pattern: Node, value: Value | undefined): void {
     if (pattern.type === 'Identifier') {
       this.env.vars.set(pattern.name, value);
+      this.env.flags.delete(pattern.name);
       return;
     }
-    for (const id of patternNames(pattern)) this.env.vars.set(id.name, undefined);
+    for (const id of patternNames(pattern)) {
+      this.env.vars.set(id.name, undefined);
+      this.env.flags.delete(id.name);
+    }
   }
 
   // ---- statements ------------------------------------------------------------------

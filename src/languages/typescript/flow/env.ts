@@ -5,6 +5,12 @@ export class Env {
   readonly vars = new Map<string, Value | undefined>();
   /** Names of `vars` that are parameters of the function this scope is the body of (its callers choose them). */
   readonly params = new Set<string>();
+  /**
+   * Names of `vars` that hold a boolean the code keeps beside a connection
+   * (`let inTx = false; ... BEGIN; inTx = true`), with the key the walk's
+   * states know the flag by (a parameter given such a flag shares its key).
+   */
+  readonly flags = new Map<string, string>();
   constructor(readonly parent?: Env) {}
 
   isParameter(name: string): boolean {
@@ -15,6 +21,18 @@ export class Env {
   lookup(name: string): { found: boolean; value?: Value } {
     for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return { found: true, value: env.vars.get(name) };
     return { found: false };
+  }
+
+  /** The key of the flag a name holds here, if it holds one. */
+  flagOf(name: string): string | undefined {
+    for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return env.flags.get(name);
+    return undefined;
+  }
+
+  /** Whether any name in scope holds a flag. */
+  hasFlags(): boolean {
+    for (let env: Env | undefined = this; env; env = env.parent) if (env.flags.size > 0) return true;
+    return false;
   }
 
   assign(name: string, value: Value | undefined): void {

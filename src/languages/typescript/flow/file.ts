@@ -272,6 +272,11 @@ export class TsFile implements ExportingModule, FunctionOwner {
     return this.imports.names.get(name) ?? this.importedValue(name);
   }
 
+  /** The module's scope (its names, as far as the walk has bound them). */
+  get moduleScope(): Env | undefined {
+    return this.moduleEnv;
+  }
+
   /** The value of an expression at module level, after the walk (`export default new Pool()`). */
   moduleValue(node: Node): Value | undefined {
     return this.moduleWalk?.value(node);

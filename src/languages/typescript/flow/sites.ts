@@ -13,10 +13,13 @@ import { constantInit, resolveText, templateText, type HostText } from '../strin
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
-import { allNone, txOf, type Atom } from './state.ts';
+import { allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
 export abstract class Sites extends Bindings {
+  /** The state the next throw point leaves with, when it is not the current one (a BEGIN that fails opens nothing). */
+  protected throwState?: State;
+
   release(conn: Conn, call: Call): void {
     if (!this.state.reachable) return;
     const atoms = this.state.atoms(conn);
@@ -26,6 +29,12 @@ export abstract class Sites extends Bindings {
     const chosen = normal ?? failed;
     const site = { span: span(call) } as FileModel['releases'][number];
     if (chosen) site.openTransaction = { beginSpan: chosen.tx.info.beginSpan, reason: normal ? 'no-end' : 'error-path' };
+    // A function's release walked again at a call that hands it the connection: one release, open if either walk says so.
+    const seen = this.file.model.releases.find((r) => r.span.start === site.span.start && r.span.end === site.span.end);
+    if (seen) {
+      if (!seen.openTransaction && site.openTransaction) seen.openTransaction = site.openTransaction;
+      return;
+    }
     this.file.model.releases.push(site);
   }
 
@@ -171,6 +180,11 @@ export abstract class Sites extends Bindings {
     analysis.errors = [];
     nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
     if (analysis.statements.length === 0) return;
+    if (this.options.shadow) {
+      // Walked at a call for what it does to the caller's connection: its site is the function's own walk's.
+      this.transactionEffects(query, analysis);
+      return;
+    }
     const placed = this.placement(query.on);
     const { connection, tx } = placed;
     const scope = query.scope ?? placed.scope;
@@ -230,8 +244,15 @@ export abstract class Sites extends Bindings {
       const claimed = new Set(tx.claim.tables.map(bare));
       if (site.analysis.statements.some((s) => endsJob(s, claimed))) tx.finishes = true;
     }
+    this.transactionEffects(query, site.analysis);
+  }
+
+  /** BEGIN, COMMIT, ROLLBACK on a connection. A lone BEGIN that fails opens nothing: its call throws with the state before it. */
+  private transactionEffects(query: QueryCall, analysis: SqlAnalysis): void {
+    const on = query.on;
     if (on?.kind !== 'conn') return;
-    for (const statement of site.analysis.statements) {
+    if (analysis.statements.length === 1 && analysis.statements[0].transaction === 'begin') this.throwState = this.state.clone();
+    for (const statement of analysis.statements) {
       if (statement.transaction === 'begin') this.begin(on.conn, query.at, 'BEGIN');
       else if (statement.transaction === 'commit' || statement.transaction === 'rollback' || statement.transaction === 'prepare') this.state.set(on.conn, { kind: 'none' });
     }

@@ -3,7 +3,10 @@
 // runner: whatever a driver module says is one), the set of states it may be
 // in at a point — outside a transaction, inside the transaction that BEGIN at
 // some place opened (reached normally, or on an error path), or unknown (a
-// parameter: the caller decides).
+// parameter: the caller decides). A state also knows the boolean flags the
+// code keeps beside its connections (`let inTx = false; BEGIN; inTx = true`):
+// each state carries the values the flags had on its paths, so a branch on a
+// flag (`if (inTx) ROLLBACK`) goes on with the states it can be taken in.
 import type { Conn, Tx } from './types.ts';
 
 /**
@@ -13,9 +16,20 @@ import type { Conn, Tx } from './types.ts';
  * serves every way into it (walking it once per way is exponential in the
  * nesting of finally blocks).
  */
-export type Atom = ({ kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string };
+export type Atom = ({ kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string; flags?: Flags };
 
-const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind}|${a.tags ?? ''}`;
+/** Flag key -> its value on the paths of a state. */
+export type Flags = Readonly<Record<string, boolean>>;
+
+const flagsKey = (flags: Flags | undefined) => (flags ? Object.keys(flags).sort().map((k) => `${k}=${flags[k] ? 1 : 0}`).join(',') : '');
+const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind}|${a.tags ?? ''}|${flagsKey(a.flags)}`;
+
+function withFlag(flags: Flags | undefined, key: string, value: boolean | undefined): Flags | undefined {
+  const out: Record<string, boolean> = { ...flags };
+  if (value === undefined) delete out[key];
+  else out[key] = value;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
 
 /** More states than this for one connection (deeply nested finally blocks): their tags are dropped. */
 const MAX_ATOMS = 32;
@@ -23,16 +37,54 @@ const MAX_ATOMS = 32;
 export class State {
   reachable = true;
   readonly conns = new Map<Conn, Map<string, Atom>>();
+  /** Flags whose value is the same on every path of this state: a connection first seen here starts with them. */
+  readonly known = new Map<string, boolean>();
 
   clone(): State {
     const s = new State();
     s.reachable = this.reachable;
     for (const [conn, atoms] of this.conns) s.conns.set(conn, new Map(atoms));
+    for (const [k, v] of this.known) s.known.set(k, v);
     return s;
   }
 
+  /** The connection is now in `atom`, on each of its paths (whose flags it keeps). */
   set(conn: Conn, atom: Atom): void {
-    this.conns.set(conn, new Map([[keyOf(atom), atom]]));
+    const paths = new Map<string, Flags | undefined>();
+    for (const a of this.conns.get(conn)?.values() ?? []) paths.set(flagsKey(a.flags), a.flags);
+    if (paths.size === 0) paths.set('', this.known.size > 0 ? Object.fromEntries(this.known) : undefined);
+    const atoms = new Map<string, Atom>();
+    for (const flags of paths.values()) {
+      const { flags: _, ...plain } = atom;
+      const a: Atom = flags ? { ...plain, flags } : (plain as Atom);
+      atoms.set(keyOf(a), a);
+    }
+    this.conns.set(conn, atoms);
+  }
+
+  /** A flag set to a value (undefined: a value the walk cannot tell) on every path. */
+  setFlag(key: string, value: boolean | undefined): void {
+    if (value === undefined) this.known.delete(key);
+    else this.known.set(key, value);
+    for (const [conn, atoms] of this.conns) this.conns.set(conn, remap(atoms, (a) => ({ ...a, flags: withFlag(a.flags, key, value) })));
+  }
+
+  /** The paths on which a flag has a value: a branch taken when it has it. */
+  assume(key: string, value: boolean): void {
+    if (this.known.get(key) === !value) {
+      this.reachable = false;
+      return;
+    }
+    this.known.set(key, value);
+    for (const [conn, atoms] of this.conns) {
+      const kept = new Map<string, Atom>();
+      for (const a of atoms.values()) {
+        if (a.flags?.[key] === !value) continue;
+        const m: Atom = { ...a, flags: withFlag(a.flags, key, value) };
+        kept.set(keyOf(m), m);
+      }
+      this.conns.set(conn, kept);
+    }
   }
 
   atoms(conn: Conn): Atom[] {
@@ -42,14 +94,7 @@ export class State {
   /** This state entering finally block `id` abruptly. */
   tagged(id: number): State {
     const s = this.clone();
-    for (const [conn, atoms] of s.conns) {
-      const marked = new Map<string, Atom>();
-      for (const a of atoms.values()) {
-        const m: Atom = { ...a, tags: `${a.tags ?? ','}${id},` };
-        marked.set(keyOf(m), m);
-      }
-      s.conns.set(conn, marked);
-    }
+    for (const [conn, atoms] of s.conns) s.conns.set(conn, remap(atoms, (a) => ({ ...a, tags: `${a.tags ?? ','}${id},` })));
     return s;
   }
 
@@ -57,6 +102,7 @@ export class State {
   withoutTag(id: number, reachable: boolean): State {
     const s = new State();
     s.reachable = this.reachable && reachable;
+    for (const [k, v] of this.known) s.known.set(k, v);
     const tag = `,${id},`;
     for (const [conn, atoms] of this.conns) {
       const kept = new Map<string, Atom>();
@@ -69,14 +115,7 @@ export class State {
   /** This state as reached by an exception: open transactions are now on an error path. */
   asError(): State {
     const s = this.clone();
-    for (const [conn, atoms] of s.conns) {
-      const marked = new Map<string, Atom>();
-      for (const a of atoms.values()) {
-        const m: Atom = a.kind === 'open' ? { ...a, error: true } : a;
-        marked.set(keyOf(m), m);
-      }
-      s.conns.set(conn, marked);
-    }
+    for (const [conn, atoms] of s.conns) s.conns.set(conn, remap(atoms, (a) => (a.kind === 'open' ? { ...a, error: true } : a)));
     return s;
   }
 
@@ -107,17 +146,26 @@ export class State {
       }
       out.conns.set(conn, atoms.size > MAX_ATOMS ? untagged(atoms) : atoms);
     }
+    for (const [k, v] of live[0].known) if (live.every((s) => s.known.get(k) === v)) out.known.set(k, v);
     return out;
   }
 }
 
-function untagged(atoms: Map<string, Atom>): Map<string, Atom> {
+function remap(atoms: Map<string, Atom>, f: (a: Atom) => Atom): Map<string, Atom> {
   const out = new Map<string, Atom>();
   for (const a of atoms.values()) {
-    const { tags: _, ...plain } = a;
-    out.set(keyOf(plain as Atom), plain as Atom);
+    const m = f(a);
+    out.set(keyOf(m), m);
   }
   return out;
+}
+
+/** Too many states: their tags and flags are dropped (what may happen is kept, not on which path). */
+function untagged(atoms: Map<string, Atom>): Map<string, Atom> {
+  return remap(atoms, (a) => {
+    const { tags: _, flags: __, ...plain } = a;
+    return plain as Atom;
+  });
 }
 
 /** The one transaction all of a connection's states are in, or undefined. */

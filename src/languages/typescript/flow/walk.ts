@@ -10,6 +10,7 @@ import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, 
 import { isRequire, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
+import { assignedNames, booleanLiteral, flagConditions, releasesName } from './flags.ts';
 import { Sites } from './sites.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
@@ -22,6 +23,8 @@ const PURE_METHODS = new Set([
   'startsWith', 'endsWith', 'replace', 'replaceAll', 'toLowerCase', 'toUpperCase', 'padStart', 'padEnd', 'getTime', 'valueOf', 'then', 'catch', 'finally',
   'log', 'info', 'debug', 'warn', 'error', 'trace', 'fatal', 'child', 'release', 'end', 'connect', 'commit', 'rollback', 'emit', 'on', 'once', 'off',
 ]);
+/** How deep functions handed a connection are walked at their calls. */
+const MAX_INLINE_DEPTH = 3;
 const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|debug)$/;
 
 export class Walk extends Sites {
@@ -52,9 +55,15 @@ export class Walk extends Sites {
             continue;
           }
           if (d.init) this.expression(d.init);
-          const value = d.init ? this.value(d.init) : undefined;
+          const value = d.init ? this.value(d.init) ?? this.unresolvedCheckout(d.id, d.init) : undefined;
           const fromType = !value && d.id.type === 'Identifier' ? this.parameterValue(d.id) : undefined;
           this.bindPattern(d.id, value ?? fromType);
+          const flag = booleanLiteral(d.init);
+          if (flag !== undefined && d.id.type === 'Identifier') {
+            const key = `${d.id.name}@${d.range[0]}`;
+            this.env.flags.set(d.id.name, key);
+            this.state.setFlag(key, flag);
+          }
         }
         return;
       case 'ReturnStatement':
@@ -63,9 +72,11 @@ export class Walk extends Sites {
           const returned = unwrap(node.argument);
           if (returned?.type === 'CallExpression' || returned?.type === 'TaggedTemplateExpression') this.file.awaited.add(returned);
           this.expression(node.argument);
-          if (this.options.fn) this.file.recordReturn(this.options.fn, this.value(node.argument));
+          if (this.options.fn && !this.options.shadow) this.file.recordReturn(this.options.fn, this.value(node.argument));
         }
-        for (const frame of this.tries) frame.returns.push(this.state.clone());
+        // A function walked at its call returns to the caller: the caller's try frames are not left.
+        for (const frame of this.tries.slice(this.options.inline?.tryBase ?? 0)) frame.returns.push(this.state.clone());
+        if (this.state.reachable) this.options.inline?.returns.push(this.state.clone());
         this.state = State.unreachable();
         return;
       case 'ThrowStatement':
@@ -76,9 +87,12 @@ export class Walk extends Sites {
       case 'IfStatement': {
         this.expression(node.test);
         const before = this.state.clone();
+        const conditions = flagConditions(node.test, this.env);
+        for (const [key, value] of conditions.then) this.state.assume(key, value);
         this.statement(node.consequent);
         const afterThen = this.state;
         this.state = before;
+        for (const [key, value] of conditions.else) this.state.assume(key, value);
         if (node.alternate) this.statement(node.alternate);
         this.state = State.merge([afterThen, this.state]);
         return;
@@ -86,7 +100,7 @@ export class Walk extends Sites {
       case 'ForStatement':
         if (node.init) node.init.type === 'VariableDeclaration' ? this.statement(node.init) : this.expression(node.init);
         if (node.test) this.expression(node.test);
-        this.loop(() => {
+        this.loop(node, () => {
           this.statement(node.body);
           if (node.update) this.expression(node.update);
         });
@@ -94,17 +108,17 @@ export class Walk extends Sites {
       case 'ForInStatement':
       case 'ForOfStatement':
         this.expression(node.right);
-        this.loop(() => {
+        this.loop(node, () => {
           if (node.left.type === 'VariableDeclaration') for (const d of node.left.declarations) this.bindPattern(d.id, undefined);
           this.statement(node.body);
         });
         return;
       case 'WhileStatement':
         this.expression(node.test);
-        this.loop(() => this.statement(node.body));
+        this.loop(node, () => this.statement(node.body));
         return;
       case 'DoWhileStatement':
-        this.loop(() => {
+        this.loop(node, () => {
           this.statement(node.body);
           this.expression(node.test);
         }, true);
@@ -168,7 +182,9 @@ export class Walk extends Sites {
     return node.type.endsWith('Statement') || node.type.endsWith('Declaration') || node.type === 'TSModuleBlock';
   }
 
-  private loop(body: () => void, atLeastOnce = false): void {
+  private loop(node: Node, body: () => void, atLeastOnce = false): void {
+    // Walked once: a flag the body sets may hold either value when it starts again.
+    this.forgetFlags(node);
     const before = this.state.clone();
     const exits: State[] = [];
     this.loops.push(exits);
@@ -218,7 +234,10 @@ export class Walk extends Sites {
   /** Walks a function declared here. Connections it captures are in an unknown state unless it runs now (a callback argument). */
   nestedFunction(fn: FunctionNode, name: string | undefined, runsNow: boolean, bind?: (walk: Walk) => void, extra: Partial<WalkOptions> = {}): void {
     // A declaration walked already (a call above it walked it): its sites are in the model.
-    if (!runsNow && this.file.walked.has(fn)) return;
+    if (!runsNow && (this.file.walked.has(fn) || this.options.shadow)) {
+      this.forgetFlags(fn);
+      return;
+    }
     this.file.walked.add(fn);
     const hook = this.file.hooks.get(fn);
     const state = this.state.clone();
@@ -233,6 +252,7 @@ export class Walk extends Sites {
       callback: hook ? { configId: hook.configId, role: hook.role } : extra.callback ?? (runsNow ? this.options.callback : undefined),
       paramsOf: runsNow ? this.options.paramsOf ?? this.options.fn : fn,
       callbackOf: extra.callbackOf ?? (runsNow ? this.options.callbackOf : undefined),
+      shadow: this.options.shadow,
     });
     for (const param of fn.params) {
       const value = walk.parameterValue(param);
@@ -258,6 +278,8 @@ export class Walk extends Sites {
         this.file.recordReturn(fn, walk.value(fn.body as Node));
       }
     }
+    // It runs now, or at some later time: a flag of ours it sets may hold either value from here on.
+    this.forgetFlags(fn);
   }
 
   private classBody(node: TSESTree.ClassDeclaration | TSESTree.ClassExpression): void {
@@ -335,11 +357,18 @@ export class Walk extends Sites {
       case 'AssignmentExpression':
         this.expression(node.right);
         if (node.left.type === 'Identifier') {
+          const flag = this.env.flagOf(node.left.name);
+          if (flag) this.state.setFlag(flag, node.operator === '=' ? booleanLiteral(node.right) : undefined);
           this.env.assign(node.left.name, this.value(node.right));
         } else if (node.left.type === 'MemberExpression' && unwrap(node.left.object)?.type === 'ThisExpression') {
           const name = propertyName(node.left);
           if (name && this.options.thisEnv && this.value(node.right)) this.options.thisEnv.set(name, this.value(node.right));
         } else {
+          // `({ open } = state)`: flags it names may hold anything now.
+          for (const id of patternNames(node.left)) {
+            const flag = this.env.flagOf(id.name);
+            if (flag) this.state.setFlag(flag, undefined);
+          }
           this.expression(node.left);
         }
         return;
@@ -392,14 +421,90 @@ export class Walk extends Sites {
         this.argument(arg);
       }
     });
-    this.callbackCall(call);
+    if (!this.options.shadow) this.callbackCall(call);
     let db = false;
     if (query) {
       db = true;
       this.site(query);
     }
     db = this.connectionCall(call) || db;
-    this.afterCall(call, db);
+    // A function of the file handed a connection: what it does to it, walked here (its throws are its own calls').
+    const inlined = !db && this.inline(call);
+    this.afterCall(call, db, !inlined);
+  }
+
+  /**
+   * Walks a function of this file at a call that hands it a connection this
+   * walk follows (`await beginAs(client, role)`, `await rollbackIf(client,
+   * open)`): a BEGIN, COMMIT or release there moves the caller's connection,
+   * and an error there leaves with the connection as it is at that point.
+   * A flag passed to it is the same flag there. Sites are not recorded again.
+   */
+  private inline(call: Call): boolean {
+    const callee = this.value(call.callee);
+    const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
+    // A function the walk does not follow may set a flag it can see.
+    if (callee?.kind === 'function' && !own) this.forgetFlags(callee.node);
+    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : this.value(a)));
+    const handed = args.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
+    // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
+    const member = unwrap(call.callee);
+    const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
+    const fn = own ? callee.node : method;
+    const scope = own ? (callee.env as Env) : this.file.moduleScope;
+    const stack = this.options.inline?.stack ?? [];
+    if (!fn || !scope || !handed || !this.state.reachable || stack.length >= MAX_INLINE_DEPTH || stack.includes(fn) || !fn.body) {
+      if (fn) this.forgetFlags(fn);
+      return false;
+    }
+    const returns: State[] = [];
+    const walk = new Walk(this.file, new Env(scope), this.state, {
+      ...this.options,
+      fn,
+      paramsOf: fn,
+      callbackOf: undefined,
+      shadow: true,
+      inline: { returns, tryBase: this.tries.length, stack: [...stack, fn] },
+    });
+    walk.tries = [...this.tries];
+    fn.params.forEach((param, i) => {
+      const arg = args[i];
+      const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
+      walk.bindPattern(pattern, arg?.kind === 'conn' ? arg : walk.parameterValue(param));
+      const given = unwrap(call.arguments[i] as Node | undefined);
+      const flag = given?.type === 'Identifier' ? this.env.flagOf(given.name) : undefined;
+      if (flag && pattern.type === 'Identifier') walk.env.flags.set(pattern.name, flag);
+    });
+    if (fn.body.type === 'BlockStatement') walk.statements(fn.body.body);
+    else walk.expression(fn.body as Node);
+    this.state = State.merge([walk.state, ...returns]);
+    return true;
+  }
+
+  /** `const client = await pool.connect()` on a receiver the walk cannot resolve: a driver may read it by its shape. */
+  private unresolvedCheckout(id: Node, init: Node): Value | undefined {
+    const call = unwrap(init);
+    const method = call?.type === 'CallExpression' ? methodOf(call) : undefined;
+    if (id.type !== 'Identifier' || call?.type !== 'CallExpression' || !method || this.value(method.object) !== undefined || !this.state.reachable) return undefined;
+    const scope = this.options.fn?.body ?? this.file.program;
+    const released = releasesName(scope as Node, id.name);
+    for (const driver of this.file.drivers.models) {
+      const made = driver.unresolvedCheckout?.(method.name, call, released, this);
+      if (made) {
+        this.file.made.set(call, made);
+        return made;
+      }
+    }
+    return undefined;
+  }
+
+  /** Flags a piece of code may assign: their values are unknown after it runs. */
+  private forgetFlags(node: Node): void {
+    if (!this.env.hasFlags()) return;
+    for (const name of assignedNames(node)) {
+      const key = this.env.flagOf(name);
+      if (key) this.state.setFlag(key, undefined);
+    }
   }
 
   /** A call of the walked function's own parameter with a connection or transaction handle: where its callers' callback runs. */
@@ -420,14 +525,14 @@ export class Walk extends Sites {
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
-  private afterCall(call: Call | TSESTree.NewExpression, db: boolean): void {
-    if (!db && call.type === 'CallExpression') {
+  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true): void {
+    if (!db && call.type === 'CallExpression' && !this.options.shadow) {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
       if (!onDb && this.isWork(call)) this.markWork();
       this.sideEffect(call);
     }
-    this.throwPoint();
+    if (throws) this.throwPoint();
   }
 
   private isDbValue(v: Value | undefined): boolean {
@@ -477,7 +582,9 @@ export class Walk extends Sites {
 
   protected throwPoint(): void {
     const frame = this.tries[this.tries.length - 1];
-    if (frame && this.state.reachable) frame.throws.push(this.state.clone());
+    const state = this.throwState ?? this.state;
+    this.throwState = undefined;
+    if (frame && this.state.reachable) frame.throws.push(state.clone());
   }
 
   // ---- transactions by callback ----------------------------------------------------
