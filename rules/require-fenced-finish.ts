@@ -1,6 +1,6 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type Ref } from '../src/model/queue.ts';
+import { formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
 import { fenceOf, reclaimerOf, type Reclaimer } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
@@ -14,6 +14,8 @@ export default defineRule<Options, QueueFacts>({
   id: 'require-fenced-finish',
   description: 'Require the finish of a leased job to compare the claimed attempt or lock token',
   messages: {
+    unfencedBesideFence:
+      "This {{kind}} of '{{table}}' matches the job by {{by}} only{{notFence}}, while the {{fencedKind}} at {{fencedAt}} compares `{{fence}}`, a value the claim at {{claimAt}} wrote: the project expects a run to outlive its lease (expired leases are taken back), and this late {{kind}} of the first run overwrites the second run's result. Compare `{{fence}}` here too and treat 0 updated rows as a lost lease.",
     unfenced:
       "This {{kind}} of '{{table}}' matches the job by {{by}} only{{notFence}}, and {{takenBack}}: a run that outlives its lease is claimed by a second worker, and this late {{kind}} of the first run overwrites the second run's result. Compare a value the claim wrote and returned (`and {{counter}} = $n`, `and locked_by = $worker`) and treat 0 updated rows as a lost lease.",
   },
@@ -52,15 +54,25 @@ export default defineRule<Options, QueueFacts>({
           const reclaimer = reclaimerOf(table, claim);
           if (!reclaimer) continue;
           const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
-          if (lease === undefined || lease >= long) continue; // a lease set by code, or longer than any job
-          if (options.maxJobSeconds !== undefined && options.maxJobSeconds < lease) continue; // the job's own timeout ends it first
           const others = finish.compared.filter((c) => !ID_COLUMN.test(c));
           const notFence = others.length ? ` (${others.map((c) => `\`${c}\``).join(', ')} ${others.length === 1 ? 'is' : 'are'} not written by the claim: the same for every run)` : '';
+          const data = { kind: finish.kind, table: table.table, by: finish.by, notFence, counter };
+          if (lease === undefined) {
+            // A lease whose length the code decides: unknown, unless the project itself fences another write of
+            // the same job. Then it expects runs to outlive their lease, and this write is the one that lacks it.
+            const fenced = options.maxJobSeconds === undefined ? fencedSibling(table, finish) : undefined;
+            if (!fenced) continue;
+            const fencedAt = place(fenced.file, fenced.at, file);
+            out.push({ file, at: finish.whereAt, messageId: 'unfencedBesideFence', data: { ...data, claimAt: place(claim.file, claim.fact.at, file), fencedAt, fence: fenced.fence, fencedKind: fenced.kind } });
+            break;
+          }
+          if (lease >= long) continue; // longer than any job
+          if (options.maxJobSeconds !== undefined && options.maxJobSeconds < lease) continue; // the job's own timeout ends it first
           out.push({
             file,
             at: finish.whereAt,
             messageId: 'unfenced',
-            data: { kind: finish.kind, table: table.table, by: finish.by, notFence, takenBack: takenBackText(claim.fact.at, claim.file, reclaimer, lease, file, place), counter },
+            data: { ...data, takenBack: takenBackText(claim.fact.at, claim.file, reclaimer, lease, file, place) },
           });
           break;
         }
@@ -71,6 +83,19 @@ export default defineRule<Options, QueueFacts>({
 });
 
 type Place = (file: string, ref: Ref, from: string) => string;
+
+/** Another write of the job (a finish, a fail or a heartbeat of the same table) that compares a value the claim wrote. */
+function fencedSibling(table: TableFacts, finish: FinishFact): { file: string; at: Ref; fence: string; kind: string } | undefined {
+  for (const other of table.finishes) {
+    const fence = other.fact !== finish ? fenceOf(other.fact, table) : undefined;
+    if (fence) return { file: other.file, at: other.fact.whereAt, fence, kind: other.fact.kind };
+  }
+  for (const beat of table.heartbeats) {
+    const fence = fenceOf(beat.fact, table);
+    if (fence) return { file: beat.file, at: beat.fact.whereAt, fence, kind: 'heartbeat' };
+  }
+  return undefined;
+}
 
 function takenBackText(claimAt: Ref, claimFile: string, reclaimer: Reclaimer, lease: number, from: string, place: Place): string {
   const claim = `the claim at ${place(claimFile, claimAt, from)}`;

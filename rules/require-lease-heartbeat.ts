@@ -50,7 +50,7 @@ export default defineRule<Options, QueueFacts>({
       const heartbeats = table.heartbeats.filter((h) => extendsLease(h.fact, table));
       if (reclaimed) {
         for (const { file, fact } of heartbeats) {
-          if (!fenceOf(fact, table)) out.push({ file, at: fact.at, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
+          if (!fenceOf(fact, table)) out.push({ file, at: fact.whereAt, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
         }
       }
       // That no statement extends the lease is only known for the whole project.

@@ -117,6 +117,8 @@ export interface HeartbeatFact {
   schema?: string;
   column: string;
   at: Ref;
+  /** Where the fence belongs: the first comparison of the WHERE. */
+  whereAt: Ref;
   compared: string[];
   by: string;
 }
@@ -304,7 +306,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
         continue;
       }
       if (w.isHeartbeat) {
-        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), compared: w.compared, by: w.by });
+        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: w.compared, by: w.by });
         continue;
       }
       if (w.isFinish) {

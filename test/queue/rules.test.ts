@@ -107,6 +107,21 @@ describe('require-fenced-finish', () => {
     // The workers stop a job before its lease ends.
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + unfenced }, { maxJobSeconds: 1 })), []);
   });
+  test('invalid: a lease the code passes in, where another write of the job is fenced', () => {
+    const fromCode = CLAIM({ lease: '$1::interval' });
+    // The heartbeat compares the claimed attempt: the project expects runs to outlive their lease.
+    const findings = runProject(rule, { 'claim.sql': fromCode, 'worker.sql': HEARTBEAT + unfenced });
+    assert.deepEqual(brief(findings), ['worker.sql:2:39 unfencedBesideFence']);
+    assert.match(findings[0].message, /while the heartbeat at line 1 compares `attempts`, a value the claim at claim\.sql:1 wrote/);
+    // A fenced fail beside an unfenced finish, in one file.
+    const fail = "update jobs set status = 'queued' where id = $1 and attempts = $2;\n";
+    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', fromCode + fail + unfenced)), ['a.sql:5:39 unfencedBesideFence']);
+    // Nothing fenced anywhere, or the workers' own timeout: unknown, quiet.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': fromCode + unfenced })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': fromCode + HEARTBEAT + unfenced }, { maxJobSeconds: 60 })), []);
+    // A compared column the claim does not write is no fence elsewhere either.
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': fromCode + "update jobs set status = 'queued' where id = $1 and owner_id = $2;\n" + unfenced })), []);
+  });
   test('invalid: id only and id and state, at the WHERE', () => {
     const state = "update jobs set status = 'done' where id = $1 and status = 'running';\n";
     const findings = runProject(rule, { 'a.sql': CLAIM() + unfenced + state });
@@ -151,10 +166,10 @@ describe('require-lease-heartbeat', () => {
     assert.match(findings[0].message, /set locked_until = now\(\) \+ interval '2 seconds' where id = \$1 and attempts = \$2/);
     assert.deepEqual(brief(runFileOnly(rule, 'claim.sql', CLAIM())), [], 'absence is a project fact');
   });
-  test('invalid: an unfenced heartbeat, also per file', () => {
+  test('invalid: an unfenced heartbeat, at its WHERE (where the fence goes), also per file', () => {
     const heartbeat = "update jobs set locked_until = now() + interval '2 seconds' where id = $1;\n";
-    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', CLAIM() + heartbeat)), ['a.sql:4:1 unfencedHeartbeat']);
-    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM(), 'b.sql': heartbeat })), ['b.sql:1:1 unfencedHeartbeat']);
+    assert.deepEqual(brief(runFileOnly(rule, 'a.sql', CLAIM() + heartbeat)), ['a.sql:4:67 unfencedHeartbeat']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM(), 'b.sql': heartbeat })), ['b.sql:1:67 unfencedHeartbeat']);
   });
 });
 

@@ -3,11 +3,14 @@
 // pg-promise and in-house wrappers have it too), `x.execute({ sql, params })`
 // (a query config object: Prisma's driver adapters and in-house runtimes
 // over them) and `x.transaction(fn)` (Knex, Drizzle, TypeORM, Sequelize,
-// Neon, Slonik).
+// Neon, Slonik), and the pool API node-postgres' pg-pool gave the others
+// (`const client = await pool.connect()` ... `client.release()`) on a pool
+// the file cannot name (a parameter, an import of a module not scanned).
 import type { Driver } from '../../../model/index.ts';
-import { driverOfValue, type Value } from '../flow/types.ts';
-import { objectProperty } from '../syntax.ts';
-import type { CallbackUse, QueryRow } from './model.ts';
+import { driverOfValue, type Conn, type Value } from '../flow/types.ts';
+import { objectProperty, type Call } from '../syntax.ts';
+import type { CallbackUse, DriverContext, QueryRow } from './model.ts';
+import { releaseOnCheckout } from './pg.ts';
 
 export const queryConvention: QueryRow = {
   methods: new Set(['query']),
@@ -39,4 +42,24 @@ export function callbackDriver(on: Value | undefined, fileDriver: Driver, fallba
 
 export function transactionConvention({ method, on, fileDriver }: { method: string; on: Value | undefined; fileDriver: Driver }): CallbackUse | undefined {
   return method === 'transaction' ? { kind: 'tx', driver: callbackDriver(on, fileDriver, 'unknown') } : undefined;
+}
+
+/**
+ * `await pool.connect()` with no argument, on a receiver of no known driver
+ * (an untyped parameter, `module.pool`, an import of a module the scan does
+ * not hold): the pool API of pg-pool, which node-postgres, Neon and
+ * @vercel/postgres share, and in-house pools copy. What the pool is stays
+ * unknown (its driver, its options, whether it prepares statements), so the
+ * rules that need those facts stay quiet; the checkout lets the walk follow
+ * the client's own BEGIN, COMMIT and ROLLBACK: to its `release()`, and to a
+ * `SET LOCAL` sent before any BEGIN. With a callback (Slonik's
+ * `pool.connect(fn)`) it is not this API.
+ */
+export function checkoutConvention(method: string, call: Call, ctx: DriverContext): Value | undefined {
+  return method === 'connect' && call.arguments.length === 0 ? ctx.checkout('unknown', 'unknown', 'checkout') : undefined;
+}
+
+/** `client.release()` of a client checked out of such a pool: back to the pool as it is, as pg-pool does. */
+export function releaseConvention(conn: Conn, method: string, call: Call, ctx: DriverContext): void {
+  if (conn.driver === 'unknown') releaseOnCheckout(conn, method, call, ctx);
 }

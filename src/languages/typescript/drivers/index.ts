@@ -6,12 +6,13 @@
 // config keys before Prisma's.
 import type { Driver } from '../../../model/index.ts';
 import type { ChainReader } from '../builder-sql.ts';
-import type { PoolHook, TypeMeaning, Value } from '../flow/types.ts';
-import { executeConfigConvention, queryConfigConvention, queryConvention, transactionConvention } from './conventions.ts';
+import type { Conn, PoolHook, TypeMeaning, Value } from '../flow/types.ts';
+import type { Call } from '../syntax.ts';
+import { checkoutConvention, executeConfigConvention, queryConfigConvention, queryConvention, releaseConvention, transactionConvention } from './conventions.ts';
 import { drizzle } from './drizzle.ts';
 import { knex } from './knex.ts';
 import { kysely } from './kysely.ts';
-import type { CallbackInput, CallbackUse, DriverModel, QueryRow } from './model.ts';
+import type { CallbackInput, CallbackUse, DriverContext, DriverModel, QueryRow } from './model.ts';
 import { neon } from './neon.ts';
 import { pg } from './pg.ts';
 import { pgPromise } from './pg-promise.ts';
@@ -97,6 +98,18 @@ export class DriverRegistry {
       if (use) return use;
     }
     return transactionConvention(input);
+  }
+
+  /** `x.m(...)` on a receiver that holds no driver value: the shapes drivers share (a pg-pool checkout). */
+  methodOfUnknown(method: string, call: Call, ctx: DriverContext): Value | undefined {
+    return checkoutConvention(method, call, ctx);
+  }
+
+  /** A method of a flow-tracked connection: its driver module's reading, or the shared one for a connection of no known driver. */
+  connectionMethod(conn: Conn, method: string, call: Call, ctx: DriverContext): void {
+    const model = this.of(conn.driver);
+    if (model) model.connectionMethod?.(conn, method, call, ctx);
+    else releaseConvention(conn, method, call, ctx);
   }
 
   builderOf = (driver: Driver): ChainReader | undefined => this.of(driver)?.builder;

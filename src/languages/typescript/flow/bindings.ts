@@ -198,7 +198,8 @@ export abstract class Bindings implements DriverContext {
     if (n.type === 'CallExpression' && callee.type === 'MemberExpression') {
       const method = propertyName(callee);
       const on = this.value(callee.object);
-      if (!on || method === undefined) return undefined;
+      if (method === undefined) return undefined;
+      if (!on) return this.file.drivers.methodOfUnknown(method, n, this);
       for (const driver of this.file.drivers.modelsFor(driverOfValue(on))) {
         const made = driver.method?.(on, method, n, this);
         if (made) return made;

@@ -654,7 +654,7 @@ export class Walk extends Sites {
     if (!method) return false;
     const on = this.value(method.object);
     if (on?.kind !== 'conn') return this.isDbValue(on);
-    this.file.drivers.of(on.conn.driver)?.connectionMethod?.(on.conn, method.name, call, this);
+    this.file.drivers.connectionMethod(on.conn, method.name, call, this);
     return true;
   }
 }
