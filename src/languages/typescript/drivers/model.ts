@@ -123,12 +123,6 @@ export interface DriverModel {
   member?(object: Value, name: string): Value | undefined;
   /** What a method call on one of its values gives: `pool.connect()`, `sql.reserve()`, `knex.transaction()`. */
   method?(on: Value, method: string, call: Call, ctx: DriverContext): Value | undefined;
-  /**
-   * A method call on a receiver the walk cannot resolve, kept in a name
-   * (`const client = await pool.connect()`), that the driver's API reads by
-   * its shape: `released` says the same scope calls `<name>.release()`.
-   */
-  unresolvedCheckout?(method: string, call: Call, released: boolean, ctx: DriverContext): Value | undefined;
   /** A call or `new` of one of its makers whose `makes` is not 'pool' or 'client'. */
   make?(maker: Extract<Value, { kind: 'maker' }>, node: TSESTree.NewExpression | TSESTree.CallExpression, ctx: DriverContext): Value | undefined;
   /** Its pools are made over another pool (`drizzle(pool)`): they take that pool's config. */

@@ -101,9 +101,6 @@ export const pg: DriverModel = {
     return undefined;
   },
   ...pgApi,
-  // `const client = await pool.connect()` on a pool the walk cannot resolve (made in a package, handed in untyped),
-  // when the scope gives the client back with `client.release()`: pg-pool's checkout, by its shape.
-  unresolvedCheckout: (method, call, released, ctx) => (method === 'connect' && call.arguments.length === 0 && released ? ctx.checkout('pg', 'pooled-client', 'checkout') : undefined),
   events: [
     { methods: ['on', 'once', 'addListener'], event: 'connect', role: 'configure' },
     { methods: ['on', 'once', 'addListener'], event: 'acquire', role: 'checkout' },

@@ -1,8 +1,7 @@
 // Boolean flags the code keeps beside a connection to know whether its
 // transaction is open (`let inTx = false; BEGIN; inTx = true; ... finally {
 // if (inTx) ROLLBACK; release() }`): which names hold one, what a branch on
-// one assumes, which names a piece of code may assign, and which it gives
-// back with release().
+// one assumes, and which names a piece of code may assign.
 import { children, unwrap, type Node } from '../syntax.ts';
 import type { Env } from './env.ts';
 
@@ -53,13 +52,4 @@ export function assignedNames(node: Node, out = new Set<string>()): Set<string> 
   if (node.type === 'UpdateExpression' && node.argument.type === 'Identifier') out.add(node.argument.name);
   for (const child of children(node)) assignedNames(child, out);
   return out;
-}
-
-/** Whether code calls `<name>.release()` anywhere in it. */
-export function releasesName(node: Node, name: string): boolean {
-  if (node.type === 'CallExpression') {
-    const callee = unwrap(node.callee);
-    if (callee?.type === 'MemberExpression' && !callee.computed && callee.property.type === 'Identifier' && callee.property.name === 'release' && unwrap(callee.object)?.type === 'Identifier' && (unwrap(callee.object) as { name: string }).name === name) return true;
-  }
-  return children(node).some((child) => releasesName(child, name));
 }

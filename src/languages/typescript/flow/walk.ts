@@ -10,7 +10,7 @@ import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, 
 import { isRequire, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
-import { assignedNames, booleanLiteral, flagConditions, releasesName } from './flags.ts';
+import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Sites } from './sites.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
@@ -55,7 +55,7 @@ export class Walk extends Sites {
             continue;
           }
           if (d.init) this.expression(d.init);
-          const value = d.init ? this.value(d.init) ?? this.unresolvedCheckout(d.id, d.init) : undefined;
+          const value = d.init ? this.value(d.init) : undefined;
           const fromType = !value && d.id.type === 'Identifier' ? this.parameterValue(d.id) : undefined;
           this.bindPattern(d.id, value ?? fromType);
           const flag = booleanLiteral(d.init);
@@ -479,23 +479,6 @@ export class Walk extends Sites {
     else walk.expression(fn.body as Node);
     this.state = State.merge([walk.state, ...returns]);
     return true;
-  }
-
-  /** `const client = await pool.connect()` on a receiver the walk cannot resolve: a driver may read it by its shape. */
-  private unresolvedCheckout(id: Node, init: Node): Value | undefined {
-    const call = unwrap(init);
-    const method = call?.type === 'CallExpression' ? methodOf(call) : undefined;
-    if (id.type !== 'Identifier' || call?.type !== 'CallExpression' || !method || this.value(method.object) !== undefined || !this.state.reachable) return undefined;
-    const scope = this.options.fn?.body ?? this.file.program;
-    const released = releasesName(scope as Node, id.name);
-    for (const driver of this.file.drivers.models) {
-      const made = driver.unresolvedCheckout?.(method.name, call, released, this);
-      if (made) {
-        this.file.made.set(call, made);
-        return made;
-      }
-    }
-    return undefined;
   }
 
   /** Flags a piece of code may assign: their values are unknown after it runs. */
