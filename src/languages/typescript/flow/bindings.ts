@@ -15,8 +15,12 @@ import { reuseOf } from './pool-facts.ts';
 import type { State } from './state.ts';
 import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
 
+/** The key of `this` itself in a class's thisEnv: no property name has a space. */
+export const THIS = ' this';
+
 export interface WalkOptions {
   name: string | undefined;
+  /** What `this.x` holds in a class's methods; under THIS, what `this` itself is (a class that extends a driver's pool). */
   thisEnv?: Map<string, Value | undefined>;
   callbackTxs?: Tx[];
   outerTries?: TSESTree.TryStatement[];
@@ -155,6 +159,8 @@ export abstract class Bindings implements DriverContext {
     switch (n.type) {
       case 'Identifier':
         return this.lookup(n.name);
+      case 'ThisExpression':
+        return this.options.thisEnv?.get(THIS);
       case 'MemberExpression': {
         const name = propertyName(n);
         if (name === undefined) return undefined;

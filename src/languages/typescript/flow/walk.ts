@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, Scope } from '../../../model/index.ts';
 import { typescriptSideEffect } from '../side-effects.ts';
 import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
-import { isRequire, type TryFrame, type WalkOptions } from './bindings.ts';
+import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
 import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
@@ -286,6 +286,12 @@ export class Walk extends Sites {
     const thisEnv = new Map<string, Value | undefined>();
     const members = node.body.body;
     const ctor = members.find((m): m is TSESTree.MethodDefinition => m.type === 'MethodDefinition' && m.kind === 'constructor');
+    // `class Db extends PrismaClient`: `this` is the pool the class makes (its options are the super(...) call's).
+    const base = node.superClass ? this.value(node.superClass) : undefined;
+    if (base?.kind === 'maker' && base.makes === 'pool') {
+      const entry = this.config(node, base.driver, 'pool', superArguments(ctor));
+      thisEnv.set(THIS, { kind: 'pool', driver: base.driver, configId: entry.config.id });
+    }
     for (const m of members) {
       if (m.type === 'PropertyDefinition' && m.value && !m.computed) {
         const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
@@ -640,4 +646,13 @@ export class Walk extends Sites {
     this.file.drivers.connectionMethod(on.conn, method.name, call, this);
     return true;
   }
+}
+
+/** The arguments of the `super(...)` call of a constructor: the options a subclass gives the pool it is. */
+function superArguments(ctor: TSESTree.MethodDefinition | undefined): readonly TSESTree.CallExpressionArgument[] {
+  for (const statement of ctor?.value.body?.body ?? []) {
+    const call = statement.type === 'ExpressionStatement' ? unwrap(statement.expression) : undefined;
+    if (call?.type === 'CallExpression' && call.callee.type === 'Super') return call.arguments;
+  }
+  return [];
 }
