@@ -12,11 +12,12 @@ import { asyncpg } from './asyncpg.ts';
 import { django } from './django/index.ts';
 import { psycopg } from './psycopg.ts';
 import { psycopg2 } from './psycopg2.ts';
+import { rdsData } from './rds-data.ts';
 import { sqlalchemy } from './sqlalchemy/index.ts';
 import type { AutocommitSetterRow, CheckoutRow, DriverOrm, FileDriver, PythonDriver, SqlFunctionRow, TransactionBlockRow } from '../flow/driver-api.ts';
 
 /** In order of precedence: a file that imports SQLAlchemy talks to it, whatever DBAPI it imports too. */
-export const DRIVERS: readonly PythonDriver[] = [sqlalchemy, asyncpg, django, psycopg, psycopg2];
+export const DRIVERS: readonly PythonDriver[] = [sqlalchemy, asyncpg, django, psycopg, psycopg2, rdsData];
 
 const byName = new Map<Driver, PythonDriver>(DRIVERS.map((d) => [d.name, d]));
 
@@ -137,8 +138,8 @@ export function placeholderStyle(driver: Driver, method: string, host: HostText)
   return byName.get(driver)?.placeholderStyle?.(method, host) ?? 'pyformat';
 }
 
-export function driverBoundValues(driver: Driver, args: Arg[], method: string): BoundValues | undefined {
-  return byName.get(driver)?.boundValues?.(args, method);
+export function driverBoundValues(driver: Driver, args: Arg[], method: string, text: string): BoundValues | undefined {
+  return byName.get(driver)?.boundValues?.(args, method, text);
 }
 
 export function postgresOnly(driver: Driver): boolean {
