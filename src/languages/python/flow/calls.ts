@@ -204,6 +204,7 @@ export abstract class CallWalk extends BindingWalk {
       model: (n) => this.file.models.modelOf(n, this.file),
       instance: (n) => this.instanceOf(n),
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
+      constant: (n) => this.file.models.constantOf(n, this.file),
     };
   }
 
