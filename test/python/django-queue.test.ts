@@ -108,4 +108,45 @@ describe('Django queue reading', () => {
     assert.deepEqual(claim.where, ['id =', 'locked_until =', 'locked_until <', 'status =']);
     assert.deepEqual(finish.where, ['id =', 'locked_until =']);
   });
+
+  test("a custom manager's get_queryset() and queryset methods add their filters, read from the models module", () => {
+    const root = mkdtempSync(join(tmpdir(), 'pgq-django-'));
+    const files: Record<string, string> = {
+      'manage.py': '',
+      'shop/__init__.py': '',
+      'shop/models.py': [
+        'from django.db import models',
+        'from django.utils import timezone',
+        'class TaskQuerySet(models.QuerySet):',
+        '    def ready(self):',
+        '        return self.filter(models.Q(lease_end__isnull=True) | models.Q(lease_end__lt=timezone.now()), state=Task.State.WAITING)',
+        '    def of_shop(self, shop_id):',
+        '        return self.ready().filter(shop_id=shop_id)',
+        'class TaskManager(models.Manager):',
+        '    def get_queryset(self):',
+        '        return super().get_queryset().filter(archived=False)',
+        'class Task(models.Model):',
+        '    class State(models.TextChoices):',
+        '        WAITING = "waiting"',
+        '    state = models.CharField(max_length=16, choices=State.choices)',
+        '    objects = TaskManager.from_queryset(TaskQuerySet)()',
+      ].join('\n') + '\n',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, name)), { recursive: true });
+      writeFileSync(join(root, name), text);
+    }
+    clearProjectCache();
+    clearDjangoCache();
+    const model = pythonFrontEnd.parse(
+      'from django.db import transaction\nfrom shop.models import Task\ndef take(shop_id):\n    with transaction.atomic():\n        return Task.objects.of_shop(shop_id).select_for_update(skip_locked=True).first()\n',
+      join(root, 'shop/worker.py'),
+      {},
+    );
+    const read = model.sites.flatMap((s) => s.analysis.statements.flatMap((st) => st.lockingReads))[0];
+    assert.deepEqual(
+      read.where.map((c) => `${c.column} ${c.op}${c.underOr ? ' (or)' : ''}${c.value.kind === 'literal' ? ` ${String(c.value.value)}` : ''}`),
+      ['archived = false', 'lease_end is null (or) null', 'lease_end < (or)', 'state = waiting', 'shop_id ='],
+    );
+  });
 });

@@ -123,10 +123,12 @@ function classModel(def: Node, name: string, source: ModuleSource): ModelRef | u
   let tablename: string | undefined;
   let dbTable: string | undefined;
   let appLabel: string | undefined;
+  let manager: ModelRef['manager'];
   for (const statement of body ? children(body) : []) {
     if (statement.name === 'AssignStatement') {
       const [target, , value] = children(statement);
       if (target && source.text.slice(target.from, target.to) === '__tablename__') tablename = stringOf(value, source);
+      if (target && value && source.text.slice(target.from, target.to) === 'objects') manager = { source, value };
     } else if (statement.name === 'ClassDefinition') {
       const id = statement.getChild('VariableName');
       if (!id || source.text.slice(id.from, id.to) !== 'Meta') continue;
@@ -142,8 +144,8 @@ function classModel(def: Node, name: string, source: ModuleSource): ModelRef | u
   if (tablename) return { table: tablename, name };
   const django = baseNames.some((b) => /^django\.db\.models\.(base\.)?Model$/.test(b) || /(^|\.)Model$/.test(b)) && source.imports.modules.has('django');
   if (django) {
-    if (dbTable) return { table: dbTable, name };
-    return { table: `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`, name };
+    const table = dbTable ?? `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`;
+    return manager ? { table, name, manager } : { table, name };
   }
   // SQLModel(table=True) and declarative classes without __tablename__: the class name, lower-cased.
   if (baseNames.some((b) => /(^|\.)SQLModel$/.test(b))) return { table: name.toLowerCase(), name };
@@ -155,6 +157,12 @@ function appOf(path: string): string {
   let dir = dirname(path);
   if (basename(dir) === 'models') dir = dirname(dir);
   return basename(dir);
+}
+
+/** The SQL literal of `A.B.C` where class A is defined at the top of `source` (no imports followed). */
+export function moduleConstant(source: ModuleSource, node: Node): string | undefined {
+  const name = dottedName(unwrap(node), source.text);
+  return name ? constantIn(source, name.replace(/\.value$/, '').split('.')) : undefined;
 }
 
 /** `A.B.C`: class A at the top of `source`, its nested class B, its `C = <literal>` (or `C = <literal>, <label>`). */

@@ -7,6 +7,7 @@
 import type { HostParam } from '../../../model/index.ts';
 import { HostTextBuilder } from '../../host-text.ts';
 import { hostParam } from '../flow/params.ts';
+import type { ModuleSource } from '../flow/project.ts';
 import type { HostText } from '../flow/strings.ts';
 import { argsOf, children, dottedName, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
@@ -17,6 +18,8 @@ export interface ModelRef {
   name: string;
   /** Attributes assigned on an instance since it was read (Django: written by save()). */
   assigned?: Map<string, Node>;
+  /** Django: what the model's `objects` is (`JobQuerySet.as_manager()`, `JobManager()`), in the module of the model. */
+  manager?: { source: ModuleSource; value: Node };
 }
 
 export interface OrmContext {

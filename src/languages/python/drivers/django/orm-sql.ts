@@ -2,8 +2,11 @@
 // ending in a locking read (select_for_update), update(), delete(),
 // create(); filter(**lookups) as conditions; `instance.save()` /
 // `instance.delete()` on an instance the code read.
-import { argsOf, children, dottedName, keyword, positional, span, unwrap, type Arg, type Node } from '../../syntax.ts';
-import { emptyHost, flatten, isTrue, listOfStrings, literal, SqlWriter, type BuiltStatement, type ModelRef, type OrmContext } from '../../orm/writer.ts';
+import { argsOf, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../../syntax.ts';
+import { qualifiedName } from '../../flow/imports.ts';
+import type { ModuleSource } from '../../flow/project.ts';
+import { moduleConstant } from '../../orm/models.ts';
+import { emptyHost, flatten, isTrue, listOfStrings, literal, SqlWriter, type BuiltStatement, type ModelRef, type OrmContext, type Step } from '../../orm/writer.ts';
 
 const DJANGO_LOOKUPS: Record<string, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=', exact: '=', iexact: '=' };
 
@@ -28,7 +31,7 @@ function qCondition(node: Node, ctx: OrmContext): Condition | undefined {
     const name = ctx.qualify(callee) ?? dottedName(callee, ctx.text) ?? '';
     if (!/(^|\.)Q$/.test(name)) return undefined;
     const args = argsOf(expr.lastChild, ctx.text);
-    if ( args.length === 0 || args.some((a) => a.star)) return undefined;
+    if (args.length === 0 || args.some((a) => a.star)) return undefined;
     const parts = args.map((a) => (a.name ? ({ kind: 'lookup', name: a.name, value: a.value } as Condition) : qCondition(a.value, ctx)));
     return parts.every((p) => p !== undefined) ? { kind: 'and', parts: parts as Condition[], at: expr } : undefined;
   }
@@ -43,52 +46,73 @@ function qCondition(node: Node, ctx: OrmContext): Condition | undefined {
   return undefined;
 }
 
-/** Django filter(**kwargs) and Q objects as SQL conditions. */
-function djangoConditions(args: Arg[], w: SqlWriter, first: { value: boolean }): void {
-  writeConditions(conditionsOf(args, w.ctx), w, first);
+/**
+ * Where conditions are read from: the file's own code, or a method of the
+ * model's manager in the models module (`at`: the call in this file they are
+ * written onto, their values as literals or unknown placeholders).
+ */
+interface From {
+  ctx: OrmContext;
+  at?: Node;
 }
 
-function writeConditions(conditions: Condition[], w: SqlWriter, first: { value: boolean }): void {
+/** Django filter(**kwargs) and Q objects as SQL conditions. */
+function djangoConditions(args: Arg[], w: SqlWriter, first: { value: boolean }, from: From = { ctx: w.ctx }): void {
+  writeConditions(conditionsOf(args, from.ctx), w, first, from);
+}
+
+function writeConditions(conditions: Condition[], w: SqlWriter, first: { value: boolean }, from: From = { ctx: w.ctx }): void {
   for (const c of conditions) {
-    w.raw(first.value ? ' WHERE ' : ' AND ', c.kind === 'lookup' ? c.value : c.at);
+    w.raw(first.value ? ' WHERE ' : ' AND ', from.at ?? (c.kind === 'lookup' ? c.value : c.at));
     first.value = false;
-    writeCondition(c, w);
+    writeCondition(c, w, from);
   }
 }
 
-function writeCondition(c: Condition, w: SqlWriter): void {
-  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w);
-  w.raw('(', c.at);
+function writeCondition(c: Condition, w: SqlWriter, from: From): void {
+  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w, from);
+  const at = from.at ?? c.at;
+  w.raw('(', at);
   c.parts.forEach((part, k) => {
-    if (k > 0) w.raw(c.kind === 'or' ? ' OR ' : ' AND ', c.at);
-    writeCondition(part, w);
+    if (k > 0) w.raw(c.kind === 'or' ? ' OR ' : ' AND ', at);
+    writeCondition(part, w, from);
   });
-  w.raw(')', c.at);
+  w.raw(')', at);
 }
 
-function writeLookup(name: string, value: Node, w: SqlWriter): void {
+/** A value of the conditions: written where it is in this file; from a manager's module, its literal or an unknown placeholder. */
+function writeValue(value: Node, w: SqlWriter, from: From): void {
+  if (!from.at) return w.value(value, value);
+  const own = new SqlWriter(from.ctx);
+  own.value(value, value);
+  if (own.params.length > 0) return w.placeholder(undefined, from.at);
+  w.raw(own.build({ start: from.at.from, end: from.at.to }).host.text, from.at);
+}
+
+function writeLookup(name: string, value: Node, w: SqlWriter, from: From): void {
   const [field, lookup] = splitLookup(name);
+  const at = from.at ?? value;
   if (lookup === 'in') {
-    const items = literalItems(value, w.ctx);
+    const items = literalItems(value, from.ctx);
     if (items) {
       // status__in=[Job.Status.QUEUED, "failed"]: the states it names.
-      w.raw(`${field} IN (`, value);
+      w.raw(`${field} IN (`, at);
       items.forEach((item, k) => {
-        if (k > 0) w.raw(', ', item);
-        w.value(item, item);
+        if (k > 0) w.raw(', ', from.at ?? item);
+        writeValue(item, w, from);
       });
-      w.raw(')', value);
+      w.raw(')', at);
     } else {
-      w.raw(`${field} = ANY(`, value);
-      w.placeholder(value, value);
-      w.raw(')', value);
+      w.raw(`${field} = ANY(`, at);
+      w.placeholder(from.at ? undefined : value, at);
+      w.raw(')', at);
     }
   } else if (lookup === 'isnull') {
-    const text = w.ctx.text.slice(value.from, value.to);
-    w.raw(`${field} IS ${text === 'False' ? 'NOT ' : ''}NULL`, value);
+    const text = from.ctx.text.slice(value.from, value.to);
+    w.raw(`${field} IS ${text === 'False' ? 'NOT ' : ''}NULL`, at);
   } else {
-    w.raw(`${field} ${DJANGO_LOOKUPS[lookup ?? 'exact'] ?? '='} `, value);
-    w.value(value, value);
+    w.raw(`${field} ${DJANGO_LOOKUPS[lookup ?? 'exact'] ?? '='} `, at);
+    writeValue(value, w, from);
   }
 }
 
@@ -109,6 +133,125 @@ function splitLookup(name: string): [string, string | undefined] {
 }
 
 const FINAL_READS = new Set(['first', 'last', 'get', 'earliest', 'latest']);
+/** QuerySet methods whose meaning the chain reads itself (or that add no condition): never a manager's own method. */
+const QUERYSET_METHODS = new Set([
+  'filter', 'exclude', 'get', 'first', 'last', 'earliest', 'latest', 'update', 'delete', 'create', 'bulk_create', 'select_for_update',
+  'order_by', 'using', 'all', 'only', 'defer', 'values', 'values_list', 'select_related', 'prefetch_related', 'annotate', 'distinct',
+  'count', 'exists', 'iterator', 'none', 'get_or_create', 'update_or_create', 'in_bulk', 'aggregate', 'reverse', 'extra', 'raw',
+]);
+
+/**
+ * The conditions a custom manager or queryset adds: its `get_queryset()`
+ * override, and each of its own methods the chain calls (`Job.objects.
+ * claimable()` where `def claimable(self): return self.filter(...)`), read
+ * from the class in the models module (`objects = JobQuerySet.as_manager()`,
+ * `JobManager()`, `JobManager.from_queryset(JobQuerySet)()`) and written onto
+ * the call of the chain.
+ */
+function managerConditions(model: ModelRef, steps: Step[], w: SqlWriter, first: { value: boolean }): void {
+  const manager = model.manager;
+  if (!manager) return;
+  const { source } = manager;
+  const classes = managerClasses(manager.value, source.text).flatMap((name) => {
+    const def = topClass(source, name);
+    return def ? [def] : [];
+  });
+  if (classes.length === 0) return;
+  const methodOf = (name: string) => classes.map((c) => classMethod(c, name, source.text)).find((d) => d !== undefined);
+  const at = steps[0].node;
+  const write = (def: Node, depth: number) => {
+    const returned = onlyReturn(def);
+    const chain = returned ? flatten(returned, source.text) : undefined;
+    if (!chain || !isSelfOrSuper(chain.root, source.text)) return;
+    const params = new Set(parametersOf(def, source.text));
+    const ctx: OrmContext = {
+      text: source.text,
+      qualify: (n) => qualifiedName(n, source.text, source.imports),
+      valueOf: (n) => source.constants.get(source.text.slice(n.from, n.to)),
+      isParameter: (name) => params.has(name),
+      model: () => undefined,
+      instance: () => undefined,
+      constant: (n) => moduleConstant(source, n),
+    };
+    for (const step of chain.steps) {
+      if (step.method === 'filter') djangoConditions(step.args, w, first, { ctx, at });
+      else if (!QUERYSET_METHODS.has(step.method) && step.method !== 'get_queryset' && depth < 2) {
+        const inner = methodOf(step.method);
+        if (inner) write(inner, depth + 1);
+      }
+    }
+  };
+  const base = methodOf('get_queryset');
+  if (base) write(base, 1);
+  for (const step of steps) {
+    if (QUERYSET_METHODS.has(step.method) || step.method === 'get_queryset') continue;
+    const def = methodOf(step.method);
+    if (def) write(def, 0);
+  }
+}
+
+/** `JobQuerySet.as_manager()`, `JobManager()`, `JobManager.from_queryset(JobQuerySet)()`: the classes named. */
+function managerClasses(value: Node, text: string): string[] {
+  const call = unwrap(value);
+  if (call?.name !== 'CallExpression') return [];
+  const callee = unwrap(call.firstChild);
+  if (callee?.name === 'VariableName') return [text.slice(callee.from, callee.to)];
+  if (callee?.name === 'MemberExpression') {
+    const name = dottedName(callee, text);
+    if (name?.endsWith('.as_manager') && !name.slice(0, -11).includes('.')) return [name.slice(0, -11)];
+  }
+  if (callee?.name === 'CallExpression') {
+    const inner = methodCall(callee, text);
+    const owner = inner ? dottedName(inner.object, text) : undefined;
+    const queryset = inner ? dottedName(unwrap(positional(inner.call.args, 0)), text) : undefined;
+    if (inner?.method === 'from_queryset' && owner && queryset) return [owner, queryset];
+  }
+  return [];
+}
+
+function topClass(source: ModuleSource, name: string): Node | undefined {
+  for (const statement of children(source.tree.topNode)) {
+    const def = statement.name === 'DecoratedStatement' ? statement.getChild('ClassDefinition') : statement;
+    const id = def?.name === 'ClassDefinition' ? def.getChild('VariableName') : null;
+    if (def && id && source.text.slice(id.from, id.to) === name) return def;
+  }
+  return undefined;
+}
+
+function classMethod(def: Node, name: string, text: string): Node | undefined {
+  for (const member of children(def.getChild('Body') ?? def)) {
+    const method = member.name === 'DecoratedStatement' ? member.getChild('FunctionDefinition') : member;
+    const id = method?.name === 'FunctionDefinition' ? method.getChild('VariableName') : null;
+    if (method && id && text.slice(id.from, id.to) === name) return method;
+  }
+  return undefined;
+}
+
+/** The expression of a def's one return statement. */
+function onlyReturn(def: Node): Node | undefined {
+  const returns: Node[] = [];
+  const visit = (node: Node) => {
+    for (const child of children(node)) {
+      if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
+      if (child.name === 'ReturnStatement') returns.push(child);
+      else visit(child);
+    }
+  };
+  visit(def.getChild('Body') ?? def);
+  const value = returns.length === 1 ? children(returns[0]).find((c) => c.name !== 'return') : undefined;
+  return value ? unwrap(value) : undefined;
+}
+
+function isSelfOrSuper(root: Node, text: string): boolean {
+  const expr = unwrap(root);
+  if (expr?.name === 'VariableName') return text.slice(expr.from, expr.to) === 'self';
+  return expr?.name === 'CallExpression' && /^super\(\s*\)$/.test(text.slice(expr.from, expr.to));
+}
+
+function parametersOf(def: Node, text: string): string[] {
+  const list = def.getChild('ParamList');
+  return list ? children(list).filter((c) => c.name === 'VariableName').map((c) => text.slice(c.from, c.to)) : [];
+}
 
 /**
  * An optimistic compare-and-set: `Job.objects.filter(id=job.id,
@@ -229,10 +372,12 @@ export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | u
       w.value(a.value, a.value);
     });
     for (const f of filters) djangoConditions(f.args, w, first);
+    managerConditions(model, steps, w, first);
     compareAndSet(filters.flatMap((f) => f.args), last.args, model.table, node, w, first);
   } else if (last.method === 'delete') {
     w.raw(`DELETE FROM ${model.table}`, last.node);
     for (const f of filters) djangoConditions(f.args, w, first);
+    managerConditions(model, steps, w, first);
   } else if (last.method === 'create' || last.method === 'bulk_create') {
     const fields = last.args.filter((a) => a.name);
     if (last.method === 'bulk_create' || fields.length === 0) return undefined;
@@ -245,6 +390,7 @@ export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | u
   } else if (lock) {
     w.raw(`SELECT * FROM ${model.table}`, lock.node);
     for (const f of filters) djangoConditions(f.args, w, first);
+    managerConditions(model, steps, w, first);
     if (FINAL_READS.has(last.method)) w.raw(' LIMIT 1', last.node);
     const skip = keyword(lock.args, 'skip_locked');
     const nowait = keyword(lock.args, 'nowait');
