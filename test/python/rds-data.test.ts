@@ -96,11 +96,24 @@ describe('boto3 rds-data (the Aurora Data API)', () => {
 });
 
 describe('the registry', () => {
-  test('a file that imports boto3 and no database driver talks to rds-data; a database driver it imports comes first', async () => {
+  test('importing boto3 says nothing of the file\'s database (only its client("rds-data") calls do); a database driver it imports is the file\'s', async () => {
     const { fileDriverOf } = await import('../../src/languages/python/drivers/index.ts');
-    assert.equal(fileDriverOf(new Set(['boto3'])), 'rds-data');
-    assert.equal(fileDriverOf(new Set(['aioboto3'])), 'rds-data');
+    assert.equal(fileDriverOf(new Set(['boto3'])), 'unknown');
+    assert.equal(fileDriverOf(new Set(['aioboto3'])), 'unknown');
     assert.equal(fileDriverOf(new Set(['boto3', 'psycopg'])), 'psycopg');
     assert.equal(fileDriverOf(new Set(['boto3', 'sqlalchemy'])), 'sqlalchemy');
+  });
+
+  test("a file that imports boto3 for another service still reads an asyncpg pool made elsewhere", () => {
+    const model = parse([
+      'import boto3',
+      'from app.db import get_pool',
+      's3 = boto3.client("s3")',
+      'async def job(tenant):',
+      '    async with get_pool().acquire() as conn:',
+      '        await conn.execute("select set_config(\'app.tenant\', $1, false)", tenant)',
+      '        return await conn.fetchval("select count(*) from invoices")',
+    ]);
+    assert.equal(siteWith(model, 'set_config').driver, 'asyncpg');
   });
 });

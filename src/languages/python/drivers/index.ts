@@ -31,7 +31,7 @@ const importsDriver = (driver: PythonDriver, modules: ReadonlySet<string>) => dr
 /** The driver a file talks to, from the modules it imports; 'unknown' when none or several that exclude each other. */
 export function fileDriverOf(modules: ReadonlySet<string>): Driver {
   for (const driver of DRIVERS) {
-    if (!importsDriver(driver, modules)) continue;
+    if (driver.claimsFiles === false || !importsDriver(driver, modules)) continue;
     if (driver.unlessAlso?.some((other) => importsDriver(byName.get(other)!, modules))) continue;
     return driver.name;
   }

@@ -44,6 +44,8 @@ const MAKER: Maker = { kind: 'pool', driver: 'rds-data', name: 'client' };
 export const rdsData: PythonDriver = {
   name: 'rds-data',
   modules: ['boto3', 'aioboto3', 'botocore'],
+  // A file imports boto3 for S3, SQS and the rest as often: its `client("rds-data")` calls say it talks to the Data API.
+  claimsFiles: false,
   // The types boto3-stubs gives the client.
   annotations: {
     'mypy_boto3_rds_data.RDSDataServiceClient': 'pool',

@@ -61,6 +61,8 @@ export interface PythonDriver {
   readonly modules: readonly string[];
   /** ...unless it imports these drivers too (the registry's order settles the rest). */
   readonly unlessAlso?: readonly Driver[];
+  /** False when importing its modules says nothing of the file's database (boto3 serves every AWS service): only its calls do. */
+  readonly claimsFiles?: boolean;
   /** In a file that imports it, a parameter or attribute that runs SQL is such a connection. */
   readonly handedIn?: ConnKind;
   /** What calling one of its session factories gives. */
