@@ -67,9 +67,17 @@ describe('boto3 rds-data (the Aurora Data API)', () => {
     assert.ok(batch.scope.kind === 'transaction' && local.scope.kind === 'transaction' && batch.scope.id !== local.scope.id, 'a second transaction');
   });
 
-  test('a transactionId the file does not see begun (a parameter) is a transaction of unknown scope', () => {
-    const model = parse([...header, 'def run(tx):', '    rds.execute_statement(resourceArn=ARN, secretArn=SECRET, sql="SET LOCAL app.tenant = \'1\'", transactionId=tx)']);
-    assert.equal(siteWith(model, 'SET LOCAL').scope.kind, 'unknown');
+  test('a transactionId the file does not see begun (a parameter), or **options that may hold one: a transaction of unknown scope', () => {
+    const model = parse([
+      ...header,
+      'def run(tx):',
+      '    rds.execute_statement(resourceArn=ARN, secretArn=SECRET, sql="SET LOCAL app.tenant = \'1\'", transactionId=tx)',
+      'def run_with(options):',
+      '    rds.execute_statement(sql="SET LOCAL app.tenant = \'2\'", **options)',
+    ]);
+    assert.equal(siteWith(model, "'1'").scope.kind, 'unknown');
+    const splat = siteWith(model, "'2'");
+    assert.deepEqual([splat.scope.kind, splat.connection.kind], ['unknown', 'unknown']);
   });
 
   test("aioboto3's async with session.client('rds-data'), a client in self, and other services", () => {

@@ -138,6 +138,13 @@ function poolCall(walk: WalkApi, node: Node, pool: PoolBinding, method: string, 
   const sqlKeyword = SQL_KEYWORD[method];
   if (!sqlKeyword) return false;
   const sql = keyword(args, sqlKeyword);
+  if (!txArg && args.some((a) => a.star === '**')) {
+    // `**options` may hold the transactionId: which transaction, and which connection, is not known.
+    const conn = walk.newConn('rds-data', { kind: 'unknown', configId }, 'rds-data', pool.entry, 'unknown');
+    walk.conns.delete(conn);
+    walk.sqlSite(sql, conn, args, method);
+    return true;
+  }
   if (!txArg) {
     // Its own transaction, on any connection of the service's pool.
     const conn = walk.newConn('rds-data', { kind: 'pool', configId }, 'rds-data', pool.entry, true);
