@@ -103,6 +103,19 @@ describe('boto3 rds-data (the Aurora Data API)', () => {
   });
 });
 
+describe('a client handed in', () => {
+  test("a parameter typed with boto3-stubs' RDSDataServiceClient is a client of the service", () => {
+    const model = parse([
+      'from mypy_boto3_rds_data import RDSDataServiceClient',
+      'def job(client: RDSDataServiceClient, tenant):',
+      '    client.execute_statement(resourceArn="a", secretArn="s", sql="select set_config(\'app.tenant\', :t, false)")',
+    ]);
+    const site = siteWith(model, 'set_config');
+    assert.deepEqual([site.driver, site.connection.kind, site.scope.kind], ['rds-data', 'pool', 'autocommit']);
+    assert.deepEqual(model.connections.map((c) => [c.driver, c.autocommit]), [['rds-data', true]]);
+  });
+});
+
 describe('the registry', () => {
   test('importing boto3 says nothing of the file\'s database (only its client("rds-data") calls do); a database driver it imports is the file\'s', async () => {
     const { fileDriverOf } = await import('../../src/languages/python/drivers/index.ts');
