@@ -79,6 +79,17 @@ describe('Django queue reading', () => {
     assert.deepEqual(writes(model).map(show)[0].set, [['status', 'done|failed']]);
   });
 
+  test('Case(When(..., then=Value(...)), default=Value(...)) is the CASE of its states, reading the columns its conditions test', () => {
+    const model = parse([
+      'from django.db.models import Case, Value, When',
+      ...MODEL,
+      'def fail(job_id):',
+      '    Job.objects.filter(id=job_id).update(status=Case(When(attempts__gte=5, then=Value(Job.STATUS_DEAD)), default=Value("queued")))',
+    ]);
+    const status = writes(model)[0].assignments[0];
+    assert.deepEqual(status.value, { kind: 'expression', columns: ['attempts'], functions: [], strings: ['dead', 'queued'] });
+  });
+
   test('Q objects: | and & as OR and AND; a ~Q is left out', () => {
     const model = parse([
       'from django.db.models import Q',

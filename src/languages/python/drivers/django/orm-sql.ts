@@ -406,3 +406,48 @@ export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | u
   const built = w.build(span(node));
   return { ...built, ...(alias ? { using: alias } : {}), ...(returnsInstance ? { returnsInstance } : {}) };
 }
+
+/**
+ * Django's value expressions the writer meets inside an update: `Value("dead")`
+ * as its literal, `Case(When(attempts__gte=5, then=Value("dead")),
+ * default=Value("queued"))` as the CASE it is. false when the node is none.
+ */
+export function djangoValue(w: SqlWriter, node: Node): boolean {
+  const ctx = w.ctx;
+  if (node.name !== 'CallExpression') return false;
+  const name = ctx.qualify(node.firstChild!) ?? '';
+  if (!/^django\.db\.models(\.expressions)?\.(Value|Case)$/.test(name)) return false;
+  const args = argsOf(node.lastChild, ctx.text);
+  if (name.endsWith('.Value')) {
+    const value = positional(args, 0);
+    if (!value) return false;
+    w.value(value, value);
+    return true;
+  }
+  const whens = args.filter((a) => !a.name && !a.star).map((a) => unwrap(a.value));
+  const fallback = keyword(args, 'default');
+  const parts = whens.map((when) => {
+    const call = when?.name === 'CallExpression' && /^django\.db\.models(\.expressions)?\.When$/.test(ctx.qualify(when.firstChild!) ?? '') ? when : undefined;
+    const whenArgs = call ? argsOf(call.lastChild, ctx.text) : [];
+    const then = keyword(whenArgs, 'then');
+    const conditions = conditionsOf(whenArgs.filter((a) => a.name !== 'then'), ctx);
+    return call && then && conditions.length > 0 ? { call, then, conditions } : undefined;
+  });
+  if (parts.length === 0 || parts.some((p) => !p)) return false;
+  w.raw('CASE', node);
+  for (const part of parts as NonNullable<(typeof parts)[number]>[]) {
+    w.raw(' WHEN ', part.call);
+    part.conditions.forEach((c, k) => {
+      if (k > 0) w.raw(' AND ', part.call);
+      writeCondition(c, w, { ctx });
+    });
+    w.raw(' THEN ', part.call);
+    w.value(part.then, part.then);
+  }
+  if (fallback) {
+    w.raw(' ELSE ', fallback);
+    w.value(fallback, fallback);
+  }
+  w.raw(' END', node);
+  return true;
+}
