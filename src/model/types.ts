@@ -58,6 +58,7 @@ export type Driver =
   | 'asyncpg'
   | 'sqlalchemy'
   | 'django'
+  | 'rds-data'
   | 'sql'
   | 'unknown';
 

@@ -12,11 +12,12 @@ import { asyncpg } from './asyncpg.ts';
 import { django } from './django/index.ts';
 import { psycopg } from './psycopg.ts';
 import { psycopg2 } from './psycopg2.ts';
+import { rdsData } from './rds-data.ts';
 import { sqlalchemy } from './sqlalchemy/index.ts';
 import type { AutocommitSetterRow, CheckoutRow, DriverOrm, FileDriver, PythonDriver, SqlFunctionRow, TransactionBlockRow } from '../flow/driver-api.ts';
 
 /** In order of precedence: a file that imports SQLAlchemy talks to it, whatever DBAPI it imports too. */
-export const DRIVERS: readonly PythonDriver[] = [sqlalchemy, asyncpg, django, psycopg, psycopg2];
+export const DRIVERS: readonly PythonDriver[] = [sqlalchemy, asyncpg, django, psycopg, psycopg2, rdsData];
 
 const byName = new Map<Driver, PythonDriver>(DRIVERS.map((d) => [d.name, d]));
 
@@ -30,7 +31,7 @@ const importsDriver = (driver: PythonDriver, modules: ReadonlySet<string>) => dr
 /** The driver a file talks to, from the modules it imports; 'unknown' when none or several that exclude each other. */
 export function fileDriverOf(modules: ReadonlySet<string>): Driver {
   for (const driver of DRIVERS) {
-    if (!importsDriver(driver, modules)) continue;
+    if (driver.claimsFiles === false || !importsDriver(driver, modules)) continue;
     if (driver.unlessAlso?.some((other) => importsDriver(byName.get(other)!, modules))) continue;
     return driver.name;
   }
@@ -137,8 +138,8 @@ export function placeholderStyle(driver: Driver, method: string, host: HostText)
   return byName.get(driver)?.placeholderStyle?.(method, host) ?? 'pyformat';
 }
 
-export function driverBoundValues(driver: Driver, args: Arg[], method: string): BoundValues | undefined {
-  return byName.get(driver)?.boundValues?.(args, method);
+export function driverBoundValues(driver: Driver, args: Arg[], method: string, text: string): BoundValues | undefined {
+  return byName.get(driver)?.boundValues?.(args, method, text);
 }
 
 export function postgresOnly(driver: Driver): boolean {

@@ -79,6 +79,7 @@ export abstract class CallWalk extends BindingWalk {
         this.connectionMethod(node, object.conn, method.method, call.args, object.kind);
         return;
       }
+      if (object?.kind === 'pool' && driverNamed(object.driver)?.poolCall?.(this, node, object, method.method, call.args)) return;
       if (object?.kind === 'pool' && poolRunsSql(object.driver, method.method)) {
         this.poolSite(object, method.method, call.args);
         return;
@@ -203,6 +204,7 @@ export abstract class CallWalk extends BindingWalk {
       model: (n) => this.file.models.modelOf(n, this.file),
       instance: (n) => this.instanceOf(n),
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
+      constant: (n) => this.file.models.constantOf(n, this.file),
     };
   }
 
@@ -319,7 +321,7 @@ export abstract class CallWalk extends BindingWalk {
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */
   private boundValuesOf(args: Arg[], method: string, driver: Driver, host: HostText): BoundValues | undefined {
-    const own = driverBoundValues(driver, args, method);
+    const own = driverBoundValues(driver, args, method, this.text);
     if (own) return own;
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
     const given = positional(args, 1) ?? keyword(args, 'params') ?? keyword(args, 'parameters') ?? keyword(args, 'vars');

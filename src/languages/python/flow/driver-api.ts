@@ -61,6 +61,8 @@ export interface PythonDriver {
   readonly modules: readonly string[];
   /** ...unless it imports these drivers too (the registry's order settles the rest). */
   readonly unlessAlso?: readonly Driver[];
+  /** False when importing its modules says nothing of the file's database (boto3 serves every AWS service): only its calls do. */
+  readonly claimsFiles?: boolean;
   /** In a file that imports it, a parameter or attribute that runs SQL is such a connection. */
   readonly handedIn?: ConnKind;
   /** What calling one of its session factories gives. */
@@ -105,6 +107,8 @@ export interface PythonDriver {
     pool?: ReadonlySet<string>;
     poolAutocommit?: boolean;
   };
+  /** Calls of its own on a pool (a Data API client's execute_statement with or without a transactionId): true when handled. */
+  poolCall?(walk: WalkApi, node: Node, pool: PoolBinding, method: string, args: Arg[]): boolean;
   /** False when its connections run SQL only through cursors (psycopg2, Django). */
   runsSqlOnConnection?(conn: Conn): boolean;
   /** Calls of its own on a connection (SQLAlchemy's execute of builders, session.delete): true when handled, false when not SQL. */
@@ -118,7 +122,7 @@ export interface PythonDriver {
   /** A session's pending instance changes are written at commit, flush, its next query (SQLAlchemy's unit of work). */
   readonly unitOfWork?: boolean;
   placeholderStyle?(method: string, host: HostText): PlaceholderStyle | undefined;
-  boundValues?(args: Arg[], method: string): BoundValues | undefined;
+  boundValues?(args: Arg[], method: string, text: string): BoundValues | undefined;
   /** It speaks PostgreSQL alone: SQL it is given that does not parse is a bug of the code. */
   readonly postgresOnly?: boolean;
   /** API paths that build SQL text (psycopg.sql's composables, SQLAlchemy's text()). */

@@ -33,6 +33,44 @@ export class ModelIndex {
     return found;
   }
 
+  private readonly constants = new Map<string, string | null>();
+
+  /**
+   * A literal constant of a class the code names by attribute: Django's
+   * choices (`Job.Status.RUNNING` where `class Status(models.TextChoices):
+   * RUNNING = "running", "Running"`), a model's `STATUS_DONE = "done"`, a
+   * module's `class JobState: QUEUED = "queued"`, in this file or in the
+   * project module the first name is imported from. Its SQL literal.
+   */
+  constantOf(node: Node, host: ModelHost): string | undefined {
+    const expr = unwrap(node);
+    const name = expr?.name === 'MemberExpression' ? dottedName(expr, host.text) : undefined;
+    if (!name) return undefined;
+    // Status.RUNNING.value: an Enum member's value.
+    if (name.endsWith('.value')) return this.constantOf(expr!.firstChild!, host);
+    const cached = this.constants.get(name);
+    if (cached !== undefined) return cached ?? undefined;
+    const found = this.findConstant(name.split('.'), host);
+    this.constants.set(name, found ?? null);
+    return found;
+  }
+
+  private findConstant(path: string[], host: ModelHost): string | undefined {
+    if (path.length < 2 || path.length > 4) return undefined;
+    const here: ModuleSource = { path: host.model.file, text: host.text, tree: host.tree as ModuleSource['tree'], imports: host.imports, constants: host.constants };
+    const local = constantIn(here, path);
+    if (local !== undefined) return local;
+    const imported = host.imports.fromImports.get(path[0]);
+    if (!imported) return undefined;
+    // `from app.models import Job` then Job.Status.RUNNING; `from app import models` then models.Job.Status.RUNNING.
+    const direct = host.projectModule(imported.module, imported.level);
+    const there = direct ? constantIn(direct, [imported.name, ...path.slice(1)]) : undefined;
+    if (there !== undefined) return there;
+    const module = imported.module ? `${imported.module}.${imported.name}` : imported.name;
+    const submodule = path.length > 2 ? host.projectModule(module, imported.level) : undefined;
+    return submodule ? constantIn(submodule, path.slice(1)) : undefined;
+  }
+
   private find(name: string, host: ModelHost): ModelRef | undefined {
     const [first, second] = name.split('.');
     if (!second) {
@@ -85,10 +123,12 @@ function classModel(def: Node, name: string, source: ModuleSource): ModelRef | u
   let tablename: string | undefined;
   let dbTable: string | undefined;
   let appLabel: string | undefined;
+  let manager: ModelRef['manager'];
   for (const statement of body ? children(body) : []) {
     if (statement.name === 'AssignStatement') {
       const [target, , value] = children(statement);
       if (target && source.text.slice(target.from, target.to) === '__tablename__') tablename = stringOf(value, source);
+      if (target && value && source.text.slice(target.from, target.to) === 'objects') manager = { source, value };
     } else if (statement.name === 'ClassDefinition') {
       const id = statement.getChild('VariableName');
       if (!id || source.text.slice(id.from, id.to) !== 'Meta') continue;
@@ -104,8 +144,8 @@ function classModel(def: Node, name: string, source: ModuleSource): ModelRef | u
   if (tablename) return { table: tablename, name };
   const django = baseNames.some((b) => /^django\.db\.models\.(base\.)?Model$/.test(b) || /(^|\.)Model$/.test(b)) && source.imports.modules.has('django');
   if (django) {
-    if (dbTable) return { table: dbTable, name };
-    return { table: `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`, name };
+    const table = dbTable ?? `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`;
+    return manager ? { table, name, manager } : { table, name };
   }
   // SQLModel(table=True) and declarative classes without __tablename__: the class name, lower-cased.
   if (baseNames.some((b) => /(^|\.)SQLModel$/.test(b))) return { table: name.toLowerCase(), name };
@@ -117,4 +157,50 @@ function appOf(path: string): string {
   let dir = dirname(path);
   if (basename(dir) === 'models') dir = dirname(dir);
   return basename(dir);
+}
+
+/** The SQL literal of `A.B.C` where class A is defined at the top of `source` (no imports followed). */
+export function moduleConstant(source: ModuleSource, node: Node): string | undefined {
+  const name = dottedName(unwrap(node), source.text);
+  return name ? constantIn(source, name.replace(/\.value$/, '').split('.')) : undefined;
+}
+
+/** `A.B.C`: class A at the top of `source`, its nested class B, its `C = <literal>` (or `C = <literal>, <label>`). */
+function constantIn(source: ModuleSource, path: string[]): string | undefined {
+  let statements = children(source.tree.topNode);
+  for (let i = 0; i < path.length - 1; i++) {
+    const cls = statements
+      .map((s) => (s.name === 'DecoratedStatement' ? s.getChild('ClassDefinition') : s))
+      .find((s) => s?.name === 'ClassDefinition' && nameOf(s, source) === path[i]);
+    const body = cls?.getChild('Body');
+    if (!body) return undefined;
+    statements = children(body);
+  }
+  const last = path[path.length - 1];
+  let found: string | undefined;
+  let assignments = 0;
+  for (const statement of statements) {
+    if (statement.name !== 'AssignStatement') continue;
+    const parts = children(statement);
+    if (parts.length < 3 || parts[1].name !== 'AssignOp' || source.text.slice(parts[0].from, parts[0].to) !== last) continue;
+    assignments++;
+    found = sqlLiteral(parts[2], source.text);
+  }
+  return assignments === 1 ? found : undefined;
+}
+
+function nameOf(def: Node, source: ModuleSource): string | undefined {
+  const id = def.getChild('VariableName');
+  return id ? source.text.slice(id.from, id.to) : undefined;
+}
+
+/** A Python string or integer literal as SQL. */
+function sqlLiteral(node: Node, text: string): string | undefined {
+  const expr = unwrap(node);
+  if (!expr) return undefined;
+  const value = text.slice(expr.from, expr.to);
+  if (expr.name === 'Number') return /^-?\d+$/.test(value) ? value : undefined;
+  if (expr.name !== 'String') return undefined;
+  const literal = /^[rRuU]?(['"])((?:(?!\1)[^\\\n])*)\1$/.exec(value);
+  return literal ? `'${literal[2].replace(/'/g, "''")}'` : undefined;
 }

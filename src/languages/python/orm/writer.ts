@@ -7,6 +7,7 @@
 import type { HostParam } from '../../../model/index.ts';
 import { HostTextBuilder } from '../../host-text.ts';
 import { hostParam } from '../flow/params.ts';
+import type { ModuleSource } from '../flow/project.ts';
 import type { HostText } from '../flow/strings.ts';
 import { argsOf, children, dottedName, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
@@ -17,6 +18,8 @@ export interface ModelRef {
   name: string;
   /** Attributes assigned on an instance since it was read (Django: written by save()). */
   assigned?: Map<string, Node>;
+  /** Django: what the model's `objects` is (`JobQuerySet.as_manager()`, `JobManager()`), in the module of the model. */
+  manager?: { source: ModuleSource; value: Node };
 }
 
 export interface OrmContext {
@@ -31,6 +34,8 @@ export interface OrmContext {
   instance(node: Node): ModelRef | undefined;
   /** Writes a subquery the code builds as a value (`select(...).scalar_subquery()`); false when it is none. */
   subquery?(w: SqlWriter, node: Node): boolean;
+  /** The SQL literal of a class constant the expression names (`Job.Status.RUNNING`, Django's choices). */
+  constant?(node: Node): string | undefined;
 }
 
 export interface BuiltStatement {
@@ -133,6 +138,9 @@ export class SqlWriter {
         return this.placeholder(expr, at);
       }
       case 'MemberExpression': {
+        // A class's literal constant (a choices member, STATUS_DONE on the model) before a model's column.
+        const constant = this.ctx.constant?.(expr);
+        if (constant !== undefined) return this.raw(constant, expr);
         const column = columnOf(expr, this.ctx);
         if (column) return this.raw(column, expr);
         return this.placeholder(expr, at);
@@ -145,6 +153,18 @@ export class SqlWriter {
         // candidate = select(...).with_for_update(skip_locked=True).scalar_subquery(); ... jobs.c.id == candidate
         if (value && this.ctx.subquery?.(this, unwrap(value)!)) return;
         return this.placeholder(expr, at);
+      }
+      case 'ConditionalExpression': {
+        // `DONE if ok else FAILED`: the value the condition picks, as the CASE the database would run.
+        const [then, , condition, , otherwise] = children(expr);
+        if (!then || !condition || !otherwise) return this.placeholder(expr, at);
+        this.raw('CASE WHEN ', expr);
+        this.placeholder(condition, condition);
+        this.raw(' THEN ', expr);
+        this.value(then, then, depth + 1);
+        this.raw(' ELSE ', expr);
+        this.value(otherwise, otherwise, depth + 1);
+        return this.raw(' END', expr);
       }
       default:
         return this.placeholder(expr, at);

@@ -8,7 +8,7 @@ import { defName, parameters } from '../../flow/defs.ts';
 import { executed, initialFlow } from '../../flow/scopes.ts';
 import type { FileApi } from '../../flow/types.ts';
 import { isOuterCall } from '../../orm/writer.ts';
-import { djangoStatement } from './orm-sql.ts';
+import { djangoStatement, djangoValue } from './orm-sql.ts';
 import { callParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';
@@ -33,6 +33,8 @@ export const django: PythonDriver = {
       return built?.returnsInstance ? { built, conn: contextOf(walk.file).connectionFor(walk, built.using) } : undefined;
     },
     writesAtSave: true,
+    // Value("dead") and Case(When(...), default=...) inside an update.
+    subquery: djangoValue,
     // Job.objects.filter(...): inner steps of a chain whose last call is written whole.
     chain: (walk, _node, root, _first, outer) =>
       !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(walk.text.slice(root.from, root.to))
