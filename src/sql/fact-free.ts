@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { dollarTagAt, isIdentChar, skipBlockComment, skipQuoted, splitStatements } from './lexer.ts';
+import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -125,6 +125,14 @@ function tokensOf(text: string, start: number, end: number, max = Infinity): Tok
   return tokens;
 }
 
+/** Whether the word at `at` may start a statement that carries no fact (a quick look before the tokens). */
+function mayBeFactFree(text: string, at: number): boolean {
+  let j = at;
+  while (j < text.length && j - at < 12 && isIdentChar(text.charCodeAt(j))) j++;
+  const word = text.slice(at, j).toLowerCase();
+  return word === 'create' || word === 'alter' || FACT_FREE_HEADS.has(word);
+}
+
 const wordAt = (tokens: readonly Token[], n: number): string | undefined => (tokens[n]?.kind === 'word' ? tokens[n].text : undefined);
 
 /** Whether a top-level statement, text[start, end), can carry no fact: no rule reads anything a parse of it would give. */
@@ -227,7 +235,20 @@ export interface FactStatements {
 /** Blanks the statements of `text` that carry no fact, so one parse reads only the others. */
 export function keepFactStatements(text: string, holes: readonly Hole[]): FactStatements {
   const blanked: { start: number; end: number }[] = [];
-  for (const span of splitStatements(text)) if (statementCarriesNoFact(text, span.start, span.end)) blanked.push(span);
+  // Statements end at top-level semicolons (as splitStatements says); most start with a word that settles it.
+  let start = 0;
+  let first = -1;
+  const end = (at: number) => {
+    if (first >= 0 && mayBeFactFree(text, first) && statementCarriesNoFact(text, start, at)) blanked.push({ start, end: at });
+    start = at;
+    first = -1;
+  };
+  forEachCodeChar(text, (i) => {
+    const c = text.charCodeAt(i);
+    if (c === 59 /* ; */) end(i + 1);
+    else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
+  });
+  end(text.length);
   if (blanked.length === 0) return { text, holes: [...holes], skipped: 0 };
   let out = '';
   let last = 0;
