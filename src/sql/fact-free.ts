@@ -176,7 +176,12 @@ function mayCarryFact(tokens: readonly Token[], mode: 'statement' | 'body'): boo
         if (--depth < 0) return true;
       } else if (token.text === ';' && mode === 'statement' && tokens.slice(n + 1).some((t) => t.text !== ';')) {
         return true;
+      } else if (token.text === '{' || token.text === '}' || token.text === '\\') {
+        // Not PostgreSQL as written (a template's {{ ... }}, a placeholder): the parser says what it is.
+        return true;
       }
+    } else if (token.kind === 'quoted' && (token.text.includes('{') || token.text.includes('}'))) {
+      return true; // "{{ .Schema }}": a template's, in quotes
     } else if (token.kind === 'word') {
       if (mode === 'body') {
         if (BODY_STATEMENT_WORDS.has(token.text)) return true;

@@ -107,6 +107,14 @@ describe('statements that carry no fact', () => {
     ]);
   });
 
+  test('a statement that is not PostgreSQL as written (a template) is parsed: the parser and the dialect detection say what it is', () => {
+    assert.equal(statementCarriesNoFact('create index a_idx on {{ .Schema }}.jobs (id);'), false);
+    assert.equal(statementCarriesNoFact('create index a_idx on "{{ index .Options "Namespace" }}".jobs using btree (id);'), false);
+    assert.equal(statementCarriesNoFact('create index a_idx on "app".jobs using btree (id);'), true);
+    const model = sqlFrontEnd.parse('-- a Go template\ncreate index if not exists a_idx on "{{ index .Options "Namespace" }}".jobs using btree (id);\n', 'db/migrations/2_a.up.sql', {});
+    assert.match(model.skipped?.message ?? '', /not PostgreSQL/);
+  });
+
   test('a routine body with no statement, routine call or setting is not parsed; one with any is', () => {
     assert.equal(bodyCarriesNoFact("begin new.updated_at := now(); if new.state = 'update' then return null; end if; return new; end"), true);
     assert.equal(bodyCarriesNoFact('begin perform app_send(new.id); return new; end'), false, 'a call of a routine the project may define');
