@@ -107,6 +107,38 @@ describe('statements that carry no fact', () => {
     ]);
   });
 
+  test('each fact keeps its statement: a setting read in a default or a predicate, RLS, NOT NULL, role settings, nested statements', () => {
+    for (const text of [
+      "alter table t alter column c set default current_setting('app.tenant')::int",
+      "alter table t add column tenant_id int default (pg_catalog.current_setting('app.tenant'))::int",
+      "create index i on t (tenant_id) where tenant_id = current_setting('app.tenant')::int",
+      'alter table only t disable row level security',
+      'alter table t no force row level security',
+      'alter table t alter column c set not null',
+      'alter policy p on t using (true)',
+      "alter role worker set app.tenant = '1'",
+      'create schema s create table t (id int)',
+      'copy (select * from t for update) to stdout',
+      'create index i on t (app.tenant_key(id))',
+      'create index i on t ("tenantKey"(id))',
+      'create materialized view v as select 1',
+      'create rule r as on insert to t do instead nothing',
+      'selec 1',
+    ]) {
+      assert.equal(statementCarriesNoFact(text), false, text);
+    }
+    for (const text of [
+      'create index i on t (pg_catalog.lower(x), lower(y), (coalesce(z, 0)))',
+      'create constraint trigger c after insert on t deferrable for each row execute procedure app.f()',
+      'grant usage on schema s to r',
+      'vacuum (verbose, analyze) t',
+      'alter table t alter column c type numeric(10, 2) using c::numeric(10, 2)',
+      'alter table t add constraint x exclude using gist (room with =)',
+    ]) {
+      assert.equal(statementCarriesNoFact(text), true, text);
+    }
+  });
+
   test('a statement that is not PostgreSQL as written (a template) is parsed: the parser and the dialect detection say what it is', () => {
     assert.equal(statementCarriesNoFact('create index a_idx on {{ .Schema }}.jobs (id);'), false);
     assert.equal(statementCarriesNoFact('create index a_idx on "{{ index .Options "Namespace" }}".jobs using btree (id);'), false);
