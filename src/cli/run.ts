@@ -1,4 +1,5 @@
 // Process entry: wires main() to the real stdout/stderr.
+import './wasm-tier.ts';
 import { main } from './main.ts';
 
 const code = await main(process.argv.slice(2), {

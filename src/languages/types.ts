@@ -13,5 +13,9 @@ export interface FrontEndOptions {
   /** Extra call names (in-house wrappers) that take SQL as their first argument. */
   queryFunctions?: readonly string[];
   /** How .sql files that are not PostgreSQL (templates, other databases' SQL) are treated: the config's "sql" key. */
-  sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
+  sql?: {
+    dialectDetection?: 'warn' | 'quiet' | 'off';
+    /** Parse every statement, also those that can carry no fact (which are otherwise left unparsed): for tests of how a file is read. */
+    parseEvery?: boolean;
+  };
 }

@@ -63,13 +63,22 @@ function saysNothing(facts: unknown): boolean {
 
 /** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
 export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
+  // The per-file check and the collect of the project pass read the same model with the same options: read it once.
+  const readFacts = new WeakMap<FileModel, { options: Options; facts: F }>();
+  const factsOf = (model: FileModel, options: Options): F => {
+    const known = readFacts.get(model);
+    if (known && known.options === options) return known.facts;
+    const facts = read(model, options);
+    readFacts.set(model, { options, facts });
+    return facts;
+  };
   return {
     check({ file, options, report }: RuleContext<Options>): void {
-      const decisions = decide([{ file: file.file, facts: read(file, options) }], { mode: 'file', options, place });
+      const decisions = decide([{ file: file.file, facts: factsOf(file, options) }], { mode: 'file', options, place });
       for (const d of decisions) if (d.file === file.file) report({ messageId: d.messageId, data: d.data, span: d.at.span });
     },
     collect({ file, options }: CollectContext<Options>): F | undefined {
-      const facts = read(file, options);
+      const facts = factsOf(file, options);
       return saysNothing(facts) ? undefined : facts;
     },
     checkProject({ files, options, report }: ProjectContext<Options, F>): void {

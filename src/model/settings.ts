@@ -153,11 +153,16 @@ export function asLevel(value: string | number | boolean | null): boolean | unde
 
 /** Rules build their matchers once per file: compile each list of globs once per process. */
 const compiled = new Map<string, (name: string) => boolean>();
+/** The same, by the list itself (a rule's options, a constant): no key to build for each file. */
+const compiledLists = new WeakMap<readonly string[], (name: string) => boolean>();
 
 function globMatcher(globs: readonly string[]): (name: string) => boolean {
+  const known = compiledLists.get(globs);
+  if (known) return known;
   const lower = globs.map((g) => g.toLowerCase());
   const key = JSON.stringify(lower);
   let test = compiled.get(key);
   if (!test) compiled.set(key, (test = picomatch(lower)));
+  compiledLists.set(globs, test);
   return test;
 }

@@ -1,6 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts } from './extract.ts';
+import { keepFactStatements } from './fact-free.ts';
 import type { Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -16,6 +17,13 @@ export interface AnalyzeOptions {
    * text; each stands for a value or a name (see Hole for known texts and names).
    */
   holes?: readonly Hole[];
+  /**
+   * Parse only the statements that can carry a fact (fact-free.ts), and only
+   * the routine bodies that run one: what the .sql front end reads. A
+   * statement left out is counted in `skipped`; whether it would parse is not
+   * known.
+   */
+  onlyFacts?: boolean;
 }
 
 /** Texts above this size are parsed in batches of statements, not at once. */
@@ -23,11 +31,19 @@ const BATCH_CHARS = 64 * 1024;
 /** After this many statements that do not parse, the analyzer stops. */
 export const MAX_STATEMENT_ERRORS = 500;
 
-export function analyzeSql(text: string, options: AnalyzeOptions = {}): SqlAnalysis {
+export function analyzeSql(source: string, options: AnalyzeOptions = {}): SqlAnalysis {
   const analysis: SqlAnalysis = { statements: [], errors: [] };
   const style = options.placeholders ?? 'dollar';
-  const holes = options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : [];
-  if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false)) return analysis;
+  let text = source;
+  let holes = options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : [];
+  const onlyFacts = options.onlyFacts === true;
+  if (onlyFacts) {
+    const kept = keepFactStatements(source, holes);
+    text = kept.text;
+    holes = kept.holes;
+    analysis.skipped = kept.skipped;
+  }
+  if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts)) return analysis;
 
   // Recovery and batching: statement by statement, grouped while they parse.
   const spans = splitStatements(text);
@@ -35,12 +51,12 @@ export function analyzeSql(text: string, options: AnalyzeOptions = {}): SqlAnaly
   while (i < spans.length) {
     let j = i;
     while (j + 1 < spans.length && spans[j + 1].end - spans[i].start <= BATCH_CHARS) j++;
-    if (j > i && analyzeChunk(text, spans[i].start, spans[j].end, style, holes, analysis, false)) {
+    if (j > i && analyzeChunk(text, spans[i].start, spans[j].end, style, holes, analysis, false, onlyFacts)) {
       i = j + 1;
       continue;
     }
     for (let k = i; k <= j; k++) {
-      analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true);
+      analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true, onlyFacts);
       if (analysis.errors.length >= MAX_STATEMENT_ERRORS) {
         // Text this broken is not SQL (a binary, a wrong extension): each failed statement costs a parse.
         analysis.errors.push({ message: `${MAX_STATEMENT_ERRORS} statements did not parse; the rest of the text was not analysed`, span: { start: spans[k].end, end: text.length } });
@@ -61,6 +77,7 @@ function analyzeChunk(
   allHoles: readonly Hole[],
   out: SqlAnalysis,
   reportErrors: boolean,
+  onlyFacts: boolean,
 ): boolean {
   const chunk = text.slice(start, end);
   const holes = holesIn(allHoles, start, end);
@@ -80,7 +97,7 @@ function analyzeChunk(
     const span = trimSpan(text, { start: at(parsed.location), end: at(stmtEnd) });
     const facts = extractFacts(parsed.stmt, { at, statement: span, wordEnd: wordEndIn(sql) });
     out.statements.push(facts);
-    analyzeRoutine(parsed.stmt, sql, parsed.location, stmtEnd, at, out, span, facts);
+    analyzeRoutine(parsed.stmt, sql, parsed.location, stmtEnd, at, out, span, facts, onlyFacts);
   }
   return true;
 }

@@ -255,9 +255,17 @@ function walk(root: Node, rootType: string, visit: (node: Node, type: string, pa
       for (const item of value) if (item && typeof item === 'object') visitValue(item);
       return;
     }
-    const keys = Object.keys(value);
-    if (keys.length === 1 && /^[A-Z]/.test(keys[0]) && value[keys[0]] && typeof value[keys[0]] === 'object') {
-      const type = keys[0];
+    // A typed node is an object of one key, its type (`{ FuncCall: {...} }`): found without listing the keys.
+    let type: string | undefined;
+    for (const key in value) {
+      if (type !== undefined) {
+        type = undefined;
+        break;
+      }
+      type = key;
+    }
+    const first = type === undefined ? 0 : type.charCodeAt(0);
+    if (type !== undefined && first >= 65 && first <= 90 && value[type] && typeof value[type] === 'object') {
       // SET clauses of CREATE FUNCTION / ALTER ROLE ... SET are not executed now.
       if (type === 'VariableSetStmt') return;
       visitTyped(value[type], type);

@@ -324,4 +324,6 @@ export interface SqlSyntaxError {
 export interface SqlAnalysis {
   statements: StatementFacts[];
   errors: SqlSyntaxError[];
+  /** Statements and routine bodies left unparsed because they can carry no fact (AnalyzeOptions.onlyFacts). */
+  skipped?: number;
 }

@@ -68,8 +68,8 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
   }
   edits.sort((a, b) => a.start - b.start);
   const inEdit = covering(edits);
-  // Native $N parameters can stand in identifier position too: give them a way out.
-  if (text.includes('$')) forEachCodeChar(text, (i) => {
+  // Native $N parameters can stand in identifier position too: give them a way out. (Most texts with `$` have only dollar quotes.)
+  if (/\$\d/.test(text)) forEachCodeChar(text, (i) => {
     if (text.charCodeAt(i) !== 36 || isIdentChar(text.charCodeAt(i - 1))) return;
     let j = i + 1;
     while (j < text.length && text.charCodeAt(j) >= 48 && text.charCodeAt(j) <= 57) j++;

@@ -4,6 +4,7 @@
 // and the SQL that EXECUTE builds at run time.
 import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
 import { extractFacts, nodeType, type Node } from './extract.ts';
+import { bodyCarriesNoFact } from './fact-free.ts';
 import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -46,7 +47,17 @@ interface Place {
   (indexInStatement: number): number;
 }
 
-export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endByte: number, at: (byte: number) => number, out: SqlAnalysis, span: Span, definition: StatementFacts): void {
+export function analyzeRoutine(
+  stmt: Node,
+  sql: string,
+  startByte: number,
+  endByte: number,
+  at: (byte: number) => number,
+  out: SqlAnalysis,
+  span: Span,
+  definition: StatementFacts,
+  onlyFacts = false,
+): void {
   const routine = routineInfo(stmt, span);
   if (!routine) return;
   definition.defines = routine.info;
@@ -60,6 +71,11 @@ export function analyzeRoutine(stmt: Node, sql: string, startByte: number, endBy
     return;
   }
   if (!routine.body || (routine.info.language !== 'plpgsql' && routine.info.language !== 'sql')) return;
+  // A body that runs no statement, call or setting a rule reads (a trigger function stamping updated_at): not parsed.
+  if (onlyFacts && bodyCarriesNoFact(routine.body)) {
+    out.skipped = (out.skipped ?? 0) + 1;
+    return;
+  }
   const bodyOffset = Math.max(0, stmtText.indexOf(routine.body));
   if (routine.info.language === 'sql') {
     // The whole body is the user's SQL (PostgreSQL parses it at CREATE, unless check_function_bodies is off): one that does not parse is reported.

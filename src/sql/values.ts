@@ -74,7 +74,11 @@ const BUILT_INS = new Set([
 ]);
 
 export function isBuiltIn(funcname: readonly Node[]): boolean {
-  const parts = funcname.map((p) => String(p.String?.sval ?? '').toLowerCase());
+  return isBuiltInName(funcname.map((p) => String(p.String?.sval ?? '').toLowerCase()));
+}
+
+/** The same test on the lower-cased parts of a name as written (`pg_catalog.now`). */
+export function isBuiltInName(parts: readonly string[]): boolean {
   // sqlc.arg(name), sqlc.narg(name), sqlc.slice(name) are sqlc's parameters, not calls.
   if (parts.length > 1 && (parts[0] === 'pg_catalog' || parts[0] === 'information_schema' || parts[0] === 'sqlc')) return true;
   return parts.length === 1 && BUILT_INS.has(parts[0]);

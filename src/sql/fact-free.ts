@@ -1,0 +1,271 @@
+// Statements that carry no fact, told from their words before any parse. A
+// migration is mostly DDL no rule reads (CREATE INDEX, ADD CONSTRAINT, GRANT,
+// COMMENT, a trigger function that stamps updated_at), and parsing is the
+// cost of reading it: the .sql front end parses only the statements whose
+// text can carry a fact (extract.ts and routines.ts say which), and leaves
+// the others unparsed.
+//
+// A statement is left out only when it is of a kind extract.ts reads nothing
+// of (its first words say which), and none of its expressions can hold what
+// the walk of extract.ts collects: a call of set_config, current_setting or
+// any routine that is not a built-in (a routine call is a fact), a subquery
+// (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
+// here is parsed. A routine body is left unparsed when it has no statement
+// word and no call a rule reads.
+import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from './lexer.ts';
+import type { Hole } from './placeholders.ts';
+import { isBuiltInName } from './values.ts';
+
+interface Token {
+  kind: 'word' | 'quoted' | 'punct' | 'literal';
+  /** A word lower-cased; a quoted identifier's name; a punctuation character. */
+  text: string;
+}
+
+/** Statements that can carry no fact whatever their words: CREATE, ALTER and the rest are decided by their object. */
+const FACT_FREE_HEADS = new Set([
+  'comment', 'grant', 'revoke', 'drop', 'truncate', 'lock', 'analyze', 'analyse', 'vacuum', 'reindex', 'cluster', 'refresh',
+  'notify', 'listen', 'unlisten', 'security', 'checkpoint', 'load', 'reassign', 'import', 'copy',
+]);
+
+/** CREATE [OR REPLACE] [modifiers] <object>: objects whose statement extract.ts reads nothing of (TABLE, VIEW, RULE, POLICY, FUNCTION ... are read). */
+const FACT_FREE_CREATE = new Set([
+  'index', 'trigger', 'type', 'domain', 'sequence', 'extension', 'schema', 'collation', 'cast', 'aggregate', 'operator', 'role', 'user',
+  'group', 'database', 'tablespace', 'publication', 'subscription', 'server', 'event', 'statistics', 'text', 'conversion', 'language',
+  'access', 'transform',
+]);
+const CREATE_MODIFIERS = new Set(['temp', 'temporary', 'unlogged', 'global', 'local', 'unique', 'constraint', 'trusted', 'procedural', 'default']);
+
+/** ALTER <object>: ALTER ROLE / USER / DATABASE / SYSTEM (settings stored for new sessions) and ALTER POLICY are read. */
+const FACT_FREE_ALTER = new Set([
+  'table', 'index', 'sequence', 'type', 'domain', 'schema', 'extension', 'function', 'procedure', 'routine', 'aggregate', 'view',
+  'materialized', 'trigger', 'publication', 'subscription', 'default', 'event', 'foreign', 'server', 'collation', 'operator', 'text',
+  'statistics', 'large', 'language', 'tablespace', 'conversion',
+]);
+
+/**
+ * Words PostgreSQL never takes as a function's name (its reserved and
+ * column-name keywords): before `(` they are syntax (`in (`, `check (`), a
+ * type's modifier (`varchar(255)`) or a form of their own (`coalesce(`,
+ * `extract(`), never a call of a routine.
+ */
+const NOT_FUNCTION_NAMES = new Set([
+  // reserved
+  'all', 'analyse', 'analyze', 'and', 'any', 'array', 'as', 'asc', 'asymmetric', 'both', 'case', 'cast', 'check', 'collate', 'column',
+  'constraint', 'create', 'current_catalog', 'current_date', 'current_role', 'current_time', 'current_timestamp', 'current_user',
+  'default', 'deferrable', 'desc', 'distinct', 'do', 'else', 'end', 'except', 'false', 'fetch', 'for', 'foreign', 'from', 'grant',
+  'group', 'having', 'in', 'initially', 'intersect', 'into', 'lateral', 'leading', 'limit', 'localtime', 'localtimestamp', 'not',
+  'null', 'offset', 'on', 'only', 'or', 'order', 'placing', 'primary', 'references', 'returning', 'select', 'session_user', 'some',
+  'symmetric', 'system_user', 'table', 'then', 'to', 'trailing', 'true', 'union', 'unique', 'user', 'using', 'variadic', 'when',
+  'where', 'window', 'with',
+  // column-name keywords
+  'between', 'bigint', 'bit', 'boolean', 'char', 'character', 'coalesce', 'dec', 'decimal', 'exists', 'extract', 'float', 'greatest',
+  'grouping', 'inout', 'int', 'integer', 'interval', 'json', 'json_array', 'json_arrayagg', 'json_exists', 'json_object',
+  'json_objectagg', 'json_query', 'json_scalar', 'json_serialize', 'json_table', 'json_value', 'least', 'merge_action', 'national',
+  'nchar', 'none', 'normalize', 'nullif', 'numeric', 'out', 'overlay', 'position', 'precision', 'real', 'row', 'setof', 'smallint',
+  'substring', 'time', 'timestamp', 'treat', 'trim', 'values', 'varchar', 'xmlattributes', 'xmlconcat', 'xmlelement', 'xmlexists',
+  'xmlforest', 'xmlnamespaces', 'xmlparse', 'xmlpi', 'xmlroot', 'xmlserialize', 'xmltable',
+]);
+
+/** PL/pgSQL's own words that stand before `(` in a body: `if (`, `return (`. */
+const PLPGSQL_SYNTAX = new Set(['if', 'elsif', 'elseif', 'while', 'return', 'exit', 'continue', 'raise', 'assert', 'perform', 'foreach']);
+
+/** Words after which a name followed by `(` names an object, not a call: `on jobs (`, `references users (`, `function f(int)`. */
+const NAME_AFTER = new Set(['on', 'only', 'references', 'function', 'procedure', 'routine', 'aggregate', 'exists', 'copy', 'type', 'table']);
+/** Index access methods: `using gin (`. */
+const ACCESS_METHODS = new Set(['btree', 'hash', 'gist', 'spgist', 'gin', 'brin', 'bloom', 'rum', 'hnsw', 'ivfflat']);
+
+/** Statement words in a routine body: the statements a rule reads (a setting, a row write or lock, transaction control, dynamic SQL). */
+const BODY_STATEMENT_WORDS = new Set(['set', 'reset', 'discard', 'deallocate', 'commit', 'rollback', 'call', 'select', 'insert', 'update', 'delete', 'merge', 'execute']);
+
+/** The text's tokens: words, quoted identifiers, literals (strings, dollar-quoted bodies, numbers, $N) and punctuation; comments dropped. */
+function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
+  const tokens: Token[] = [];
+  let i = start;
+  while (i < end && tokens.length < max) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 12) {
+      i++;
+    } else if (c === 39 /* ' */) {
+      const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
+      i = skipQuoted(text, i, 39, escapes);
+      tokens.push({ kind: 'literal', text: "'" });
+    } else if (c === 34 /* " */) {
+      const close = skipQuoted(text, i, 34, false);
+      tokens.push({ kind: 'quoted', text: text.slice(i + 1, close - 1).replace(/""/g, '"') });
+      i = close;
+    } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
+      const newline = text.indexOf('\n', i);
+      i = newline < 0 ? end : newline + 1;
+    } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
+      i = skipBlockComment(text, i);
+    } else if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
+      const tag = dollarTagAt(text, i);
+      if (tag !== undefined) {
+        const close = text.indexOf(tag, i + tag.length);
+        i = close < 0 ? end : close + tag.length;
+      } else {
+        i++;
+        while (i < end && isIdentChar(text.charCodeAt(i))) i++;
+      }
+      tokens.push({ kind: 'literal', text: '$' });
+    } else if ((c >= 48 && c <= 57) || (c === 46 /* . */ && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57)) {
+      i++;
+      while (i < end && (isIdentChar(text.charCodeAt(i)) || text.charCodeAt(i) === 46)) i++;
+      tokens.push({ kind: 'literal', text: '0' });
+    } else if (isIdentChar(c)) {
+      const from = i;
+      while (i < end && isIdentChar(text.charCodeAt(i))) i++;
+      tokens.push({ kind: 'word', text: text.slice(from, i).toLowerCase() });
+    } else {
+      tokens.push({ kind: 'punct', text: text[i] });
+      i++;
+    }
+  }
+  return tokens;
+}
+
+/** Whether the word at `at` may start a statement that carries no fact (a quick look before the tokens). */
+function mayBeFactFree(text: string, at: number): boolean {
+  let j = at;
+  while (j < text.length && j - at < 12 && isIdentChar(text.charCodeAt(j))) j++;
+  const word = text.slice(at, j).toLowerCase();
+  return word === 'create' || word === 'alter' || FACT_FREE_HEADS.has(word);
+}
+
+const wordAt = (tokens: readonly Token[], n: number): string | undefined => (tokens[n]?.kind === 'word' ? tokens[n].text : undefined);
+
+/** Whether a top-level statement, text[start, end), can carry no fact: no rule reads anything a parse of it would give. */
+export function statementCarriesNoFact(text: string, start = 0, end = text.length): boolean {
+  const head = tokensOf(text, start, end, 8);
+  const first = wordAt(head, 0);
+  if (!first) return false;
+  let at = 1;
+  let eligible = FACT_FREE_HEADS.has(first);
+  if (first === 'create') {
+    if (wordAt(head, 1) === 'or' && wordAt(head, 2) === 'replace') at = 3;
+    while (CREATE_MODIFIERS.has(wordAt(head, at) ?? '')) at++;
+    eligible = FACT_FREE_CREATE.has(wordAt(head, at) ?? '');
+  } else if (first === 'alter') {
+    eligible = FACT_FREE_ALTER.has(wordAt(head, 1) ?? '');
+  }
+  if (!eligible) return false;
+  const tokens = tokensOf(text, start, end);
+  // CREATE SCHEMA s CREATE TABLE ...: its elements are statements of their own.
+  if (first === 'create' && wordAt(tokens, at) === 'schema' && tokens.some((t, n) => n > at && t.kind === 'word' && t.text === 'create')) return false;
+  return !mayCarryFact(tokens, 'statement');
+}
+
+/** Whether a routine's body (PL/pgSQL or SQL) runs nothing a rule reads: no statement it would read, no call of a routine, no setting. */
+export function bodyCarriesNoFact(body: string): boolean {
+  return !mayCarryFact(tokensOf(body, 0, body.length), 'body');
+}
+
+function mayCarryFact(tokens: readonly Token[], mode: 'statement' | 'body'): boolean {
+  let depth = 0;
+  for (let n = 0; n < tokens.length; n++) {
+    const token = tokens[n];
+    if (token.kind === 'punct') {
+      if (token.text === '(') {
+        depth++;
+        const next = wordAt(tokens, n + 1);
+        // A subquery: it may lock rows, write them, call anything.
+        if (next === 'select' || next === 'with' || next === 'values' || next === 'table') return true;
+        if (callAt(tokens, n, mode)) return true;
+      } else if (token.text === ')') {
+        if (--depth < 0) return true;
+      } else if (token.text === ';' && mode === 'statement' && tokens.slice(n + 1).some((t) => t.text !== ';')) {
+        return true;
+      } else if (token.text === '{' || token.text === '}' || token.text === '\\') {
+        // Not PostgreSQL as written (a template's {{ ... }}, a placeholder): the parser says what it is.
+        return true;
+      }
+    } else if (token.kind === 'quoted' && (token.text.includes('{') || token.text.includes('}'))) {
+      return true; // "{{ .Schema }}": a template's, in quotes
+    } else if (token.kind === 'word') {
+      if (mode === 'body') {
+        if (BODY_STATEMENT_WORDS.has(token.text)) return true;
+      } else if (token.text === 'security' && wordAt(tokens, n - 1) === 'level') {
+        return true; // ENABLE / FORCE / DISABLE / NO FORCE ROW LEVEL SECURITY
+      } else if (token.text === 'null' && wordAt(tokens, n - 1) === 'not' && wordAt(tokens, n - 2) === 'set') {
+        return true; // ALTER COLUMN ... SET NOT NULL
+      }
+    }
+  }
+  // Parentheses that do not close: the statement is not what it seems (or not whole).
+  return depth !== 0;
+}
+
+/** Whether the `(` at tokens[n] may open a call's arguments that a rule reads: set_config, current_setting, a routine not built in. */
+function callAt(tokens: readonly Token[], n: number, mode: 'statement' | 'body'): boolean {
+  let j = n - 1;
+  const name = tokens[j];
+  if (!name || (name.kind !== 'word' && name.kind !== 'quoted')) return false;
+  if (name.kind === 'word' && (NOT_FUNCTION_NAMES.has(name.text) || (mode === 'body' && PLPGSQL_SYNTAX.has(name.text)))) return false;
+  const parts = [name.text.toLowerCase()];
+  while (tokens[j - 1]?.text === '.' && tokens[j - 1].kind === 'punct' && (tokens[j - 2]?.kind === 'word' || tokens[j - 2]?.kind === 'quoted')) {
+    parts.unshift(tokens[j - 2].text.toLowerCase());
+    j -= 2;
+  }
+  const last = parts[parts.length - 1];
+  if (last === 'set_config' || last === 'current_setting') return true;
+  // A statement does not start with a call: `vacuum (verbose)`, `reindex (verbose)`.
+  if (mode === 'statement' && (j === 0 || objectName(tokens[j - 1], name))) return false;
+  return !isBuiltInName(parts);
+}
+
+/** Whether a name followed by `(` right after `before` names an object or a type (`on jobs (`, `as enum (`), not a call. */
+function objectName(before: Token | undefined, name: Token): boolean {
+  if (!before) return false;
+  const b = before.kind === 'word' ? before.text : undefined;
+  const word = name.kind === 'word' ? name.text : undefined;
+  if (b !== undefined && NAME_AFTER.has(b)) return true;
+  if (b === 'using' && word !== undefined && ACCESS_METHODS.has(word)) return true;
+  if (b === 'as' && (word === 'enum' || word === 'range' || word === 'identity')) return true;
+  if (b === 'by' && (word === 'range' || word === 'list' || word === 'hash')) return true;
+  if ((b === 'primary' || b === 'foreign') && word === 'key') return true;
+  if ((b === 'character' || b === 'char' || b === 'nchar' || b === 'bit') && word === 'varying') return true;
+  return before.kind === 'punct' && before.text === ')' && word === 'include';
+}
+
+export interface FactStatements {
+  /** The text with every statement that carries no fact blanked (newlines kept): offsets stay. */
+  text: string;
+  /** The holes outside the blanked statements. */
+  holes: Hole[];
+  /** How many statements were blanked. */
+  skipped: number;
+}
+
+/** Blanks the statements of `text` that carry no fact, so one parse reads only the others. */
+export function keepFactStatements(text: string, holes: readonly Hole[]): FactStatements {
+  const blanked: { start: number; end: number }[] = [];
+  // Statements end at top-level semicolons (as splitStatements says); most start with a word that settles it.
+  let start = 0;
+  let first = -1;
+  const end = (at: number) => {
+    if (first >= 0 && mayBeFactFree(text, first) && statementCarriesNoFact(text, start, at)) blanked.push({ start, end: at });
+    start = at;
+    first = -1;
+  };
+  forEachCodeChar(text, (i) => {
+    const c = text.charCodeAt(i);
+    if (c === 59 /* ; */) end(i + 1);
+    else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
+  });
+  end(text.length);
+  if (blanked.length === 0) return { text, holes: [...holes], skipped: 0 };
+  let out = '';
+  let last = 0;
+  for (const span of blanked) {
+    out += text.slice(last, span.start) + text.slice(span.start, span.end).replace(/[^\r\n]/g, ' ');
+    last = span.end;
+  }
+  out += text.slice(last);
+  let k = 0;
+  const kept = holes.filter((hole) => {
+    while (k < blanked.length && blanked[k].end <= hole.start) k++;
+    return !(k < blanked.length && hole.start >= blanked[k].start && hole.start < blanked[k].end);
+  });
+  return { text: out, holes: kept, skipped: blanked.length };
+}
