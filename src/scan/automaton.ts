@@ -53,7 +53,7 @@ export function compileMatcher(patterns: readonly { source: string; flags: strin
 }
 
 /** A matcher for "one of them begins at `from`": its DFA states hold one match attempt, so few of them. */
-export function compileAnchoredMatcher(patterns: readonly { source: string; flags: string }[]): { matchesAt(text: string | Uint8Array, from: number): boolean } {
+export function compileAnchoredMatcher(patterns: readonly { source: string; flags: string }[]): Pick<TextMatcher, 'work'> & { matchesAt(text: string | Uint8Array, from: number): boolean } {
   return compile(patterns, true);
 }
 
@@ -404,16 +404,19 @@ class LazyDfa implements TextMatcher {
   /** Anchored matchers only: a match begins at `from`. */
   matchesAt(text: string | Uint8Array, from: number): boolean {
     let state = this.start;
-    for (let i = from, n = text.length; i < n; i++) {
+    let i = from;
+    let matched = false;
+    for (const n = text.length; i < n; i++) {
       const code = typeof text === 'string' ? text.charCodeAt(i) : text[i];
       const symbol = code < 256 ? code : wideSymbol(code);
       let target = this.table[state + symbol];
       if (target === UNKNOWN) target = this.step(state, symbol);
-      if (target === ACCEPT) return true;
-      if (target === DEAD) return false;
+      if (target === ACCEPT) matched = true;
+      if (target < 0) break;
       state = target;
     }
-    return false;
+    this.work.symbols += i - from + 1;
+    return matched;
   }
 
   private testBytes(bytes: Uint8Array, from: number): number {

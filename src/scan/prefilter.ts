@@ -16,7 +16,8 @@
 // (ASCII only, as SQL keywords are).
 import type { ActiveRule } from '../engine/rule-config.ts';
 import type { Language } from '../model/index.ts';
-import { compileAnchoredMatcher, compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
+import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
+import { leadingLiterals, LiteralAnchoredMatcher, splitAlternatives } from './literal-anchor.ts';
 
 /**
  * Languages whose files are SQL through and through (.sql): always parsed, so
@@ -140,137 +141,28 @@ const SPACE = String.raw`(?:\s|\\[nrt])`;
 /**
  * The matcher for a list of triggers: literal text, whitespace runs for spaces, ASCII
  * case-insensitive. Linear in the text: the answer of triggerRegExp() without its backtracking.
+ * Each alternative that begins with literal text is tried only where that text occurs
+ * (literal-anchor.ts); the others, if any, run as one automaton.
  */
 export function triggerPattern(triggers: readonly Trigger[]): TextMatcher {
-  const anchored: string[] = [];
+  const anchored: { source: string; literals: string[] }[] = [];
   const rest: Trigger[] = [];
   for (const trigger of triggers) {
-    if (typeof trigger === 'string') {
-      rest.push(trigger);
-      continue;
-    }
-    for (const alternative of topLevelAlternatives(trigger.source)) {
-      if (anchorLiteral(alternative) !== undefined && WIDE_REPEAT.test(alternative)) anchored.push(alternative);
-      else rest.push(new RegExp(alternative, trigger.flags));
+    const alternatives = typeof trigger === 'string' ? [triggerRegExp([trigger]).source] : splitAlternatives(trigger.source);
+    for (const source of alternatives) {
+      const literals = leadingLiterals(source);
+      if (literals === undefined) rest.push(new RegExp(source, 'i'));
+      else anchored.push({ source, literals });
     }
   }
   if (anchored.length === 0) return singlePattern(triggers);
-  return new AnchoredMatcher(rest.length === 0 ? undefined : singlePattern(rest), anchored);
+  return new LiteralAnchoredMatcher(anchored, rest.length === 0 ? undefined : singlePattern(rest));
 }
 
 /** The triggers as one automaton: the matcher before literal anchoring, kept as the reference its verdicts are tested against. */
 export function singlePattern(triggers: readonly Trigger[]): TextMatcher {
   const regex = triggerRegExp(triggers);
   return compileMatcher([{ source: regex.source, flags: regex.flags }]);
-}
-
-/**
- * A bounded gap such as [^;]{1,160}? makes the one automaton hold up to 160 positions at once: on
- * code that mentions `update` often its state cache keeps flushing (35-75 MB/s instead of ~500).
- */
-const WIDE_REPEAT = /\{\d*,?\d{2,}\}/;
-
-/**
- * The literal every match of a regex alternative begins with (`update`, `\.update`), as regex
- * source, or undefined when it has none of 4 characters or more.
- */
-function anchorLiteral(source: string): { source: string; length: number } | undefined {
-  const m = /^(\\\.)?([A-Za-z0-9_]+)/.exec(source);
-  if (!m) return undefined;
-  let word = m[2];
-  // A quantifier after the word applies to its last character only.
-  if (/^[?*+{]/.test(source.slice(m[0].length))) word = word.slice(0, -1);
-  const length = word.length + (m[1] === undefined ? 0 : 1);
-  if (word.length < 4) return undefined;
-  return { source: (m[1] ?? '') + word, length };
-}
-
-/** The top-level alternatives of a regex source (`a|(?:b|c)` -> `a`, `(?:b|c)`). */
-function topLevelAlternatives(source: string): string[] {
-  const alternatives: string[] = [];
-  let depth = 0;
-  let inClass = false;
-  let start = 0;
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === '\\') i++;
-    else if (inClass) inClass = c !== ']';
-    else if (c === '[') inClass = true;
-    else if (c === '(') depth++;
-    else if (c === ')') depth--;
-    else if (c === '|' && depth === 0) {
-      alternatives.push(source.slice(start, i));
-      start = i + 1;
-    }
-  }
-  alternatives.push(source.slice(start));
-  return alternatives;
-}
-
-/**
- * Anchoring on literals: the alternatives with a wide gap all begin with a literal, so none can match
- * before the first occurrence of one. A small literal-only automaton finds it at full speed, and the
- * gap automaton runs from there on: most files never name the literal, and the rest mostly name it
- * late. The verdict is the one automaton's: the rest of the triggers run as before.
- */
-class AnchoredMatcher implements TextMatcher {
-  private readonly literals: TextMatcher;
-  private readonly gapped: TextMatcher;
-  private readonly longestLiteral: number;
-  private readonly attempts: { matchesAt(text: string | Uint8Array, from: number): boolean };
-  readonly work: { symbols: number; nfaSteps: number; nfaStates: number };
-
-  constructor(
-    private readonly rest: TextMatcher | undefined,
-    anchored: readonly string[],
-  ) {
-    const literals = anchored.map((alternative) => anchorLiteral(alternative)!);
-    this.literals = compileMatcher([{ source: [...new Set(literals.map((l) => l.source))].join('|'), flags: 'i' }]);
-    this.gapped = compileMatcher([{ source: anchored.map((a) => `(?:${a})`).join('|'), flags: 'i' }]);
-    this.attempts = compileAnchoredMatcher([{ source: anchored.map((a) => `(?:${a})`).join('|'), flags: 'i' }]);
-    this.longestLiteral = Math.max(...literals.map((l) => l.length));
-    const parts = [this.literals, this.gapped, ...(rest === undefined ? [] : [rest])];
-    const sum = (key: 'symbols' | 'nfaSteps' | 'nfaStates') => parts.reduce((total, part) => total + part.work[key], 0);
-    this.work = {
-      get symbols() {
-        return sum('symbols');
-      },
-      get nfaSteps() {
-        return sum('nfaSteps');
-      },
-      get nfaStates() {
-        return sum('nfaStates');
-      },
-    };
-  }
-
-  test(text: string | Uint8Array): boolean {
-    if (this.rest?.test(text) === true) return true;
-    // Each literal occurrence is found by the first end at or after its own: an attempt at each start
-    // that ends there covers it, and the search goes on after that end.
-    let searched = 0;
-    while (searched < text.length) {
-      const end = this.literals.firstMatchEnd(text, searched);
-      if (end < 0) return false;
-      for (let start = Math.max(0, end + 1 - this.longestLiteral); start <= end; start++) if (this.attempts.matchesAt(text, start)) return true;
-      searched = end + 1;
-    }
-    return false;
-  }
-
-  firstMatchEnd(text: string | Uint8Array): number {
-    const restEnd = this.rest === undefined ? -1 : this.rest.firstMatchEnd(text);
-    const literalEnd = this.literals.firstMatchEnd(text);
-    if (literalEnd < 0) return restEnd;
-    // Every literal occurrence ends at or after literalEnd, so none starts before `from`.
-    const from = Math.max(0, literalEnd + 1 - this.longestLiteral);
-    if (restEnd >= 0 && restEnd < literalEnd) return restEnd;
-    const tail = typeof text === 'string' ? text.slice(from) : text.subarray(from);
-    const gappedEnd = this.gapped.firstMatchEnd(tail);
-    const end = gappedEnd < 0 ? -1 : gappedEnd + from;
-    if (end < 0) return restEnd;
-    return restEnd < 0 ? end : Math.min(end, restEnd);
-  }
 }
 
 /** The triggers as one case-insensitive regex: the reference for what triggerPattern() matches. */
