@@ -101,7 +101,11 @@ export abstract class CallWalk extends BindingWalk {
           : sqlFunction.ownTransaction
             ? this.newConn(this.file.driverOfFile, { kind: 'dedicated' }, 'connect', undefined, false)
             : undefined;
-      this.sqlSite(positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), conn);
+      const sqlArgs = [positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), ...(sqlFunction.moreSqlKeywords ?? []).map((k) => keyword(call.args, k))];
+      for (const sql of sqlArgs) {
+        if (!sql) continue;
+        for (const one of sqlFunction.sqlLists ? statementItems(sql) : [sql]) this.sqlSite(one, conn);
+      }
       if (conn) executed(conn, span(node));
       return;
     }
@@ -383,4 +387,13 @@ export abstract class CallWalk extends BindingWalk {
     else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
     this.file.model.sideEffects.push({ span: span(node), callee, scope });
   }
+}
+
+/** The statements of a list or tuple of SQL (each a string or a (sql, params) pair); the node itself when it is not one. */
+function statementItems(node: Node): Node[] {
+  const expr = unwrap(node);
+  if (!expr || (expr.name !== 'ArrayExpression' && expr.name !== 'TupleExpression')) return [node];
+  return children(expr)
+    .filter((c) => !['[', ']', '(', ')', ','].includes(c.name))
+    .map((item) => (item.name === 'TupleExpression' || item.name === 'ParenthesizedExpression' ? (children(item).find((c) => !['(', ')', ','].includes(c.name)) ?? item) : item));
 }
