@@ -338,10 +338,38 @@ export abstract class CallWalk extends BindingWalk {
   hostParam(node: Node | undefined): HostParam {
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
     const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
-    // A constant imported from a project module (`from app.settings import LEASE_MINUTES`).
     const expr = unwrap(node);
-    if (param.kind !== 'unknown' || expr?.name !== 'VariableName' || valueOf(expr)) return param;
-    return this.file.importedLiteral(this.text.slice(expr.from, expr.to)) ?? param;
+    // A parameter with a literal default (`def claim(minutes=LEASE_MINUTES)`): the callers may pass another, so it stays
+    // theirs, with the default beside it.
+    if (param.kind === 'caller-parameter') {
+      const given = this.paramDefaults.get(param.name);
+      const fallback = given ? this.literalOf(given) : undefined;
+      return fallback ? { ...param, default: fallback.value } : param;
+    }
+    if (param.kind !== 'unknown' || !expr) return param;
+    return this.literalOf(expr) ?? param;
+  }
+
+  /**
+   * A literal a name or member stands for beyond the function: a constant imported from a project module
+   * (`from app.settings import LEASE_MINUTES`), a class attribute (`self.LEASE_MINUTES`, `Worker.LEASE_MINUTES`).
+   */
+  private literalOf(node: Node): (HostParam & { kind: 'literal' }) | undefined {
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    const direct = hostParam(expr, this.text, () => false, valueOf);
+    if (direct.kind === 'literal') return direct;
+    if (expr.name === 'VariableName' && !valueOf(expr)) {
+      const imported = this.file.importedLiteral(this.text.slice(expr.from, expr.to));
+      return imported?.kind === 'literal' ? imported : undefined;
+    }
+    if (expr.name === 'MemberExpression') {
+      const value = this.file.memberValue(expr);
+      const member = value ? hostParam(value, this.text, () => false, valueOf) : undefined;
+      return member?.kind === 'literal' ? member : undefined;
+    }
+    return undefined;
   }
 
   private isQueryFunction(callee: Node): boolean {

@@ -40,6 +40,8 @@ export interface EngineFile extends FileApi {
   localValue(node: Node): Node | undefined;
   /** The literal a project module binds a name this file imports (`from app.settings import LEASE_MINUTES`). */
   importedLiteral(name: string): HostParam | undefined;
+  /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
+  memberValue(node: Node): Node | undefined;
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;

@@ -513,6 +513,11 @@ class PythonFile implements EngineFile {
 
   private readonly members = new SqlMembers(this);
 
+  /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
+  memberValue(node: Node): Node | undefined {
+    return this.members.member(node);
+  }
+
   /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
   private importedText(name: string): HostText | undefined {
     const from = this.imports.fromImports.get(name);
