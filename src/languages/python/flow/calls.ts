@@ -27,7 +27,7 @@ import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { pythonSideEffect, sideEffectWithin } from './side-effects.ts';
+import { foreignCallee, pythonSideEffect, sideEffectWithin } from './side-effects.ts';
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
@@ -117,7 +117,12 @@ export abstract class CallWalk extends BindingWalk {
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
-    const within = sideEffectWithin(node, { text: this.text, qualify: (n) => this.file.qualify(n), resolveDef: (e, at) => this.file.resolveDef(e, at) });
+    const within = sideEffectWithin(node, {
+      text: this.text,
+      qualify: (n) => this.file.qualify(n),
+      resolveDef: (e, at) => this.file.resolveDef(e, at),
+      foreign: (e) => foreignCallee(e, this.text, this.file.imports, this.file.model.file, (m, level, from) => this.file.projectModule(m, level, from)),
+    });
     if (within) this.recordSideEffect(node, within);
   }
 
