@@ -120,7 +120,7 @@ export abstract class CallWalk extends BindingWalk {
     const within = sideEffectWithin(node, {
       text: this.text,
       qualify: (n) => this.file.qualify(n),
-      resolveDef: (e, at) => this.file.resolveDef(e, at),
+      resolveDef: (e, at) => this.file.resolveDef(e, at) ?? this.file.memberMethod(e, at),
       foreign: (e) => foreignCallee(e, this.text, this.file.imports, this.file.model.file, (m, level, from) => this.file.projectModule(m, level, from)),
     });
     if (within) this.recordSideEffect(node, within);

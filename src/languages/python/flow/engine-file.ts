@@ -42,6 +42,8 @@ export interface EngineFile extends FileApi {
   importedLiteral(name: string): HostParam | undefined;
   /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
   memberValue(node: Node): Node | undefined;
+  /** The method of a class of this file that a call on one of its instances names (`self.notifier.send`). */
+  memberMethod(callee: Node, at: Node): Node | undefined;
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;

@@ -518,6 +518,11 @@ class PythonFile implements EngineFile {
     return this.members.member(node);
   }
 
+  /** The method of a class of this file that a call on one of its instances names (`self.notifier.send`). */
+  memberMethod(callee: Node, at: Node): Node | undefined {
+    return this.members.methodOf(callee, at);
+  }
+
   /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
   private importedText(name: string): HostText | undefined {
     const from = this.imports.fromImports.get(name);
