@@ -366,8 +366,14 @@ export abstract class CallWalk extends BindingWalk {
     const direct = hostParam(expr, this.text, () => false, valueOf);
     if (direct.kind === 'literal') return direct;
     if (expr.name === 'VariableName' && !valueOf(expr)) {
-      const imported = this.file.importedLiteral(this.text.slice(expr.from, expr.to));
-      return imported?.kind === 'literal' ? imported : undefined;
+      const name = this.text.slice(expr.from, expr.to);
+      const imported = this.file.importedLiteral(name);
+      if (imported?.kind === 'literal') return imported;
+      // A default value in a method's parameters is evaluated in the class body: its names are the class's.
+      const inParams = expr.parent?.name === 'ParamList';
+      const inClass = inParams ? this.file.classConstant(name, expr) : undefined;
+      const literal = inClass ? hostParam(inClass, this.text, () => false, valueOf) : undefined;
+      return literal?.kind === 'literal' ? literal : undefined;
     }
     if (expr.name === 'MemberExpression') {
       const value = this.file.memberValue(expr);

@@ -533,6 +533,11 @@ class PythonFile implements EngineFile {
     return this.members.methodOf(callee, at);
   }
 
+  /** A name of the class body that a method's default value names (`minutes=LEASE_MINUTES` in the class). */
+  classConstant(name: string, at: Node): Node | undefined {
+    return this.members.classConstant(name, at);
+  }
+
   /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
   private importedText(name: string): HostText | undefined {
     const from = this.imports.fromImports.get(name);

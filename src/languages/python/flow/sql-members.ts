@@ -71,6 +71,12 @@ export class SqlMembers {
     return className && property?.name === 'PropertyName' ? this.file.classMethods.get(className)?.get(this.file.text.slice(property.from, property.to)) : undefined;
   }
 
+  /** A name of the class body seen from a method's default value (`def claim(self, minutes=LEASE_MINUTES)`). */
+  classConstant(name: string, at: Node): Node | undefined {
+    const className = this.file.enclosingClass(at);
+    return className ? this.attrs(className).get(name) : undefined;
+  }
+
   /** The class of this file whose instance (or the class itself) an expression is. */
   private classOf(receiver: Node, at: Node, depth = 0): string | undefined {
     const expr = unwrap(receiver);
