@@ -15,7 +15,9 @@ export function bindOf(site: SqlSite, statement: StatementFacts): BindParam | un
   if (!params || statement.routine) return undefined;
   return (n) => {
     const param = params[n - 1];
-    return param?.kind === 'literal' ? param.value : undefined;
+    if (param?.kind === 'literal') return param.value;
+    // A length the function's callers may pass, with a literal default (`def claim(minutes=LEASE_MINUTES)`): the default.
+    return param?.kind === 'caller-parameter' && typeof param.default === 'number' ? param.default : undefined;
   };
 }
 

@@ -72,7 +72,8 @@ export type Driver =
  */
 export type HostParam =
   | { kind: 'literal'; value: string | number | boolean | null }
-  | { kind: 'caller-parameter'; name: string }
+  /** A parameter of the enclosing function; `default` is its literal default value, when it has one (`minutes=LEASE_MINUTES`). */
+  | { kind: 'caller-parameter'; name: string; default?: string | number | boolean | null }
   | { kind: 'named'; name: string }
   | { kind: 'unknown' };
 

@@ -33,6 +33,8 @@ export abstract class BindingWalk implements WalkApi {
   /** What turned statement preparing off in this (callback) walk, if something did. */
   preparedOff?: string;
   protected readonly params = new Set<string>();
+  /** The default values of the walked def's parameters. */
+  protected readonly paramDefaults = new Map<string, Node>();
   protected readonly contexts: Conn[] = [];
   protected readonly tries: number[];
   protected handler: number | undefined;
@@ -63,7 +65,10 @@ export abstract class BindingWalk implements WalkApi {
   /** Binds the def's parameters: from the call's arguments, the callback connection, or annotations. */
   bindParameters(def: Node, args: Arg[], isMethodCall: boolean, callbackConn?: Conn, callerBindings?: (node: Node) => Binding | undefined, connParam = 0): void {
     const params = parameters(def, this.text);
-    for (const p of params) this.params.add(p.name);
+    for (const p of params) {
+      this.params.add(p.name);
+      if (p.default) this.paramDefaults.set(p.name, p.default);
+    }
     const isMethod = this.file.classOfDef.has(def.from);
     let positionalParams = params.filter((p) => p.kind === 'normal');
     if (isMethod && (isMethodCall || callbackConn) && positionalParams[0] && (positionalParams[0].name === 'self' || positionalParams[0].name === 'cls')) {

@@ -27,7 +27,7 @@ import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { pythonSideEffect, sideEffectWithin } from './side-effects.ts';
+import { foreignCallee, pythonSideEffect, sideEffectWithin } from './side-effects.ts';
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
@@ -101,7 +101,11 @@ export abstract class CallWalk extends BindingWalk {
           : sqlFunction.ownTransaction
             ? this.newConn(this.file.driverOfFile, { kind: 'dedicated' }, 'connect', undefined, false)
             : undefined;
-      this.sqlSite(positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), conn);
+      const sqlArgs = [positional(call.args, sqlFunction.sqlArg) ?? keyword(call.args, sqlFunction.sqlKeyword), ...(sqlFunction.moreSqlKeywords ?? []).map((k) => keyword(call.args, k))];
+      for (const sql of sqlArgs) {
+        if (!sql) continue;
+        for (const one of sqlFunction.sqlLists ? statementItems(sql) : [sql]) this.sqlSite(one, conn);
+      }
       if (conn) executed(conn, span(node));
       return;
     }
@@ -113,7 +117,12 @@ export abstract class CallWalk extends BindingWalk {
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
-    const within = sideEffectWithin(node, { text: this.text, qualify: (n) => this.file.qualify(n), resolveDef: (e, at) => this.file.resolveDef(e, at) });
+    const within = sideEffectWithin(node, {
+      text: this.text,
+      qualify: (n) => this.file.qualify(n),
+      resolveDef: (e, at) => this.file.resolveDef(e, at) ?? this.file.memberMethod(e, at),
+      foreign: (e) => foreignCallee(e, this.text, this.file.imports, this.file.model.file, (m, level, from) => this.file.projectModule(m, level, from)),
+    });
     if (within) this.recordSideEffect(node, within);
   }
 
@@ -334,10 +343,44 @@ export abstract class CallWalk extends BindingWalk {
   hostParam(node: Node | undefined): HostParam {
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
     const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
-    // A constant imported from a project module (`from app.settings import LEASE_MINUTES`).
     const expr = unwrap(node);
-    if (param.kind !== 'unknown' || expr?.name !== 'VariableName' || valueOf(expr)) return param;
-    return this.file.importedLiteral(this.text.slice(expr.from, expr.to)) ?? param;
+    // A parameter with a literal default (`def claim(minutes=LEASE_MINUTES)`): the callers may pass another, so it stays
+    // theirs, with the default beside it.
+    if (param.kind === 'caller-parameter') {
+      const given = this.paramDefaults.get(param.name);
+      const fallback = given ? this.literalOf(given) : undefined;
+      return fallback ? { ...param, default: fallback.value } : param;
+    }
+    if (param.kind !== 'unknown' || !expr) return param;
+    return this.literalOf(expr) ?? param;
+  }
+
+  /**
+   * A literal a name or member stands for beyond the function: a constant imported from a project module
+   * (`from app.settings import LEASE_MINUTES`), a class attribute (`self.LEASE_MINUTES`, `Worker.LEASE_MINUTES`).
+   */
+  private literalOf(node: Node): (HostParam & { kind: 'literal' }) | undefined {
+    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const expr = unwrap(node);
+    if (!expr) return undefined;
+    const direct = hostParam(expr, this.text, () => false, valueOf);
+    if (direct.kind === 'literal') return direct;
+    if (expr.name === 'VariableName' && !valueOf(expr)) {
+      const name = this.text.slice(expr.from, expr.to);
+      const imported = this.file.importedLiteral(name);
+      if (imported?.kind === 'literal') return imported;
+      // A default value in a method's parameters is evaluated in the class body: its names are the class's.
+      const inParams = expr.parent?.name === 'ParamList';
+      const inClass = inParams ? this.file.classConstant(name, expr) : undefined;
+      const literal = inClass ? hostParam(inClass, this.text, () => false, valueOf) : undefined;
+      return literal?.kind === 'literal' ? literal : undefined;
+    }
+    if (expr.name === 'MemberExpression') {
+      const value = this.file.memberValue(expr);
+      const member = value ? hostParam(value, this.text, () => false, valueOf) : undefined;
+      return member?.kind === 'literal' ? member : undefined;
+    }
+    return undefined;
   }
 
   private isQueryFunction(callee: Node): boolean {
@@ -383,4 +426,13 @@ export abstract class CallWalk extends BindingWalk {
     else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
     this.file.model.sideEffects.push({ span: span(node), callee, scope });
   }
+}
+
+/** The statements of a list or tuple of SQL (each a string or a (sql, params) pair); the node itself when it is not one. */
+function statementItems(node: Node): Node[] {
+  const expr = unwrap(node);
+  if (!expr || (expr.name !== 'ArrayExpression' && expr.name !== 'TupleExpression')) return [node];
+  return children(expr)
+    .filter((c) => !['[', ']', '(', ')', ','].includes(c.name))
+    .map((item) => (item.name === 'TupleExpression' || item.name === 'ParenthesizedExpression' ? (children(item).find((c) => !['(', ')', ','].includes(c.name)) ?? item) : item));
 }

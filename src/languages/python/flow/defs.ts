@@ -30,6 +30,8 @@ export interface Parameter {
   name: string;
   kind: 'normal' | 'star' | 'kwargs';
   annotation?: Node;
+  /** The default value's expression (`minutes=LEASE_MINUTES`). */
+  default?: Node;
 }
 
 export function parameters(def: Node, text: string): Parameter[] {
@@ -43,7 +45,10 @@ export function parameters(def: Node, text: string): Parameter[] {
     else if (c.name === '**') pending = 'kwargs';
     else if (c.name === ',') afterDefault = false;
     else if (c.name === 'AssignOp') afterDefault = true;
-    else if (c.name === 'VariableName' && !afterDefault) {
+    else if (afterDefault) {
+      const last = params[params.length - 1];
+      if (last && !last.default) last.default = c;
+    } else if (c.name === 'VariableName') {
       params.push({ name: text.slice(c.from, c.to), kind: pending ?? 'normal' });
       pending = undefined;
     } else if (c.name === 'TypeDef' && params.length > 0) {

@@ -46,6 +46,10 @@ export interface SqlFunctionRow {
   sqlKeyword: string;
   /** No cursor: the SQL runs on a connection of its own in a transaction (a Django migration's RunSQL, run by migrate). */
   ownTransaction?: boolean;
+  /** Keywords that hold more SQL run the same way (RunSQL's reverse_sql, run by a rollback of the migration). */
+  moreSqlKeywords?: readonly string[];
+  /** The SQL may be a list or tuple of statements, each a string or a (sql, params) pair (RunSQL's list form). */
+  sqlLists?: boolean;
 }
 
 /** A method that switches a connection's autocommit: `set_autocommit(True)`, `set_session(autocommit=True)`. */

@@ -40,6 +40,12 @@ export interface EngineFile extends FileApi {
   localValue(node: Node): Node | undefined;
   /** The literal a project module binds a name this file imports (`from app.settings import LEASE_MINUTES`). */
   importedLiteral(name: string): HostParam | undefined;
+  /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
+  memberValue(node: Node): Node | undefined;
+  /** The method of a class of this file that a call on one of its instances names (`self.notifier.send`). */
+  memberMethod(callee: Node, at: Node): Node | undefined;
+  /** A name of the class body that a method's default value names (`minutes=LEASE_MINUTES` in the class). */
+  classConstant(name: string, at: Node): Node | undefined;
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;

@@ -7,10 +7,10 @@
 import type { Tree } from '@lezer/common';
 import type { Driver, FileModel, HostParam, ResetCallback } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
-import { DRIVERS, SQL_TEXT, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
+import { DRIVERS, SQL_TEXT, annotationOf, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
 import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
-import { bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
+import { annotationType, bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
 import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
 import type { EngineFile, SiteMeta } from './engine-file.ts';
@@ -419,10 +419,11 @@ class PythonFile implements EngineFile {
     for (const [className, methods] of this.classMethods) {
       const attrs = new Map<string, StaticBinding>();
       for (const method of methods.values()) {
+        const annotated = new Map(parameters(method, this.text).flatMap((p) => (p.annotation ? [[p.name, p.annotation] as const] : [])));
         this.iterateOwn(method, (node) => {
           if (node.name !== 'AssignStatement') return;
           const parts = children(node);
-          const found = bindFrom(parts[0], parts[parts.length - 1]);
+          const found = bindFrom(parts[0], parts[parts.length - 1]) ?? this.annotatedPoolAttr(parts[0], parts[parts.length - 1], annotated);
           if (found && found[0].startsWith('self.')) attrs.set(found[0], found[1]);
         });
       }
@@ -440,6 +441,15 @@ class PythonFile implements EngineFile {
       }
       if (attrs.size > 0) this.classAttrs.set(className, attrs);
     }
+  }
+
+  /** `self.pool = pool` with the method's `pool: asyncpg.Pool`: the attribute is that pool, made elsewhere. */
+  private annotatedPoolAttr(target: Node | undefined, value: Node | undefined, annotated: Map<string, Node>): [string, StaticBinding] | undefined {
+    const name = dottedName(target, this.text);
+    const annotation = value?.name === 'VariableName' ? annotated.get(this.text.slice(value.from, value.to)) : undefined;
+    const pool = annotation ? annotationOf(this.qualify(annotationType(annotation))) : undefined;
+    const entry = pool?.kind === 'pool' && annotation ? (this.assumedPool(pool.driver.name, annotation) ?? this.handedInPool(pool.driver.name, annotation)) : undefined;
+    return name && entry ? [name, { kind: 'pool', entry }] : undefined;
   }
 
   /** Visits the nodes of a def, not those of the defs and classes inside it. */
@@ -512,6 +522,21 @@ class PythonFile implements EngineFile {
   }
 
   private readonly members = new SqlMembers(this);
+
+  /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
+  memberValue(node: Node): Node | undefined {
+    return this.members.member(node);
+  }
+
+  /** The method of a class of this file that a call on one of its instances names (`self.notifier.send`). */
+  memberMethod(callee: Node, at: Node): Node | undefined {
+    return this.members.methodOf(callee, at);
+  }
+
+  /** A name of the class body that a method's default value names (`minutes=LEASE_MINUTES` in the class). */
+  classConstant(name: string, at: Node): Node | undefined {
+    return this.members.classConstant(name, at);
+  }
 
   /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
   private importedText(name: string): HostText | undefined {

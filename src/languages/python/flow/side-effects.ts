@@ -5,8 +5,11 @@
 // call and its receiver as written (`self.producer`); unknown receivers are
 // judged by method names that are unambiguous, or by what the receiver is
 // named for. A call of a function of the file (or a method of the class)
-// that makes one is one too, followed two calls deep.
+// that makes one is one too, followed two calls deep, also into the
+// project's modules it imports (`from app.notify import post_hook`).
 import { callParts, children, dottedName, methodCall, type Node } from '../syntax.ts';
+import { qualifiedName, type Imports } from './imports.ts';
+import { moduleDef, type ModuleSource } from './project.ts';
 
 /** Module functions and constructors (qualified names). */
 const FUNCTIONS = new Set([
@@ -65,8 +68,45 @@ export function pythonSideEffect(qualified: string | undefined, method: string |
 /** What the walk's file says of a callee: its qualified name, the def it names in this file. */
 export interface CalleeResolver {
   readonly text: string;
+  /** Which file this is (the defs' offsets are its own). */
+  readonly id?: string;
   qualify(node: Node): string | undefined;
   resolveDef(expr: Node, at: Node): Node | undefined;
+  /** A def of another module of the project the callee names (`from app.notify import post_hook`), with that module's resolver. */
+  foreign?(expr: Node): { def: Node; file: CalleeResolver } | undefined;
+}
+
+/** How a module's names lead to other modules of the project: `from <module> import name`, read from `from`. */
+export type ModuleLoader = (module: string, level: number, from: string) => ModuleSource | undefined;
+
+/**
+ * The def a callee names in another module of the project: `post_hook(...)` with `from app.notify import post_hook`,
+ * or `notify.post_hook(...)` with `from app import notify`; with that module's own resolver, so its calls are
+ * followed in turn (within the project unit and the per-file module budget).
+ */
+export function foreignCallee(expr: Node, text: string, imports: Imports, from: string, load: ModuleLoader): { def: Node; file: CalleeResolver } | undefined {
+  const dotted = dottedName(expr, text);
+  if (!dotted) return undefined;
+  const [first, attribute, ...rest] = dotted.split('.');
+  const imported = imports.fromImports.get(first);
+  if (!imported || rest.length > 0) return undefined;
+  const source =
+    attribute === undefined
+      ? load(imported.module, imported.level, from)
+      : load(imported.module ? `${imported.module}.${imported.name}` : imported.name, imported.level, from);
+  const def = source ? moduleDef(source, attribute ?? imported.name) : undefined;
+  return source && def ? { def, file: moduleResolver(source, load) } : undefined;
+}
+
+/** A project module read from disk, as a resolver of its own callees. */
+function moduleResolver(source: ModuleSource, load: ModuleLoader): CalleeResolver {
+  return {
+    text: source.text,
+    id: source.path,
+    qualify: (node) => qualifiedName(node, source.text, source.imports),
+    resolveDef: (expr) => (expr.name === 'VariableName' ? moduleDef(source, source.text.slice(expr.from, expr.to)) : undefined),
+    foreign: (expr) => foreignCallee(expr, source.text, source.imports, source.path, load),
+  };
 }
 
 /** How deep project calls are followed for a side effect: the call, and one more. */
@@ -76,18 +116,22 @@ const EFFECT_DEPTH = 2;
  * The side effect a call of a def of this file makes in its body (its own
  * nested defs and lambdas aside), as `name → callee`, else undefined.
  */
-export function sideEffectWithin(call: Node, file: CalleeResolver, depth = 0, seen = new Set<number>()): string | undefined {
+export function sideEffectWithin(call: Node, file: CalleeResolver, depth = 0, seen = new Set<string>()): string | undefined {
   const parts = callParts(call, file.text);
   if (!parts || depth >= EFFECT_DEPTH) return undefined;
-  const def = file.resolveDef(parts.callee, call);
-  if (!def || def.name !== 'FunctionDefinition' || seen.has(def.from)) return undefined;
-  seen.add(def.from);
+  const local = file.resolveDef(parts.callee, call);
+  const there = local ? { def: local, file } : file.foreign?.(parts.callee);
+  if (!there) return undefined;
+  const { def } = there;
+  const key = `${there.file.id ?? ''}:${def.from}`;
+  if (def.name !== 'FunctionDefinition' || seen.has(key)) return undefined;
+  seen.add(key);
   const body = def.getChild('Body');
-  const found = body ? effectIn(body, file, depth, seen) : undefined;
+  const found = body ? effectIn(body, there.file, depth, seen) : undefined;
   return found && `${dottedName(parts.callee, file.text) ?? 'a call'} → ${found}`;
 }
 
-function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<number>): string | undefined {
+function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<string>): string | undefined {
   for (const child of children(node)) {
     if (child.name === 'FunctionDefinition' || child.name === 'LambdaExpression' || child.name === 'ClassDefinition') continue;
     const inner = effectIn(child, file, depth, seen);

@@ -62,6 +62,21 @@ export class SqlMembers {
     return value;
   }
 
+  /** The method of a class of this file a member call names: `self.notifier.send(...)` with `self.notifier = Notifier()`. */
+  methodOf(callee: Node, at: Node): Node | undefined {
+    if (callee.name !== 'MemberExpression') return undefined;
+    const parts = children(callee);
+    const property = parts[parts.length - 1];
+    const className = parts[0] ? this.classOf(parts[0], at) : undefined;
+    return className && property?.name === 'PropertyName' ? this.file.classMethods.get(className)?.get(this.file.text.slice(property.from, property.to)) : undefined;
+  }
+
+  /** A name of the class body seen from a method's default value (`def claim(self, minutes=LEASE_MINUTES)`). */
+  classConstant(name: string, at: Node): Node | undefined {
+    const className = this.file.enclosingClass(at);
+    return className ? this.attrs(className).get(name) : undefined;
+  }
+
   /** The class of this file whose instance (or the class itself) an expression is. */
   private classOf(receiver: Node, at: Node, depth = 0): string | undefined {
     const expr = unwrap(receiver);

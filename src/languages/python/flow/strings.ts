@@ -51,6 +51,9 @@ function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (ex
       // {TABLE} where TABLE is a constant string: its text, at the replacement.
       const constant = inner.length === 1 && replacement ? replacement(inner[0]) : undefined;
       if (constant && constant.holes.length === 0) out.push(constant.text, field.from, field.to);
+      // {head} where head is a fragment the code composed (f"SELECT ... %s, " with values of its own): its text, its holes kept,
+      // every character at the replacement. Not where a table's name goes: that reads as a name below.
+      else if (constant && !identifierPosition(out.text)) pushFragment(out, constant, field.from, field.to);
       // UPDATE {table} / FROM {schema}.{table} / {table}.id: a name, not a value; named after the expression so the same hole reads as the same table.
       else if (inner.length === 1 && (identifierPosition(out.text) || qualifierPosition(text, field.to))) out.push(identifierFor(nameOf?.(inner[0]) ?? text.slice(inner[0].from, inner[0].to)), field.from, field.to);
       else out.hole(field.from, field.to);
@@ -287,15 +290,37 @@ function nameText(ctx: ResolveContext): (expr: Node) => string | undefined {
   };
 }
 
-/** A constant's text for an f-string replacement `{NAME}`. */
+/** Text of the fragments an f-string's replacements compose: literals, f-strings and their `+`. */
+const FRAGMENT_KINDS = new Set(['String', 'ContinuedString', 'FormatString', 'BinaryExpression']);
+
+/**
+ * A constant's text for an f-string replacement `{NAME}`: a literal, or a fragment the code composed (an f-string,
+ * a `+` of them) held by a name of the file, a constant imported from a project module, or a class attribute
+ * (`{self.CLAIM_WHERE}`). Anything else (a number, a call) stays a value.
+ */
 function constantText(ctx: ResolveContext, depth: number): (expr: Node) => HostText | undefined {
   return (expr) => {
-    if (expr.name !== 'VariableName' || depth > 6) return undefined;
+    if (depth > 6) return undefined;
+    if (expr.name === 'MemberExpression') {
+      const member = ctx.member?.(expr);
+      const kind = member ? unwrap(member)?.name : undefined;
+      return member && kind && FRAGMENT_KINDS.has(kind) ? resolveText(member, ctx, depth + 1) : undefined;
+    }
+    if (expr.name !== 'VariableName') return undefined;
     const value = ctx.constant(ctx.text.slice(expr.from, expr.to), expr);
-    const kind = value ? unwrap(value)?.name : undefined;
-    if (!value || (kind !== 'String' && kind !== 'ContinuedString')) return undefined;
+    if (!value) return importedText(expr, ctx);
+    const kind = unwrap(value)?.name;
+    if (!kind || !FRAGMENT_KINDS.has(kind)) return undefined;
+    // A `%` or `+` that is not text (a number's arithmetic) reads as no text.
     return resolveText(value, ctx, depth + 1);
   };
+}
+
+/** Appends a fragment's text at one host range, keeping its holes (the values it composed). */
+function pushFragment(out: Builder, fragment: HostText, from: number, to: number): void {
+  const offset = out.text.length;
+  out.push(fragment.text, from, to);
+  for (const h of fragment.holes) out.holes.push({ start: h.start + offset, end: h.end + offset });
 }
 
 /** The string value of a literal argument (`"app.tenant"`), if it is one with no replacements. */

@@ -143,7 +143,7 @@ export interface FileApi {
   importedStatic(name: string): StaticBinding | undefined;
   resolveDef(expr: Node, at: Node): Node | undefined;
   /** A project module this file imports from, parsed; its path becomes a dependency. */
-  projectModule(module: string, level: number): ModuleSource | undefined;
+  projectModule(module: string, level: number, from?: string): ModuleSource | undefined;
   /** A new connection, numbered within the file. */
   newConnection(props: Omit<Conn, 'id' | 'implicitForm'>): Conn;
   /** Walks a callback def with the connection it is given (as parameter number `connParam`). */

@@ -95,7 +95,7 @@ export const sqlalchemy: PythonDriver = {
   // A plain string to a Session or Connection: SQLAlchemy 1.4 coerces it to text() (:name), a legacy
   // Connection passes it to the DBAPI (%s) — and a psycopg connection we took for a Session is %s too.
   placeholderStyle: (method, host) => (method === 'sqlalchemy' && !/%(\(\w+\))?s/.test(host.text) && /(^|[^:\w]):[A-Za-z_]/.test(host.text) ? 'colon' : undefined),
-  sqlText: { boundText: ['sqlalchemy.text', 'sqlalchemy.sql.text', 'sqlalchemy.sql.expression.text', 'sqlalchemy.sql.elements.text'] },
+  sqlText: { boundText: ['sqlalchemy.text', 'sqlalchemy.sql.text', 'sqlalchemy.sql.expression.text', 'sqlalchemy.sql.elements.text', 'sqlmodel.text', 'sqlmodel.sql.expression.text'] },
   notWork: ['sqlalchemy', 'sqlmodel'],
   implicitForm(conn) {
     if (conn.origin === 'sa.connect') return "SQLAlchemy's transaction, begun at the connection's first statement";
