@@ -500,12 +500,14 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // By role: under a SKIP LOCKED read, a move from the states it takes to another live state (`'Pending'` to
   // `'Queued'`) that also writes the lease (`lock_at = now()`, `locked_until = ...`) takes the job, whatever the state is called.
   // A promotion (`'scheduled'` to `'queued'`) writes no lease and stays what it is.
+  // The claim may also take its own state back once the lease expired (`status = 'pending' or (status = 'reviewing'
+  // and locked_until < now())`): it still moves jobs on from a state it does not write.
   const movesOn =
     claimRead !== undefined &&
     leaseAssignment !== undefined &&
     values.length > 0 &&
-    takes.length > 0 &&
-    values.every((v) => !takes.includes(v) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
+    takes.some((v) => !values.includes(v)) &&
+    values.every((v) => (!takes.includes(v) || reclaimByLease !== undefined) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
   const isClaim =
     isUpdate &&
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
