@@ -13,6 +13,7 @@ import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import { mergedClaimRead } from './queue-sources.ts';
+import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -73,6 +74,8 @@ export interface ClaimFact {
   increments: boolean;
   /** The column the claim increments: the attempt counter, whatever it is called (`attempts`, `read_ct`, `tries`). */
   counter?: string;
+  /** The counter counts down to the limit (`retries_remaining = retries_remaining - 1`, limit `retries_remaining > 0`). */
+  countsDown?: boolean;
   /**
    * Columns the claim writes a value of this claim to: the counter, a token
    * (`locked_by = $1`, `lease_token = gen_random_uuid()`), the lease
@@ -233,12 +236,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
   };
 
   // The counters the file's claims increment count as attempt counters for every statement of the file.
-  const counters = new Set<string>();
+  const counters = new Map<string, Direction>();
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
       const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement));
-      if (w.isClaim && w.counter) counters.add(w.counter);
+      if (w.isClaim && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
   });
 
@@ -281,6 +284,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           limitUnknown: (!w.limit && w.flagTested) || undefined,
           increments: w.increments,
           counter: w.counter,
+          countsDown: w.countsDown || undefined,
           writes: w.writes,
           takes: w.takes,
           byWorkerBeat: w.workerBeat,
@@ -422,25 +426,6 @@ function staleWorker(where: readonly Comparison[], table: string): { comparison:
   return undefined;
 }
 
-/**
- * `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`, `read_ct < 5` where the claim increments read_ct,
- * `tries < (select max_tries from queues where ...)`: a limit the queue's settings hold.
- */
-function isAttemptLimit(c: Comparison, isCounter: (column: string) => boolean): boolean {
-  if (c.negated) return false;
-  if (isCounter(c.column)) return c.op === '<' || c.op === '<=';
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '>' || c.op === '>=') && c.value.kind === 'column' && isCounter(c.value.column);
-  return false;
-}
-
-/** `attempts >= max_attempts`: the exhausted jobs. */
-function isExhausted(c: Comparison, isCounter: (column: string) => boolean): boolean {
-  if (c.negated) return false;
-  if (isCounter(c.column)) return c.op === '>=' || c.op === '>' || (c.op === '=' && c.value.kind !== 'param' && c.value.kind !== 'subquery');
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '<=' || c.op === '<' || c.op === '=') && c.value.kind === 'column' && isCounter(c.value.column);
-  return false;
-}
-
 interface WriteReading {
   isClaim: boolean;
   isSweep: boolean;
@@ -459,6 +444,7 @@ interface WriteReading {
   flagTested: boolean;
   increments: boolean;
   counter?: string;
+  countsDown: boolean;
   writes: string[];
   takes: string[];
   sets: string[];
@@ -472,7 +458,7 @@ interface WriteReading {
   workerBeat?: { table?: string; column: string };
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam, assumeCalls = false): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
@@ -515,13 +501,15 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
   const selfIncrement = (a: ColumnAssignment) => a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.includes(a.column) && a.value.functions.length === 0);
-  const isCounter = (column: string) => ATTEMPT_COLUMN.test(column) || fileCounters.has(column);
+  const { isCounter } = counterTest(fileCounters);
   const counterAssignment = isClaim
     ? (write.assignments.find((a) => isCounter(a.column) && selfIncrement(a)) ?? write.assignments.find(selfIncrement))
     : write.assignments.find((a) => isCounter(a.column) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
   const increments = counterAssignment !== undefined;
   const counter = counterAssignment?.column;
-  const isClaimCounter = (column: string) => isCounter(column) || column === counter;
+  const countsDown = counterAssignment !== undefined && directionOf(counterAssignment.value) === 'down';
+  const counters = counterTest(fileCounters, counter === undefined ? undefined : { column: counter, direction: countsDown ? 'down' : 'up' });
+  const isClaimCounter = counters.isCounter;
 
   // Lease length: the assignment's interval (locked_until = now() + interval '30 seconds'),
   // else the expiry comparison's (locked_at < now() - interval '4 hours').
@@ -553,7 +541,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const byId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
-  const exhausted = write.where.find((c) => isExhausted(c, isClaimCounter));
+  const exhausted = write.where.find((c) => isExhausted(c, counters));
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
   const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
@@ -575,7 +563,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
-  const limit = predicate.find((c) => isAttemptLimit(c, isClaimCounter));
+  const limit = predicate.find((c) => isAttemptLimit(c, counters));
   const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : reclaim;
 
   return {
@@ -594,6 +582,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     flagTested: predicate.some((c) => c.value.kind === 'literal' && typeof c.value.value === 'boolean'),
     increments,
     counter,
+    countsDown,
     writes,
     takes,
     sets: values,

@@ -35,6 +35,14 @@ describe('require-claim-attempt-limit', () => {
   test('invalid: no increment, at the first SET column', () => {
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ increment: false }) + HEALTHY })), ['a.sql:1:17 noIncrement']);
   });
+  test('a counter that counts down stops at zero: retries_left > 0 is its limit, retries_left < max_attempts is none', () => {
+    const claim = (limit: string) => CLAIM({ limit: false }).replace('attempts = attempts + 1', 'retries_left = retries_left - 1').replace('order by', `and ${limit} order by`);
+    const healthy = HEARTBEAT + FINISH + SWEEP.replace('attempts >= max_attempts', 'retries_left <= 0');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim('retries_left > 0') + healthy })), []);
+    const findings = runProject(rule, { 'a.sql': claim('retries_left < max_attempts') + healthy });
+    assert.deepEqual(brief(findings), ['a.sql:2:88 noLimit']);
+    assert.match(findings[0].message, /`and retries_left > 0`/);
+  });
   test('the limit written limit-first counts: max_attempts > attempts', () => {
     const claim = CLAIM({ limit: false }).replace('order by', 'and max_attempts > attempts order by');
     assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + HEALTHY })), []);
