@@ -51,6 +51,8 @@ export default defineRule<Options, QueueFacts>({
       const andLimit = limited ? '' : ", and stop at the limit (`and " + under + "` in the claim's predicate)";
       for (const claim of table.claims) {
         const { file, fact } = claim;
+        // An optimistic claim: the host read the job and decided to take it back, and may count and stop there.
+        if (fact.reclaimByHost) continue;
         if (fact.reclaimAt && !fact.limitAt) {
           out.push({ file, at: fact.reclaimAt, messageId: 'noLimit', data: { table: table.table, expired: expiredText(fact), under } });
         } else if (fact.retryAt && !fact.limitAt && !retires(fact)) {

@@ -72,6 +72,8 @@ export interface ClaimFact {
   limitUnknown?: boolean;
   /** The claim counts the attempt (`attempts = attempts + 1`). */
   increments: boolean;
+  /** An optimistic claim (`... where id = $2 and locked_until = $3`): the host decided the lease expired, and may count and limit there. */
+  reclaimByHost?: boolean;
   /** The column the claim increments: the attempt counter, whatever it is called (`attempts`, `read_ct`, `tries`). */
   counter?: string;
   /** The counter counts down to the limit (`retries_remaining = retries_remaining - 1`, limit `retries_remaining > 0`). */
@@ -281,7 +283,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
           retryAt: w.retry ? ref(w.retry.span) : undefined,
           limitAt: w.limit ? ref(w.limit.span) : undefined,
-          limitUnknown: (!w.limit && w.flagTested) || undefined,
+          limitUnknown: (!w.limit && (w.flagTested || w.compareAndSet)) || undefined,
+          reclaimByHost: w.compareAndSet || undefined,
           increments: w.increments,
           counter: w.counter,
           countsDown: w.countsDown || undefined,
@@ -456,6 +459,8 @@ interface WriteReading {
   compared: string[];
   by: string;
   workerBeat?: { table?: string; column: string };
+  /** An optimistic claim: the host decided the lease had expired. */
+  compareAndSet: boolean;
 }
 
 function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
@@ -494,10 +499,19 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     values.length > 0 &&
     takes.some((v) => !values.includes(v)) &&
     values.every((v) => (!takes.includes(v) || reclaimByLease !== undefined) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
+  // An optimistic claim (compare and set, no row lock): by id, it writes the lease end and a token of the worker's it
+  // does not compare, where the lease still holds the value the worker read (`and locked_until = $3`). The host saw
+  // the lease expired: the claim takes jobs back, and whether it counts or stops at a limit is the host's to say.
+  const endsLease = leaseAssignment !== undefined && (LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column));
+  const casLease =
+    claimRead === undefined && isUpdate && endsLease && (!status || setsRunning) && write.where.some((c) => ID_COLUMN.test(c.column) && c.op === '=')
+      ? write.where.find((c) => c.column === leaseAssignment.column && c.op === '=' && !c.underOr && !c.negated && c.value.kind === 'param')
+      : undefined;
+  const cas = casLease && write.assignments.some((a) => a !== leaseAssignment && a.value.kind === 'param' && !write.where.some((c) => c.column === a.column)) ? casLease : undefined;
   const isClaim =
     isUpdate &&
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
-    (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull);
+    (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull || cas !== undefined);
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
   const selfIncrement = (a: ColumnAssignment) => a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.includes(a.column) && a.value.functions.length === 0);
@@ -564,7 +578,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
   const limit = predicate.find((c) => isAttemptLimit(c, counters));
-  const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : reclaim;
+  const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : (reclaim ?? (isClaim ? cas : undefined));
 
   return {
     isClaim,
@@ -583,6 +597,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     increments,
     counter,
     countsDown,
+    compareAndSet: isClaim && reclaim === undefined && cas !== undefined,
     writes,
     takes,
     sets: values,

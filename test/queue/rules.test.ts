@@ -88,6 +88,17 @@ describe('require-dead-sweep', () => {
 describe('require-fenced-finish', () => {
   const rule = 'require-fenced-finish';
   const unfenced = "update jobs set status = 'done' where id = $1;\n";
+  test('an optimistic claim (compare and set on the lease, no row lock) is a claim; a heartbeat that compares the old lease is not', () => {
+    const cas = "update jobs set locked_until = now() + interval '5 minutes', locked_by = $1 where id = $2 and locked_until = $3;\n";
+    const beat = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_by = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': cas + beat + unfenced })), ['a.sql:3:39 unfenced']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': cas + beat + "update jobs set status = 'done' where id = $1 and locked_by = $2;\n" })), []);
+    // Only a lease extended where it still holds the value read: no token written, so no claim, and nothing to fence against.
+    const fencedBeat = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_until = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': fencedBeat + unfenced })), []);
+    // The host decided to take the job back: whether it counts and stops there is not in the SQL.
+    assert.deepEqual(brief(runProject('require-claim-attempt-limit', { 'a.sql': cas + beat + unfenced })), []);
+  });
   test('valid: fenced by attempts or by lock token', () => {
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
     const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";
