@@ -88,6 +88,11 @@ describe('require-dead-sweep', () => {
 describe('require-fenced-finish', () => {
   const rule = 'require-fenced-finish';
   const unfenced = "update jobs set status = 'done' where id = $1;\n";
+  test("a write that ends the job in a state no claim takes and that is not dead ('approved') is named a finish", () => {
+    const findings = runProject(rule, { 'a.sql': CLAIM() + HEARTBEAT + SWEEP + "update jobs set status = 'approved' where id = $1;\n" });
+    assert.deepEqual(brief(findings), ['a.sql:6:43 unfenced']);
+    assert.match(findings[0].message, /^This finish of 'jobs'/);
+  });
   test('an optimistic claim (compare and set on the lease, no row lock) is a claim; a heartbeat that compares the old lease is not', () => {
     const cas = "update jobs set locked_until = now() + interval '5 minutes', locked_by = $1 where id = $2 and locked_until = $3;\n";
     const beat = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_by = $2;\n";
