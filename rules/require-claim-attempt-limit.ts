@@ -2,6 +2,7 @@ import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
 import { requeueSweeps } from '../src/model/queue-roles.ts';
+import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';
 
@@ -12,15 +13,15 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require claims that take back expired leases to count the attempt and stop at the attempt limit',
   messages: {
     noLimit:
-      "This claim takes back jobs of '{{table}}' {{expired}} but has no attempt limit in its predicate: a job that crashes its worker is claimed again every time, forever, and takes down every worker it reaches. Add `and {{counter}} < max_attempts` to the claim's predicate (or have the worker check the returned count before it runs the job) and move exhausted jobs to a dead state.",
+      "This claim takes back jobs of '{{table}}' {{expired}} but has no attempt limit in its predicate: a job that crashes its worker is claimed again every time, forever, and takes down every worker it reaches. Add `and {{under}}` to the claim's predicate (or have the worker check the returned count before it runs the job) and move exhausted jobs to a dead state.",
     noRetryLimit:
-      "This claim takes failed jobs of '{{table}}' back ({{state}}) with no attempt limit in its predicate: a job that fails every time is retried forever and keeps a worker busy with it. Add `and {{counter}} < max_attempts` to the predicate and leave exhausted jobs in a dead state.",
+      "This claim takes failed jobs of '{{table}}' back ({{state}}) with no attempt limit in its predicate: a job that fails every time is retried forever and keeps a worker busy with it. Add `and {{under}}` to the predicate and leave exhausted jobs in a dead state.",
     noLimitSweep:
-      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue with no attempt limit, and the claim at {{claim}} takes them with none either: a job that crashes its worker comes back every time, forever, and takes down every worker it reaches. Re-queue only jobs under the limit here (`and {{counter}} < max_attempts`) and move the others to a dead state.",
+      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue with no attempt limit, and the claim at {{claim}} takes them with none either: a job that crashes its worker comes back every time, forever, and takes down every worker it reaches. Re-queue only jobs under the limit here (`and {{under}}`) and move the others to a dead state.",
     noIncrement:
-      "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`{{counter}} = {{counter}} + 1`), so it is committed before the job runs{{andLimit}}.",
+      "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`{{count}}`), so it is committed before the job runs{{andLimit}}.",
     noIncrementAtSweep:
-      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue without counting the attempt, and the claim at {{claim}} does not count it either{{failPath}}: a job that crashes its worker comes back with the same count every time and is retried forever. Count the crash where it is detected: `{{counter}} = {{counter}} + 1` in this sweep.",
+      "This sweep puts jobs of '{{table}}' {{expired}} back in the queue without counting the attempt, and the claim at {{claim}} does not count it either{{failPath}}: a job that crashes its worker comes back with the same count every time and is retried forever. Count the crash where it is detected: `{{count}}` in this sweep.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -34,7 +35,9 @@ export default defineRule<Options, QueueFacts>({
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {
       const sweeps = requeueSweeps(table);
-      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
+      const counting = table.claims.find((c) => c.fact.counter)?.fact;
+      const counter = counting?.counter ?? 'attempts';
+      const { count, under } = limitTexts(counter, counting?.countsDown === true);
       // The failure path counts failures (Que, procrastinate): a crash is counted nowhere unless the sweep counts it.
       const failCounts = table.finishes.find((f) => f.fact.kind === 'fail' && f.fact.increments);
       const limited = table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || sweeps.some((s) => s.fact.limitAt);
@@ -45,21 +48,23 @@ export default defineRule<Options, QueueFacts>({
         const retired = (states: readonly string[]) => states.some((state) => DEAD_STATUS.test(state) && !claim.takes.includes(state));
         return table.finishes.some((f) => f.fact.kind === 'fail' && retired(f.fact.sets ?? [])) || table.sweeps.some((s) => s.fact.limitAt !== undefined && retired(s.fact.sets));
       };
-      const andLimit = limited ? '' : ", and stop at the limit (`and " + counter + " < max_attempts` in the claim's predicate)";
+      const andLimit = limited ? '' : ", and stop at the limit (`and " + under + "` in the claim's predicate)";
       for (const claim of table.claims) {
         const { file, fact } = claim;
+        // An optimistic claim: the host read the job and decided to take it back, and may count and stop there.
+        if (fact.reclaimByHost) continue;
         if (fact.reclaimAt && !fact.limitAt) {
-          out.push({ file, at: fact.reclaimAt, messageId: 'noLimit', data: { table: table.table, expired: expiredText(fact), counter } });
+          out.push({ file, at: fact.reclaimAt, messageId: 'noLimit', data: { table: table.table, expired: expiredText(fact), under } });
         } else if (fact.retryAt && !fact.limitAt && !retires(fact)) {
-          out.push({ file, at: fact.retryAt, messageId: 'noRetryLimit', data: { table: table.table, state: fact.takes.map((t) => `'${t}'`).join(', '), counter } });
+          out.push({ file, at: fact.retryAt, messageId: 'noRetryLimit', data: { table: table.table, state: fact.takes.map((t) => `'${t}'`).join(', '), under } });
         }
         if (fact.increments) continue;
         if (fact.reclaimAt) {
-          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: reclaimText(fact), counter, andLimit: '' } });
+          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: reclaimText(fact), count, under, andLimit: '' } });
           continue;
         }
         if (fact.retryAt && !failCounts) {
-          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: 'it takes failed jobs back and nothing counts their failures', counter, andLimit: '' } });
+          out.push({ file, at: fact.setAt, messageId: 'noIncrement', data: { table: table.table, reclaim: 'it takes failed jobs back and nothing counts their failures', count, under, andLimit: '' } });
           continue;
         }
         const sweep = sweeps.find((s) => !s.fact.increments);
@@ -71,7 +76,7 @@ export default defineRule<Options, QueueFacts>({
             file: sweep.file,
             at: sweep.fact.reclaimAt!,
             messageId: 'noIncrementAtSweep',
-            data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(file, fact.at, sweep.file), failPath, counter },
+            data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(file, fact.at, sweep.file), failPath, count },
           });
         } else {
           const where = place(sweep.file, sweep.fact.at, file);
@@ -79,7 +84,7 @@ export default defineRule<Options, QueueFacts>({
             file,
             at: fact.setAt,
             messageId: 'noIncrement',
-            data: { table: table.table, reclaim: `the sweep at ${where} puts jobs ${sweepExpiredText(sweep.fact)} back in the queue`, counter, andLimit },
+            data: { table: table.table, reclaim: `the sweep at ${where} puts jobs ${sweepExpiredText(sweep.fact)} back in the queue`, count, under, andLimit },
           });
         }
       }
@@ -94,7 +99,7 @@ export default defineRule<Options, QueueFacts>({
           file: sweep.file,
           at: sweep.fact.reclaimAt!,
           messageId: 'noLimitSweep',
-          data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(claim.file, claim.fact.at, sweep.file), counter },
+          data: { table: table.table, expired: sweepExpiredText(sweep.fact), claim: place(claim.file, claim.fact.at, sweep.file), under },
         });
       }
     }

@@ -2,6 +2,7 @@ import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
 import { LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type TableFacts } from '../src/model/queue.ts';
 import { requeues, retires } from '../src/model/queue-roles.ts';
+import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
@@ -12,7 +13,7 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require a lease design to move exhausted jobs with an expired lease to a dead state',
   messages: {
     noDeadSweep:
-      "Jobs of '{{table}}' that crash on their last attempt are left running {{left}}: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and {{counter}} >= max_attempts`.",
+      "Jobs of '{{table}}' that crash on their last attempt are left running {{left}}: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and {{exhausted}}`.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -28,7 +29,8 @@ export default defineRule<Options, QueueFacts>({
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {
       if (table.sweeps.some((s) => retires(s.fact, table))) continue;
-      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
+      const counting = table.claims.find((c) => c.fact.counter)?.fact;
+      const { exhausted } = limitTexts(counting?.counter ?? 'attempts', counting?.countsDown === true);
       const fail = table.finishes.find((f) => f.fact.setsDead);
       const beat = table.claims.find((c) => c.fact.byWorkerBeat)?.fact.byWorkerBeat ?? table.sweeps.find((s) => s.fact.byWorkerBeat)?.fact.byWorkerBeat;
       const leftBehind = [
@@ -38,7 +40,7 @@ export default defineRule<Options, QueueFacts>({
       for (const { file, at, what } of leftBehind) {
         const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, file)} marks a job dead only when its worker lives to report the failure)` : '';
         const left = beat ? 'after their worker died' : 'with an expired lease';
-        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), counter } });
+        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), exhausted } });
       }
     }
     return out;

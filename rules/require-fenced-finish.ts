@@ -1,6 +1,6 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
+import { DEAD_STATUS, formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
 import { fenceOf, reclaimerOf, type Reclaimer } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
@@ -56,7 +56,7 @@ export default defineRule<Options, QueueFacts>({
           const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
           const others = finish.compared.filter((c) => !ID_COLUMN.test(c));
           const notFence = others.length ? ` (${others.map((c) => `\`${c}\``).join(', ')} ${others.length === 1 ? 'is' : 'are'} not written by the claim: the same for every run)` : '';
-          const data = { kind: finish.kind, table: table.table, by: finish.by, notFence, counter };
+          const data = { kind: kindOf(finish, table), table: table.table, by: finish.by, notFence, counter };
           if (lease === undefined) {
             // A lease whose length the code decides: unknown, unless the project itself fences another write of
             // the same job. Then it expects runs to outlive their lease, and this write is the one that lacks it.
@@ -83,6 +83,12 @@ export default defineRule<Options, QueueFacts>({
 });
 
 type Place = (file: string, ref: Ref, from: string) => string;
+
+/** A write that ends the job in a state no claim takes back and that is not dead (`'approved'`, `'rejected'`) finishes it. */
+function kindOf(finish: FinishFact, table: TableFacts): string {
+  const ends = finish.sets.length > 0 && finish.sets.every((state) => !DEAD_STATUS.test(state) && !table.claims.some((c) => c.fact.takes.includes(state)));
+  return finish.kind === 'fail' && ends ? 'finish' : finish.kind;
+}
 
 /** Another write of the job (a finish, a fail or a heartbeat of the same table) that compares a value the claim wrote. */
 function fencedSibling(table: TableFacts, finish: FinishFact): { file: string; at: Ref; fence: string; kind: string } | undefined {

@@ -24,6 +24,8 @@ function byWords(names: RegExp, folded = true): ColumnNames {
 /** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */
 export const ATTEMPT_COLUMN =
   byWords(/^(attempts?|attempt_count|attempts_count|num_attempts|retry_count|retries|tries|try_count|run_count|error_count|failure_count|failures|read_ct|read_count|delivery_count|deliveries|receive_count)$/);
+/** Counters that count down to the limit: `retries_remaining = retries_remaining - 1`, `retries_remaining > 0` in the claim. */
+export const COUNTDOWN_COLUMN = byWords(/^(retries_remaining|remaining_retries|attempts_remaining|remaining_attempts|tries_remaining|remaining_tries|retries_left|attempts_left|tries_left)$/);
 /** Their limits: `max_attempts`, pg-boss `retry_limit`. */
 export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|failures|deliveries|reads)|retry_limit|attempt_limit|attempts_limit)$/);
 /** A lease that ends at this time: `locked_until < now()` is an expired lease. */

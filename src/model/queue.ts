@@ -13,6 +13,7 @@ import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import { mergedClaimRead } from './queue-sources.ts';
+import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
@@ -71,8 +72,12 @@ export interface ClaimFact {
   limitUnknown?: boolean;
   /** The claim counts the attempt (`attempts = attempts + 1`). */
   increments: boolean;
+  /** An optimistic claim (`... where id = $2 and locked_until = $3`): the host decided the lease expired, and may count and limit there. */
+  reclaimByHost?: boolean;
   /** The column the claim increments: the attempt counter, whatever it is called (`attempts`, `read_ct`, `tries`). */
   counter?: string;
+  /** The counter counts down to the limit (`retries_remaining = retries_remaining - 1`, limit `retries_remaining > 0`). */
+  countsDown?: boolean;
   /**
    * Columns the claim writes a value of this claim to: the counter, a token
    * (`locked_by = $1`, `lease_token = gen_random_uuid()`), the lease
@@ -233,12 +238,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
   };
 
   // The counters the file's claims increment count as attempt counters for every statement of the file.
-  const counters = new Set<string>();
+  const counters = new Map<string, Direction>();
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
       const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement));
-      if (w.isClaim && w.counter) counters.add(w.counter);
+      if (w.isClaim && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
   });
 
@@ -278,9 +283,11 @@ function readQueueFacts(model: FileModel): QueueFacts {
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
           retryAt: w.retry ? ref(w.retry.span) : undefined,
           limitAt: w.limit ? ref(w.limit.span) : undefined,
-          limitUnknown: (!w.limit && w.flagTested) || undefined,
+          limitUnknown: (!w.limit && (w.flagTested || w.compareAndSet)) || undefined,
+          reclaimByHost: w.compareAndSet || undefined,
           increments: w.increments,
           counter: w.counter,
+          countsDown: w.countsDown || undefined,
           writes: w.writes,
           takes: w.takes,
           byWorkerBeat: w.workerBeat,
@@ -422,25 +429,6 @@ function staleWorker(where: readonly Comparison[], table: string): { comparison:
   return undefined;
 }
 
-/**
- * `attempts < max_attempts`, `attempts < 3`, `max_attempts > attempts`, `read_ct < 5` where the claim increments read_ct,
- * `tries < (select max_tries from queues where ...)`: a limit the queue's settings hold.
- */
-function isAttemptLimit(c: Comparison, isCounter: (column: string) => boolean): boolean {
-  if (c.negated) return false;
-  if (isCounter(c.column)) return c.op === '<' || c.op === '<=';
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '>' || c.op === '>=') && c.value.kind === 'column' && isCounter(c.value.column);
-  return false;
-}
-
-/** `attempts >= max_attempts`: the exhausted jobs. */
-function isExhausted(c: Comparison, isCounter: (column: string) => boolean): boolean {
-  if (c.negated) return false;
-  if (isCounter(c.column)) return c.op === '>=' || c.op === '>' || (c.op === '=' && c.value.kind !== 'param' && c.value.kind !== 'subquery');
-  if (LIMIT_COLUMN.test(c.column)) return (c.op === '<=' || c.op === '<' || c.op === '=') && c.value.kind === 'column' && isCounter(c.value.column);
-  return false;
-}
-
 interface WriteReading {
   isClaim: boolean;
   isSweep: boolean;
@@ -459,6 +447,7 @@ interface WriteReading {
   flagTested: boolean;
   increments: boolean;
   counter?: string;
+  countsDown: boolean;
   writes: string[];
   takes: string[];
   sets: string[];
@@ -470,9 +459,11 @@ interface WriteReading {
   compared: string[];
   by: string;
   workerBeat?: { table?: string; column: string };
+  /** An optimistic claim: the host decided the lease had expired. */
+  compareAndSet: boolean;
 }
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: ReadonlySet<string>, bind?: BindParam, assumeCalls = false): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
   const predicate = [...(claimRead?.where ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
@@ -500,26 +491,39 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // By role: under a SKIP LOCKED read, a move from the states it takes to another live state (`'Pending'` to
   // `'Queued'`) that also writes the lease (`lock_at = now()`, `locked_until = ...`) takes the job, whatever the state is called.
   // A promotion (`'scheduled'` to `'queued'`) writes no lease and stays what it is.
+  // The claim may also take its own state back once the lease expired (`status = 'pending' or (status = 'reviewing'
+  // and locked_until < now())`): it still moves jobs on from a state it does not write.
   const movesOn =
     claimRead !== undefined &&
     leaseAssignment !== undefined &&
     values.length > 0 &&
-    takes.length > 0 &&
-    values.every((v) => !takes.includes(v) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
+    takes.some((v) => !values.includes(v)) &&
+    values.every((v) => (!takes.includes(v) || reclaimByLease !== undefined) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
+  // An optimistic claim (compare and set, no row lock): by id, it writes the lease end and a token of the worker's it
+  // does not compare, where the lease still holds the value the worker read (`and locked_until = $3`). The host saw
+  // the lease expired: the claim takes jobs back, and whether it counts or stops at a limit is the host's to say.
+  const endsLease = leaseAssignment !== undefined && (LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column));
+  const casLease =
+    claimRead === undefined && isUpdate && endsLease && (!status || setsRunning) && write.where.some((c) => ID_COLUMN.test(c.column) && c.op === '=')
+      ? write.where.find((c) => c.column === leaseAssignment.column && c.op === '=' && !c.underOr && !c.negated && c.value.kind === 'param')
+      : undefined;
+  const cas = casLease && write.assignments.some((a) => a !== leaseAssignment && a.value.kind === 'param' && !write.where.some((c) => c.column === a.column)) ? casLease : undefined;
   const isClaim =
     isUpdate &&
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
-    (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull);
+    (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull || cas !== undefined);
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
   const selfIncrement = (a: ColumnAssignment) => a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.includes(a.column) && a.value.functions.length === 0);
-  const isCounter = (column: string) => ATTEMPT_COLUMN.test(column) || fileCounters.has(column);
+  const { isCounter } = counterTest(fileCounters);
   const counterAssignment = isClaim
     ? (write.assignments.find((a) => isCounter(a.column) && selfIncrement(a)) ?? write.assignments.find(selfIncrement))
     : write.assignments.find((a) => isCounter(a.column) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
   const increments = counterAssignment !== undefined;
   const counter = counterAssignment?.column;
-  const isClaimCounter = (column: string) => isCounter(column) || column === counter;
+  const countsDown = counterAssignment !== undefined && directionOf(counterAssignment.value) === 'down';
+  const counters = counterTest(fileCounters, counter === undefined ? undefined : { column: counter, direction: countsDown ? 'down' : 'up' });
+  const isClaimCounter = counters.isCounter;
 
   // Lease length: the assignment's interval (locked_until = now() + interval '30 seconds'),
   // else the expiry comparison's (locked_at < now() - interval '4 hours').
@@ -551,7 +555,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const byId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
-  const exhausted = write.where.find((c) => isExhausted(c, isClaimCounter));
+  const exhausted = write.where.find((c) => isExhausted(c, counters));
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
   const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
@@ -573,8 +577,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
-  const limit = predicate.find((c) => isAttemptLimit(c, isClaimCounter));
-  const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : reclaim;
+  const limit = predicate.find((c) => isAttemptLimit(c, counters));
+  const sweepReclaim = isSweep ? (sweepStale?.comparison ?? reclaim) : (reclaim ?? (isClaim ? cas : undefined));
 
   return {
     isClaim,
@@ -592,6 +596,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     flagTested: predicate.some((c) => c.value.kind === 'literal' && typeof c.value.value === 'boolean'),
     increments,
     counter,
+    countsDown,
+    compareAndSet: isClaim && reclaim === undefined && cas !== undefined,
     writes,
     takes,
     sets: values,

@@ -573,6 +573,11 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
       return { kind: 'increment', by: typeof by === 'number' ? by : undefined };
     }
   }
+  // A count down (`retries_remaining = retries_remaining - 1`): an increment by a negative amount.
+  if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '-' && columnOf(expr.lexpr) === column) {
+    const by = constValue(expr.rexpr);
+    if (typeof by === 'number' && by > 0) return { kind: 'increment', by: -by };
+  }
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(value, columns, functions);

@@ -35,6 +35,14 @@ describe('require-claim-attempt-limit', () => {
   test('invalid: no increment, at the first SET column', () => {
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ increment: false }) + HEALTHY })), ['a.sql:1:17 noIncrement']);
   });
+  test('a counter that counts down stops at zero: retries_left > 0 is its limit, retries_left < max_attempts is none', () => {
+    const claim = (limit: string) => CLAIM({ limit: false }).replace('attempts = attempts + 1', 'retries_left = retries_left - 1').replace('order by', `and ${limit} order by`);
+    const healthy = HEARTBEAT + FINISH + SWEEP.replace('attempts >= max_attempts', 'retries_left <= 0');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim('retries_left > 0') + healthy })), []);
+    const findings = runProject(rule, { 'a.sql': claim('retries_left < max_attempts') + healthy });
+    assert.deepEqual(brief(findings), ['a.sql:2:88 noLimit']);
+    assert.match(findings[0].message, /`and retries_left > 0`/);
+  });
   test('the limit written limit-first counts: max_attempts > attempts', () => {
     const claim = CLAIM({ limit: false }).replace('order by', 'and max_attempts > attempts order by');
     assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + HEALTHY })), []);
@@ -80,6 +88,22 @@ describe('require-dead-sweep', () => {
 describe('require-fenced-finish', () => {
   const rule = 'require-fenced-finish';
   const unfenced = "update jobs set status = 'done' where id = $1;\n";
+  test("a write that ends the job in a state no claim takes and that is not dead ('approved') is named a finish", () => {
+    const findings = runProject(rule, { 'a.sql': CLAIM() + HEARTBEAT + SWEEP + "update jobs set status = 'approved' where id = $1;\n" });
+    assert.deepEqual(brief(findings), ['a.sql:6:43 unfenced']);
+    assert.match(findings[0].message, /^This finish of 'jobs'/);
+  });
+  test('an optimistic claim (compare and set on the lease, no row lock) is a claim; a heartbeat that compares the old lease is not', () => {
+    const cas = "update jobs set locked_until = now() + interval '5 minutes', locked_by = $1 where id = $2 and locked_until = $3;\n";
+    const beat = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_by = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': cas + beat + unfenced })), ['a.sql:3:39 unfenced']);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': cas + beat + "update jobs set status = 'done' where id = $1 and locked_by = $2;\n" })), []);
+    // Only a lease extended where it still holds the value read: no token written, so no claim, and nothing to fence against.
+    const fencedBeat = "update jobs set locked_until = now() + interval '5 minutes' where id = $1 and locked_until = $2;\n";
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': fencedBeat + unfenced })), []);
+    // The host decided to take the job back: whether it counts and stops there is not in the SQL.
+    assert.deepEqual(brief(runProject('require-claim-attempt-limit', { 'a.sql': cas + beat + unfenced })), []);
+  });
   test('valid: fenced by attempts or by lock token', () => {
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + HEALTHY })), []);
     const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";

@@ -63,6 +63,13 @@ test('row-locking selects: alone, nested in UPDATE ... WHERE id = (SELECT ...), 
   assert.deepEqual(cte.rowWrites.map((w) => [w.op, w.table]), [['delete', 'jobs']]);
 });
 
+test('updates: a count down is an increment by a negative amount; a difference of other columns is not', () => {
+  const write = only(analyzeSql('update jobs set retries_left = retries_left - 1, budget = 10 - budget, spent = spent - $1 where id = $2')).rowWrites[0];
+  assert.deepEqual(write.assignments[0].value, { kind: 'increment', by: -1 });
+  assert.equal(write.assignments[1].value.kind, 'expression');
+  assert.equal(write.assignments[2].value.kind, 'expression');
+});
+
 test('updates: assigned columns and the columns their WHERE compares', () => {
   const sql = "update jobs set attempts = attempts + 1, status = 'running', locked_until = now() + interval '30 seconds', locked_by = $3 where id = $1 and attempts = $2 and (locked_until < now() or status = 'queued')";
   const write = only(analyzeSql(sql)).rowWrites[0];
