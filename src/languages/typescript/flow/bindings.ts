@@ -407,7 +407,7 @@ function returnedObject(fn: FunctionNode): TSESTree.ObjectExpression | undefined
 }
 
 /** The class whose body holds a node. */
-function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
+export function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
   let best: TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined;
   const stack: Node[] = [program];
   while (stack.length > 0) {

@@ -6,6 +6,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, Scope } from '../../../model/index.ts';
 import { typescriptSideEffect } from '../side-effects.ts';
+import { callsOut, projectFunction } from './calls-out.ts';
 import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
@@ -563,10 +564,27 @@ export class Walk extends Sites {
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
-    if (!typescriptSideEffect(name)) return;
     const tx = this.currentTxs()[0];
     const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
-    this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+    if (typescriptSideEffect(name)) {
+      this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+      return;
+    }
+    // One call away: a function of the project that calls out (`await this.notify(job)`, `await postHook(url, body)`).
+    if (!tx || !this.state.reachable) return;
+    const through = this.callsOutThrough(call);
+    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through] });
+  }
+
+  /** The chain from a call of a project function (the file's, an imported module's, or a method of the class) to the outside world. */
+  private callsOutThrough(call: Call): string[] | undefined {
+    const value = this.value(call.callee);
+    if (value?.kind === 'function') {
+      const owner = value.owner as { program?: TSESTree.Program };
+      return callsOut(value.node, owner.program);
+    }
+    const method = unwrap(call.callee)?.type === 'MemberExpression' ? projectFunction(call, this.file.program) : undefined;
+    return method ? callsOut(method.fn, this.file.program) : undefined;
   }
 
   protected throwPoint(): void {
