@@ -8,6 +8,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { typescriptSideEffect } from '../side-effects.ts';
 import { children, dottedName, isFunction, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { classAround } from './bindings.ts';
+import type { Value } from './types.ts';
 
 /** How many project calls deep a side effect is looked for, the first call included. */
 const MAX_DEPTH = 3;
@@ -45,6 +46,13 @@ export function callsOut(fn: FunctionNode, program: TSESTree.Program | undefined
     if (chain) return [next.name, ...chain];
   }
   return undefined;
+}
+
+/** The chain from a call of a project function (the file's, an imported module's, or a method of the class) to the outside world. */
+export function callsOutThrough(call: TSESTree.CallExpression, callee: Value | undefined, program: TSESTree.Program): string[] | undefined {
+  if (callee?.kind === 'function') return callsOut(callee.node, (callee.owner as { program?: TSESTree.Program }).program);
+  const method = unwrap(call.callee)?.type === 'MemberExpression' ? projectFunction(call, program) : undefined;
+  return method ? callsOut(method.fn, program) : undefined;
 }
 
 /** The function of the same program a call runs: `this.method(...)` of the class around it, or a function declared at the top of the module. */
