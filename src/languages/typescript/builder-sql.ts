@@ -152,6 +152,11 @@ export class SqlWriter {
         }
       }
     }
+    const time = timeOf(n);
+    if (time) {
+      this.text(time, n);
+      return;
+    }
     if (isFunction(n) && n.body && n.body.type !== 'BlockStatement') {
       this.value(n.body as Node, depth + 1);
       return;
@@ -253,4 +258,36 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
   calls.push(...chain.links.map((l) => l.call));
   if (!read({ links: chain.links, top, executes, writer: w, build })) return undefined;
   return { host: w.out.done({ start: top.range[0], end: top.range[1] }), on, driver, values: w.values, calls };
+}
+
+/**
+ * A time the code computes from the clock, as the SQL it stands for: `new Date()`
+ * is `now()`, `new Date(Date.now() + 60_000)` is `now() + interval '60000
+ * milliseconds'` (a lease end written from the application), with the offset
+ * a product of number literals. Anything else is a value the scan cannot read.
+ */
+function timeOf(n: Node): string | undefined {
+  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date') return undefined;
+  if (n.arguments.length === 0) return 'now()';
+  const arg = unwrap(n.arguments[0] as Node);
+  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
+  const ms = numberOf(unwrap(arg.right));
+  return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+}
+
+function isDateNow(n: Node | undefined): boolean {
+  if (n?.type !== 'CallExpression' || n.arguments.length > 0) return false;
+  const callee = unwrap(n.callee);
+  return callee?.type === 'MemberExpression' && unwrap(callee.object)?.type === 'Identifier' && (unwrap(callee.object) as TSESTree.Identifier).name === 'Date' && propertyName(callee) === 'now';
+}
+
+function numberOf(n: Node | undefined, depth = 0): number | undefined {
+  if (!n || depth > 4) return undefined;
+  if (n.type === 'Literal' && typeof n.value === 'number' && Number.isFinite(n.value) && n.value >= 0) return n.value;
+  if (n.type === 'BinaryExpression' && n.operator === '*') {
+    const left = numberOf(unwrap(n.left as Node), depth + 1);
+    const right = numberOf(unwrap(n.right), depth + 1);
+    return left === undefined || right === undefined ? undefined : left * right;
+  }
+  return undefined;
 }
