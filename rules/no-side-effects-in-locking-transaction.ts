@@ -45,7 +45,9 @@ export default defineRule<Options>({
       report({ messageId: 'sideEffectThrough', data: { callee, through: chain, what: first.what, line: lines.position(first.start).line }, span });
     };
     for (const call of file.sideEffects) {
-      if (call.scope.kind === 'transaction') reportAt(call.callee, call.span, call.scope.id);
+      if (call.scope.kind !== 'transaction') continue;
+      if (call.through) reportThrough(call.callee, call.through, call.span, call.scope.id);
+      else reportAt(call.callee, call.span, call.scope.id);
     }
     // SQL that calls out itself: a PL/pgSQL job loop's `perform http_post(...)`, a `dblink_exec` in a BEGIN block;
     // or through a routine of the file that does (`perform notify_hook(...)` where notify_hook calls http_post).

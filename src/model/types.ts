@@ -211,6 +211,8 @@ export interface SideEffectCall {
   span: Span;
   callee: string;
   scope: Scope;
+  /** A project function that calls out, not the call itself: the chain of calls from the callee (first) to the outside world. */
+  through?: string[];
 }
 
 /**

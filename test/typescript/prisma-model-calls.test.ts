@@ -44,3 +44,20 @@ export async function unread() {
   assert.equal(inTx?.returning, true);
   assert.equal(writes.filter((w) => w.fn === 'unread').length, 0);
 });
+
+test('a time from the application clock is the SQL it stands for: new Date() is now(), new Date(Date.now() + literal or constant ms) a lease of that length', () => {
+  const [write] = writesOf(`
+import { PrismaClient } from '@prisma/client';
+const prisma = new PrismaClient();
+const LEASE_MS = 90 * 1000;
+export async function lease(id: number, ms: number) {
+  await prisma.job.updateMany({ where: { id }, data: { lockedUntil: new Date(Date.now() + 5 * 60 * 1000), byConstant: new Date(Date.now() + LEASE_MS), seenAt: new Date(), other: new Date(Date.now() + ms), past: new Date(Date.now() - 1000) } });
+}`);
+  const byColumn = Object.fromEntries(write.assignments.map((a) => [a.column, a.value]));
+  assert.equal(byColumn.lockeduntil.kind, 'expression');
+  assert.equal((byColumn.lockeduntil as { intervalSeconds?: number }).intervalSeconds, 300);
+  assert.equal((byColumn.byconstant as { intervalSeconds?: number }).intervalSeconds, 90, 'a constant offset of the file');
+  assert.deepEqual((byColumn.seenat as { functions?: string[] }).functions, ['now']);
+  assert.equal(byColumn.other.kind, 'param', 'an offset the code computes stays a value');
+  assert.deepEqual((byColumn.past as { functions?: string[] }).functions, ['now']);
+});

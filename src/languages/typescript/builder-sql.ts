@@ -15,6 +15,8 @@ import { isFunction, propertyName, stringValue, unwrap, type Node } from './synt
 export interface BuilderHost {
   /** What an expression holds (a pool, a transaction handle, a table declared in code). */
   value(node: Node): Value | undefined;
+  /** The initializer a constant name stands for (`LEASE_MS`), when the host can tell. */
+  constantOf?(node: Node): Node | undefined;
 }
 
 export interface BuiltQuery {
@@ -152,6 +154,11 @@ export class SqlWriter {
         }
       }
     }
+    const time = timeOf(n, (c) => this.host.constantOf?.(c));
+    if (time) {
+      this.text(time, n);
+      return;
+    }
     if (isFunction(n) && n.body && n.body.type !== 'BlockStatement') {
       this.value(n.body as Node, depth + 1);
       return;
@@ -253,4 +260,37 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
   calls.push(...chain.links.map((l) => l.call));
   if (!read({ links: chain.links, top, executes, writer: w, build })) return undefined;
   return { host: w.out.done({ start: top.range[0], end: top.range[1] }), on, driver, values: w.values, calls };
+}
+
+/**
+ * A time the code computes from the clock, as the SQL it stands for: `new Date()`
+ * is `now()`, `new Date(Date.now() + 60_000)` is `now() + interval '60000
+ * milliseconds'` (a lease end written from the application), with the offset
+ * a product of number literals or constants that hold them. Anything else is a value the scan cannot read.
+ */
+function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | undefined {
+  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date') return undefined;
+  if (n.arguments.length === 0) return 'now()';
+  const arg = unwrap(n.arguments[0] as Node);
+  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
+  const ms = numberOf(unwrap(arg.right), constant);
+  return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+}
+
+function isDateNow(n: Node | undefined): boolean {
+  if (n?.type !== 'CallExpression' || n.arguments.length > 0) return false;
+  const callee = unwrap(n.callee);
+  return callee?.type === 'MemberExpression' && unwrap(callee.object)?.type === 'Identifier' && (unwrap(callee.object) as TSESTree.Identifier).name === 'Date' && propertyName(callee) === 'now';
+}
+
+function numberOf(n: Node | undefined, constant: (node: Node) => Node | undefined, depth = 0): number | undefined {
+  if (!n || depth > 4) return undefined;
+  if (n.type === 'Identifier' || n.type === 'MemberExpression') return numberOf(unwrap(constant(n)), constant, depth + 1);
+  if (n.type === 'Literal' && typeof n.value === 'number' && Number.isFinite(n.value) && n.value >= 0) return n.value;
+  if (n.type === 'BinaryExpression' && n.operator === '*') {
+    const left = numberOf(unwrap(n.left as Node), constant, depth + 1);
+    const right = numberOf(unwrap(n.right), constant, depth + 1);
+    return left === undefined || right === undefined ? undefined : left * right;
+  }
+  return undefined;
 }

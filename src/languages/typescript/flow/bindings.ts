@@ -198,7 +198,9 @@ export abstract class Bindings implements DriverContext {
     const callee = unwrap(n.callee);
     if (!callee) return undefined;
     if (n.type === 'CallExpression') {
-      const fn = callee.type === 'Identifier' || (callee.type === 'MemberExpression' && this.value(callee.object)?.kind === 'namespace') ? this.value(callee) : undefined;
+      // f(...), ns.f(...), and this.m(...) of a method of the class (its returns, recorded when it was walked).
+      const onThis = callee.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression';
+      const fn = callee.type === 'Identifier' || onThis || (callee.type === 'MemberExpression' && this.value(callee.object)?.kind === 'namespace') ? this.value(callee) : undefined;
       if (fn?.kind === 'function') return this.callResult(fn, n);
     }
     if (n.type === 'CallExpression' && callee.type === 'MemberExpression') {
@@ -407,7 +409,7 @@ function returnedObject(fn: FunctionNode): TSESTree.ObjectExpression | undefined
 }
 
 /** The class whose body holds a node. */
-function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
+export function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
   let best: TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined;
   const stack: Node[] = [program];
   while (stack.length > 0) {

@@ -112,17 +112,24 @@ export function readExport(file: ExportingModule, name: string): Value | undefin
 }
 
 /** What a type the module exports stands for: `export type Db = typeof db`, `export type Tx = Knex.Transaction`. */
-export function readExportedType<M extends ExportingModule>(file: M, name: string, meaningOf: (file: M, type: TSESTree.TypeNode) => TypeMeaning | Value | undefined): TypeMeaning | Value | undefined {
+export function readExportedType<M extends ExportingModule>(
+  file: M,
+  name: string,
+  meaningOf: (file: M, type: TSESTree.TypeNode) => TypeMeaning | Value | undefined,
+  classMeaning?: (file: M, cls: TSESTree.ClassDeclaration) => Value | undefined,
+): TypeMeaning | Value | undefined {
   for (const statement of file.program.body) {
     const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : undefined;
     if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return meaningOf(file, d.typeAnnotation);
+    // export class DbService extends PrismaClient {}: the class as a type.
+    if (d?.type === 'ClassDeclaration' && d.id?.name === name) return classMeaning?.(file, d);
     if (statement.type === 'ExportNamedDeclaration' && !statement.declaration) {
       for (const s of statement.specifiers) {
         if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
         const local = exportedName(s.local);
         if (statement.source) {
           const module = file.module(String(statement.source.value)) as M | undefined;
-          return module ? readExportedType(module, local, meaningOf) : undefined;
+          return module ? readExportedType(module, local, meaningOf, classMeaning) : undefined;
         }
         for (const other of file.program.body) {
           const alias = other.type === 'ExportNamedDeclaration' ? other.declaration : other;

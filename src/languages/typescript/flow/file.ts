@@ -375,15 +375,30 @@ export class TsFile implements ExportingModule, FunctionOwner {
         for (const statement of this.program.body) {
           const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
           if (d?.type === 'TSTypeAliasDeclaration' && d.id.name === name) return this.typeMeaning(d.typeAnnotation, this.moduleWalk ?? walk, depth + 1);
+          if (d?.type === 'ClassDeclaration' && d.id?.name === name) return this.classPool(d, this.moduleWalk ?? walk);
         }
         const imported = this.imports.project.get(name);
         const module = imported && imported.imported !== '*' ? this.module(imported.specifier) : undefined;
-        const meaning = module ? readExportedType(module, imported!.imported, (file, t) => file.typeMeaning(t, file.moduleWalk ?? walk, depth + 1)) : undefined;
+        const meaning = module
+          ? readExportedType(module, imported!.imported, (file, t) => file.typeMeaning(t, file.moduleWalk ?? walk, depth + 1), (file, cls) => file.classPool(cls, file.moduleWalk ?? walk))
+          : undefined;
         return meaning && 'kind' in meaning ? this.adopt(meaning, module!, imported!.at) : meaning;
       }
       default:
         return undefined;
     }
+  }
+
+  /**
+   * A class of this module as a type: one that extends a driver's pool maker
+   * (`class DbService extends PrismaClient`, the NestJS service) types a pool
+   * of that driver — the one its instances are, with the options of its
+   * super(...) call once the class was walked.
+   */
+  classPool(cls: TSESTree.ClassDeclaration, walk: { value(node: Node): Value | undefined }): Value | undefined {
+    const base = cls.superClass ? walk.value(cls.superClass) : undefined;
+    if (base?.kind !== 'maker' || base.makes !== 'pool') return undefined;
+    return { kind: 'pool', driver: base.driver, configId: this.configByNode.get(cls)?.config.id };
   }
 
   /** A hook of the pool `configId`: its sites run on each new (or checked-out) connection, before any job. */

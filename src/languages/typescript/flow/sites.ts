@@ -89,6 +89,11 @@ export abstract class Sites extends Bindings {
     return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
   }
 
+  /** The initializer a constant name stands for (a const of the file or an imported module's): for builders' values. */
+  constantOf(node: Node): Node | undefined {
+    return node.type === 'Identifier' || node.type === 'MemberExpression' ? constantInit(node, this.file.valueContext) : undefined;
+  }
+
   taggedArg(tagged: TSESTree.TaggedTemplateExpression, on: Value | undefined, driver: Driver, call: Call): QueryCall {
     this.file.consumed.add(tagged);
     return { text: tagged.quasi, tagged: true, on, driver, placeholders: 'dollar', at: call };

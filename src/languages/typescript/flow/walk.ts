@@ -6,6 +6,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, Scope } from '../../../model/index.ts';
 import { typescriptSideEffect } from '../side-effects.ts';
+import { callsOutThrough } from './calls-out.ts';
 import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
@@ -312,6 +313,7 @@ export class Walk extends Sites {
       };
       visit(ctor.value);
     }
+    this.classAccessors(members, thisEnv);
     for (const m of members) {
       if (m.type === 'MethodDefinition' && m.value.type === 'FunctionExpression') {
         const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
@@ -322,6 +324,30 @@ export class Walk extends Sites {
         else this.expression(m.value);
       } else if (m.type === 'StaticBlock') {
         this.statements(m.body);
+      }
+    }
+  }
+
+  /**
+   * The class's methods as functions `this.m(...)` runs (`this.getClient()`
+   * returns what the method returns), and its accessors walked first: a getter
+   * (`get db() { return this.pool }`) or a method that only returns a value is
+   * what `this.db` / `this.getClient()` hold in the other methods, whatever
+   * their order. A getter that checks a connection out at each read holds none.
+   */
+  private classAccessors(members: TSESTree.ClassElement[], thisEnv: Map<string, Value | undefined>): void {
+    for (const m of members) {
+      if (m.type !== 'MethodDefinition' || m.kind === 'constructor' || m.value.type !== 'FunctionExpression' || m.computed) continue;
+      const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+      if (!name || thisEnv.has(name)) continue;
+      const body = m.value.body?.body ?? [];
+      const onlyReturns = body.length === 1 && body[0].type === 'ReturnStatement';
+      if (onlyReturns) this.nestedFunction(m.value, name, false, undefined, { thisEnv });
+      if (m.kind === 'get') {
+        const held = onlyReturns ? this.file.returnsOf(m.value, undefined) : undefined;
+        if (held && held.kind !== 'conn' && held.kind !== 'tx') thisEnv.set(name, held);
+      } else if (m.kind === 'method') {
+        thisEnv.set(name, { kind: 'function', node: m.value, owner: this.file, env: undefined });
       }
     }
   }
@@ -563,10 +589,16 @@ export class Walk extends Sites {
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
-    if (!typescriptSideEffect(name)) return;
     const tx = this.currentTxs()[0];
     const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
-    this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+    if (typescriptSideEffect(name)) {
+      this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+      return;
+    }
+    // One call away: a function of the project that calls out (`await this.notify(job)`, `await postHook(url, body)`).
+    if (!tx || !this.state.reachable) return;
+    const through = callsOutThrough(call, this.value(call.callee), this.file.program);
+    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through] });
   }
 
   protected throwPoint(): void {
