@@ -29,7 +29,7 @@ import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 import { leftOutByShape } from './vendored.ts';
-import { DEFAULT_MAX_FILE_SIZE, DEFAULT_SCAN_TIME_BUDGET, overSizeCap, stoppedMessage, withinLimits, type FileSizeCaps } from './skips.ts';
+import { DEFAULT_MAX_FILE_SIZE, DEFAULT_SCAN_TIME_BUDGET, isSkip, overSizeCap, stoppedMessage, withinLimits, type FileSizeCaps } from './skips.ts';
 
 /** Default per-routine time budget of `pgq-audit db`, in ms (a scan's is DEFAULT_SCAN_TIME_BUDGET, skips.ts). */
 export const DEFAULT_TIME_BUDGET = 10_000;
@@ -239,6 +239,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (known && language && withinLimits(known.analysis, analyzer.options) && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
+        if (isSkip(known.analysis)) stats.skipped++;
         // Not read: a report that shows the text reads it (src/report/source.ts).
         finish(index, outcomeOf(file, undefined, known.analysis));
         continue;
@@ -292,6 +293,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached && withinLimits(cached, analyzer.options)) {
         stats.cached++;
+        if (isSkip(cached)) stats.skipped++;
         finish(index, outcomeOf(file, text, cached));
         continue;
       }

@@ -83,6 +83,11 @@ export function overSizeCap(bytes: number, language: Language, caps: Readonly<Fi
   );
 }
 
+/** The analysis of a file that was skipped (its one message says so): counted in the stats when it comes from the cache. */
+export function isSkip(analysis: FileAnalysis): boolean {
+  return analysis.messages.length === 1 && analysis.messages[0].messageId === 'skipped' && !analysis.facts;
+}
+
 /** A cached skip holds only for a run that allows no more time and memory than the run that decided it. */
 export function withinLimits(analysis: FileAnalysis, options: { timeBudget: number; memoryLimit: number }): boolean {
   const limits = analysis.limits;

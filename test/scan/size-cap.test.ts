@@ -140,6 +140,7 @@ test('a file skipped by its size is cached with its entry: the second run reads 
   assert.deepEqual(shape(second.results, dir), shape(first.results, dir));
   assert.equal(second.stats.bytes, 0, 'nothing read: both served by their stat');
   assert.equal(second.stats.cached, 2);
+  assert.equal(second.stats.skipped, 1, 'a skip from the cache is still counted');
   const larger = await scan({ ...options, maxFileSize: { sql: 0 } });
   assert.deepEqual(
     larger.results[0].messages.map((m) => m.ruleId),
