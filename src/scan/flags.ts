@@ -2,7 +2,7 @@
 // small lines: the option table, the help text and the ScanOptions they make.
 import { UsageError } from './discover.ts';
 import type { ScanOptions } from './scan.ts';
-import { parseMaxFileSize } from './skips.ts';
+import { parseMaxFileSize } from '../config/file-size.ts';
 
 export const PERFORMANCE_OPTIONS = {
   concurrency: { type: 'string' },
@@ -51,6 +51,6 @@ export function performanceOptions(values: Record<string, unknown>): Speed {
     options.timeBudget = Number(budget);
   }
   const maxFileSize = values['max-file-size'] as string | undefined;
-  if (maxFileSize !== undefined) options.maxFileSize = parseMaxFileSize(maxFileSize);
+  if (maxFileSize !== undefined) options.maxFileSize = parseMaxFileSize(maxFileSize, '--max-file-size', (message) => new UsageError(message));
   return options;
 }

@@ -29,7 +29,8 @@ import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 import { leftOutByShape } from './vendored.ts';
-import { DEFAULT_MAX_FILE_SIZE, DEFAULT_SCAN_TIME_BUDGET, isSkip, overSizeCap, stoppedMessage, withinLimits, type FileSizeCaps } from './skips.ts';
+import { DEFAULT_MAX_FILE_SIZE, type FileSizeCaps } from '../config/file-size.ts';
+import { DEFAULT_SCAN_TIME_BUDGET, isSkip, overSizeCap, stoppedMessage, withinLimits } from './skips.ts';
 
 /** Default per-routine time budget of `pgq-audit db`, in ms (a scan's is DEFAULT_SCAN_TIME_BUDGET, skips.ts). */
 export const DEFAULT_TIME_BUDGET = 10_000;

@@ -8,7 +8,7 @@
 // --time-budget): which file it stops depends on the machine's load, so its
 // message says so, and it should never fire on a file under the size cap.
 //
-// The caps, from `scanFileText` on real files (2-core machine, CPU time, one
+// The caps (src/config/file-size.ts), from `scanFileText` on real files (2-core machine, CPU time, one
 // file at a time; /tmp measurements in the commit that added this):
 //   SQL, PL/pgSQL-heavy extension script (32 KB, x4, x16): 0.4, 0.5, 1.5 s at 500 KB (about 0.33 MB/s);
 //   SQL, app migrations (47 KB .. 760 KB): 0.74 s at 760 KB (about 1 MB/s);
@@ -21,50 +21,10 @@
 import type { Finding } from '../engine/findings.ts';
 import type { Language } from '../model/index.ts';
 import { fileMessage, type FileAnalysis } from './analysis.ts';
-import { UsageError } from './discover.ts';
-
-export type FileSizeCaps = Record<Language, number>;
-
-const MB = 1024 * 1024;
-
-/** Bytes of a file above which it is skipped, by language (0: no cap). */
-export const DEFAULT_MAX_FILE_SIZE: Readonly<FileSizeCaps> = { sql: 2 * MB, python: 4 * MB, typescript: 4 * MB };
+import { MB, type FileSizeCaps } from '../config/file-size.ts';
 
 /** Default wall-clock budget per file, in ms: a last resort, far above what a file under the caps takes. */
 export const DEFAULT_SCAN_TIME_BUDGET = 60_000;
-
-const LANGUAGE_NAMES: Readonly<Record<string, Language>> = { sql: 'sql', python: 'python', py: 'python', typescript: 'typescript', ts: 'typescript', javascript: 'typescript', js: 'typescript' };
-
-const SIZE = /^(\d+(?:\.\d+)?)\s*(b|kb|mb)?$/i;
-
-function parseSize(text: string, option: string): number {
-  const match = SIZE.exec(text.trim());
-  if (!match) throw new UsageError(`${option} ${text}: expected a size such as 512KB, 2MB or a number of bytes (0 for no cap)`);
-  const unit = (match[2] ?? 'b').toLowerCase();
-  return Math.round(Number(match[1]) * (unit === 'mb' ? MB : unit === 'kb' ? 1024 : 1));
-}
-
-/**
- * --max-file-size: one size for every language (`4MB`), or sizes per language (`sql=1MB,ts=8MB`),
- * the others keeping their default. Throws a UsageError naming the option and the valid values.
- */
-export function parseMaxFileSize(value: string, option = '--max-file-size'): FileSizeCaps {
-  const caps: FileSizeCaps = { ...DEFAULT_MAX_FILE_SIZE };
-  if (!value.includes('=')) {
-    const size = parseSize(value, option);
-    for (const language of Object.keys(caps) as Language[]) caps[language] = size;
-    return caps;
-  }
-  for (const part of value.split(',')) {
-    const [name, size, extra] = part.split('=');
-    const language = LANGUAGE_NAMES[name.trim().toLowerCase()];
-    if (!language || size === undefined || extra !== undefined) {
-      throw new UsageError(`${option} ${value}: expected <size> or <language>=<size>[,...] with a language of sql, python, typescript (ts, js, javascript)`);
-    }
-    caps[language] = parseSize(size, option);
-  }
-  return caps;
-}
 
 function shown(bytes: number): string {
   return bytes >= MB ? `${+(bytes / MB).toFixed(1)} MB` : bytes >= 1024 ? `${+(bytes / 1024).toFixed(1)} KB` : `${bytes} bytes`;

@@ -16,7 +16,10 @@ import { formatJson } from '../../src/report/json.ts';
 import { formatSarif } from '../../src/report/sarif.ts';
 import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
-import { DEFAULT_MAX_FILE_SIZE, overSizeCap, parseMaxFileSize } from '../../src/scan/skips.ts';
+import { DEFAULT_MAX_FILE_SIZE, parseMaxFileSize as parseCaps } from '../../src/config/file-size.ts';
+import { overSizeCap } from '../../src/scan/skips.ts';
+
+const parseMaxFileSize = (value: string) => parseCaps(value, '--max-file-size', (message) => new Error(message));
 
 const sqlLeak = "select set_config('app.tenant', $1, false);\n";
 const tsLeak = "await pool.query(\"select set_config('app.tenant', $1, false)\", [tenant]);\n";
@@ -192,4 +195,22 @@ test('--max-file-size: one size for every language, or sizes per language; anyth
     (JSON.parse(ok.stdout) as { messages: { ruleId: string | null; messageId?: string }[] }[]).map((r) => r.messages.map((m) => m.ruleId ?? m.messageId)),
     [['skipped'], ['pgq/no-session-tenant-setting']],
   );
+});
+
+test('the config\'s "maxFileSize" reads as --max-file-size does; the option wins; a bad value is a config error naming the key (exit 2)', () => {
+  const dir = tree({ 'big.sql': padded(sqlLeak, 2048, '-- padding'), 'pgq-audit.config.json': JSON.stringify({ maxFileSize: 'sql=1KB' }) });
+  const kinds = (stdout: string) => (JSON.parse(stdout) as { messages: { ruleId: string | null; messageId?: string }[] }[]).map((r) => r.messages.map((m) => m.ruleId ?? m.messageId));
+  const capped = runCli(['scan', '.', '--format', 'json'], { cwd: dir });
+  assert.deepEqual(kinds(capped.stdout), [['skipped']], capped.stderr);
+  const option = runCli(['scan', '.', '--format', 'json', '--max-file-size', '0'], { cwd: dir });
+  assert.deepEqual(kinds(option.stdout), [['pgq/no-session-tenant-setting']], option.stderr);
+  for (const [value, message] of [
+    ['go=1KB', /pgq-audit\.config\.json: maxFileSize go=1KB: expected <size> or <language>=<size>\[,\.\.\.\] with a language of sql, python, typescript/],
+    [2048, /pgq-audit\.config\.json: maxFileSize: expected a string such as "8MB" or "sql=1MB,ts=8MB"/],
+  ] as const) {
+    writeFileSync(join(dir, 'pgq-audit.config.json'), JSON.stringify({ maxFileSize: value }));
+    const bad = runCli(['scan', '.'], { cwd: dir });
+    assert.equal(bad.code, 2, bad.stdout);
+    assert.match(bad.stderr, message);
+  }
 });
