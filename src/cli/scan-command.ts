@@ -98,6 +98,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       rules: ruleSettings(config, flags),
       queryFunctions: config.settings.queryFunctions,
       ...(config.sql ? { sql: config.sql } : {}),
+      ...(config.maxFileSize ? { maxFileSize: config.maxFileSize } : {}),
       selection,
       projectFacts: values['project-facts'],
       unitConfig: values.config ? loaded : undefined,

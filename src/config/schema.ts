@@ -31,7 +31,7 @@ export const QUERY_FUNCTIONS_SCHEMA = {
     'Extra call names (in-house wrappers such as "db.run" or "runSql") whose first argument is SQL text, for the TypeScript and Python front ends.',
 } as const;
 
-export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema', 'sql'] as const;
+export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema', 'sql', 'maxFileSize'] as const;
 
 /** The "sql" key: how .sql files are read. */
 export const SQL_SCHEMA = {
@@ -111,6 +111,11 @@ export function buildConfigSchema(): Record<string, unknown> {
         description: 'Globs of files not to scan, relative to the folder of this file (e.g. "legacy/**", "**/*.generated.sql").',
       },
       sql: SQL_SCHEMA,
+      maxFileSize: {
+        type: 'string',
+        description:
+          'Skip a file larger than this, decided by its size before any parse, so the report is the same on every run (what --max-file-size sets; the option wins): one size for every language ("512KB", "8MB", bytes; "0" for no cap) or sizes per language, "sql=1MB,python=8MB,ts=8MB" (default sql=2MB,python=4MB,ts=4MB).',
+      },
       reportUnusedSuppressions: {
         type: 'string',
         enum: [...SEVERITIES],

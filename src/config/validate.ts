@@ -5,6 +5,7 @@
 import { rules as allRules } from '../../rules/index.ts';
 import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
 import type { JsonSchema, Severity } from '../model/index.ts';
+import { parseMaxFileSize, type FileSizeCaps } from './file-size.ts';
 import { globProblem } from './globs.ts';
 import { isJsonObject } from './json.ts';
 import { CONFIG_KEYS, QUERY_FUNCTIONS_SCHEMA, SQL_SCHEMA, sharedSettingKeys, sharedSettingSchema } from './schema.ts';
@@ -32,6 +33,8 @@ export interface Config {
   /** The schema unqualified table names are in, for the units of this config (default public). */
   defaultSchema?: string;
   sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
+  /** Bytes above which a file is skipped, per language (the "maxFileSize" text, read as --max-file-size). */
+  maxFileSize?: FileSizeCaps;
 }
 
 /** `source` names the file in messages, e.g. "pgq-audit.config.json" or "package.json#pgqAudit". */
@@ -91,6 +94,10 @@ export function validateConfig(raw: unknown, source: string): Config {
   if (input.sql !== undefined) {
     checkValue(input.sql, SQL_SCHEMA as unknown as JsonSchema, 'sql', fail);
     config.sql = input.sql as Config['sql'];
+  }
+  if (input.maxFileSize !== undefined) {
+    if (typeof input.maxFileSize !== 'string') fail('maxFileSize', `expected a string such as "8MB" or "sql=1MB,ts=8MB", got ${kind(input.maxFileSize)}`);
+    config.maxFileSize = parseMaxFileSize(input.maxFileSize as string, 'maxFileSize', (message) => new ConfigError(`${source}: ${message}`));
   }
   if (input.reportUnusedSuppressions !== undefined) {
     config.reportUnusedSuppressions = checkSeverity(input.reportUnusedSuppressions, 'reportUnusedSuppressions', fail);

@@ -101,7 +101,7 @@ export function formatSarif(results: readonly FileResult[], context: SarifContex
 function fileMessageKind(finding: Finding): { id: string; description: string } {
   switch (finding.messageId) {
     case 'skipped':
-      return { id: 'pgq-audit/file-skipped', description: 'A file or object pgq-audit did not analyse (a bundle by its shape, or stopped by the time budget or memory): nothing in it was checked' };
+      return { id: 'pgq-audit/file-skipped', description: 'A file or object pgq-audit did not analyse (a bundle by its shape, a file over the size cap, or one stopped by the wall-clock time budget or memory): nothing in it was checked' };
     case 'not-postgresql':
       return { id: 'pgq-audit/not-postgresql', description: 'A .sql file that is not PostgreSQL (a template, another database\'s SQL): not checked' };
     case 'sql-syntax':

@@ -2,12 +2,14 @@
 // small lines: the option table, the help text and the ScanOptions they make.
 import { UsageError } from './discover.ts';
 import type { ScanOptions } from './scan.ts';
+import { parseMaxFileSize } from '../config/file-size.ts';
 
 export const PERFORMANCE_OPTIONS = {
   concurrency: { type: 'string' },
   cache: { type: 'boolean', default: false },
   'cache-location': { type: 'string' },
   'time-budget': { type: 'string' },
+  'max-file-size': { type: 'string' },
   'include-generated': { type: 'boolean', default: false },
 } as const;
 
@@ -16,13 +18,17 @@ export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for
                              n is capped at the number of cores)
   --cache                    Reuse the analysis of files whose content, config and pgq-audit did not change
   --cache-location <path>    The cache file or folder (default node_modules/.cache/pgq-audit/)
-  --time-budget <ms>         Stop analysing a file after this long and report it as skipped
-                             (default 10000; 0 for no limit)
+  --max-file-size <size>     Skip a file larger than this, decided by its size before any parse, the same
+                             on every run: one size for all (512KB, 8MB, bytes; 0 for no cap) or per
+                             language, sql=1MB,python=8MB,ts=8MB (default sql=2MB,python=4MB,ts=4MB)
+  --time-budget <ms>         Last resort: stop analysing a file after this much wall-clock time and report
+                             it as skipped (default 60000; 0 for no limit). Which file it stops depends on
+                             the machine's load: the size cap is what keeps reports the same every run
   --include-generated        Scan TS/JS bundles and generated files too (by default left out by their
                              shape: over 2 MB, minified, or a generated-code header)
 `;
 
-type Speed = Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget' | 'includeGenerated'>;
+type Speed = Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget' | 'maxFileSize' | 'includeGenerated'>;
 
 export function performanceOptions(values: Record<string, unknown>): Speed {
   const options: Speed = {};
@@ -44,5 +50,7 @@ export function performanceOptions(values: Record<string, unknown>): Speed {
     if (!/^\d+$/.test(budget)) throw new UsageError(`--time-budget ${budget}: expected milliseconds (0 for no limit)`);
     options.timeBudget = Number(budget);
   }
+  const maxFileSize = values['max-file-size'] as string | undefined;
+  if (maxFileSize !== undefined) options.maxFileSize = parseMaxFileSize(maxFileSize, '--max-file-size', (message) => new UsageError(message));
   return options;
 }

@@ -29,8 +29,10 @@ import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
 import { leftOutByShape } from './vendored.ts';
+import { DEFAULT_MAX_FILE_SIZE, type FileSizeCaps } from '../config/file-size.ts';
+import { DEFAULT_SCAN_TIME_BUDGET, isSkip, overSizeCap, stoppedMessage, withinLimits } from './skips.ts';
 
-/** Default per-file time budget, in ms. */
+/** Default per-routine time budget of `pgq-audit db`, in ms (a scan's is DEFAULT_SCAN_TIME_BUDGET, skips.ts). */
 export const DEFAULT_TIME_BUDGET = 10_000;
 /** Default old-generation heap limit of each worker thread, in MB. */
 export const DEFAULT_MEMORY_LIMIT = 512;
@@ -92,8 +94,13 @@ export interface ScanOptions {
    * analysis has the same time budget.
    */
   concurrency?: number | 'auto' | 'off';
-  /** Per-file time budget in ms (default 10,000; 0 for none). A file over it is reported as skipped. */
+  /**
+   * Per-file wall-clock budget in ms (default 60,000; 0 for none): a last resort, non-deterministic. A
+   * file over it is reported as skipped.
+   */
   timeBudget?: number;
+  /** Bytes above which a file is skipped, per language (skips.ts; 0: no cap): decided by size, the same every run. */
+  maxFileSize?: Partial<FileSizeCaps>;
   /** Heap limit per worker thread in MB (default 512). A file that needs more is reported as skipped. */
   memoryLimit?: number;
   /** Scan TS/JS bundles and generated files too (--include-generated): by default their shape leaves them out (vendored.ts). */
@@ -171,11 +178,13 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
 
   const config = analysisConfig(active, allRules, options.queryFunctions, options.sql);
   const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
+  const caps: FileSizeCaps = { ...DEFAULT_MAX_FILE_SIZE, ...options.maxFileSize };
   const cache = options.cache
     ? new AnalysisCache(cacheFilePath(options.cacheLocation ?? defaultCacheLocation(cwd), cwd), config, {
         frontEnds: LANGUAGES.map((l) => [l.language, ...l.extensions]),
         triggers: [...prefilter.triggers],
         generated: options.includeGenerated === true,
+        caps,
       })
     : undefined;
   const context = cache ? new ContextHasher() : undefined;
@@ -184,7 +193,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const analyzer = new Analyzer(config, {
     concurrency: inProcess ? 'off' : concurrency,
     isolateLargeFiles: inProcess,
-    timeBudget: options.timeBudget ?? DEFAULT_TIME_BUDGET,
+    timeBudget: options.timeBudget ?? DEFAULT_SCAN_TIME_BUDGET,
     memoryLimit: options.memoryLimit ?? DEFAULT_MEMORY_LIMIT,
     inProcessFiles: options.inProcessFiles ?? IN_PROCESS_MAX_FILES,
   });
@@ -231,6 +240,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (known && language && withinLimits(known.analysis, analyzer.options) && known.hash === `${known.hash.split('+')[0]}+${context!.of(file, language)}`) {
         stats.parsed++;
         stats.cached++;
+        if (isSkip(known.analysis)) stats.skipped++;
         // Not read: a report that shows the text reads it (src/report/source.ts).
         finish(index, outcomeOf(file, undefined, known.analysis));
         continue;
@@ -268,14 +278,23 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         finish(index, { result: fileResult(file) });
         continue;
       }
+      // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
+      const hash = cache ? `${contentHash(raw)}+${context!.of(file, language)}` : undefined;
+      // Over its language's cap: skipped by its size, before any parse, and cached so (the caps key the cache).
+      const oversize = overSizeCap(bytes.length, language, caps);
+      if (oversize) {
+        stats.skipped++;
+        if (hash) cache!.set(file, hash, { messages: [oversize] }, stat);
+        finish(index, { result: fileResult(file, [oversize]) });
+        continue;
+      }
       stats.parsed++;
       // Without a BOM: ESLint drops it too, and the front ends would take it for text (a Python syntax error).
       const text = decodeText(bytes);
-      // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
-      const hash = cache ? `${contentHash(raw)}+${context!.of(file, language)}` : undefined;
       const cached = hash ? cache?.get(file, hash, stat) : undefined;
       if (cached && withinLimits(cached, analyzer.options)) {
         stats.cached++;
+        if (isSkip(cached)) stats.skipped++;
         finish(index, outcomeOf(file, text, cached));
         continue;
       }
@@ -286,7 +305,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
-          const message = skippedMessage(outcome, analyzer);
+          const message = stoppedMessage(outcome, analyzer.options);
           // A skip is kept with the limits it was decided under: the next run gives the same report, at once,
           // until the file changes or a run allows it more time or memory.
           if (hash && outcome.kind !== 'failed') cache?.set(file, hash, { messages: [message], limits: { timeBudget: analyzer.options.timeBudget, memoryLimit: analyzer.options.memoryLimit } }, stat);
@@ -374,45 +393,12 @@ function fileResult(filePath: string, messages: Finding[] = [], source?: string)
   return result;
 }
 
-/** A cached skip holds only for a run that allows no more time and memory than the run that decided it. */
-function withinLimits(analysis: FileAnalysis, options: { timeBudget: number; memoryLimit: number }): boolean {
-  const limits = analysis.limits;
-  return !limits || (budgetOf(options.timeBudget) <= budgetOf(limits.timeBudget) && options.memoryLimit <= limits.memoryLimit);
-}
-
-/** 0 (and anything not positive) is no time budget at all. */
-function budgetOf(ms: number): number {
-  return ms > 0 ? ms : Infinity;
-}
-
 function outcomeOf(file: string, text: string | undefined, analysis: FileAnalysis): FileOutcome {
   // Cached analyses are shared objects: copy the messages the later passes add to and sort.
   const outcome: FileOutcome = { result: fileResult(file, [...analysis.messages], text) };
   if (analysis.facts) outcome.facts = analysis.facts;
   if (analysis.directives) outcome.directives = analysis.directives;
   return outcome;
-}
-
-function skippedMessage(outcome: Exclude<PoolOutcome, { kind: 'done' }>, analyzer: Analyzer): Finding {
-  if (outcome.kind === 'timeout') {
-    const budget = analyzer.options.timeBudget;
-    return fileMessage(
-      `File skipped: analysing it took longer than ${budget} ms (the per-file time budget), so it was stopped and nothing else is reported for it. Raise the budget with --time-budget, or leave the file out with ignores.`,
-      1,
-      false,
-      'skipped',
-    );
-  }
-  if (outcome.kind === 'memory') {
-    const limit = analyzer.options.memoryLimit;
-    return fileMessage(
-      `File skipped: analysing it needed more than ${limit} MB of memory (the per-file limit), so it was stopped and nothing else is reported for it. Leave the file out with ignores.`,
-      1,
-      false,
-      'skipped',
-    );
-  }
-  return fileMessage(`pgq-audit failed on this file: ${outcome.message}`, 2, true);
 }
 
 interface AnalyzerOptions {

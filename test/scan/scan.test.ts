@@ -54,7 +54,7 @@ test('a file over the time budget is reported as skipped, and the rest of the sc
   // ~250,000 statements: seconds of analysis, far over a 300 ms budget.
   const big = 'select a, b from t where id = 1;\n'.repeat(250_000) + session;
   const dir = tree({ 'big.sql': big, 'small.sql': session });
-  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency: 2 });
+  const result = await scan({ paths: [dir], cwd: dir, timeBudget: 300, concurrency: 2, maxFileSize: { sql: 0 } });
   const [bigResult, small] = result.results;
   assert.equal(bigResult.messages.length, 1);
   const [skipped] = bigResult.messages;

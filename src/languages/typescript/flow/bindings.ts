@@ -42,6 +42,8 @@ export interface WalkOptions {
   shadow?: boolean;
   /** That walk's returns (they go back to the call) and the try frames below `tryBase` (the caller's). */
   inline?: { returns: State[]; tryBase: number; stack: FunctionNode[] };
+  /** The functions being inlined around a nested function's walk (a callback inside an inlined function): the depth bound holds across them. */
+  inlineStack?: FunctionNode[];
 }
 
 export interface TryFrame {

@@ -254,6 +254,7 @@ export class Walk extends Sites {
       paramsOf: runsNow ? this.options.paramsOf ?? this.options.fn : fn,
       callbackOf: extra.callbackOf ?? (runsNow ? this.options.callbackOf : undefined),
       shadow: this.options.shadow,
+      inlineStack: this.options.inline?.stack ?? this.options.inlineStack,
     });
     for (const param of fn.params) {
       const value = walk.parameterValue(param);
@@ -484,7 +485,7 @@ export class Walk extends Sites {
     const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
     const fn = own ? callee.node : method;
     const scope = own ? (callee.env as Env) : this.file.moduleScope;
-    const stack = this.options.inline?.stack ?? [];
+    const stack = this.options.inline?.stack ?? this.options.inlineStack ?? [];
     if (!fn || !scope || !handed || !this.state.reachable || stack.length >= MAX_INLINE_DEPTH || stack.includes(fn) || !fn.body) {
       if (fn) this.forgetFlags(fn);
       return false;
