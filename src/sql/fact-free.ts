@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from './lexer.ts';
+import { forEachCodeChar, isIdentChar, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -82,32 +82,20 @@ const BODY_STATEMENT_WORDS = new Set(['set', 'reset', 'discard', 'deallocate', '
 function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
   const tokens: Token[] = [];
   let i = start;
+  let skipped: number;
   while (i < end && tokens.length < max) {
     const c = text.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13 || c === 12) {
       i++;
-    } else if (c === 39 /* ' */) {
-      const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
-      i = skipQuoted(text, i, 39, escapes);
-      tokens.push({ kind: 'literal', text: "'" });
-    } else if (c === 34 /* " */) {
-      const close = skipQuoted(text, i, 34, false);
-      tokens.push({ kind: 'quoted', text: text.slice(i + 1, close - 1).replace(/""/g, '"') });
-      i = close;
-    } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
-      const newline = text.indexOf('\n', i);
-      i = newline < 0 ? end : newline + 1;
-    } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
-      i = skipBlockComment(text, i);
+    } else if ((skipped = regionEnd(text, i, end)) >= 0) {
+      // A string or dollar-quoted body is one literal, a quoted name its text; a comment is nothing.
+      if (c === 39 /* ' */ || c === 36 /* $ */) tokens.push({ kind: 'literal', text: c === 39 ? "'" : '$' });
+      else if (c === 34 /* " */) tokens.push({ kind: 'quoted', text: text.slice(i + 1, skipped - 1).replace(/""/g, '"') });
+      i = skipped;
     } else if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
-      const tag = dollarTagAt(text, i);
-      if (tag !== undefined) {
-        const close = text.indexOf(tag, i + tag.length);
-        i = close < 0 ? end : close + tag.length;
-      } else {
-        i++;
-        while (i < end && isIdentChar(text.charCodeAt(i))) i++;
-      }
+      // $1: a parameter, a literal.
+      i++;
+      while (i < end && isIdentChar(text.charCodeAt(i))) i++;
       tokens.push({ kind: 'literal', text: '$' });
     } else if ((c >= 48 && c <= 57) || (c === 46 /* . */ && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57)) {
       i++;

@@ -10,31 +10,41 @@ export function forEachCodeChar(text: string, onCode: (index: number) => number 
   const length = text.length;
   let i = 0;
   while (i < length) {
-    const c = text.charCodeAt(i);
-    if (c === 39 /* ' */) {
-      const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
-      i = skipQuoted(text, i, 39, escapes);
-    } else if (c === 34 /* " */) {
-      i = skipQuoted(text, i, 34, false);
-    } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
-      const newline = text.indexOf('\n', i);
-      i = newline < 0 ? length : newline + 1;
-    } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
-      i = skipBlockComment(text, i);
-    } else if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
-      const tag = dollarTagAt(text, i);
-      if (tag !== undefined) {
-        const close = text.indexOf(tag, i + tag.length);
-        i = close < 0 ? length : close + tag.length;
-      } else {
-        const next = onCode(i);
-        i = typeof next === 'number' ? next : i + 1;
-      }
-    } else {
-      const next = onCode(i);
-      i = typeof next === 'number' ? next : i + 1;
+    const skipped = regionEnd(text, i, length);
+    if (skipped >= 0) {
+      i = skipped;
+      continue;
+    }
+    const next = onCode(i);
+    i = typeof next === 'number' ? next : i + 1;
+  }
+}
+
+/**
+ * Where a string literal, quoted identifier, comment or dollar-quoted body
+ * that starts at `i` ends (an unclosed one ends at `end`); -1 when none
+ * starts there. A `$` that opens no tag (`$1`) is code.
+ */
+export function regionEnd(text: string, i: number, end = text.length): number {
+  const c = text.charCodeAt(i);
+  if (c === 39 /* ' */) {
+    const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
+    return skipQuoted(text, i, 39, escapes);
+  }
+  if (c === 34 /* " */) return skipQuoted(text, i, 34, false);
+  if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
+    const newline = text.indexOf('\n', i);
+    return newline < 0 ? end : newline + 1;
+  }
+  if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) return skipBlockComment(text, i);
+  if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
+    const tag = dollarTagAt(text, i);
+    if (tag !== undefined) {
+      const close = text.indexOf(tag, i + tag.length);
+      return close < 0 ? end : close + tag.length;
     }
   }
+  return -1;
 }
 
 export function isIdentChar(c: number): boolean {
