@@ -74,6 +74,12 @@ export function propertyName(member: TSESTree.MemberExpression): string | undefi
   return undefined;
 }
 
+/** A class member's key as a name: `x`, `#x` for a private one; undefined for any other key. */
+export function memberKeyName(member: { key: Node }): string | undefined {
+  const key = member.key;
+  return key.type === 'Identifier' ? key.name : key.type === 'PrivateIdentifier' ? `#${key.name}` : undefined;
+}
+
 /** The dotted name of an expression made of identifiers, `this` and property accesses: `this.pool`, `pg.Pool`. */
 export function dottedName(node: Node | null | undefined): string | undefined {
   const n = unwrap(node);

@@ -395,7 +395,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
    * of that driver — the one its instances are, with the options of its
    * super(...) call once the class was walked.
    */
-  classPool(cls: TSESTree.ClassDeclaration, walk: { value(node: Node): Value | undefined }): Value | undefined {
+  classPool(cls: TSESTree.ClassDeclaration | TSESTree.ClassExpression, walk: { value(node: Node): Value | undefined }): Value | undefined {
     const base = cls.superClass ? walk.value(cls.superClass) : undefined;
     if (base?.kind !== 'maker' || base.makes !== 'pool') return undefined;
     return { kind: 'pool', driver: base.driver, configId: this.configByNode.get(cls)?.config.id };

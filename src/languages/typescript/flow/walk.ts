@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, Scope } from '../../../model/index.ts';
 import { typescriptSideEffect } from '../side-effects.ts';
 import { callsOutThrough } from './calls-out.ts';
-import { callbackArg, children, dottedName, isFunction, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { callbackArg, children, dottedName, isFunction, memberKeyName, methodOf, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
@@ -288,15 +288,16 @@ export class Walk extends Sites {
     const thisEnv = new Map<string, Value | undefined>();
     const members = node.body.body;
     const ctor = members.find((m): m is TSESTree.MethodDefinition => m.type === 'MethodDefinition' && m.kind === 'constructor');
-    // `class Db extends PrismaClient`: `this` is the pool the class makes (its options are the super(...) call's).
+    // `class Db extends PrismaClient`: `this` is the pool the class makes, with the super(...) call's options
+    // (recorded here, read back by file.classPool, which also types the class where it names a type).
     const base = node.superClass ? this.value(node.superClass) : undefined;
     if (base?.kind === 'maker' && base.makes === 'pool') {
-      const entry = this.config(node, base.driver, 'pool', superArguments(ctor));
-      thisEnv.set(THIS, { kind: 'pool', driver: base.driver, configId: entry.config.id });
+      this.config(node, base.driver, 'pool', superArguments(ctor));
+      thisEnv.set(THIS, this.file.classPool(node, this));
     }
     for (const m of members) {
       if (m.type === 'PropertyDefinition' && m.value && !m.computed) {
-        const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+        const name = memberKeyName(m);
         if (name) thisEnv.set(name, this.value(m.value));
       }
     }
@@ -317,7 +318,7 @@ export class Walk extends Sites {
     this.classAccessors(members, thisEnv);
     for (const m of members) {
       if (m.type === 'MethodDefinition' && m.value.type === 'FunctionExpression') {
-        const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+        const name = memberKeyName(m);
         this.nestedFunction(m.value, name, false, undefined, { thisEnv });
       } else if (m.type === 'PropertyDefinition' && m.value) {
         const value = unwrap(m.value);
@@ -339,7 +340,7 @@ export class Walk extends Sites {
   private classAccessors(members: TSESTree.ClassElement[], thisEnv: Map<string, Value | undefined>): void {
     for (const m of members) {
       if (m.type !== 'MethodDefinition' || m.kind === 'constructor' || m.value.type !== 'FunctionExpression' || m.computed) continue;
-      const name = m.key.type === 'Identifier' ? m.key.name : m.key.type === 'PrivateIdentifier' ? `#${m.key.name}` : undefined;
+      const name = memberKeyName(m);
       if (!name || thisEnv.has(name)) continue;
       const body = m.value.body?.body ?? [];
       const onlyReturns = body.length === 1 && body[0].type === 'ReturnStatement';
