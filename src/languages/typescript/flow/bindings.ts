@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, FunctionRef, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
-import { children, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { children, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
@@ -291,12 +291,8 @@ export abstract class Bindings implements DriverContext {
     const callee = unwrap(call.callee);
     if (!callee) return undefined;
     if (callee.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression') {
-      const name = propertyName(callee);
-      const cls = name === undefined ? undefined : classAround(this.file.program, call);
-      for (const member of cls?.body.body ?? []) {
-        if (member.type === 'MethodDefinition' && !member.computed && member.key.type === 'Identifier' && member.key.name === name && member.value.type === 'FunctionExpression') return member.value;
-      }
-      return undefined;
+      const member = thisMember(this.file.program, call);
+      return member?.method ? member.fn : undefined;
     }
     const value = this.value(callee);
     return value?.kind === 'function' && value.owner === this.file ? value.node : undefined;
@@ -410,8 +406,25 @@ function returnedObject(fn: FunctionNode): TSESTree.ObjectExpression | undefined
   return value?.type === 'ObjectExpression' ? value : undefined;
 }
 
+/**
+ * `this.name(...)`: the function the class around the call declares under
+ * `name`, as a method or as a property that holds a function.
+ */
+export function thisMember(program: TSESTree.Program, call: TSESTree.CallExpression): { fn: FunctionNode; name: string; method: boolean } | undefined {
+  const callee = unwrap(call.callee);
+  if (callee?.type !== 'MemberExpression' || unwrap(callee.object)?.type !== 'ThisExpression') return undefined;
+  const name = propertyName(callee);
+  if (name === undefined) return undefined;
+  for (const member of classAround(program, call)?.body.body ?? []) {
+    if ((member.type !== 'MethodDefinition' && member.type !== 'PropertyDefinition') || member.computed || member.key.type !== 'Identifier' || member.key.name !== name) continue;
+    if (member.type === 'MethodDefinition' && member.value.type === 'FunctionExpression') return { fn: member.value, name, method: true };
+    if (member.type === 'PropertyDefinition' && isFunction(member.value)) return { fn: member.value, name, method: false };
+  }
+  return undefined;
+}
+
 /** The class whose body holds a node. */
-export function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
+function classAround(program: TSESTree.Program, node: Node): TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined {
   let best: TSESTree.ClassDeclaration | TSESTree.ClassExpression | undefined;
   const stack: Node[] = [program];
   while (stack.length > 0) {

@@ -6,8 +6,8 @@
 // event handler, a timer) is not a call of the transaction.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { typescriptSideEffect } from '../side-effects.ts';
-import { children, dottedName, isFunction, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
-import { classAround } from './bindings.ts';
+import { children, dottedName, isFunction, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import { thisMember } from './bindings.ts';
 import type { Value } from './types.ts';
 
 /** How many project calls deep a side effect is looked for, the first call included. */
@@ -59,13 +59,8 @@ export function callsOutThrough(call: TSESTree.CallExpression, callee: Value | u
 export function projectFunction(call: TSESTree.CallExpression, program: TSESTree.Program): { fn: FunctionNode; name: string } | undefined {
   const callee = unwrap(call.callee);
   if (callee?.type === 'MemberExpression' && unwrap(callee.object)?.type === 'ThisExpression') {
-    const name = propertyName(callee);
-    if (name === undefined) return undefined;
-    for (const member of classAround(program, call)?.body.body ?? []) {
-      if (member.type === 'MethodDefinition' && !member.computed && member.key.type === 'Identifier' && member.key.name === name && member.value.type === 'FunctionExpression') return { fn: member.value, name: `this.${name}` };
-      if (member.type === 'PropertyDefinition' && !member.computed && member.key.type === 'Identifier' && member.key.name === name && isFunction(member.value)) return { fn: member.value, name: `this.${name}` };
-    }
-    return undefined;
+    const member = thisMember(program, call);
+    return member ? { fn: member.fn, name: `this.${member.name}` } : undefined;
   }
   if (callee?.type !== 'Identifier') return undefined;
   const fn = topLevelFunction(program, callee.name);
