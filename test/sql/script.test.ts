@@ -129,6 +129,12 @@ describe('query files', () => {
     assert.deepEqual(reading.holes, []);
     assert.deepEqual(analyzeSql(reading.sql).errors, []);
   });
+  test('a variable the script \\set is filled in where a slice would start too: ARRAY[:id1, :id2]; an unset one after [ stays a slice', () => {
+    const text = "\\set id1 1::bigint\n\\set id2 2::bigint\nselect array[:id1, :id2] = arr[:n] from t;";
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => [text.slice(h.start, h.end), h.text]), [[':id1', '1::bigint'], [':id2', '2::bigint']]);
+    assert.deepEqual([parse(text).sqlErrors, parse(text).fatal], [[], undefined]);
+  });
 });
 
 describe('what real repositories run', () => {

@@ -241,7 +241,8 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   const next = text[i + 1] ?? '';
   if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
   // a[1:n], a[:n], and a word right before (time literals are in strings) are not variables; `x:::name` is a cast to one.
-  if (prev === 93 || prev === 91 || isIdentChar(prev)) return i + 1;
+  // psql itself fills in a variable it has wherever it stands, so one the script \set is one even there (`ARRAY[:id1, :id2]`).
+  if ((prev === 93 || prev === 91 || isIdentChar(prev)) && !variables.has(bareNameAt(text, i + 1))) return i + 1;
   if (next === "'" || next === '"') {
     const close = text.indexOf(next, i + 2);
     const name = close > 0 ? text.slice(i + 2, close) : '';
@@ -252,14 +253,21 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
     else holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(`:${name}`) });
     return close + 1;
   }
-  if (!/[A-Za-z_]/.test(next)) return i + 1;
-  let j = i + 1;
-  while (j < text.length && isIdentChar(text.charCodeAt(j)) && text[j] !== '$') j++;
-  const name = text.slice(i + 1, j);
+  const name = bareNameAt(text, i + 1);
+  if (!name) return i + 1;
+  let j = i + 1 + name.length;
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
   holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
+}
+
+/** The name that starts at `start` (letters, digits, `_`), or ''. */
+function bareNameAt(text: string, start: number): string {
+  if (!/[A-Za-z_]/.test(text[start] ?? '')) return '';
+  let j = start;
+  while (j < text.length && isIdentChar(text.charCodeAt(j)) && text[j] !== '$') j++;
+  return text.slice(start, j);
 }
 
 /**
