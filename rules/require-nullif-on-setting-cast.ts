@@ -15,8 +15,6 @@ interface Options {
   requestSettings?: string[];
 }
 
-const within = (inner: Span, outer: Span) => inner.start >= outer.start && inner.end <= outer.end;
-
 export default defineRule<Options>({
   id: 'require-nullif-on-setting-cast',
   description: "Require nullif(..., '') around current_setting() before it is cast",
@@ -25,8 +23,6 @@ export default defineRule<Options>({
       "current_setting('{{setting}}') is cast to {{type}} without nullif(..., ''): once any job on the connection has set '{{setting}}', it reads '' (not NULL) and the cast fails with {{failure}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
     policyCastWithoutNullif:
       "The policy casts current_setting('{{setting}}') to {{type}} without missing_ok and without nullif(..., ''): on a connection that never set '{{setting}}' every query on the table fails with unrecognized configuration parameter, and on one that set it before, with {{failure}}. Write nullif(current_setting('{{setting}}', true), '')::{{type}}.",
-    policyWithoutMissingOk:
-      "The policy calls current_setting('{{setting}}') without missing_ok: on a connection that never set it, every query on the table fails with unrecognized configuration parameter. Write nullif(current_setting('{{setting}}', true), '').",
     defaultSilentNull:
       "Column {{column}} of {{table}} defaults to current_setting('{{setting}}'{{missingOk}}){{reads}}, and the column allows NULL: an insert that leaves the column out, on a connection where '{{setting}}' is not set (or was cleared), stores a row with {{column}} NULL — a row of no tenant, without an error. Declare the column NOT NULL, so that insert fails instead.",
     defaultEmptyString:
@@ -48,7 +44,6 @@ export default defineRule<Options>({
     const madeNotNull = new Set([...statementsOf(file)].flatMap(({ statement }) => (statement.notNullSet ?? []).map((c) => `${bareTable(c.table)}.${c.column}`)));
     for (const { statement } of statementsOf(file)) {
       const policy = statement.kind === 'CreatePolicyStmt';
-      const covered: Span[] = [];
       for (const cast of statement.settingCasts) {
         if (cast.nullif || cast.guard || cast.inDefault || !checked(cast.setting)) continue;
         // An array type rejects '' as a malformed literal (measured on PostgreSQL 17.10), a scalar one as invalid input.
@@ -57,16 +52,10 @@ export default defineRule<Options>({
         // One finding per cast: a policy's cast without missing_ok fails both ways, and says so once.
         const unguardedRead = policy && cast.missingOk === false;
         report({ messageId: unguardedRead ? 'policyCastWithoutNullif' : 'castWithoutNullif', data, span: cast.span });
-        if (unguardedRead) covered.push(cast.span);
       }
       for (const found of statement.settingDefaults ?? []) {
         const finding = judgeDefault(madeNotNull.has(`${bareTable(found.table)}.${found.column}`) ? { ...found, notNull: true } : found);
         if (finding && checked(found.setting)) report(finding);
-      }
-      if (!policy) continue;
-      for (const read of statement.settingReads) {
-        if (read.missingOk !== false || !checked(read.setting) || covered.some((span) => within(read.span, span))) continue;
-        report({ messageId: 'policyWithoutMissingOk', data: { setting: read.setting ?? '' }, span: read.span });
       }
     }
   },
