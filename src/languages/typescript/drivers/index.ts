@@ -36,6 +36,7 @@ export class DriverRegistry {
 
   constructor(readonly models: readonly DriverModel[]) {
     for (const m of models) this.byDriver.set(m.driver, m);
+    this.runnerExportNames = new Set(models.flatMap((m) => m.runnerExports?.names ?? []));
     this.queryRows = [...models.flatMap((m) => m.queries ?? []), queryConvention, executeConfigConvention];
     const keys = (pick: (c: NonNullable<DriverModel['queryConfig']>) => string | readonly string[] | undefined) =>
       models.flatMap((m) => (m.queryConfig ? [pick(m.queryConfig) ?? []].flat() : []));
@@ -69,6 +70,18 @@ export class DriverRegistry {
     const model = this.of(driver);
     const what = model?.typeOf?.(exported, qualified) ?? own(model?.types, exported);
     return what ? { driver, what } : undefined;
+  }
+
+  /** The export names some driver's runner calls (`up`, `down`, `seed`). */
+  readonly runnerExportNames: ReadonlySet<string>;
+
+  /** The value a driver's runner gives the first parameter of the export `name`, when the body uses it through `used` members. */
+  runnerParameter(name: string, used: ReadonlySet<string>): Value | undefined {
+    for (const m of this.models) {
+      const contract = m.runnerExports;
+      if (contract?.names.includes(name) && contract.uses.some((u) => used.has(u))) return contract.value;
+    }
+    return undefined;
   }
 
   global(name: string): Value | undefined {

@@ -126,6 +126,8 @@ export const knex: DriverModel = {
     }
     return undefined;
   },
+  // knex migrate:latest / seed:run call `up(knex)`, `down(knex)`, `seed(knex)`: a CommonJS migration has no import or type to say so.
+  runnerExports: { names: ['up', 'down', 'seed'], uses: ['raw', 'schema'], value: { kind: 'pool', driver: 'knex' } },
   optionHooks(options) {
     const pool = objectProperty(options, 'pool');
     const value = pool ? unwrap(pool.value as Node) : undefined;

@@ -117,6 +117,13 @@ export interface DriverModel {
   types?: Readonly<Record<string, TypeMeaning['what']>>;
   /** A type that depends on more than its name (`Knex` but not `Knex.Knex`): read before `types`. */
   typeOf?(exported: string, qualified: boolean): TypeMeaning['what'] | undefined;
+  /**
+   * Functions the driver's own runner calls with one of its values: Knex runs a migration's exported
+   * `up`/`down` and a seed's `seed` with its instance. An untyped first parameter of such an export is
+   * that value when the body uses it through one of `uses`, the driver's own members (so another
+   * tool's `up(pgm)` is not taken for it).
+   */
+  runnerExports?: { names: readonly string[]; uses: readonly string[]; value: Value };
   /** Globals the runtime gives (Bun's `Bun`). */
   globals?: ReadonlyMap<string, Value>;
   /** A member of one of this driver's values: `pg.Pool`, `Bun.sql`, `dataSource.manager`. */

@@ -346,7 +346,8 @@ export abstract class Bindings implements DriverContext {
     const target = param.type === 'TSParameterProperty' ? param.parameter : param;
     const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
     const type = annotation.typeAnnotation?.typeAnnotation;
-    const known = type ? this.file.typeMeaning(type, this) : undefined;
+    if (!type) return this.file.runnerParameter(target);
+    const known = this.file.typeMeaning(type, this);
     if (!known) return undefined;
     // `typeof db`: the value itself (a pool, most often).
     if ('kind' in known) return known.kind === 'pool' ? known : undefined;

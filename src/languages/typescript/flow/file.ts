@@ -14,6 +14,7 @@ import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
 import { readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
+import { runnerParameters } from './runner-exports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveProjectModule } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
@@ -347,6 +348,13 @@ export class TsFile implements ExportingModule, FunctionOwner {
     }
     const values = this.returns.get(fn) ?? [];
     return values.find((v) => v !== undefined && v.kind !== 'tx');
+  }
+
+  private runnerParams: Map<Node, Value> | undefined;
+
+  /** What a driver's runner gives this untyped parameter of an exported function (Knex's `exports.up = async (knex) => ...`). */
+  runnerParameter(param: Node): Value | undefined {
+    return (this.runnerParams ??= runnerParameters(this.program, this.drivers)).get(param);
   }
 
   /**
