@@ -16,6 +16,9 @@ const kinds: Record<string, RegExp> = {
   'dbt-model.sql': /a Jinja\/dbt template/,
   'go-template.sql': /a Go template/,
   'mysql-schema.sql': /MySQL/,
+  'clickhouse-table.sql': /ClickHouse/,
+  'clickhouse-alter.sql': /ClickHouse/,
+  'clickhouse-view.sql': /ClickHouse/,
   'sqlite-schema.sql': /SQLite/,
   'tsql-schema.sql': /T-SQL/,
 };

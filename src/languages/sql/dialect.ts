@@ -1,5 +1,5 @@
 // .sql files that are not PostgreSQL: templates (Jinja/dbt, Go text/template)
-// and other databases' SQL (SQLite, MySQL, T-SQL, Oracle). Asked only about a
+// and other databases' SQL (SQLite, MySQL, ClickHouse, T-SQL, Oracle). Asked only about a
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
@@ -22,6 +22,19 @@ interface Sign {
 const TEMPLATE_SIGNS: Sign[] = [
   { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*)/ },
   { kind: 'a Jinja/dbt template', pattern: /\{\{[\s\S]*?\}\}|\{%-?\s*\w+[\s\S]*?%\}|\{#[\s\S]*?#\}/ },
+];
+
+/**
+ * ClickHouse's own syntax. Its backticks and `ENGINE =` are MySQL's too, so these are looked for first,
+ * in the whole file: a ClickHouse migration that quotes a name before its first MergeTree is still ClickHouse.
+ */
+const CLICKHOUSE_SIGNS: Sign[] = [
+  { kind: 'ClickHouse', pattern: /\bENGINE\s*=\s*(?:\w*MergeTree|Memory|TinyLog|StripeLog|Log|Kafka|Distributed|Null|Buffer|Dictionary|Join|Set)\b/i },
+  { kind: 'ClickHouse', pattern: /\bCODEC\s*\(/i },
+  { kind: 'ClickHouse', pattern: /\bCREATE\s+MATERIALIZED\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?[\w."]+\s+TO\s+[\w."]+/i },
+  { kind: 'ClickHouse', pattern: /\bMODIFY\s+(?:QUERY|TTL|SETTING|ORDER\s+BY)\b/i },
+  // Its column types are case-sensitive CamelCase words PostgreSQL has no type for, after a column's name.
+  { kind: 'ClickHouse', pattern: /\b[A-Za-z_]\w*\s+(?:(?:Nullable|LowCardinality|DateTime64|FixedString)\s*\(|(?:U?Int(?:8|16|32|64|128|256)|Float(?:32|64)|String)(?=[\s,)]|$))/m },
 ];
 
 const DIALECT_SIGNS: Sign[] = [
@@ -53,7 +66,8 @@ export function foreignFile(text: string): ForeignFile | undefined {
   // Template tags may sit in strings and comments too: look at the whole text.
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
-  return firstSign(codeOnly(text), DIALECT_SIGNS, text);
+  const code = codeOnly(text);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text);
 }
 
 function firstSign(text: string, signs: Sign[], original = text): ForeignFile | undefined {
