@@ -1,10 +1,11 @@
 import { defineRule } from '../src/model/index.ts';
-import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
+import { crossFileParts, type Decision, type FileFacts } from '../src/model/cross-file.ts';
+import { DEFAULT_SCHEMA, tableKey, writtenName } from '../src/model/tables.ts';
 import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
 import { requeueSweeps } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
-import { UPDATE_SET } from '../src/model/triggers.ts';
+import { INSERT_SELECT, UPDATE_SET } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -20,6 +21,8 @@ export default defineRule<Options, QueueFacts>({
       "This sweep puts jobs of '{{table}}' {{expired}} back in the queue with no attempt limit, and the claim at {{claim}} takes them with none either: a job that crashes its worker comes back every time, forever, and takes down every worker it reaches. Re-queue only jobs under the limit here (`and {{under}}`) and move the others to a dead state.",
     noIncrement:
       "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`{{count}}`), so it is committed before the job runs{{andLimit}}.",
+    noCopyLimit:
+      "This retry enqueues a job of '{{table}}' again as a new row with `{{count}}`, and neither its WHERE nor any claim of '{{table}}' stops at an attempt limit: a job that fails every time is copied and run again after every failure, forever, and keeps a worker busy with it. Add `and {{under}}` to this statement's WHERE (or test the count in the code before it copies), and leave the exhausted job in a dead state.",
     noIncrementAtSweep:
       "This sweep puts jobs of '{{table}}' {{expired}} back in the queue without counting the attempt, and the claim at {{claim}} does not count it either{{failPath}}: a job that crashes its worker comes back with the same count every time and is retried forever. Count the crash where it is detected: `{{count}}` in this sweep.",
   },
@@ -30,9 +33,11 @@ export default defineRule<Options, QueueFacts>({
   defaultOptions: {},
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
   // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
-  triggers: [UPDATE_SET, ORM_WRITE, ORM_LOCK],
-  ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { place }) => {
-    const out: Decision[] = [];
+  // INSERT_SELECT: a retry that copies the job into a new row.
+  triggers: [UPDATE_SET, INSERT_SELECT, ORM_WRITE, ORM_LOCK],
+  ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
+    // Retries by copy: only the whole project shows that no claim stops at the limit.
+    const out: Decision[] = mode === 'project' ? unlimitedCopies(files) : [];
     for (const table of leaseTables(files)) {
       const sweeps = requeueSweeps(table);
       const counting = table.claims.find((c) => c.fact.counter)?.fact;
@@ -106,6 +111,25 @@ export default defineRule<Options, QueueFacts>({
     return out;
   }),
 });
+
+/** Retries by copy with no limit in their WHERE, of tables no claim or sweep of the project stops at a limit. */
+function unlimitedCopies(files: readonly FileFacts<QueueFacts>[]): Decision[] {
+  const limited = new Set<string>();
+  for (const { facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+    for (const c of facts.claims) if (c.limitAt || c.limitUnknown || c.reclaimByHost) limited.add(tableKey(c, defaultSchema));
+    for (const s of facts.sweeps) if (s.limitAt) limited.add(tableKey(s, defaultSchema));
+  }
+  const out: Decision[] = [];
+  for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+    for (const retry of facts.retries ?? []) {
+      if (retry.limitAt || limited.has(tableKey(retry, defaultSchema))) continue;
+      const { under } = limitTexts(retry.counter, retry.countsDown === true);
+      const count = `${retry.counter} ${retry.countsDown ? '-' : '+'} 1`;
+      out.push({ file, at: retry.counterAt, messageId: 'noCopyLimit', data: { table: writtenName(retry), count, under } });
+    }
+  }
+  return out;
+}
 
 function claimFor(table: TableFacts, sweep: Located<SweepFact>): Located<ClaimFact> | undefined {
   return table.claims.find((c) => c.file === sweep.file) ?? table.claims[0];

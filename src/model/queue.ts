@@ -16,6 +16,7 @@ import { mergedClaimRead } from './queue-sources.ts';
 import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
+import { retryFactOf, type RetryFact } from './queue-copies.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
@@ -152,6 +153,8 @@ export interface SweepFact {
 
 export interface QueueFacts {
   claims: ClaimFact[];
+  /** Retries by copy (src/model/queue-copies.ts), where the file has any. */
+  retries?: RetryFact[];
   finishes: FinishFact[];
   heartbeats: HeartbeatFact[];
   sweeps: SweepFact[];
@@ -252,7 +255,11 @@ function readQueueFacts(model: FileModel): QueueFacts {
     const routine = statement.routine;
     if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
-      if (write.op === 'insert') continue;
+      if (write.op === 'insert') {
+        const retry = retryFactOf(write, counters, ref);
+        if (retry) (facts.retries ??= []).push(retry);
+        continue;
+      }
       // The default schema is the unit's, unknown here: within one statement or transaction, `jobs` may be `billing.jobs`.
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);

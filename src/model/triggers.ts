@@ -22,6 +22,8 @@ const BUILDER_DELETE = String.raw`\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\
 export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])|${BUILDER_UPDATE}`, 'i');
 export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from|${BUILDER_DELETE}`, 'i');
 export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
+/** INSERT ... SELECT: a statement that copies rows (a retry enqueued as a new row). */
+export const INSERT_SELECT = new RegExp(String.raw`insert${GAP}into${GAP}[^;]{1,600}?(?:\s|\\[nrt]|['"\x60(])select(?:\s|\\[nrt]|['"\x60])`, 'i');
 export const MERGE_INTO = new RegExp(String.raw`merge${GAP}into`, 'i');
 /** DISCARD ALL and DEALLOCATE [PREPARE] ALL: the word alone is in comments and UIs ("discard changes"). */
 export const DISCARD_ALL = new RegExp(String.raw`discard${GAP}all|deallocate${GAP}(?:prepare${GAP})?all`, 'i');

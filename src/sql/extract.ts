@@ -21,6 +21,7 @@ import type {
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { boundIntervalsIn, intervalsIn, isNowPlus } from './interval.ts';
+import { copyOf } from './copies.ts';
 import { ctesOf, fromListResolver, joinedConditions } from './sources.ts';
 import { constValue, hasParam, routineCall, valueOf } from './values.ts';
 
@@ -665,6 +666,8 @@ function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, 
   return out;
 }
 
+const withCopy = (copy: RowWrite['copy']) => (copy ? { copy } : {});
+
 function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, len?: number) => Span, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
   const op = type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : 'insert';
   const assignments: ColumnAssignment[] = [];
@@ -686,5 +689,6 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
     where: [...comparisons(node.whereClause, spanAt), ...joinedConditions(node, op === 'update' ? node.fromClause : node.usingClause, outerCtes).flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
+    ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),
   };
 }

@@ -194,6 +194,19 @@ export interface RowWrite {
   where: Comparison[];
   returning: boolean;
   span: Span;
+  /** An INSERT ... SELECT that copies rows of a table (src/sql/copies.ts). */
+  copy?: RowCopy;
+}
+
+/** The rows an INSERT ... SELECT copies: from which table, under which WHERE, and each column's value. */
+export interface RowCopy {
+  /** The table copied (through a CTE that moves its rows: `with moved as (delete from jobs ... returning *)`). */
+  from: string;
+  schema?: string;
+  /** Each inserted column with the value the SELECT gives it (`attempt + 1` into `attempt`: an increment). */
+  values: ColumnAssignment[];
+  /** The SELECT's WHERE, and the moving CTE's. */
+  where: Comparison[];
 }
 
 export interface PolicyFact {

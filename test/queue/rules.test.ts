@@ -57,6 +57,26 @@ describe('require-claim-attempt-limit', () => {
     assert.match(findings[0].message, /the sweep at sweep\.sql:1 puts jobs whose lease expired back in the queue/);
     assert.deepEqual(brief(runFileOnly(rule, 'claim.sql', files['claim.sql'])), [], 'one file alone proves nothing');
   });
+  test('a retry by copy counts in the copy and stops at the limit in its WHERE, or in a claim of the table', () => {
+    const copy = (where: string, from = 'jobs', count = 'attempts + 1', counter = 'attempts') =>
+      `insert into jobs (payload, ${counter}, max_attempts)\nselect payload, ${count}, max_attempts from ${from} where ${where};\n`;
+    const claim = CLAIM({ reclaim: false, increment: false, limit: false }) + FINISH;
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim, 'b.sql': copy('id = $1 and attempts < max_attempts') })), []);
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': claim, 'b.sql': copy('id = $1') })), ['b.sql:2:17 noCopyLimit']);
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': copy('id = $1') })), ['b.sql:2:17 noCopyLimit'], 'the copy alone says it is a retry');
+    assert.deepEqual(brief(runFileOnly(rule, 'b.sql', copy('id = $1'))), [], 'a claim elsewhere may hold the limit');
+    assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ reclaim: false }) + FINISH, 'b.sql': copy('id = $1') })), [], 'the claim stops at the limit');
+    // From the table that keeps the failed jobs; counting down.
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': copy('id = $1', 'dead_jobs') })), ['b.sql:2:17 noCopyLimit']);
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': copy('id = $1 and retries_left > 0', 'jobs', 'retries_left - 1', 'retries_left') })), []);
+    const down = runProject(rule, { 'b.sql': copy('id = $1 and retries_left < max_attempts', 'jobs', 'retries_left - 1', 'retries_left') });
+    assert.deepEqual(brief(down), ['b.sql:2:17 noCopyLimit']);
+    assert.match(down[0].message, /`retries_left - 1`.*`and retries_left > 0`/);
+    // Not a retry: a copy of another table, a copy that moves no counter, a copy into an archive.
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': copy('id = $1', 'imports') })), []);
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': copy('id = $1', 'jobs', 'attempts') })), []);
+    assert.deepEqual(brief(runProject(rule, { 'b.sql': 'insert into jobs_archive (payload, attempts) select payload, attempts + 1 from jobs where id = $1;' })), []);
+  });
 });
 
 describe('require-dead-sweep', () => {

@@ -70,6 +70,28 @@ test('updates: a count down is an increment by a negative amount; a difference o
   assert.equal(write.assignments[2].value.kind, 'expression');
 });
 
+test('inserts: an INSERT ... SELECT that copies rows, column by column, from its table or through a CTE that moves them', () => {
+  const copy = only(analyzeSql('insert into jobs (payload, attempt) select payload, attempt + 1 from jobs where id = $1 and attempt < max_attempts')).rowWrites[0];
+  assert.equal(copy.copy?.from, 'jobs');
+  assert.deepEqual(copy.copy?.values.map((v) => [v.column, v.value.kind]), [['payload', 'expression'], ['attempt', 'increment']]);
+  assert.deepEqual(copy.copy?.where.map((c) => [c.column, c.op]), [['id', '='], ['attempt', '<']]);
+  const moved = only(analyzeSql('with m as (delete from app.jobs where id = $1 returning *) insert into jobs (payload, attempt) select payload, m.attempt + 1 from m where attempt < 5'));
+  const insert = moved.rowWrites.find((w) => w.op === 'insert')!;
+  assert.deepEqual([insert.copy?.from, insert.copy?.schema], ['jobs', 'app']);
+  assert.deepEqual(insert.copy?.values[1].value, { kind: 'increment', by: 1 });
+  assert.deepEqual(insert.copy?.where.map((c) => c.column), ['attempt', 'id']);
+  // Not read: VALUES, no column list, a column list the SELECT does not match, a UNION, a CTE that returns nothing.
+  for (const sql of [
+    'insert into jobs (payload, attempt) values ($1, 0)',
+    'insert into jobs select * from jobs where id = $1',
+    'insert into jobs (payload, attempt) select payload from jobs',
+    'insert into jobs (attempt) select attempt + 1 from jobs union select 0',
+    'with m as (delete from jobs where id = $1) insert into jobs (attempt) select 1 from m',
+  ]) {
+    assert.equal(only(analyzeSql(sql)).rowWrites.find((w) => w.op === 'insert')?.copy, undefined, sql);
+  }
+});
+
 test('updates: assigned columns and the columns their WHERE compares', () => {
   const sql = "update jobs set attempts = attempts + 1, status = 'running', locked_until = now() + interval '30 seconds', locked_by = $3 where id = $1 and attempts = $2 and (locked_until < now() or status = 'queued')";
   const write = only(analyzeSql(sql)).rowWrites[0];
