@@ -101,6 +101,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** Drizzle tables made in this file (`pgTable(...)`), for the policies declared in them. */
   readonly tables: { node: Node; table: TableValue }[] = [];
   readonly drivers: DriverRegistry;
+  /** Where each specifier of this file leads (resolveProjectModule), asked once per file. */
+  private readonly resolved = new Map<string, string | undefined>();
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
   private moduleEnv?: Env;
@@ -215,7 +217,11 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
   module(specifier: string): TsFile | undefined {
     if (this.context.importDepth <= 0 || !this.context.parse || !isAbsolute(this.model.file)) return undefined;
-    const path = resolveProjectModule(this.model.file, specifier);
+    let path = this.resolved.get(specifier);
+    if (path === undefined && !this.resolved.has(specifier)) {
+      path = resolveProjectModule(this.model.file, specifier);
+      this.resolved.set(specifier, path);
+    }
     if (!path || path === this.model.file) return undefined;
     if (this.modules.has(path)) return this.modules.get(path);
     if (this.modules.size >= MAX_MODULES_PER_FILE) return undefined;
