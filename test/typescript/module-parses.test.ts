@@ -45,3 +45,35 @@ test('each imported module is parsed once across import depths, and a file impor
   const findings = result.results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(dir.length + 1)}:${m.line} ${m.ruleId}`));
   assert.deepEqual(findings, ['src/handlers/a.ts:3 no-session-tenant-setting']);
 });
+
+// pool.ts reads no project module (free from depth 0), repo.ts only pool.ts (from depth 1),
+// service.ts only repo.ts (from depth 2): the job reads service at depth 3, repo at 2, pool at 1,
+// and the scan then reaches each of them at the top (depth 4), where that reading is the same.
+const checkout = (name: string) => `export async function ${name}() {\n  const client = await pool.connect();\n  try {\n    await client.query('select 1');\n  } finally {\n    client.release();\n  }\n}\n`;
+const layered = {
+  'package.json': '{ "name": "shop", "type": "module" }',
+  'src/a-job.ts': `import { settle, pool } from './service.js';\nexport async function run(tenant: string) {\n  await settle(tenant);\n}\n${checkout('ping')}`,
+  'src/db/pool.ts': `import pg from 'pg';\nexport const pool = new pg.Pool({ max: 4 });\n${checkout('warm')}`,
+  'src/repo.ts': `import { pool } from './db/pool.js';\nexport async function markPaid(tenant: string) {\n  await pool.query("select set_config('app.tenant', $1, false)", [tenant]);\n  await pool.query('update invoices set paid = true');\n}\n`,
+  'src/service.ts': `import { markPaid } from './repo.js';\nimport { pool } from './db/pool.js';\nexport { pool };\nexport async function settle(tenant: string) {\n  await markPaid(tenant);\n}\n${checkout('check')}`,
+};
+
+test('a module whose imports all end within the depth left is walked once for every depth it is read at', async () => {
+  const dir = project(layered);
+  const before = { ...moduleParses };
+  const result = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  // pool, repo and service: each parsed once as an import, and that reading is the file's own model at the
+  // top; service reads pool at depth 2 on the reading the job made at depth 1 through repo.
+  assert.equal(moduleParses.count - before.count, 3);
+  assert.equal(moduleParses.reused - before.reused, 3);
+  assert.equal(moduleParses.shared - before.shared, 4);
+  const findings = result.results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(dir.length + 1)}:${m.line} ${m.ruleId}`));
+  // What each file says read on its own (a scan of it alone has no reading to share).
+  const alone: string[] = [];
+  for (const file of ['src/a-job.ts', 'src/db/pool.ts', 'src/repo.ts', 'src/service.ts']) {
+    const single = await scan({ paths: [join(project(layered), file)], cwd: dir, concurrency: 'off' });
+    alone.push(...single.results.flatMap((r) => r.messages.map((m) => `${file}:${m.line} ${m.ruleId}`)));
+  }
+  assert.deepEqual(findings, alone);
+  assert.ok(findings.includes('src/repo.ts:3 no-session-tenant-setting'), findings.join('\n'));
+});

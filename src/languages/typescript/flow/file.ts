@@ -16,7 +16,7 @@ import { readExport, readExportedType, type ExportingModule } from './exports.ts
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
-import { MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveProjectModule } from './modules.ts';
+import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
 import type { ConfigEntry, Conn, FunctionOwner, Imports, PoolHook, TableValue, Tx, TxInfo, TypeMeaning, Value } from './types.ts';
@@ -52,11 +52,12 @@ export interface AnalysisContext {
 /**
  * The project modules files import, once per process per file version: parsed once, whatever the
  * depth they are read at, and read at each depth by a TsFile of its own (how deep its own imports
- * are followed differs), which walks the module only when asked for what it holds.
+ * are followed differs), which walks the module only when asked for what it holds. From its
+ * freeDepth on, a module reads the same at every depth: one reading serves them all, and the
+ * file's own reading when the scan reaches it (readingAsImport, keepReading).
  */
-interface ImportedModule {
+interface ImportedModule extends DepthFree {
   text: string;
-  program: TSESTree.Program;
   byDepth: Map<number, TsFile>;
 }
 const moduleCache = new ModuleCache<ImportedModule>();
@@ -72,6 +73,50 @@ export function parsedAsImport(path: string, text: string): TSESTree.Program | u
   return imported.program;
 }
 
+/**
+ * The reading of an imported module at `depth`: the one made at that depth, or, when the module
+ * reads the same at every depth from its freeDepth on and `depth` is one of them, one made at any
+ * of those depths (the scan reads a module at each depth its importers reach it from).
+ */
+function readingAt(path: string, imported: ImportedModule, depth: number): TsFile | undefined {
+  const exact = imported.byDepth.get(depth);
+  if (exact) return exact;
+  const free = imported.byDepth.size > 0 ? freeDepth(moduleCache, path, imported) : undefined;
+  if (free === undefined || depth < free) return undefined;
+  for (const [at, file] of imported.byDepth) {
+    if (at < free) continue;
+    moduleParses.shared++;
+    return file;
+  }
+  return undefined;
+}
+
+/**
+ * A scanned file read already as a project module of another file, at a depth from which it reads
+ * as it does at the top (freeDepth), on the same program, drivers and options: that reading, run
+ * now if it was not yet. Undefined when there is none, or its walk failed (the file's own walk then
+ * fails the same way, and says so).
+ */
+export function readingAsImport(path: string, program: TSESTree.Program, options: FrontEndOptions, context: AnalysisContext): TsFile | undefined {
+  const imported = moduleCache.peek(path);
+  if (!imported || imported.program !== program) return undefined;
+  const free = freeDepth(moduleCache, path, imported);
+  if (free === undefined || free > context.importDepth) return undefined;
+  for (const [at, file] of imported.byDepth) {
+    if (at < free || !file.sameReading(options, context)) continue;
+    if (!file.ensureRun()) return undefined;
+    moduleParses.shared++;
+    return file;
+  }
+  return undefined;
+}
+
+/** A file's own reading, kept as its reading at `context.importDepth` where the file was parsed as an import: for the files that import it later. */
+export function keepReading(path: string, program: TSESTree.Program, file: TsFile): void {
+  const imported = moduleCache.peek(path);
+  if (imported?.program === program && !imported.byDepth.has(file.context.importDepth)) imported.byDepth.set(file.context.importDepth, file);
+}
+
 export class TsFile implements ExportingModule, FunctionOwner {
   readonly text: string;
   readonly imports: Imports;
@@ -83,7 +128,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   readonly txByKey = new Map<string, Tx>();
   readonly consumed = new WeakSet<Node>();
   readonly awaited = new WeakSet<Node>();
-  readonly constants = new Map<string, ConstEntry[]>();
+  readonly constants: ReadonlyMap<string, ConstEntry[]>;
   readonly resolveContext: ResolveContext;
   /** For values bound to SQL: the file's constants, then the literal constants the project's modules export to it. */
   readonly valueContext: ResolveContext;
@@ -102,6 +147,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** Drizzle tables made in this file (`pgTable(...)`), for the policies declared in them. */
   readonly tables: { node: Node; table: TableValue }[] = [];
   readonly drivers: DriverRegistry;
+  /** Where each specifier of this file leads: asked once per version of an imported module (all its readings share it), once per reading of a scanned file. */
+  resolved: Resolutions = new Map();
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
   private moduleEnv?: Env;
@@ -122,7 +169,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.imports = readImports(program, this.drivers);
     this.queryFunctions = options.queryFunctions ?? [];
     this.fileDriver = this.imports.drivers.length === 1 ? this.imports.drivers[0] : 'unknown';
-    indexConstants(program, this.constants);
+    this.constants = constantsOf(program);
     this.resolveContext = {
       source: this.text,
       constant: (name, at) => {
@@ -148,8 +195,15 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.runState = 'done';
   }
 
+  /** Whether this reading is the one `options` and `context` would make (but for the import depth). */
+  sameReading(options: FrontEndOptions, context: AnalysisContext): boolean {
+    const mine = this.context;
+    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => a === b || (a?.length ?? 0) + (b?.length ?? 0) === 0 || (a !== undefined && b !== undefined && a.length === b.length && a.every((x, i) => x === b[i]));
+    return mine.drivers === context.drivers && mine.parse === context.parse && mine.walker === context.walker && same(this.options.queryFunctions, options.queryFunctions) && this.runState !== 'running';
+  }
+
   /** An imported module's walk, run the first time what it holds is asked (its constants and types need none). */
-  private ensureRun(): boolean {
+  ensureRun(): boolean {
     if (this.runState === 'waiting') {
       try {
         this.run();
@@ -216,7 +270,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
   module(specifier: string): TsFile | undefined {
     if (this.context.importDepth <= 0 || !this.context.parse || !isAbsolute(this.model.file)) return undefined;
-    const path = resolveProjectModule(this.model.file, specifier);
+    const path = resolveFrom(this.model.file, specifier, this.resolved);
     if (!path || path === this.model.file) return undefined;
     if (this.modules.has(path)) return this.modules.get(path);
     if (this.modules.size >= MAX_MODULES_PER_FILE) return undefined;
@@ -224,11 +278,12 @@ export class TsFile implements ExportingModule, FunctionOwner {
     const parse = this.context.parse;
     const imported = moduleCache.get(path, (text: string) => {
       const program = parse(text, path);
-      return program ? { text, program, byDepth: new Map() } : undefined;
+      return program ? { text, program, byDepth: new Map(), resolved: new Map() } : undefined;
     });
-    let module = imported?.byDepth.get(depth);
+    let module = imported ? readingAt(path, imported, depth) : undefined;
     if (imported && !module) {
       module = new TsFile(emptyFileModel(path, 'typescript', imported.text), imported.program, this.options, { ...this.context, importDepth: depth });
+      module.resolved = imported.resolved;
       imported.byDepth.set(depth, module);
     }
     this.modules.set(path, module);
@@ -475,6 +530,20 @@ function literalsOnly(init: Node): boolean {
   if (plain(n)) return true;
   if (n?.type === 'TSEnumDeclaration') return n.body.members.every((m) => !m.initializer || plain(unwrap(m.initializer as Node)));
   return n?.type === 'ObjectExpression' && n.properties.every((p) => p.type === 'Property' && !p.computed && plain(unwrap(p.value as Node)));
+}
+
+/** The constants of each program, indexed once: a module is read at several depths, and by the scan. */
+const constantsByProgram = new WeakMap<TSESTree.Program, ReadonlyMap<string, ConstEntry[]>>();
+
+function constantsOf(program: TSESTree.Program): ReadonlyMap<string, ConstEntry[]> {
+  let constants = constantsByProgram.get(program);
+  if (!constants) {
+    const out = new Map<string, ConstEntry[]>();
+    indexConstants(program, out);
+    constants = out;
+    constantsByProgram.set(program, constants);
+  }
+  return constants;
 }
 
 function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]>): void {

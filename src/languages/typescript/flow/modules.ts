@@ -5,11 +5,15 @@
 // in `db/pool.ts`, `export const db = drizzle(pool)`) by analysing it the same
 // way; each module is read and parsed once per process while its size and
 // time stay the same, whatever the depth it is imported at, and walked only
-// when a file asks what one of its names holds (flow/file.ts). The ESLint
+// when a file asks what one of its names holds (flow/file.ts): once for all
+// the depths from its freeDepth on, where the depth left no longer cuts any
+// chain of its imports. The ESLint
 // plugin, which is given one file, resolves the same way.
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { decodeText, readConfigText, readRegularFile } from '../../../read-file.ts';
+import { stringValue, unwrap, type Node } from '../syntax.ts';
 
 /** How deep a chain of imports is followed (worker -> db/index -> db/pool -> ...). */
 export const MAX_IMPORT_DEPTH = 4;
@@ -22,9 +26,10 @@ const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'
 /** TypeScript's ESM convention: `import './pool.js'` names the source `pool.ts`. */
 const SOURCE_FOR: Record<string, string[]> = { '.js': ['.ts', '.tsx'], '.jsx': ['.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'] };
 
+/** Without an error for a missing file: most candidates of a specifier are missing, and an error costs ten times the stat. */
 function isFile(path: string): boolean {
   try {
-    return statSync(path).isFile();
+    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch {
     return false;
   }
@@ -186,9 +191,10 @@ function packageImport(root: string, specifier: string): string | undefined {
 
 /**
  * How many imported modules this process parsed for what they export, and how many files it
- * analysed on the parse of an import instead of parsing them again (the bench reads both).
+ * analysed on the parse of an import instead of parsing them again (the bench reads both); how
+ * many times a module's reading made at one depth served another (freeDepth), walked once.
  */
-export const moduleParses = { count: 0, reused: 0 };
+export const moduleParses = { count: 0, reused: 0, shared: 0 };
 
 interface CacheEntry<T> {
   size: number;
@@ -207,11 +213,16 @@ export class ModuleCache<T> {
 
   /** What `get` would give without building: the entry of the file as it is now, if there is one. */
   peek(path: string): T | undefined {
+    return this.known(path)?.value;
+  }
+
+  /** The entry of the file as it is now (its value undefined where it did not parse or is too large), or undefined if it was not read. */
+  known(path: string): { value: T | undefined } | undefined {
     const cached = this.entries.get(path);
     if (!cached) return undefined;
     try {
-      const stats = statSync(path);
-      return cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached.value : undefined;
+      const stats = statSync(path, { throwIfNoEntry: false });
+      return stats && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
     } catch {
       return undefined;
     }
@@ -221,7 +232,8 @@ export class ModuleCache<T> {
     let size: number;
     let mtimeMs: number;
     try {
-      const stats = statSync(path);
+      const stats = statSync(path, { throwIfNoEntry: false });
+      if (!stats) return undefined;
       size = stats.size;
       mtimeMs = stats.mtimeMs;
     } catch {
@@ -230,7 +242,11 @@ export class ModuleCache<T> {
     const id = path;
     const cached = this.entries.get(id);
     if (cached && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
-    if (size > MAX_MODULE_BYTES || this.building.has(id)) return undefined;
+    if (size > MAX_MODULE_BYTES) {
+      this.entries.set(id, { size, mtimeMs, value: undefined });
+      return undefined;
+    }
+    if (this.building.has(id)) return undefined;
     this.building.add(id);
     let value: T | undefined;
     moduleParses.count++;
@@ -244,4 +260,90 @@ export class ModuleCache<T> {
     this.entries.set(id, { size, mtimeMs, value });
     return value;
   }
+}
+
+/** Past any depth a file is read at: a module that reaches a cycle of imports, or reads more modules than one file may. */
+export const NEVER_FREE = Number.POSITIVE_INFINITY;
+
+/**
+ * Every specifier a module's reading may follow (flow/file.ts `module`, flow/exports.ts): its
+ * imports and `import x = require()`, top-level `require()` declarations, and the sources of its
+ * re-exports. A superset does no harm (a package resolves to no project module).
+ */
+export function moduleSpecifiers(program: TSESTree.Program): string[] {
+  const out: string[] = [];
+  for (const statement of program.body) {
+    if (statement.type === 'ImportDeclaration' || ((statement.type === 'ExportNamedDeclaration' || statement.type === 'ExportAllDeclaration') && statement.source)) {
+      out.push(String(statement.source!.value));
+    } else if (statement.type === 'TSImportEqualsDeclaration' && statement.moduleReference.type === 'TSExternalModuleReference') {
+      out.push(String((statement.moduleReference.expression as TSESTree.StringLiteral).value));
+    } else if (statement.type === 'VariableDeclaration') {
+      // As readImports reads them (flow/imports.ts).
+      for (const d of statement.declarations) {
+        const init = unwrap(d.init);
+        if (init?.type !== 'CallExpression' || init.callee.type !== 'Identifier' || init.callee.name !== 'require') continue;
+        const specifier = stringValue(init.arguments[0] as Node);
+        if (specifier) out.push(specifier);
+      }
+    }
+  }
+  return out;
+}
+
+/** Where each specifier of a module leads (undefined: to no project module). */
+export type Resolutions = Map<string, string | undefined>;
+
+/** resolveProjectModule, once per specifier of the module `fromFile` as `resolved` holds it. */
+export function resolveFrom(fromFile: string, specifier: string, resolved: Resolutions): string | undefined {
+  let path = resolved.get(specifier);
+  if (path === undefined && !resolved.has(specifier)) {
+    path = resolveProjectModule(fromFile, specifier);
+    resolved.set(specifier, path);
+  }
+  return path;
+}
+
+export interface DepthFree {
+  program: TSESTree.Program;
+  resolved: Resolutions;
+  /** The project modules its specifiers lead to, once read. */
+  targets?: string[];
+  /** freeDepth, once known. */
+  free?: number;
+}
+
+/**
+ * The least import depth from which a module reads the same whatever the depth: 0 when no
+ * specifier of it leads to a project module, else one more than the most of the modules it
+ * leads to (NEVER_FREE through a cycle or past MAX_MODULES_PER_FILE modules). A module read at
+ * that depth or deeper follows every import to its end, so one reading of it serves them all.
+ * Undefined while a module it leads to has not been read yet (nothing is parsed to find out).
+ */
+export function freeDepth<T extends DepthFree>(cache: ModuleCache<T>, path: string, module: T, visiting = new Set<string>()): number | undefined {
+  if (module.free !== undefined) return module.free;
+  if (visiting.has(path)) return NEVER_FREE;
+  if (!module.targets) {
+    const targets = new Set<string>();
+    for (const specifier of moduleSpecifiers(module.program)) {
+      const target = resolveFrom(path, specifier, module.resolved);
+      if (target && target !== path) targets.add(target);
+    }
+    module.targets = [...targets];
+  }
+  const targets = module.targets;
+  if (targets.length > MAX_MODULES_PER_FILE) return (module.free = NEVER_FREE);
+  visiting.add(path);
+  let free = 0;
+  for (const target of targets) {
+    const entry = cache.known(target);
+    const below = entry === undefined ? undefined : entry.value === undefined ? 0 : freeDepth(cache, target, entry.value, visiting);
+    if (below === undefined) {
+      visiting.delete(path);
+      return undefined;
+    }
+    free = Math.max(free, below + 1);
+  }
+  visiting.delete(path);
+  module.free = free;
+  return free;
 }
