@@ -68,10 +68,9 @@ export class ImportChance {
     if (names.length === 0) return false;
     // Only a name the file hands on as a value (a call's argument, an assignment, a template's
     // interpolation) can be SQL text it sends: not one it only calls or reads a member of (a pool).
-    let rest = text;
-    for (const [start, end] of statements) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
-    const used = names.filter((n) => usedAsValue(rest, n.local));
-    if (used.length === 0) return false;
+    const locals = usedAsValues(text, new Set(names.map((n) => n.local)), statements);
+    if (locals.size === 0) return false;
+    const used = names.filter((n) => locals.has(n.local));
     this.held.set(file, { language, names: used });
     return true;
   }
@@ -193,9 +192,23 @@ function specifierList(list: string): { name: string; local: string }[] {
 
 const escaped = (name: string) => name.replace(/\$/g, '\\$');
 
-/** The name stands where a value is handed on: after `(`, `,`, `=`, `:`, `+`, `[`, `{`, `${`, `?`, `>`, `|`, `&` or `return`. */
-function usedAsValue(text: string, name: string): boolean {
-  return new RegExp(`(?:[(,=:+\\[{?>|&]|\\breturn)\\s*${escaped(name)}(?![\\w$])`).test(text);
+/**
+ * Which of the names stand where a value is handed on, outside the import statements: after `(`, `,`,
+ * `=`, `:`, `+`, `[`, `{`, `${`, `?`, `>`, `|`, `&` or `return`. One pass over the text for them all.
+ */
+function usedAsValues(text: string, names: ReadonlySet<string>, statements: Statements): Set<string> {
+  const used = new Set<string>();
+  // The names first (a literal alternation is quick to look for), then what stands before each.
+  const pattern = new RegExp(`(?<![\\w$])(?:${[...names].map(escaped).join('|')})(?![\\w$])`, 'g');
+  for (const match of text.matchAll(pattern)) {
+    let k = match.index - 1;
+    while (k >= 0 && (text[k] === ' ' || text[k] === '\t' || text[k] === '\n' || text[k] === '\r')) k--;
+    const before = text[k];
+    const handedOn = before !== undefined && ('(,=:+[{?>|&'.includes(before) || (before === 'n' && /(?<![\w$])return$/.test(text.slice(Math.max(0, k - 6), k + 1))));
+    if (handedOn && !statements.some(([start, end]) => start <= match.index && match.index <= end)) used.add(match[0]);
+    if (used.size === names.size) break;
+  }
+  return used;
 }
 
 /**
