@@ -18,6 +18,7 @@ import { resolveModule } from '../languages/python/flow/module-paths.ts';
 import { resolveProjectModule } from '../languages/typescript/flow/modules.ts';
 import type { Language } from '../model/index.ts';
 import { asUtf8, readRegularFile, SOURCE_MAX_BYTES } from '../read-file.ts';
+import type { FileAnalysis } from './analysis.ts';
 
 /** A name a file imports: from which module (a path once resolved) and under which name there. */
 interface ImportedName {
@@ -138,6 +139,12 @@ export class ImportChance {
 }
 
 type Statements = [start: number, end: number][];
+
+/** A second-chance file's analysis holds while the modules that gave it its chance are unchanged too. */
+export function withDependencies(analysis: FileAnalysis, reached: readonly string[] | undefined): FileAnalysis {
+  if (!reached || reached.length === 0) return analysis;
+  return { ...analysis, dependencies: [...new Set([...(analysis.dependencies ?? []), ...reached])].sort() };
+}
 
 /** `from <module> import a, b as c` and `from . import (a, b)`: each imported name with the name it is bound to. */
 export function pythonImports(text: string): { names: ImportedName[]; statements: Statements } {

@@ -25,7 +25,7 @@ import type { analyseWithin } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, SKIPPED, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOutcome } from './pool.ts';
-import { ImportChance } from './import-chance.ts';
+import { ImportChance, withDependencies } from './import-chance.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -281,9 +281,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (language && !shape) chance.saw(file, passed);
       let reached: string[] | undefined;
       if (!language || !passed) {
-        // None of the triggers occur: no rule can report on this file, and it lends no facts, unless SQL it
-        // imports from a project module does (held back, decided after the rest). A bundle or generated
-        // client (vendored.ts) is not the project's code.
+        // No trigger: no rule can report on this file and it lends no facts, unless SQL it imports does (held
+        // back, decided after the rest). A bundle or generated client (vendored.ts) is not the project's code.
         if (language && !shape && step < read.length && chance.hold(file, bytes, language)) {
           later.push(index);
           continue;
@@ -401,12 +400,6 @@ function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, Project
     lines.push(`${file}\t${key}\t${reported.has(file) ? 1 : 0}\t${unit.root}\t${unit.defaultSchema ?? ''}`);
   }
   return hash('sha1', lines.join('\n'));
-}
-
-/** A second-chance file's analysis holds while the modules that gave it its chance are unchanged too. */
-function withDependencies(analysis: FileAnalysis, reached: readonly string[] | undefined): FileAnalysis {
-  if (!reached || reached.length === 0) return analysis;
-  return { ...analysis, dependencies: [...new Set([...(analysis.dependencies ?? []), ...reached])].sort() };
 }
 
 function fileResult(filePath: string, messages: Finding[] = [], source?: string): FileResult {
