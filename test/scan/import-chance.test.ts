@@ -138,3 +138,17 @@ test('with --cache, editing the imported module between runs makes the finding a
   assert.deepEqual(findings((await scan(options)).results, dir), []);
   assert.deepEqual(await fresh(), []);
 });
+
+test('the imported module need not be among the files scanned, nor read this run: it is read for its verdict', async () => {
+  const dir = project();
+  const worker = (await scan({ paths: [join(dir, 'py/app/worker.py'), join(dir, 'ts/src/worker.ts')], cwd: dir, concurrency: 'off' })).results;
+  assert.deepEqual(findings(worker, dir), EXPECTED);
+  // Cached: the modules are served by their stat; a changed worker is decided on them all the same.
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  await scan(options);
+  write(dir, 'py/app/worker.py', `# changed\n${PY_WORKER}`, 30);
+  write(dir, 'ts/src/worker.ts', `// changed\n${TS_WORKER}`, 30);
+  const changed = await scan(options);
+  assert.deepEqual(findings(changed.results, dir), ['py/app/worker.py:9:22 no-session-tenant-setting', 'ts/src/worker.ts:5:54 no-session-tenant-setting']);
+  assert.equal(changed.stats.cached, 2, 'the modules, from the cache');
+});
