@@ -306,7 +306,7 @@ export class AnalysisCache {
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
   byStat(file: string, stat: string | undefined): typeof SKIPPED | { hash: string; analysis: FileAnalysis } | undefined {
     if (stat === undefined) return undefined;
-    if (Object.hasOwn(this.skipped, file) && this.skipped[file] === stat) {
+    if (Object.hasOwn(this.skipped, file) && (this.skipped[file] === stat || this.skippedWithDependencies(this.skipped[file], stat))) {
       this.seen.add(file);
       return SKIPPED;
     }
@@ -364,6 +364,24 @@ export class AnalysisCache {
     return value;
   }
 
+  private readonly dependencyStats = new Map<string, string | undefined>();
+
+  /** A dependency's stat, taken once per scan (undefined: missing, or too recent to trust). */
+  private dependencyStat(path: string): string | undefined {
+    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path));
+    return this.dependencyStats.get(path);
+  }
+
+  /** A skipped file's verdict `stat\npath\tstat...`: its stat, and the modules it was decided on unchanged. */
+  private skippedWithDependencies(verdict: string, stat: string): boolean {
+    if (typeof verdict !== 'string' || !verdict.startsWith(`${stat}\n`)) return false;
+    for (const line of verdict.slice(stat.length + 1).split('\n')) {
+      const tab = line.lastIndexOf('\t');
+      if (tab < 0 || this.dependencyStat(line.slice(0, tab)) !== line.slice(tab + 1)) return false;
+    }
+    return true;
+  }
+
   private dependenciesUnchanged(entry: CacheEntry): boolean {
     for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return false;
     return true;
@@ -390,12 +408,21 @@ export class AnalysisCache {
     this.changed = true;
   }
 
-  /** The prefilter let nothing of this file through: remembered by its stat, when there is one to trust. */
-  skip(file: string, stat: string | undefined): void {
+  /**
+   * The prefilter let nothing of this file through: remembered by its stat, when there is one to trust,
+   * and by the stats of the modules its imports were followed into (import-chance.ts), if any.
+   */
+  skip(file: string, stat: string | undefined, dependencies: readonly string[] = []): void {
     if (stat === undefined) return this.drop(file);
+    let verdict = stat;
+    for (const path of dependencies) {
+      const known = this.dependencyStat(path);
+      if (known === undefined) return this.drop(file);
+      verdict += `\n${path}\t${known}`;
+    }
     this.seen.add(file);
-    if (this.skipped[file] === stat) return;
-    this.skipped[file] = stat;
+    if (this.skipped[file] === verdict) return;
+    this.skipped[file] = verdict;
     delete this.entries[file];
     this.changed = true;
   }

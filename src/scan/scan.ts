@@ -25,6 +25,7 @@ import type { analyseWithin } from './analyze-file.ts';
 import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheLocation, SKIPPED, statKey } from './cache.ts';
 import { discoverFiles } from './discover.ts';
 import { AnalysisPool, autoThreads, autoUsesWorkers, cappedThreads, type PoolOutcome } from './pool.ts';
+import { ImportChance, withDependencies } from './import-chance.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -216,10 +217,15 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   };
 
   const pending: Promise<void>[] = [];
+  // Files the prefilter dropped that import names from project modules: decided once every file is read (import-chance.ts).
+  const chance = new ImportChance(prefilter);
+  const later: number[] = [];
   try {
     let slice = performance.now();
     // Most files of a cached scan take only the first few lines of this loop: they are kept lean.
-    for (let index = 0; index < read.length; index++) {
+    // The files held back (later) come round again after the rest.
+    for (let step = 0; step < read.length + later.length; step++) {
+      const index = step < read.length ? step : later[step - read.length];
       const file = read[index];
       // Reads are synchronous (the fastest way to read many small files); yield now and then so
       // worker results are taken in while the rest is read.
@@ -258,7 +264,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         } else finish(index, { result: fileResult(file, [fileMessage(`Could not read the file: ${readErrorReason(error)}`, 2, true)]) });
         continue;
       }
-      stats.bytes += raw.length;
+      if (step < read.length) stats.bytes += raw.length;
       // UTF-16 files (BOM first) are matched and analysed as the text they hold.
       const bytes = asUtf8(raw);
       // The triggers are ASCII, so they are looked for in the bytes themselves (an ASCII match
@@ -271,12 +277,23 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         finish(index, { result: fileResult(file, [shape]) });
         continue;
       }
-      if (!language || shape || !prefilter(bytes, language)) {
-        // None of the triggers occur: no rule can report on this file, and it lends no facts. A bundle or
-        // generated client (vendored.ts) is the same: not the project's code.
-        cache?.skip(file, stat);
-        finish(index, { result: fileResult(file) });
-        continue;
+      const passed = !!language && !shape && prefilter(bytes, language);
+      if (language && !shape) chance.saw(file, passed);
+      let reached: string[] | undefined;
+      if (!language || !passed) {
+        // No trigger: no rule can report on this file and it lends no facts, unless SQL it imports does (held
+        // back, decided after the rest). A bundle or generated client (vendored.ts) is not the project's code.
+        if (language && !shape && step < read.length && chance.hold(file, bytes, language)) {
+          later.push(index);
+          continue;
+        }
+        const second = step >= read.length ? chance.verdict(file) : undefined;
+        if (!language || !second?.analyse) {
+          cache?.skip(file, stat, second?.dependencies);
+          finish(index, { result: fileResult(file) });
+          continue;
+        }
+        reached = second.dependencies;
       }
       // The key: the file's bytes, and the project files its front end reads (a psycopg pin).
       const hash = cache ? `${contentHash(raw)}+${context!.of(file, language)}` : undefined;
@@ -301,7 +318,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       pending.push(
         analyzer.analyze(file, text).then((outcome) => {
           if (outcome.kind === 'done') {
-            if (hash) cache?.set(file, hash, outcome.analysis, stat);
+            if (hash) cache?.set(file, hash, withDependencies(outcome.analysis, reached), stat);
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }

@@ -162,6 +162,8 @@ export interface ResolveContext {
   bindings?: ReadonlyMap<string, Node | undefined>;
   /** The context of the call, for what the helper's arguments stand for. */
   caller?: ResolveContext;
+  /** SQL text a name imported from a project module holds there (`import { CLAIM } from './sql'`), read in that module. */
+  imported?(name: string, at: Node): HostText | undefined;
 }
 
 /** What a function returns when that is one expression: an arrow's body, or the single return of its block. */
@@ -241,13 +243,21 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return given && ctx.caller ? resolveText(given, ctx.caller, depth + 1) : undefined;
       }
       const init = constantInit(n, ctx);
-      if (!init) return undefined;
+      if (!init) return n.type === 'Identifier' ? importedText(n, ctx) : undefined;
       const resolved = resolveText(init, ctx, depth + 1);
       return resolved ? { ...resolved, pinned: span(n) } : undefined;
     }
     default:
       return undefined;
   }
+}
+
+/** A constant imported from a project module, read there: every character stands at the name that imports it. */
+function importedText(n: TSESTree.Identifier, ctx: ResolveContext): HostText | undefined {
+  const there = ctx.imported?.(n.name, n);
+  if (!there) return undefined;
+  const at = span(n);
+  return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, pinned: at };
 }
 
 /** `Object.freeze({ ... })` is its argument: the same constant, frozen. */

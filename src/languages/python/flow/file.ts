@@ -538,11 +538,17 @@ class PythonFile implements EngineFile {
     return this.members.classConstant(name, at);
   }
 
-  /** `from app.sql import CLAIM`: the text of the constant, read in its module. */
+  /** `from app.sql import CLAIM`: the text of the constant, read in its module (through re-exports). */
   private importedText(name: string): HostText | undefined {
-    const from = this.imports.fromImports.get(name);
-    const source = from ? this.projectModule(from.module, from.level) : undefined;
-    const value = source && from ? source.constants.get(from.name) : undefined;
+    let from = this.imports.fromImports.get(name);
+    let source = from ? this.projectModule(from.module, from.level) : undefined;
+    let value = source && from ? source.constants.get(from.name) : undefined;
+    // Re-exported: `from app.queries import CLAIM` in app/sql.py, imported from there.
+    for (let depth = 0; source && from && !value && depth < 2; depth++) {
+      from = source.imports.fromImports.get(from.name);
+      source = from ? this.projectModule(from.module, from.level, source.path) : undefined;
+      value = source && from ? source.constants.get(from.name) : undefined;
+    }
     if (!source || !value) return undefined;
     const qualify = (n: Node) => qualifiedName(n, source.text, source.imports);
     return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT });

@@ -8,11 +8,14 @@
 // root), at most MAX_MODULES per file, each parsed once per process (keyed
 // by path and mtime). What cannot be found stays unknown.
 import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
 import { parsePython, type Node } from '../syntax.ts';
+import { clearRoots, inside, projectRoot, resolveModule, UNIT_MARKERS } from './module-paths.ts';
+
+export { projectRoot, resolveModule };
 
 export interface ModuleSource {
   path: string;
@@ -22,86 +25,11 @@ export interface ModuleSource {
   constants: Map<string, Node>;
 }
 
-/** Files that mark the root of a Python project unit. */
-const UNIT_MARKERS = ['pyproject.toml', 'setup.cfg', 'setup.py', 'manage.py'];
 export const MAX_MODULES = 24;
 /** Source files larger than this are not read for bindings. */
 const MAX_BYTES = 512 * 1024;
 
-const roots = new Map<string, string>();
 const modules = new Map<string, { mtime: number; source: ModuleSource | null }>();
-
-/** The project unit a file belongs to: the nearest folder with a marker, else the repository root, else the file's folder. */
-export function projectRoot(file: string): string {
-  const start = dirname(file);
-  const known = roots.get(start);
-  if (known) return known;
-  let dir = start;
-  let found: string | undefined;
-  for (let depth = 0; depth < 16; depth++) {
-    if (UNIT_MARKERS.some((m) => existsSync(join(dir, m)))) {
-      found = dir;
-      break;
-    }
-    if (existsSync(join(dir, '.git'))) {
-      found = dir;
-      break;
-    }
-    const parent = dirname(dir);
-    if (parent === dir) break;
-    dir = parent;
-  }
-  const root = found ?? start;
-  roots.set(start, root);
-  return root;
-}
-
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
-}
-
-function candidates(base: string, parts: string[]): string[] {
-  const path = join(base, ...parts);
-  return parts.length === 0 ? [join(base, '__init__.py')] : [`${path}.py`, join(path, '__init__.py')];
-}
-
-/**
- * The file of `from <module> import ...` seen from `file`: relative imports
- * from the file's package, absolute ones from the project root, its src/
- * folder, or any folder between the file and the root.
- */
-export function resolveModule(file: string, module: string, level: number): string | undefined {
-  const root = projectRoot(file);
-  const parts = module ? module.split('.') : [];
-  const tried: string[] = [];
-  if (level > 0) {
-    let base = dirname(file);
-    for (let k = 1; k < level; k++) base = dirname(base);
-    tried.push(...candidates(base, parts));
-  } else {
-    for (let dir = dirname(file); ; dir = dirname(dir)) {
-      tried.push(...candidates(dir, parts));
-      if (dir === root || !inside(root, dir) || dirname(dir) === dir) break;
-    }
-    tried.push(...candidates(join(root, 'src'), parts));
-  }
-  const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && existsSync(path));
-  if (found || level > 0 || parts.length === 0) return found;
-  // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
-  // the folder above it (Python's path entry for it), with or without __init__.py files.
-  const base = packageBase(file, parts[0]);
-  return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && existsSync(path)) : undefined;
-}
-
-/** The folder above the file's nearest ancestor folder named `top`: where `import top.x` finds the file's own package. */
-function packageBase(file: string, top: string): string | undefined {
-  let dir = dirname(file);
-  for (let depth = 0; depth < 16 && dirname(dir) !== dir; depth++, dir = dirname(dir)) {
-    if (basename(dir) === top) return dirname(dir);
-  }
-  return undefined;
-}
 
 /**
  * The folder a file's own package is imported from: above its nearest
@@ -148,7 +76,7 @@ export function readModule(path: string): ModuleSource | null {
 
 /** Forgets what was read (tests that rewrite files). */
 export function clearProjectCache(): void {
-  roots.clear();
+  clearRoots();
   modules.clear();
 }
 

@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import { emptyFileModel, type ConnectionConfig, type Driver, type FileModel } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
-import { unfrozen, type ResolveContext } from '../strings.ts';
+import { resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
@@ -179,6 +179,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         }
         return best?.init;
       },
+      imported: (name) => this.importedText(name),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
   }
@@ -250,19 +251,45 @@ export class TsFile implements ExportingModule, FunctionOwner {
 
   /** The initializer of the module-level const this module exports as `name`, through `export { a as name }` and re-exports. */
   exportedConstant(name: string): Node | undefined {
+    return this.exportedConstantIn(name)?.init;
+  }
+
+  /**
+   * SQL text another module of the project exports and this file imports (`export const CLAIM = \`...\``),
+   * read in that module, through re-exports: its offsets are that module's (the caller pins them to the name).
+   */
+  importedText(name: string): HostText | undefined {
+    const entry = this.imports.project.get(name);
+    if (!entry || entry.typeOnly || entry.imported === '*') return undefined;
+    const found = this.module(entry.specifier)?.exportedConstantIn(entry.imported);
+    return found ? resolveText(found.init, found.module.resolveContext) : undefined;
+  }
+
+  /** The exported const's initializer and the module that declares it (re-exports followed, `export *` too). */
+  private exportedConstantIn(name: string): { init: Node; module: TsFile } | undefined {
+    const stars: string[] = [];
     for (const statement of this.program.body) {
+      if (statement.type === 'ExportAllDeclaration' && !statement.exported && statement.exportKind !== 'type') stars.push(String(statement.source.value));
       if (statement.type !== 'ExportNamedDeclaration') continue;
       const d = statement.declaration;
-      if (d?.type === 'TSEnumDeclaration' && d.id.name === name) return d;
+      if (d?.type === 'TSEnumDeclaration' && d.id.name === name) return { init: d, module: this };
       if (d?.type === 'VariableDeclaration' && d.kind === 'const') {
-        for (const declarator of d.declarations) if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ?? undefined;
+        for (const declarator of d.declarations) {
+          if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ? { init: declarator.init, module: this } : undefined;
+        }
       }
       for (const s of statement.specifiers) {
         if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
         const local = exportedName(s.local);
-        if (statement.source) return this.module(String(statement.source.value))?.exportedConstant(local);
-        return this.constants.get(local)?.find((c) => c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
+        if (statement.source) return this.module(String(statement.source.value))?.exportedConstantIn(local);
+        const init = this.constants.get(local)?.find((c) => c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
+        return init ? { init, module: this } : undefined;
       }
+    }
+    // `export * from './queries'`: the first module that has it.
+    for (const specifier of stars) {
+      const found = this.module(specifier)?.exportedConstantIn(name);
+      if (found) return found;
     }
     return undefined;
   }

@@ -1,0 +1,230 @@
+// The prefilter's second chance. A file with no trigger may still send SQL
+// that is written elsewhere: a constant it imports from a module of the
+// project (`from app.queries import SET_TENANT`, `import { SET_TENANT } from
+// './queries'`), which the front ends read there. Such a file is held back
+// while the scan reads the rest, then analysed when a name it imports comes
+// from a module that passes the prefilter itself, directly or through
+// re-exports (`from app.queries import SET_TENANT` in app/sql.py, `export {
+// SET_TENANT } from './queries'`, `export * from './queries'`).
+//
+// The decision reads the imports as text (no parse: most files held back are
+// dropped again) and depends only on the files on disk, never on the order
+// they were read in or on the workers: a module's verdict is its own bytes
+// through the prefilter. The modules a decision read are returned with it, so
+// the cache keeps a file's verdict only while they are unchanged.
+import { dirname } from 'node:path';
+import { languageOf } from '../languages/extensions.ts';
+import { resolveModule } from '../languages/python/flow/module-paths.ts';
+import { resolveProjectModule } from '../languages/typescript/flow/modules.ts';
+import type { Language } from '../model/index.ts';
+import { asUtf8, readRegularFile, SOURCE_MAX_BYTES } from '../read-file.ts';
+import type { FileAnalysis } from './analysis.ts';
+
+/** A name a file imports: from which module (a path once resolved) and under which name there. */
+interface ImportedName {
+  /** The TS/JS specifier, or the Python module with its leading dots counted in `level`. */
+  module: string;
+  level: number;
+  name: string;
+  /** The name it is bound to in the importing file. */
+  local: string;
+}
+
+/** How far re-exports are followed (the front ends follow as far, or less). */
+const MAX_REEXPORTS = 2;
+
+export interface SecondChance {
+  /** Analyse the file after all: a name it imports comes from a module that passed. */
+  analyse: boolean;
+  /** The modules the decision read: it holds while they are unchanged. */
+  dependencies: string[];
+}
+
+export class ImportChance {
+  /** Files held back, by path: the names they import. */
+  private readonly held = new Map<string, { language: Language; names: ImportedName[] }>();
+  /** Each module's verdict: its bytes passed the prefilter. */
+  private readonly passes = new Map<string, boolean>();
+  /** Modules read for their re-exports, by path (null: unreadable). */
+  private readonly texts = new Map<string, string | null>();
+  private readonly resolved = new Map<string, string | null>();
+
+  constructor(private readonly prefilter: (bytes: Uint8Array, language: Language) => boolean) {}
+
+  /** What the prefilter said of a file the scan read: a module's verdict, without reading it again. */
+  saw(file: string, passed: boolean): void {
+    this.passes.set(file, passed);
+  }
+
+  /**
+   * Holds back a file the prefilter dropped when it imports names from modules that may be the
+   * project's; false when it imports none (it is dropped now, as before).
+   */
+  hold(file: string, bytes: Uint8Array, language: Language): boolean {
+    if (language !== 'python' && language !== 'typescript') return false;
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (buffer.indexOf('import') < 0) return false;
+    const text = buffer.toString('latin1');
+    const { names, statements } = language === 'python' ? pythonImports(text) : tsImports(text);
+    if (names.length === 0) return false;
+    // Only a name the file hands on as a value (a call's argument, an assignment, a template's
+    // interpolation) can be SQL text it sends: not one it only calls or reads a member of (a pool).
+    const locals = usedAsValues(text, new Set(names.map((n) => n.local)), statements);
+    if (locals.size === 0) return false;
+    const used = names.filter((n) => locals.has(n.local));
+    this.held.set(file, { language, names: used });
+    return true;
+  }
+
+  /** The verdict on a held file, once every file of the scan was read. */
+  verdict(file: string): SecondChance {
+    const held = this.held.get(file);
+    const dependencies = new Set<string>();
+    const analyse = !!held && held.names.some((imported) => this.reaches(file, held.language, imported, 0, dependencies));
+    return { analyse, dependencies: [...dependencies].sort() };
+  }
+
+  /**
+   * The name is a module-level constant of a module that passes the prefilter, there or at most
+   * MAX_REEXPORTS re-exports away (a function or a class it imports is not SQL text the front ends read).
+   */
+  private reaches(from: string, language: Language, imported: ImportedName, depth: number, dependencies: Set<string>): boolean {
+    const path = this.resolve(from, language, imported);
+    if (!path) return false;
+    dependencies.add(path);
+    const text = this.textOf(path);
+    if (text === undefined) return false;
+    if (definesConstant(text, language, imported.name)) return this.passesPrefilter(path);
+    if (depth >= MAX_REEXPORTS) return false;
+    const next = language === 'python' ? pythonImports(text).names.filter((n) => n.local === imported.name) : tsReexports(text, imported.name);
+    return next.some((n) => this.reaches(path, language, n, depth + 1, dependencies));
+  }
+
+  private resolve(from: string, language: Language, imported: ImportedName): string | undefined {
+    // Python resolves by the importing file's folder; TS/JS too (its paths config is per folder).
+    const key = `${language === 'python' ? 'p' : 't'}\0${dirname(from)}\0${imported.level}\0${imported.module}`;
+    let path = this.resolved.get(key);
+    if (path === undefined) {
+      path = (language === 'python' ? resolveModule(from, imported.module, imported.level) : resolveProjectModule(from, imported.module)) ?? null;
+      // A module that resolves to the importing file itself is looked for again from it, unshared.
+      if (path === from) return language === 'python' ? resolveModule(from, imported.module, imported.level) : undefined;
+      this.resolved.set(key, path);
+    }
+    return path ?? undefined;
+  }
+
+  private passesPrefilter(path: string): boolean {
+    let passed = this.passes.get(path);
+    if (passed === undefined) {
+      const language = languageOf(path);
+      const text = this.textOf(path);
+      passed = !!language && text !== undefined && this.prefilter(Buffer.from(text, 'latin1'), language);
+      this.passes.set(path, passed);
+    }
+    return passed;
+  }
+
+  private textOf(path: string): string | undefined {
+    let text = this.texts.get(path);
+    if (text === undefined) {
+      try {
+        text = Buffer.from(asUtf8(readRegularFile(path, SOURCE_MAX_BYTES))).toString('latin1');
+      } catch {
+        text = null;
+      }
+      this.texts.set(path, text);
+    }
+    return text ?? undefined;
+  }
+}
+
+type Statements = [start: number, end: number][];
+
+/** A second-chance file's analysis holds while the modules that gave it its chance are unchanged too. */
+export function withDependencies(analysis: FileAnalysis, reached: readonly string[] | undefined): FileAnalysis {
+  if (!reached || reached.length === 0) return analysis;
+  return { ...analysis, dependencies: [...new Set([...(analysis.dependencies ?? []), ...reached])].sort() };
+}
+
+/** `from <module> import a, b as c` and `from . import (a, b)`: each imported name with the name it is bound to. */
+export function pythonImports(text: string): { names: ImportedName[]; statements: Statements } {
+  const out: ImportedName[] = [];
+  const statements: Statements = [];
+  for (const match of text.matchAll(/^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)/gm)) {
+    const [, dots, module, list] = match;
+    statements.push([match.index, match.index + match[0].length]);
+    if (!module && !dots) continue;
+    for (const part of list.replace(/[()]/g, '').split(',')) {
+      const words = part.replace(/#[^\n]*/g, '').trim().split(/\s+/);
+      const name = words[0];
+      if (!name || !/^\w+$/.test(name) || name === '*') continue;
+      out.push({ module, level: dots.length, name, local: words[1] === 'as' && words[2] ? words[2] : name });
+    }
+  }
+  return { names: out, statements };
+}
+
+/** `import { a, b as c } from './x'` (with a default import before it or not; type-only imports left out). */
+export function tsImports(text: string): { names: ImportedName[]; statements: Statements } {
+  const out: ImportedName[] = [];
+  const statements: Statements = [];
+  for (const match of text.matchAll(/\bimport\s+(?!type\s*[{\w])(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"\n]+)\2/g)) {
+    statements.push([match.index, match.index + match[0].length]);
+    for (const { name, local } of specifierList(match[1])) out.push({ module: match[3], level: 0, name, local });
+  }
+  return { names: out, statements };
+}
+
+/** Where a module re-exports `name` from: `export { a as name } from './x'`, `export * from './x'`. */
+function tsReexports(text: string, name: string): ImportedName[] {
+  const out: ImportedName[] = [];
+  for (const match of text.matchAll(/\bexport\s*(?:\{([^}]*)\}|\*)\s*from\s*(['"])([^'"\n]+)\2/g)) {
+    if (match[1] === undefined) out.push({ module: match[3], level: 0, name, local: name });
+    else for (const s of specifierList(match[1])) if (s.local === name) out.push({ module: match[3], level: 0, name: s.name, local: name });
+  }
+  return out;
+}
+
+/** `a, b as c, type d`: each name and what it is called on the other side (type-only ones left out). */
+function specifierList(list: string): { name: string; local: string }[] {
+  const out: { name: string; local: string }[] = [];
+  for (const part of list.replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, '').split(',')) {
+    const words = part.trim().split(/\s+/);
+    if (!words[0] || words[0] === 'type') continue;
+    if (!/^[\w$]+$/.test(words[0])) continue;
+    out.push({ name: words[0], local: words[1] === 'as' && words[2] ? words[2] : words[0] });
+  }
+  return out;
+}
+
+const escaped = (name: string) => name.replace(/\$/g, '\\$');
+
+/**
+ * Which of the names stand where a value is handed on, outside the import statements: after `(`, `,`,
+ * `=`, `:`, `+`, `[`, `{`, `${`, `?`, `>`, `|`, `&` or `return`. One pass over the text for them all.
+ */
+function usedAsValues(text: string, names: ReadonlySet<string>, statements: Statements): Set<string> {
+  const used = new Set<string>();
+  // The names first (a literal alternation is quick to look for), then what stands before each.
+  const pattern = new RegExp(`(?<![\\w$])(?:${[...names].map(escaped).join('|')})(?![\\w$])`, 'g');
+  for (const match of text.matchAll(pattern)) {
+    let k = match.index - 1;
+    while (k >= 0 && (text[k] === ' ' || text[k] === '\t' || text[k] === '\n' || text[k] === '\r')) k--;
+    const before = text[k];
+    const handedOn = before !== undefined && ('(,=:+[{?>|&'.includes(before) || (before === 'n' && /(?<![\w$])return$/.test(text.slice(Math.max(0, k - 6), k + 1))));
+    if (handedOn && !statements.some(([start, end]) => start <= match.index && match.index <= end)) used.add(match[0]);
+    if (used.size === names.size) break;
+  }
+  return used;
+}
+
+/**
+ * The module binds `name` at its top level as the front ends read a constant: Python `NAME = value`
+ * at the start of a line, TS/JS `const NAME = value` whose value is no function or class.
+ */
+function definesConstant(text: string, language: Language, name: string): boolean {
+  const id = escaped(name);
+  if (language === 'python') return new RegExp(`^${id}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
+  const match = new RegExp(`\\bconst\\s+${id}\\s*(?::[^=]*?)?=(?![=>])\\s*(\\S*)`).exec(text);
+  return !!match && !/^(async\b|function\b|class\b|new\b|\((?!\s*['"`]))/.test(match[1]) && !new RegExp(`^[\\w$]+\\s*=>`).test(text.slice(match.index + match[0].length - match[1].length));
+}

@@ -1,0 +1,154 @@
+// The prefilter's second chance (src/scan/import-chance.ts): a file with no
+// trigger whose SQL is a constant it imports from a project module is analysed
+// as it is with the prefilter off, the same in every run, and the cache drops
+// its verdict when the imported module changes.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { FileResult } from '../../src/engine/findings.ts';
+import { scan, type ScanOptions } from '../../src/scan/scan.ts';
+
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-chance-'));
+  for (const [name, text] of Object.entries(files)) write(dir, name, text);
+  return dir;
+}
+
+/** Writes a file dated a minute ago: old enough for the cache to trust its stat. */
+function write(dir: string, name: string, text: string, secondsAgo = 60): void {
+  mkdirSync(join(dir, name, '..'), { recursive: true });
+  writeFileSync(join(dir, name), text);
+  const then = new Date(Date.now() - secondsAgo * 1000);
+  utimesSync(join(dir, name), then, then);
+}
+
+const findings = (results: readonly FileResult[], dir: string) => results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(dir.length + 1)}:${m.line}:${m.column} ${m.ruleId}`)).sort();
+
+const PY_QUERIES = 'SET_TENANT = "SELECT set_config(\'app.tenant\', %s, false)"\n';
+const PY_WORKER = [
+  'import psycopg_pool',
+  'from app.queries import SET_TENANT',
+  '',
+  'pool = psycopg_pool.ConnectionPool("postgresql://app@db/app")',
+  '',
+  'def handle(tenant):',
+  '    with pool.connection() as conn:',
+  '        conn.execute(SET_TENANT, (tenant,))',
+  '',
+].join('\n');
+const TS_QUERIES = 'export const SET_TENANT = "SELECT set_config(\'app.tenant\', $1, false)";\n';
+const TS_WORKER = [
+  "import pg from 'pg';",
+  "import { SET_TENANT } from './queries.js';",
+  'const pool = new pg.Pool();',
+  'export const handle = (tenant: string) => pool.query(SET_TENANT, [tenant]);',
+  '',
+].join('\n');
+
+const project = () =>
+  tree({
+    'py/pyproject.toml': '[project]\nname = "w"\n',
+    'py/app/__init__.py': '',
+    'py/app/queries.py': PY_QUERIES,
+    'py/app/worker.py': PY_WORKER,
+    'ts/package.json': '{ "name": "w", "private": true }\n',
+    'ts/src/queries.ts': TS_QUERIES,
+    'ts/src/worker.ts': TS_WORKER,
+  });
+
+const EXPECTED = ['py/app/worker.py:8:22 no-session-tenant-setting', 'ts/src/worker.ts:4:54 no-session-tenant-setting'];
+
+test('a file whose only SQL is a constant imported from a project module is analysed, as with the prefilter off', async () => {
+  const dir = project();
+  const options: ScanOptions = { paths: [dir], cwd: dir, concurrency: 'off' };
+  const off = await scan({ ...options, prefilter: false });
+  const on = await scan(options);
+  assert.deepEqual(findings(off.results, dir), EXPECTED);
+  assert.deepEqual(findings(on.results, dir), EXPECTED);
+  // Only the workers got the second chance: __init__.py, package.json and the rest stay unparsed.
+  assert.equal(on.stats.parsed, 4);
+});
+
+test('a module re-exporting the constant (from ... import, export { } from, export * from) is followed', async () => {
+  const dir = tree({
+    'py/pyproject.toml': '[project]\nname = "w"\n',
+    'py/app/__init__.py': '',
+    'py/app/queries.py': PY_QUERIES,
+    'py/app/sql.py': 'from app.queries import SET_TENANT  # noqa: F401\n',
+    'py/app/worker.py': PY_WORKER.replace('from app.queries import', 'from app.sql import'),
+    'ts/package.json': '{ "name": "w", "private": true }\n',
+    'ts/src/queries.ts': TS_QUERIES,
+    'ts/src/sql.ts': "export { SET_TENANT } from './queries.js';\n",
+    'ts/src/index.ts': "export * from './sql.js';\n",
+    'ts/src/worker.ts': TS_WORKER.replace('./queries.js', './index.js'),
+  });
+  const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  assert.deepEqual(findings(on.results, dir), EXPECTED);
+  assert.deepEqual(findings((await scan({ paths: [dir], cwd: dir, concurrency: 'off', prefilter: false })).results, dir), EXPECTED);
+});
+
+test('no second chance for a name the file only calls or reads a member of, or for a constant of a module with no trigger', async () => {
+  const dir = tree({
+    'package.json': '{ "name": "w", "private": true }\n',
+    'src/repo.ts': "import pg from 'pg';\nconst pool = new pg.Pool();\nexport async function findJob(id: number) {\n  return pool.query('select * from jobs where id = $1 for update', [id]);\n}\n",
+    'src/plain.ts': "export const GREETING = 'hello';\n",
+    'src/service.ts': "import { findJob } from './repo.js';\nimport { GREETING } from './plain.js';\nexport const run = async (id: number) => [GREETING, await findJob(id)];\n",
+  });
+  const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  assert.equal(on.stats.parsed, 1, 'repo.ts only');
+});
+
+test('the same report in every run, whatever the order files are read in or the threads', async () => {
+  const dir = project();
+  // More files than a scan analyses in-process, so workers take part.
+  for (let i = 0; i < 40; i++) write(dir, `ts/src/w${i}.ts`, TS_WORKER);
+  const reports = new Set<string>();
+  for (const concurrency of ['off', 2, 1] as const) {
+    const result = await scan({ paths: [dir], cwd: dir, concurrency, inProcessFiles: 4 });
+    reports.add(JSON.stringify(result.results));
+    assert.equal(findings(result.results, dir).length, 42);
+  }
+  assert.equal(reports.size, 1);
+});
+
+test('with --cache, editing the imported module between runs makes the finding appear and disappear', async () => {
+  const dir = project();
+  write(dir, 'py/app/queries.py', 'SET_TENANT = "SELECT 1"\n');
+  write(dir, 'ts/src/queries.ts', 'export const SET_TENANT = "SELECT 1";\n');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  const fresh = async () => findings((await scan({ ...options, cache: false })).results, dir);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  const quiet = await scan(options);
+  assert.deepEqual(findings(quiet.results, dir), []);
+  assert.equal(quiet.stats.parsed, 0, 'the workers stay skipped by their stat while the modules they import are unchanged');
+
+  write(dir, 'py/app/queries.py', PY_QUERIES, 30);
+  write(dir, 'ts/src/queries.ts', TS_QUERIES, 30);
+  assert.deepEqual(findings((await scan(options)).results, dir), EXPECTED);
+  const again = await scan(options);
+  assert.deepEqual(findings(again.results, dir), EXPECTED);
+  assert.equal(again.stats.cached, 4, 'then served from the cache');
+  assert.deepEqual(await fresh(), EXPECTED);
+
+  write(dir, 'py/app/queries.py', 'SET_TENANT = "SELECT 1"\n', 20);
+  write(dir, 'ts/src/queries.ts', 'export const SET_TENANT = "SELECT 1";\n', 20);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(await fresh(), []);
+});
+
+test('the imported module need not be among the files scanned, nor read this run: it is read for its verdict', async () => {
+  const dir = project();
+  const worker = (await scan({ paths: [join(dir, 'py/app/worker.py'), join(dir, 'ts/src/worker.ts')], cwd: dir, concurrency: 'off' })).results;
+  assert.deepEqual(findings(worker, dir), EXPECTED);
+  // Cached: the modules are served by their stat; a changed worker is decided on them all the same.
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  await scan(options);
+  write(dir, 'py/app/worker.py', `# changed\n${PY_WORKER}`, 30);
+  write(dir, 'ts/src/worker.ts', `// changed\n${TS_WORKER}`, 30);
+  const changed = await scan(options);
+  assert.deepEqual(findings(changed.results, dir), ['py/app/worker.py:9:22 no-session-tenant-setting', 'ts/src/worker.ts:5:54 no-session-tenant-setting']);
+  assert.equal(changed.stats.cached, 2, 'the modules, from the cache');
+});
