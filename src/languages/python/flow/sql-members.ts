@@ -17,7 +17,8 @@ export interface MemberFile {
   readonly constants: Map<string, Node>;
   enclosingClass(at: Node): string | undefined;
   localValue(node: Node): Node | undefined;
-  iterateOwn(def: Node, visit: (node: Node) => void): void;
+  /** A def's own binding and return statements (DefIndex.ownStatements). */
+  ownStatements(def: Node): readonly Node[];
 }
 
 export class SqlMembers {
@@ -131,14 +132,14 @@ export class SqlMembers {
         if (parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp') note(text.slice(parts[0].from, parts[0].to), parts[2]);
       }
       for (const method of this.file.classMethods.get(className)?.values() ?? []) {
-        this.file.iterateOwn(method, (node) => {
-          if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement') return;
+        for (const node of this.file.ownStatements(method)) {
+          if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement') continue;
           const parts = children(node);
           const target = parts[0];
           const name = target?.name === 'MemberExpression' ? dottedName(target, text) : undefined;
-          if (!name?.startsWith('self.') || name.split('.').length !== 2) return;
+          if (!name?.startsWith('self.') || name.split('.').length !== 2) continue;
           note(name.slice(5), node.name === 'AssignStatement' && parts.length === 3 ? parts[2] : undefined);
-        });
+        }
       }
       for (const name of [...values.keys()]) if (counts.get(name) !== 1) values.delete(name);
       out.set(className, values);
@@ -154,10 +155,7 @@ function isProperty(def: Node, text: string): boolean {
 
 /** The value of a def's one return statement (not counting nested defs). */
 function oneReturn(def: Node, file: MemberFile): Node | undefined {
-  const returns: Node[] = [];
-  file.iterateOwn(def, (node) => {
-    if (node.name === 'ReturnStatement') returns.push(node);
-  });
+  const returns = file.ownStatements(def).filter((node) => node.name === 'ReturnStatement');
   if (returns.length !== 1) return undefined;
   return children(returns[0]).find((c) => c.name !== 'return');
 }
