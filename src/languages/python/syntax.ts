@@ -102,7 +102,7 @@ function innerOfParens(node: Node): Node | undefined {
 
 export interface CallParts {
   callee: Node;
-  args: Arg[];
+  readonly args: Arg[];
   argList: Node;
 }
 
@@ -112,7 +112,15 @@ export function callParts(node: Node | null | undefined, text: string): CallPart
   const callee = call.firstChild;
   const argList = call.lastChild;
   if (!callee || !argList || argList.name !== 'ArgList') return undefined;
-  return { callee, args: argsOf(argList, text), argList };
+  // The arguments are grouped when first read: most askers want the callee only (methodCall, chains).
+  let args: Arg[] | undefined;
+  return {
+    callee,
+    get args() {
+      return (args ??= argsOf(argList, text));
+    },
+    argList,
+  };
 }
 
 /** For `x.m(...)`: the object x and the method name m. */
