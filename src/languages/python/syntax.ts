@@ -112,15 +112,22 @@ export function callParts(node: Node | null | undefined, text: string): CallPart
   const callee = call.firstChild;
   const argList = call.lastChild;
   if (!callee || !argList || argList.name !== 'ArgList') return undefined;
-  // The arguments are grouped when first read: most askers want the callee only (methodCall, chains).
-  let args: Arg[] | undefined;
-  return {
-    callee,
-    get args() {
-      return (args ??= argsOf(argList, text));
-    },
-    argList,
-  };
+  return new Call(callee, argList, text);
+}
+
+/** A call's parts; its arguments are grouped when first read: most askers want the callee only (methodCall, chains). */
+class Call implements CallParts {
+  private grouped?: Arg[];
+
+  constructor(
+    readonly callee: Node,
+    readonly argList: Node,
+    private readonly text: string,
+  ) {}
+
+  get args(): Arg[] {
+    return (this.grouped ??= argsOf(this.argList, this.text));
+  }
 }
 
 /** For `x.m(...)`: the object x and the method name m. */

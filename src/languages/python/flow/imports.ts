@@ -83,6 +83,10 @@ function splitCommas(nodes: Node[]): Node[][] {
 
 /** The qualified name of a name or attribute chain through the imports, when its first part is imported. */
 export function qualifiedName(node: Node | null | undefined, text: string, imports: Imports): string | undefined {
+  // The name the chain starts with first: most callees start with no imported name.
+  let start = node;
+  while (start?.name === 'MemberExpression') start = start.firstChild;
+  if (start?.name === 'VariableName' && !imports.names.has(text.slice(start.from, start.to))) return undefined;
   const dotted = dottedName(node, text);
   if (!dotted) return undefined;
   const [first, ...rest] = dotted.split('.');
