@@ -95,6 +95,13 @@ export class DefIndex {
     walk(body);
   }
 
+  private names?: Set<string>;
+
+  /** The names of all the file's defs, at any depth. */
+  defNames(): ReadonlySet<string> {
+    return (this.names ??= new Set(this.defs.map((def) => defName(def, this.text))));
+  }
+
   /** The defs among a function's own statements, by name, in their order. */
   nestedDefs(fn: Node): Map<string, Node[]> {
     let byName = this.nestedDefsOf.get(fn.from);

@@ -591,6 +591,8 @@ class PythonFile implements EngineFile {
     if (!name) return undefined;
     const [first, ...rest] = name.split('.');
     if (rest.length === 0) {
+      // No def of the file has the name (`len(...)`, an import): none of the lookups below can find one.
+      if (!this.index.defNames().has(first)) return undefined;
       // A def in an enclosing function shadows the module's.
       for (let p: Node | null = at.parent; p; p = p.parent) {
         if (p.name !== 'FunctionDefinition') continue;

@@ -68,8 +68,19 @@ export class SqlMembers {
     if (callee.name !== 'MemberExpression') return undefined;
     const parts = children(callee);
     const property = parts[parts.length - 1];
+    // A name no class of the file has as a method (`cur.execute`, `log.info`): no class to look for.
+    if (property?.name !== 'PropertyName' || !this.methodNames().has(this.file.text.slice(property.from, property.to))) return undefined;
     const className = parts[0] ? this.classOf(parts[0], at) : undefined;
     return className && property?.name === 'PropertyName' ? this.file.classMethods.get(className)?.get(this.file.text.slice(property.from, property.to)) : undefined;
+  }
+
+  private methods?: { classes: number; names: Set<string> };
+
+  /** The names of the methods of the file's classes (read again if classes were added since). */
+  private methodNames(): ReadonlySet<string> {
+    const classes = this.file.classMethods.size;
+    if (this.methods?.classes !== classes) this.methods = { classes, names: new Set([...this.file.classMethods.values()].flatMap((methods) => [...methods.keys()])) };
+    return this.methods.names;
   }
 
   /** A name of the class body seen from a method's default value (`def claim(self, minutes=LEASE_MINUTES)`). */
