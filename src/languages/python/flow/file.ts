@@ -587,6 +587,13 @@ class PythonFile implements EngineFile {
   /** The def (or lambda) a callback or callee expression names: a function of the module, a method of the class, a def in the same function. */
   resolveDef(expr: Node, at: Node): Node | undefined {
     if (expr.name === 'LambdaExpression') return expr;
+    // `x.m` finds a method only from self, cls or a class of the file: `cur.execute`, `log.info` find none.
+    if (expr.name === 'MemberExpression') {
+      let start: Node | null = expr;
+      while (start?.name === 'MemberExpression') start = start.firstChild;
+      const first = start?.name === 'VariableName' ? this.text.slice(start.from, start.to) : undefined;
+      if (first !== undefined && first !== 'self' && first !== 'cls' && !this.classMethods.has(first)) return undefined;
+    }
     const name = dottedName(expr, this.text);
     if (!name) return undefined;
     const [first, ...rest] = name.split('.');

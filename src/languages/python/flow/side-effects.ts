@@ -85,6 +85,10 @@ export type ModuleLoader = (module: string, level: number, from: string) => Modu
  * followed in turn (within the project unit and the per-file module budget).
  */
 export function foreignCallee(expr: Node, text: string, imports: Imports, from: string, load: ModuleLoader): { def: Node; file: CalleeResolver } | undefined {
+  // A chain whose first name was not imported from a module of the project: none.
+  let start: Node | null = expr;
+  while (start?.name === 'MemberExpression') start = start.firstChild;
+  if (start?.name === 'VariableName' && !imports.fromImports.has(text.slice(start.from, start.to))) return undefined;
   const dotted = dottedName(expr, text);
   if (!dotted) return undefined;
   const [first, attribute, ...rest] = dotted.split('.');
