@@ -102,7 +102,7 @@ function innerOfParens(node: Node): Node | undefined {
 
 export interface CallParts {
   callee: Node;
-  args: Arg[];
+  readonly args: Arg[];
   argList: Node;
 }
 
@@ -112,7 +112,22 @@ export function callParts(node: Node | null | undefined, text: string): CallPart
   const callee = call.firstChild;
   const argList = call.lastChild;
   if (!callee || !argList || argList.name !== 'ArgList') return undefined;
-  return { callee, args: argsOf(argList, text), argList };
+  return new Call(callee, argList, text);
+}
+
+/** A call's parts; its arguments are grouped when first read: most askers want the callee only (methodCall, chains). */
+class Call implements CallParts {
+  private grouped?: Arg[];
+
+  constructor(
+    readonly callee: Node,
+    readonly argList: Node,
+    private readonly text: string,
+  ) {}
+
+  get args(): Arg[] {
+    return (this.grouped ??= argsOf(this.argList, this.text));
+  }
 }
 
 /** For `x.m(...)`: the object x and the method name m. */
@@ -166,41 +181,66 @@ function parseChecked(original: string): ParseOutcome {
     while (node && node.name !== 'String' && node.name !== 'FormatString' && node.name !== 'Comment') node = node.parent;
     if (!node) return { ok: false, message: 'Not a Python source file: it is not valid UTF-8. It was not analysed.', span: { start: at, end: at + 1 } };
   }
-  const python2 = python2Syntax(tree, text);
+  const problem = syntaxProblems(tree, text);
+  const python2 = problem.python2 ?? problem.legacy;
   if (python2) return { ok: false, message: `Python 2 syntax (${python2.what}): pgq-audit reads Python 3. This file was not analysed.`, span: python2.span };
-  const error = firstRealError(tree, text);
+  const error = problem.error;
   if (error) {
     return { ok: false, message: 'Python syntax error: this file does not parse as Python 3 and was not analysed.', span: error };
   }
   return { ok: true, tree, text };
 }
 
-function python2Syntax(tree: Tree, text: string): { what: string; span: Span } | undefined {
-  let found: { what: string; span: Span } | undefined;
+interface SyntaxProblems {
+  /** The first Python 2 construct Lezer reads as a node of its own (a print statement, `<>`, 0777, `raise E, msg`, `except E, e`). */
+  python2?: { what: string; span: Span };
+  /** The first error node that shows Python 2 on its line (`exec "..."`, backquotes). */
+  legacy?: { what: string; span: Span };
+  /** The first error node, outside any other, that is not one of Lezer's known gaps on valid Python 3. */
+  error?: Span;
+}
+
+/** What makes a parsed file unreadable, read in one pass over the tree. */
+function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
+  const found: SyntaxProblems = {};
+  // Error nodes around the cursor: an error inside another is not looked at for `error` (the outer one is).
+  let errorDepth = 0;
   tree.iterate({
     enter(ref) {
-      if (found) return false;
-      const node = ref.node;
-      switch (node.name) {
+      if (found.python2) return false;
+      if (ref.type.isError) {
+        // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
+        if (!found.legacy) {
+          const lineStart = text.lastIndexOf('\n', ref.from - 1) + 1;
+          const line = text.slice(lineStart, text.indexOf('\n', ref.from) < 0 ? text.length : text.indexOf('\n', ref.from));
+          if (/^\s*exec\s+["'\w]/.test(line)) found.legacy = { what: 'exec statement', span: { start: lineStart, end: lineStart + line.length } };
+          else if (text[ref.from] === '`') found.legacy = { what: 'backquotes', span: { start: ref.from, end: ref.from + 1 } };
+        }
+        if (errorDepth === 0 && !found.error && !knownGap(ref.node, text)) found.error = { start: ref.from, end: Math.max(ref.to, ref.from + 1) };
+        errorDepth++;
+        return;
+      }
+      // By the cursor's name first: a node object is made only for the few kinds read further.
+      switch (ref.name) {
         case 'PrintStatement':
-          found = { what: 'print statement', span: span(node) };
+          found.python2 = { what: 'print statement', span: { start: ref.from, end: ref.to } };
           return false;
         case 'CompareOp':
-          if (text.slice(node.from, node.to) === '<>') found = { what: '<> operator', span: span(node) };
+          if (text.slice(ref.from, ref.to) === '<>') found.python2 = { what: '<> operator', span: { start: ref.from, end: ref.to } };
           return;
         case 'Number':
-          if (/^0+[1-9][0-9]*[lL]?$/.test(text.slice(node.from, node.to))) found = { what: 'octal literal without 0o', span: span(node) };
+          if (/^0+[1-9][0-9]*[lL]?$/.test(text.slice(ref.from, ref.to))) found.python2 = { what: 'octal literal without 0o', span: { start: ref.from, end: ref.to } };
           return;
         case 'RaiseStatement':
-          if (children(node).some((c) => c.name === ',')) found = { what: 'raise E, message', span: span(node) };
+          if (children(ref.node).some((c) => c.name === ',')) found.python2 = { what: 'raise E, message', span: { start: ref.from, end: ref.to } };
           return;
         case 'TryStatement': {
-          const parts = children(node);
+          const parts = children(ref.node);
           for (let i = 0; i < parts.length; i++) {
             if (parts[i].name !== 'except') continue;
             // except E, name:  ->  except, test, ",", VariableName
             if (parts[i + 2]?.name === ',' && parts[i + 3]?.name === 'VariableName') {
-              found = { what: 'except E, name', span: { start: parts[i].from, end: parts[i + 3].to } };
+              found.python2 = { what: 'except E, name', span: { start: parts[i].from, end: parts[i + 3].to } };
               return false;
             }
           }
@@ -209,32 +249,8 @@ function python2Syntax(tree: Tree, text: string): { what: string; span: Span } |
       }
       return;
     },
-  });
-  if (found) return found;
-  // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
-  let legacy: { what: string; span: Span } | undefined;
-  tree.iterate({
-    enter(ref) {
-      if (legacy || !ref.type.isError) return;
-      const lineStart = text.lastIndexOf('\n', ref.from - 1) + 1;
-      const line = text.slice(lineStart, text.indexOf('\n', ref.from) < 0 ? text.length : text.indexOf('\n', ref.from));
-      if (/^\s*exec\s+["'\w]/.test(line)) legacy = { what: 'exec statement', span: { start: lineStart, end: lineStart + line.length } };
-      else if (text[ref.from] === '`') legacy = { what: 'backquotes', span: { start: ref.from, end: ref.from + 1 } };
-    },
-  });
-  return legacy;
-}
-
-/** The first error node that is not one of Lezer's known gaps on valid Python 3. */
-function firstRealError(tree: Tree, text: string): Span | undefined {
-  let found: Span | undefined;
-  tree.iterate({
-    enter(ref) {
-      if (found) return false;
-      if (!ref.type.isError) return;
-      if (knownGap(ref.node, text)) return false;
-      found = { start: ref.from, end: Math.max(ref.to, ref.from + 1) };
-      return false;
+    leave(ref) {
+      if (ref.type.isError) errorDepth--;
     },
   });
   return found;

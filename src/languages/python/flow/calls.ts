@@ -27,7 +27,10 @@ import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { foreignCallee, pythonSideEffect, sideEffectWithin } from './side-effects.ts';
+import { foreignCallee, pythonSideEffect, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
+
+/** The callee resolver of each file (calleeResolver). */
+const RESOLVERS = new WeakMap<object, CalleeResolver>();
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
@@ -117,13 +120,24 @@ export abstract class CallWalk extends BindingWalk {
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
-    const within = sideEffectWithin(node, {
-      text: this.text,
-      qualify: (n) => this.file.qualify(n),
-      resolveDef: (e, at) => this.file.resolveDef(e, at) ?? this.file.memberMethod(e, at),
-      foreign: (e) => foreignCallee(e, this.text, this.file.imports, this.file.model.file, (m, level, from) => this.file.projectModule(m, level, from)),
-    });
+    const within = sideEffectWithin(node, this.calleeResolver());
     if (within) this.recordSideEffect(node, within);
+  }
+
+  /** The file's callees as sideEffectWithin reads them: one resolver per file, which keeps what each def it reads does. */
+  private calleeResolver(): CalleeResolver {
+    let resolver = RESOLVERS.get(this.file);
+    if (!resolver) {
+      const file = this.file;
+      resolver = {
+        text: file.text,
+        qualify: (n) => file.qualify(n),
+        resolveDef: (e, at) => file.resolveDef(e, at) ?? file.memberMethod(e, at),
+        foreign: (e) => foreignCallee(e, file.text, file.imports, file.model.file, (m, level, from) => file.projectModule(m, level, from)),
+      };
+      RESOLVERS.set(file, resolver);
+    }
+    return resolver;
   }
 
   /**

@@ -25,6 +25,7 @@ import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
+import { DefIndex } from './def-index.ts';
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
   resetNumbering();
@@ -49,11 +50,14 @@ class PythonFile implements EngineFile {
   readonly importsDriver: boolean;
   readonly models = new ModelIndex();
   readonly drivers: readonly FileDriver[];
+  /** Files of the modules named in this file's imports, by level, module and importing file (many names come from one module). */
+  private readonly resolved = new Map<string, string | undefined>();
   /** Project modules read for this file, by path (null: not readable). */
   private readonly projectModules = new Map<string, ModuleSource | null>();
   private readonly states = new Map<Driver, unknown>();
   private connCount = 0;
-  private readonly localsCache = new Map<number, Map<string, Node>>();
+  /** The file's calls and defs, each function's nested defs and once-bound names (read once). */
+  readonly index: DefIndex;
 
   constructor(
     readonly model: FileModel,
@@ -61,8 +65,9 @@ class PythonFile implements EngineFile {
     readonly text: string,
     readonly options: FrontEndOptions,
   ) {
-    this.imports = readImports(tree, text);
-    this.constants = moduleConstants(tree, text);
+    this.index = new DefIndex(tree, text);
+    this.imports = readImports(tree, text, this.index.imports);
+    this.constants = moduleConstants(tree, text, this.index.binders);
     this.driverOfFile = fileDriverOf(this.imports.modules);
     this.importsDriver = importsHandedIn(this.imports.modules);
     this.drivers = fileDrivers(this);
@@ -83,7 +88,9 @@ class PythonFile implements EngineFile {
 
   /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
   projectModule(module: string, level: number, from = this.model.file): ModuleSource | undefined {
-    const path = resolveModule(from, module, level);
+    const key = `${level}:${module}:${from}`;
+    let path = this.resolved.get(key);
+    if (path === undefined && !this.resolved.has(key)) this.resolved.set(key, (path = resolveModule(from, module, level)));
     if (!path) return undefined;
     if (this.projectModules.has(path)) return this.projectModules.get(path) ?? undefined;
     if (this.projectModules.size >= MAX_MODULES) return undefined;
@@ -255,7 +262,7 @@ class PythonFile implements EngineFile {
     // Functions nobody in this file calls with a connection: those never called here first, so that
     // their callees are walked at the call.
     const called = this.calledDefs();
-    const defs = this.allDefs();
+    const defs = this.index.defs;
     for (const def of [...defs.filter((d) => !called.has(d.from)), ...defs.filter((d) => called.has(d.from))]) {
       if (this.walkedAtCall.has(def.from)) continue;
       const className = this.classOfDef.get(def.from);
@@ -271,7 +278,7 @@ class PythonFile implements EngineFile {
       sites: this.model.sites,
       consumed: this.members.consumed,
       resolveContext: () => this.resolveContext(),
-      iterateOwn: this.iterateOwn.bind(this),
+      ownStatements: this.ownStatements.bind(this),
     };
     this.model.sites.push(...returnedSqlSites(file, defs, (def) => defName(def, this.text)));
     for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
@@ -286,26 +293,13 @@ class PythonFile implements EngineFile {
   /** Defs that some call in this file passes arguments to. */
   private calledDefs(): Set<number> {
     const called = new Set<number>();
-    this.tree.iterate({
-      enter: (ref) => {
-        if (ref.name !== 'CallExpression') return;
-        const call = callParts(ref.node, this.text);
-        if (!call || call.args.length === 0) return;
-        const def = this.resolveDef(call.callee, ref.node);
-        if (def?.name === 'FunctionDefinition') called.add(def.from);
-      },
-    });
+    for (const node of this.index.calls) {
+      const call = callParts(node, this.text);
+      if (!call || call.args.length === 0) continue;
+      const def = this.resolveDef(call.callee, node);
+      if (def?.name === 'FunctionDefinition') called.add(def.from);
+    }
     return called;
-  }
-
-  private allDefs(): Node[] {
-    const defs: Node[] = [];
-    this.tree.iterate({
-      enter: (ref) => {
-        if (ref.name === 'FunctionDefinition') defs.push(ref.node);
-      },
-    });
-    return defs;
   }
 
   private indexDefs(): void {
@@ -347,18 +341,15 @@ class PythonFile implements EngineFile {
 
   private readConfigs(): void {
     (this.readContext as { text: string }).text = this.text;
-    this.tree.iterate({
-      enter: (ref) => {
-        if (ref.name !== 'CallExpression') return;
-        const callee = ref.node.firstChild;
-        const maker = callee ? makerOf(this.qualify(callee)) : undefined;
-        if (!maker) return;
-        const entry = readConfig(ref.node, maker, this.readContext);
-        if (maker.kind === 'pool' && perTenantMaker(ref.node, this.text)) entry.config.reuse = 'per-tenant';
-        this.entries.set(ref.from, entry);
-        this.model.connections.push(entry.config);
-      },
-    });
+    for (const call of this.index.calls) {
+      const callee = call.firstChild;
+      const maker = callee ? makerOf(this.qualify(callee)) : undefined;
+      if (!maker) continue;
+      const entry = readConfig(call, maker, this.readContext);
+      if (maker.kind === 'pool' && perTenantMaker(call, this.text)) entry.config.reuse = 'per-tenant';
+      this.entries.set(call.from, entry);
+      this.model.connections.push(entry.config);
+    }
   }
 
   /** What a call at module or class level makes: a maker's pool or connection, else a driver's session or factory. */
@@ -403,29 +394,30 @@ class PythonFile implements EngineFile {
     // `pool = None` at module level, `global pool; pool = await asyncpg.create_pool(...)` in a startup function.
     for (const def of this.moduleDefs.values()) {
       const globalNames = new Set<string>();
-      this.iterateOwn(def, (node) => {
+      const own = this.index.ownStatements(def);
+      for (const node of own) {
         if (node.name === 'ScopeStatement' && this.text.slice(node.from, node.from + 6) === 'global') {
           for (const part of children(node)) if (part.name === 'VariableName') globalNames.add(this.text.slice(part.from, part.to));
         }
-      });
+      }
       if (globalNames.size === 0) continue;
-      this.iterateOwn(def, (node) => {
-        if (node.name !== 'AssignStatement') return;
+      for (const node of own) {
+        if (node.name !== 'AssignStatement') continue;
         const parts = children(node);
         const found = bindFrom(parts[0], parts[parts.length - 1]);
         if (found && globalNames.has(found[0]) && !this.globals.has(found[0])) this.globals.set(found[0], found[1]);
-      });
+      }
     }
     for (const [className, methods] of this.classMethods) {
       const attrs = new Map<string, StaticBinding>();
       for (const method of methods.values()) {
         const annotated = new Map(parameters(method, this.text).flatMap((p) => (p.annotation ? [[p.name, p.annotation] as const] : [])));
-        this.iterateOwn(method, (node) => {
-          if (node.name !== 'AssignStatement') return;
+        for (const node of this.index.ownStatements(method)) {
+          if (node.name !== 'AssignStatement') continue;
           const parts = children(node);
           const found = bindFrom(parts[0], parts[parts.length - 1]) ?? this.annotatedPoolAttr(parts[0], parts[parts.length - 1], annotated);
           if (found && found[0].startsWith('self.')) attrs.set(found[0], found[1]);
-        });
+        }
       }
       // Class-level `pool = ConnectionPool(...)` is `self.pool` in the methods.
       const classNode = [...this.tree.topNode.getChildren('ClassDefinition'), ...this.tree.topNode.getChildren('DecoratedStatement')]
@@ -452,53 +444,14 @@ class PythonFile implements EngineFile {
     return name && entry ? [name, { kind: 'pool', entry }] : undefined;
   }
 
-  /** Visits the nodes of a def, not those of the defs and classes inside it. */
-  iterateOwn(def: Node, visit: (node: Node) => void): void {
-    const body = def.getChild('Body');
-    if (!body) return;
-    const walk = (node: Node) => {
-      for (const child of children(node)) {
-        if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
-        visit(child);
-        walk(child);
-      }
-    };
-    walk(body);
-  }
-
-  /** Names a def binds exactly once with a plain assignment, and the value. */
-  localsOf(def: Node | undefined): Map<string, Node> {
-    if (!def) return new Map();
-    const cached = this.localsCache.get(def.from);
-    if (cached) return cached;
-    const counts = new Map<string, number>();
-    const values = new Map<string, Node>();
-    const params = new Set(parameters(def, this.text).map((p) => p.name));
-    this.iterateOwn(def, (node) => {
-      if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
-        const parts = children(node);
-        const target = parts[0];
-        if (target?.name !== 'VariableName') return;
-        const name = this.text.slice(target.from, target.to);
-        counts.set(name, (counts.get(name) ?? 0) + 1);
-        if (node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3) values.set(name, parts[2]);
-      } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
-        for (const c of children(node)) if (c.name === 'VariableName') counts.set(this.text.slice(c.from, c.to), 2);
-      }
-    });
-    for (const name of [...values.keys()]) if (counts.get(name) !== 1 || params.has(name)) values.delete(name);
-    this.localsCache.set(def.from, values);
-    return values;
+  /** A def's statements that bind a name or return, not those of the defs, classes and lambdas inside it (DefIndex). */
+  ownStatements(def: Node): readonly Node[] {
+    return this.index.ownStatements(def);
   }
 
   /** The value of a name assigned once in the def that contains `node`. */
   localValue(node: Node): Node | undefined {
-    let def: Node | null = node.parent;
-    while (def && def.name !== 'FunctionDefinition') def = def.parent;
-    if (!def) return undefined;
-    const value = this.localsOf(def).get(this.text.slice(node.from, node.to));
-    // Only a value assigned before the use.
-    return value && value.to <= node.from ? value : undefined;
+    return this.index.localValue(node);
   }
 
   resolveContext(): ResolveContext {
@@ -640,17 +593,23 @@ class PythonFile implements EngineFile {
   /** The def (or lambda) a callback or callee expression names: a function of the module, a method of the class, a def in the same function. */
   resolveDef(expr: Node, at: Node): Node | undefined {
     if (expr.name === 'LambdaExpression') return expr;
+    // `x.m` finds a method only from self, cls or a class of the file: `cur.execute`, `log.info` find none.
+    if (expr.name === 'MemberExpression') {
+      let start: Node | null = expr;
+      while (start?.name === 'MemberExpression') start = start.firstChild;
+      const first = start?.name === 'VariableName' ? this.text.slice(start.from, start.to) : undefined;
+      if (first !== undefined && first !== 'self' && first !== 'cls' && !this.classMethods.has(first)) return undefined;
+    }
     const name = dottedName(expr, this.text);
     if (!name) return undefined;
     const [first, ...rest] = name.split('.');
     if (rest.length === 0) {
+      // No def of the file has the name (`len(...)`, an import): none of the lookups below can find one.
+      if (!this.index.defNames().has(first)) return undefined;
       // A def in an enclosing function shadows the module's.
       for (let p: Node | null = at.parent; p; p = p.parent) {
         if (p.name !== 'FunctionDefinition') continue;
-        for (const statement of bodyStatements(p)) {
-          const def = unwrapDecorated(statement);
-          if (def?.name === 'FunctionDefinition' && defName(def, this.text) === first && def.from < at.from) return def;
-        }
+        for (const def of this.index.nestedDefs(p).get(first) ?? []) if (def.from < at.from) return def;
       }
       return this.moduleDefs.get(first);
     }

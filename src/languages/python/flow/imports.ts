@@ -12,8 +12,13 @@ export interface Imports {
   fromImports: Map<string, { module: string; level: number; name: string; span: { start: number; end: number } }>;
 }
 
-export function readImports(tree: Tree, text: string): Imports {
+/** The file's imports; `statements`: its ImportStatement nodes in document order, when the caller has them already. */
+export function readImports(tree: Tree, text: string, statements?: readonly Node[]): Imports {
   const imports: Imports = { names: new Map(), modules: new Set(), fromImports: new Map() };
+  if (statements) {
+    for (const statement of statements) readImport(statement, text, imports);
+    return imports;
+  }
   tree.iterate({
     enter(ref) {
       if (ref.name !== 'ImportStatement') return;
@@ -23,6 +28,9 @@ export function readImports(tree: Tree, text: string): Imports {
   });
   return imports;
 }
+
+/** The statements that bind names: what moduleConstants counts. */
+export const BINDING_STATEMENTS: ReadonlySet<string> = new Set(['AssignStatement', 'UpdateStatement', 'ScopeStatement', 'ForStatement', 'WithStatement']);
 
 function readImport(node: Node, text: string, imports: Imports): void {
   const parts = children(node).filter((c) => c.name !== '(' && c.name !== ')');
@@ -75,6 +83,10 @@ function splitCommas(nodes: Node[]): Node[][] {
 
 /** The qualified name of a name or attribute chain through the imports, when its first part is imported. */
 export function qualifiedName(node: Node | null | undefined, text: string, imports: Imports): string | undefined {
+  // The name the chain starts with first: most callees start with no imported name.
+  let start = node;
+  while (start?.name === 'MemberExpression') start = start.firstChild;
+  if (start?.name === 'VariableName' && !imports.names.has(text.slice(start.from, start.to))) return undefined;
   const dotted = dottedName(node, text);
   if (!dotted) return undefined;
   const [first, ...rest] = dotted.split('.');
@@ -88,7 +100,7 @@ export function qualifiedName(node: Node | null | undefined, text: string, impor
  * level, never rebound anywhere (assignment, augmented assignment, `global`,
  * for target, with ... as, import): constants a reader can trust.
  */
-export function moduleConstants(tree: Tree, text: string): Map<string, Node> {
+export function moduleConstants(tree: Tree, text: string, binders?: readonly Node[]): Map<string, Node> {
   const assigned = new Map<string, number>();
   const values = new Map<string, Node>();
   const bump = (name: string) => assigned.set(name, (assigned.get(name) ?? 0) + 1);
@@ -103,27 +115,32 @@ export function moduleConstants(tree: Tree, text: string): Map<string, Node> {
     if (op?.name !== 'AssignOp' || !value || parts.filter((p) => p.name === 'AssignOp').length !== 1) continue;
     values.set(text.slice(target.from, target.to), value);
   }
-  // Count every binding of each name anywhere in the file.
-  tree.iterate({
-    enter(ref) {
-      const node = ref.node;
-      if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
-        const parts = children(node);
-        const lastOp = parts.map((p) => p.name).lastIndexOf(node.name === 'AssignStatement' ? 'AssignOp' : 'UpdateOp');
-        for (const part of parts.slice(0, Math.max(0, lastOp))) for (const name of boundNames(part, text)) bump(name);
-      } else if (node.name === 'ScopeStatement') {
-        // `global NAME` in a function: the name can be rebound there, so it is no constant.
-        for (const part of children(node)) if (part.name === 'VariableName') assigned.set(text.slice(part.from, part.to), 2);
-      } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
-        const parts = children(node);
-        for (let i = 0; i < parts.length; i++) {
-          if ((node.name === 'WithStatement' && parts[i].name === 'as') || (node.name === 'ForStatement' && parts[i].name === 'for')) {
-            for (const name of boundNames(parts[i + 1], text)) bump(name);
-          }
+  // Count every binding of each name anywhere in the file (the BINDING_STATEMENTS in document order).
+  const count = (node: Node) => {
+    if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
+      const parts = children(node);
+      const lastOp = parts.map((p) => p.name).lastIndexOf(node.name === 'AssignStatement' ? 'AssignOp' : 'UpdateOp');
+      for (const part of parts.slice(0, Math.max(0, lastOp))) for (const name of boundNames(part, text)) bump(name);
+    } else if (node.name === 'ScopeStatement') {
+      // `global NAME` in a function: the name can be rebound there, so it is no constant.
+      for (const part of children(node)) if (part.name === 'VariableName') assigned.set(text.slice(part.from, part.to), 2);
+    } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
+      const parts = children(node);
+      for (let i = 0; i < parts.length; i++) {
+        if ((node.name === 'WithStatement' && parts[i].name === 'as') || (node.name === 'ForStatement' && parts[i].name === 'for')) {
+          for (const name of boundNames(parts[i + 1], text)) bump(name);
         }
       }
-    },
-  });
+    }
+  };
+  if (binders) binders.forEach(count);
+  else {
+    tree.iterate({
+      enter(ref) {
+        if (BINDING_STATEMENTS.has(ref.name)) count(ref.node);
+      },
+    });
+  }
   for (const name of [...values.keys()]) if ((assigned.get(name) ?? 0) !== 1) values.delete(name);
   return values;
 }

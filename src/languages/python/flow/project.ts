@@ -88,6 +88,18 @@ export function clearProjectCache(): void {
 export function moduleValue(source: ModuleSource, name: string): Node | undefined {
   const constant = source.constants.get(name);
   if (constant) return constant;
+  // A module is read once per process and asked the same names by every file that imports it.
+  let known = globalValues.get(source);
+  if (!known) globalValues.set(source, (known = new Map()));
+  if (known.has(name)) return known.get(name);
+  const value = globalValue(source, name);
+  known.set(name, value);
+  return value;
+}
+
+const globalValues = new WeakMap<ModuleSource, Map<string, Node | undefined>>();
+
+function globalValue(source: ModuleSource, name: string): Node | undefined {
   let found: Node | undefined;
   let count = 0;
   source.tree.iterate({

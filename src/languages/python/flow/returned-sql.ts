@@ -18,7 +18,8 @@ export interface ReturnedSqlFile {
   /** Offsets of return values a call of the file read as its SQL. */
   readonly consumed: ReadonlySet<number>;
   resolveContext(): ResolveContext;
-  iterateOwn(def: Node, visit: (node: Node) => void): void;
+  /** A def's own binding and return statements (DefIndex.ownStatements). */
+  ownStatements(def: Node): readonly Node[];
 }
 
 /** The sites of SQL the defs return and no site of the file already holds. */
@@ -27,10 +28,7 @@ export function returnedSqlSites(file: ReturnedSqlFile, defs: readonly Node[], n
   const taken = file.sites.map((s) => s.span);
   const ctx = file.resolveContext();
   for (const def of defs) {
-    const returns: Node[] = [];
-    file.iterateOwn(def, (node) => {
-      if (node.name === 'ReturnStatement') returns.push(node);
-    });
+    const returns = file.ownStatements(def).filter((node) => node.name === 'ReturnStatement');
     for (const statement of returns) {
       const expr = children(statement).find((c) => c.name !== 'return');
       // A call of the file that runs it holds its statements (strings.ts `returned`).

@@ -85,6 +85,10 @@ export type ModuleLoader = (module: string, level: number, from: string) => Modu
  * followed in turn (within the project unit and the per-file module budget).
  */
 export function foreignCallee(expr: Node, text: string, imports: Imports, from: string, load: ModuleLoader): { def: Node; file: CalleeResolver } | undefined {
+  // A chain whose first name was not imported from a module of the project: none.
+  let start: Node | null = expr;
+  while (start?.name === 'MemberExpression') start = start.firstChild;
+  if (start?.name === 'VariableName' && !imports.fromImports.has(text.slice(start.from, start.to))) return undefined;
   const dotted = dottedName(expr, text);
   if (!dotted) return undefined;
   const [first, attribute, ...rest] = dotted.split('.');
@@ -125,11 +129,23 @@ export function sideEffectWithin(call: Node, file: CalleeResolver, depth = 0, se
   const { def } = there;
   const key = `${there.file.id ?? ''}:${def.from}`;
   if (def.name !== 'FunctionDefinition' || seen.has(key)) return undefined;
+  // What a def does, read from a call at the top (nothing seen yet), is the same at every call: read once per file.
+  const fresh = depth === 0 && seen.size === 0;
+  let effects = fresh ? EFFECTS.get(file) : undefined;
+  if (fresh && !effects) EFFECTS.set(file, (effects = new Map()));
   seen.add(key);
-  const body = def.getChild('Body');
-  const found = body ? effectIn(body, there.file, depth, seen) : undefined;
+  let found: string | undefined;
+  if (effects?.has(key)) found = effects.get(key);
+  else {
+    const body = def.getChild('Body');
+    found = body ? effectIn(body, there.file, depth, seen) : undefined;
+    effects?.set(key, found);
+  }
   return found && `${dottedName(parts.callee, file.text) ?? 'a call'} → ${found}`;
 }
+
+/** Per resolver (one per file): what each def a call at the top names does, by `file id:def offset`. */
+const EFFECTS = new WeakMap<CalleeResolver, Map<string, string | undefined>>();
 
 function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<string>): string | undefined {
   for (const child of children(node)) {

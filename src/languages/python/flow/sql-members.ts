@@ -17,7 +17,8 @@ export interface MemberFile {
   readonly constants: Map<string, Node>;
   enclosingClass(at: Node): string | undefined;
   localValue(node: Node): Node | undefined;
-  iterateOwn(def: Node, visit: (node: Node) => void): void;
+  /** A def's own binding and return statements (DefIndex.ownStatements). */
+  ownStatements(def: Node): readonly Node[];
 }
 
 export class SqlMembers {
@@ -67,8 +68,19 @@ export class SqlMembers {
     if (callee.name !== 'MemberExpression') return undefined;
     const parts = children(callee);
     const property = parts[parts.length - 1];
+    // A name no class of the file has as a method (`cur.execute`, `log.info`): no class to look for.
+    if (property?.name !== 'PropertyName' || !this.methodNames().has(this.file.text.slice(property.from, property.to))) return undefined;
     const className = parts[0] ? this.classOf(parts[0], at) : undefined;
     return className && property?.name === 'PropertyName' ? this.file.classMethods.get(className)?.get(this.file.text.slice(property.from, property.to)) : undefined;
+  }
+
+  private methods?: { classes: number; names: Set<string> };
+
+  /** The names of the methods of the file's classes (read again if classes were added since). */
+  private methodNames(): ReadonlySet<string> {
+    const classes = this.file.classMethods.size;
+    if (this.methods?.classes !== classes) this.methods = { classes, names: new Set([...this.file.classMethods.values()].flatMap((methods) => [...methods.keys()])) };
+    return this.methods.names;
   }
 
   /** A name of the class body seen from a method's default value (`def claim(self, minutes=LEASE_MINUTES)`). */
@@ -131,14 +143,14 @@ export class SqlMembers {
         if (parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp') note(text.slice(parts[0].from, parts[0].to), parts[2]);
       }
       for (const method of this.file.classMethods.get(className)?.values() ?? []) {
-        this.file.iterateOwn(method, (node) => {
-          if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement') return;
+        for (const node of this.file.ownStatements(method)) {
+          if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement') continue;
           const parts = children(node);
           const target = parts[0];
           const name = target?.name === 'MemberExpression' ? dottedName(target, text) : undefined;
-          if (!name?.startsWith('self.') || name.split('.').length !== 2) return;
+          if (!name?.startsWith('self.') || name.split('.').length !== 2) continue;
           note(name.slice(5), node.name === 'AssignStatement' && parts.length === 3 ? parts[2] : undefined);
-        });
+        }
       }
       for (const name of [...values.keys()]) if (counts.get(name) !== 1) values.delete(name);
       out.set(className, values);
@@ -154,10 +166,7 @@ function isProperty(def: Node, text: string): boolean {
 
 /** The value of a def's one return statement (not counting nested defs). */
 function oneReturn(def: Node, file: MemberFile): Node | undefined {
-  const returns: Node[] = [];
-  file.iterateOwn(def, (node) => {
-    if (node.name === 'ReturnStatement') returns.push(node);
-  });
+  const returns = file.ownStatements(def).filter((node) => node.name === 'ReturnStatement');
   if (returns.length !== 1) return undefined;
   return children(returns[0]).find((c) => c.name !== 'return');
 }

@@ -1,0 +1,156 @@
+// What the file's readers ask of its tree again and again, read in one pass
+// over it (instead of one pass per question): its calls, defs, imports and
+// binding statements in document order, and each def's own statements (its
+// nested defs, classes and lambdas aside); then, once per function, its
+// nested defs by name and the names it binds once. Each answer is the one a
+// fresh reading of the tree would give.
+import type { Tree } from '@lezer/common';
+import { children, type Node } from '../syntax.ts';
+import { bodyStatements, defName, parameters, unwrapDecorated } from './defs.ts';
+import { BINDING_STATEMENTS } from './imports.ts';
+
+/** The statements a def's own readers look for (ownStatements). */
+const OWN_STATEMENTS: ReadonlySet<string> = new Set([...BINDING_STATEMENTS, 'ReturnStatement']);
+
+/** A scope the pass is in: a def (its own statements are those of its Body) or a class or lambda. */
+interface Scope {
+  def?: { from: number; statements: Node[]; body?: { from: number; to: number } };
+}
+
+export class DefIndex {
+  /** Every CallExpression of the file, in document order. */
+  readonly calls: Node[] = [];
+  /** Every FunctionDefinition of the file, in document order. */
+  readonly defs: Node[] = [];
+  /** Every ImportStatement, in document order. */
+  readonly imports: Node[] = [];
+  /** Every statement that binds a name (BINDING_STATEMENTS), in document order. */
+  readonly binders: Node[] = [];
+  private readonly own = new Map<number, Node[]>();
+  private readonly nestedDefsOf = new Map<number, Map<string, Node[]>>();
+  private readonly localsCache = new Map<number, Map<string, Node>>();
+
+  constructor(
+    tree: Tree,
+    private readonly text: string,
+  ) {
+    const scopes: Scope[] = [];
+    tree.iterate({
+      enter: (ref) => {
+        const kind = ref.name;
+        if (kind === 'CallExpression') this.calls.push(ref.node);
+        else if (kind === 'FunctionDefinition') {
+          this.defs.push(ref.node);
+          const statements: Node[] = [];
+          this.own.set(ref.from, statements);
+          scopes.push({ def: { from: ref.from, statements } });
+        } else if (kind === 'ClassDefinition' || kind === 'LambdaExpression') scopes.push({});
+        else if (kind === 'ImportStatement') this.imports.push(ref.node);
+        else if (kind === 'Body') {
+          // A def's own Body is its first one (def.getChild('Body')).
+          const def = scopes[scopes.length - 1]?.def;
+          if (def && !def.body && ref.node.parent?.from === def.from) def.body = { from: ref.from, to: ref.to };
+        }
+        if (!OWN_STATEMENTS.has(kind)) return;
+        const node = ref.node;
+        if (kind !== 'ReturnStatement') this.binders.push(node);
+        const def = scopes[scopes.length - 1]?.def;
+        if (def?.body && ref.from >= def.body.from && ref.to <= def.body.to) def.statements.push(node);
+      },
+      leave: (ref) => {
+        if (ref.name === 'FunctionDefinition' || ref.name === 'ClassDefinition' || ref.name === 'LambdaExpression') scopes.pop();
+      },
+    });
+  }
+
+  /**
+   * The statements of a def that bind a name or return (BINDING_STATEMENTS,
+   * ReturnStatement), its nested defs, classes and lambdas aside, in document
+   * order: what iterateOwn visits of those kinds.
+   */
+  ownStatements(def: Node): readonly Node[] {
+    const known = this.own.get(def.from);
+    if (known) return known;
+    // Not a def of this tree: walk it.
+    const statements: Node[] = [];
+    this.iterateOwn(def, (node) => {
+      if (OWN_STATEMENTS.has(node.name)) statements.push(node);
+    });
+    return statements;
+  }
+
+  /** Visits the nodes of a def, not those of the defs and classes inside it. */
+  iterateOwn(def: Node, visit: (node: Node) => void): void {
+    const body = def.getChild('Body');
+    if (!body) return;
+    // Sibling links, not children(): no array per node (comments are skipped as children() skips them).
+    const walk = (node: Node) => {
+      for (let child = node.firstChild; child; child = child.nextSibling) {
+        const kind = child.name;
+        if (kind === 'Comment' || kind === 'FunctionDefinition' || kind === 'ClassDefinition' || kind === 'LambdaExpression') continue;
+        visit(child);
+        walk(child);
+      }
+    };
+    walk(body);
+  }
+
+  private names?: Set<string>;
+
+  /** The names of all the file's defs, at any depth. */
+  defNames(): ReadonlySet<string> {
+    return (this.names ??= new Set(this.defs.map((def) => defName(def, this.text))));
+  }
+
+  /** The defs among a function's own statements, by name, in their order. */
+  nestedDefs(fn: Node): Map<string, Node[]> {
+    let byName = this.nestedDefsOf.get(fn.from);
+    if (byName) return byName;
+    byName = new Map();
+    for (const statement of bodyStatements(fn)) {
+      const def = unwrapDecorated(statement);
+      if (def?.name !== 'FunctionDefinition') continue;
+      const name = defName(def, this.text);
+      const list = byName.get(name);
+      if (list) list.push(def);
+      else byName.set(name, [def]);
+    }
+    this.nestedDefsOf.set(fn.from, byName);
+    return byName;
+  }
+
+  /** Names a def binds exactly once with a plain assignment, and the value. */
+  localsOf(def: Node | undefined): Map<string, Node> {
+    if (!def) return new Map();
+    const cached = this.localsCache.get(def.from);
+    if (cached) return cached;
+    const counts = new Map<string, number>();
+    const values = new Map<string, Node>();
+    const params = new Set(parameters(def, this.text).map((p) => p.name));
+    for (const node of this.ownStatements(def)) {
+      if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
+        const parts = children(node);
+        const target = parts[0];
+        if (target?.name !== 'VariableName') continue;
+        const name = this.text.slice(target.from, target.to);
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        if (node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3) values.set(name, parts[2]);
+      } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
+        for (const c of children(node)) if (c.name === 'VariableName') counts.set(this.text.slice(c.from, c.to), 2);
+      }
+    }
+    for (const name of [...values.keys()]) if (counts.get(name) !== 1 || params.has(name)) values.delete(name);
+    this.localsCache.set(def.from, values);
+    return values;
+  }
+
+  /** The value of a name assigned once in the def that contains `node`. */
+  localValue(node: Node): Node | undefined {
+    let def: Node | null = node.parent;
+    while (def && def.name !== 'FunctionDefinition') def = def.parent;
+    if (!def) return undefined;
+    const value = this.localsOf(def).get(this.text.slice(node.from, node.to));
+    // Only a value assigned before the use.
+    return value && value.to <= node.from ? value : undefined;
+  }
+}
