@@ -48,7 +48,7 @@ export async function unread() {
   assert.equal(writes.filter((w) => w.fn === 'unread').length, 0);
 });
 
-test('a time from the application clock is the SQL it stands for: new Date() is now(), new Date(Date.now() + literal or constant ms) a lease of that length', () => {
+test('a time from the application clock is the SQL it stands for: new Date() is now(), new Date(Date.now() + literal or constant ms) a lease of that length, + a computed amount a lease the code decides', () => {
   const [write] = writesOf(`
 import { PrismaClient } from '@prisma/client';
 const prisma = new PrismaClient();
@@ -61,7 +61,10 @@ export async function lease(id: number, ms: number) {
   assert.equal((byColumn.lockeduntil as { intervalSeconds?: number }).intervalSeconds, 300);
   assert.equal((byColumn.byconstant as { intervalSeconds?: number }).intervalSeconds, 90, 'a constant offset of the file');
   assert.deepEqual((byColumn.seenat as { functions?: string[] }).functions, ['now']);
-  assert.equal(byColumn.other.kind, 'param', 'an offset the code computes stays a value');
+  assert.equal(byColumn.other.kind, 'expression', 'an offset the code computes: now() plus a value');
+  assert.deepEqual((byColumn.other as { functions?: string[]; params?: boolean }).functions, ['now']);
+  assert.equal((byColumn.other as { params?: boolean }).params, true);
+  assert.equal((byColumn.other as { intervalSeconds?: number }).intervalSeconds, undefined);
   assert.deepEqual((byColumn.past as { functions?: string[] }).functions, ['now']);
 });
 

@@ -159,6 +159,14 @@ export class SqlWriter {
       this.text(time, n);
       return;
     }
+    // An offset the code computes (`new Date(Date.now() + this.leaseMs)`): that far from now, the amount a value.
+    const offset = clockOffset(n);
+    if (offset) {
+      this.text(`(now() ${offset.operator} `, n);
+      this.param(offset.amount);
+      this.text(" * interval '1 millisecond')", n);
+      return;
+    }
     if (isFunction(n) && n.body && n.body.type !== 'BlockStatement') {
       this.value(n.body as Node, depth + 1);
       return;
@@ -266,7 +274,8 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
  * A time the code computes from the clock, as the SQL it stands for: `new Date()`
  * is `now()`, `new Date(Date.now() + 60_000)` is `now() + interval '60000
  * milliseconds'` (a lease end written from the application), with the offset
- * a product of number literals or constants that hold them. Anything else is a value the scan cannot read.
+ * a product of number literals or constants that hold them. An offset the code computes is the writer's
+ * `now() + $n * interval '1 millisecond'` (clockOffset): a lease whose length the code decides.
  */
 function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | undefined {
   if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date') return undefined;
@@ -275,6 +284,14 @@ function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | u
   if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
   const ms = numberOf(unwrap(arg.right), constant);
   return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+}
+
+/** `new Date(Date.now() ± amount)` whose amount timeOf cannot read. */
+function clockOffset(n: Node): { operator: '+' | '-'; amount: Node } | undefined {
+  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date' || n.arguments.length !== 1) return undefined;
+  const arg = unwrap(n.arguments[0] as Node);
+  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
+  return { operator: arg.operator, amount: arg.right as Node };
 }
 
 function isDateNow(n: Node | undefined): boolean {
