@@ -5,7 +5,8 @@
 // means is its driver module's (drivers/drizzle.ts, kysely.ts, knex.ts). The
 // SQL goes through the analyzer like any other; values the code computes are
 // placeholders (their expressions are the site's params). Selects that lock
-// no rows and inserts are left out: no rule reads them.
+// no rows and inserts are left out (no rule reads them), but for Prisma's
+// reads: a write may take the row one picked (drivers/prisma-models.ts).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
