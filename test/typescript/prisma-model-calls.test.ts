@@ -117,6 +117,10 @@ export async function otherModel() {
   const user = await prisma.user.findFirst({ where: { active: true } });
   return prisma.job.updateMany({ where: { id: user?.id }, data: { status: 'running' } });
 }
+export async function unreadRead() {
+  const job = await prisma.job.findFirst({ where: { queue: { is: { paused: false } } } });
+  return prisma.job.updateMany({ where: { id: job!.id }, data: { status: 'running' } });
+}
 export async function many() {
   const jobs = await prisma.job.findMany({ where: { status: 'queued' } });
   return prisma.job.updateMany({ where: { id: jobs.id }, data: { status: 'running' } });
@@ -133,4 +137,6 @@ export async function many() {
   assert.ok(picked('inTransaction'), 'tx.job.findFirst then tx.job.update');
   assert.equal(picked('otherModel'), undefined, 'a row of another model');
   assert.equal(picked('many'), undefined, 'findMany picks no one row');
+  assert.equal(picked('unreadRead'), undefined, 'a read whose filter is not read');
+  assert.deepEqual(writeOf('unreadRead').where.map((c) => `${c.column} ${c.value.kind}`), ['id param'], 'the write is still read, by a value');
 });

@@ -19,7 +19,7 @@
 //   the read's filter (its attempt limit, the expired leases it takes back)
 //   is the claim's predicate, as a subquery is in SQL.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ChainReader, SqlWriter } from '../builder-sql.ts';
+import { SqlWriter, type ChainReader } from '../builder-sql.ts';
 import { propertyName, unwrap, type Node } from '../syntax.ts';
 
 /** Prisma's comparison operators on one field, as SQL. */
@@ -174,6 +174,8 @@ function pickedRow(w: SqlWriter, value: Node | undefined, key: string, model: st
   if (read?.type !== 'CallExpression') return undefined;
   const call = modelCall(w, read);
   if (!call || call.model !== model || !ONE_ROW.has(call.method)) return undefined;
+  // A read whose filter the scan cannot write leaves the write taking a value (`"id" = $1`), as before.
+  if (!select(new SqlWriter(w.host), read, model, 'findFirst', [quoted(key)])) return undefined;
   return { read, field: key };
 }
 
