@@ -4,7 +4,12 @@
 // (the same column, operator and value) holds for every row, and one that only some make holds for some
 // rows only, as under an OR (`status = 'queued'` in one, `status = 'picked' and heartbeat < now() - ...` in
 // the other: the claim takes both states, and takes expired jobs back).
-import type { Comparison, LockingRead } from '../sql/index.ts';
+//
+// A write may also take the row a plain read of its table picked (`where id = (select id from jobs where ...
+// limit 1)`, Prisma's `findFirst` then `updateMany({ where: { id: job.id, ... } })`): no row lock, but the
+// read's filter still says which jobs the write takes.
+import type { Comparison, LockingRead, RowWrite } from '../sql/index.ts';
+import { ID_COLUMN } from './queue-columns.ts';
 
 /** The reads as one: the first's place and tables, the comparisons of all of them. */
 export function mergedClaimRead(reads: readonly LockingRead[]): LockingRead | undefined {
@@ -24,4 +29,20 @@ export function mergedClaimRead(reads: readonly LockingRead[]): LockingRead | un
     }
   }
   return { ...reads[0], where };
+}
+
+/** The filter of the read whose row the write takes by its id (`id = (select id from <the same table> where ...)`), if it has one. */
+export function pickedByRead(write: RowWrite): Comparison[] | undefined {
+  const bare = (t: string) => t.slice(t.lastIndexOf('.') + 1);
+  const picked = write.where.find(
+    (c) =>
+      !c.underOr &&
+      !c.negated &&
+      (c.op === '=' || c.op === 'in') &&
+      ID_COLUMN.test(c.column) &&
+      c.value.kind === 'subquery' &&
+      c.value.tables?.length === 1 &&
+      bare(c.value.tables[0]) === bare(write.table),
+  );
+  return picked?.value.kind === 'subquery' ? picked.value.where : undefined;
 }

@@ -12,7 +12,7 @@
 import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
-import { mergedClaimRead } from './queue-sources.ts';
+import { mergedClaimRead, pickedByRead } from './queue-sources.ts';
 import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
@@ -471,7 +471,9 @@ interface WriteReading {
 }
 
 function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
-  const predicate = [...(claimRead?.where ?? []), ...write.where];
+  // A SKIP LOCKED read's filter, or that of a plain read whose row the write takes by id.
+  const picked = claimRead ? undefined : pickedByRead(write);
+  const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
   const setsRunning = values.some((v) => RUNNING_STATUS.test(v));
@@ -495,13 +497,13 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const leaseIsNull = predicate.some((c) => isLeaseColumn(c.column) && c.op === 'is null');
   const isUpdate = write.op === 'update';
 
-  // By role: under a SKIP LOCKED read, a move from the states it takes to another live state (`'Pending'` to
+  // By role: under a SKIP LOCKED read (or a read whose row the write takes by id), a move from the states it takes to another live state (`'Pending'` to
   // `'Queued'`) that also writes the lease (`lock_at = now()`, `locked_until = ...`) takes the job, whatever the state is called.
   // A promotion (`'scheduled'` to `'queued'`) writes no lease and stays what it is.
   // The claim may also take its own state back once the lease expired (`status = 'pending' or (status = 'reviewing'
   // and locked_until < now())`): it still moves jobs on from a state it does not write.
   const movesOn =
-    claimRead !== undefined &&
+    (claimRead !== undefined || picked !== undefined) &&
     leaseAssignment !== undefined &&
     values.length > 0 &&
     takes.some((v) => !values.includes(v)) &&

@@ -13,11 +13,12 @@ const TARGET = String.raw`[^;]{1,160}?`;
 /**
  * The same statements written with a query builder, which the TS front end
  * reads as the SQL they send: Drizzle `.update(jobs).set(`, Kysely
- * `.updateTable(`, Knex `.update({` / `.increment(`; Kysely `.deleteFrom(`,
- * Drizzle `.delete(jobs)`, Knex `.del()`.
+ * `.updateTable(`, Knex `.update({` / `.increment(`, Prisma `.update({` /
+ * `.updateMany({`; Kysely `.deleteFrom(`, Drizzle `.delete(jobs)`, Knex
+ * `.del()`, Prisma `.delete({` / `.deleteMany({`.
  */
-const BUILDER_UPDATE = String.raw`\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update\s*\(\s*\{|\.(?:increment|decrement)\s*\(`;
-const BUILDER_DELETE = String.raw`\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)`;
+const BUILDER_UPDATE = String.raw`\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update(?:Many)?\s*\(\s*\{|\.(?:increment|decrement)\s*\(`;
+const BUILDER_DELETE = String.raw`\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)|\.delete(?:Many)?\s*\(\s*\{`;
 
 export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])|${BUILDER_UPDATE}`, 'i');
 export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from|${BUILDER_DELETE}`, 'i');

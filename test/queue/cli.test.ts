@@ -50,3 +50,19 @@ test('one file of the bad project alone: the cross-file findings need the others
   const run = runCli(['scan', 'fixtures/projects/lease-mixed-bad/worker.py', '--format', 'json']);
   assert.deepEqual((JSON.parse(run.stdout) as JsonResult[]).flatMap((r) => r.messages), []);
 });
+
+test('prisma-read-claim-bad: a findFirst + compare-and-set claim whose read takes expired leases back with no limit, reported at the read', () => {
+  const { code, findings } = scanProject('prisma-read-claim-bad');
+  assert.equal(code, 1);
+  assert.deepEqual(
+    findings.map((f) => `${f.file}:${f.at} ${f.rule}`),
+    ['src/claim.ts:12:45 pgq/require-claim-attempt-limit'],
+  );
+  assert.match(findings[0].message, /takes back jobs of 'webhookdelivery' whose lease expired but has no attempt limit/);
+});
+
+test('prisma-read-claim-good: the limit in the read, exhausted jobs buried by another module: clean', () => {
+  const { code, findings } = scanProject('prisma-read-claim-good');
+  assert.deepEqual(findings, []);
+  assert.equal(code, 0);
+});

@@ -130,3 +130,18 @@ test('River, Oban, pg-boss: claims without a lease to take back, finishes by sta
     assert.ok(q.finishes.some((f) => f.by === 'id and state'), design);
   }
 });
+
+test('a write of the row a plain read of its table picked (id = (select id ... limit 1), no row lock): the read filter is the claim predicate', () => {
+  const [claim] = facts(`update jobs set status = 'running', attempts = attempts + 1, locked_until = now() + interval '1 minute'
+    where id = (select id from jobs where (status = 'queued' or (status = 'running' and locked_until < now())) and attempts < max_attempts order by id limit 1)
+      and status = $1`).claims;
+  assert.ok(claim, 'a claim');
+  assert.ok(claim.reclaimAt, 'it takes expired leases back, by the read');
+  assert.ok(claim.limitAt, 'the limit is in the read');
+  assert.deepEqual(claim.takes.sort(), ['queued', 'running']);
+  // By role: a move from the state the read takes to another live one that writes a lease start.
+  const [moves] = facts(`update exports set state = 'rendering', claimed_at = now() where id = (select id from exports where state = 'pending' limit 1)`).claims;
+  assert.ok(moves, 'pending -> rendering with claimed_at is a claim');
+  // A subquery of another table picks no job of this one.
+  assert.deepEqual(facts(`update jobs set status = 'running' where id = (select job_id from assignments where worker = $1 limit 1)`).claims, []);
+});

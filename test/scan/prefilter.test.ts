@@ -43,6 +43,14 @@ test('trigger patterns: case-insensitive substrings, a space matches whitespace 
   for (const text of ['settings', 'SETTING', 'release ()', 'pgq-audit', 'Set<string>']) assert.ok(!pattern.test(text), text);
 });
 
+test('Prisma model writes pass the prefilter: update, updateMany, delete and deleteMany with their argument object', () => {
+  const prefilter = buildPrefilter(activeRules());
+  for (const call of ["prisma.job.updateMany({ where: { id }, data: { status: 'done' } })", 'tx.job.deleteMany({ where: { id } })', 'prisma.job.delete({\n  where: { id },\n})']) {
+    assert.ok(prefilter(`import { PrismaClient } from '@prisma/client';\nconst prisma = new PrismaClient();\nexport const run = async (id: number) => ${call};\n`, 'typescript'), call);
+  }
+  assert.ok(!prefilter('const counts = { updateMany: 0 };\ncounts.updateMany += 1;\n', 'typescript'), 'the word alone');
+});
+
 test('regex triggers join the one pattern; flags other than i, backreferences and empty matches are refused', () => {
   const pattern = triggerPattern(['set_config', /update\s+\S+\s+set\s/]);
   assert.ok(pattern.test('UPDATE jobs SET status = 1'));

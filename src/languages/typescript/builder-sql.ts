@@ -5,7 +5,8 @@
 // means is its driver module's (drivers/drizzle.ts, kysely.ts, knex.ts). The
 // SQL goes through the analyzer like any other; values the code computes are
 // placeholders (their expressions are the site's params). Selects that lock
-// no rows and inserts are left out: no rule reads them.
+// no rows and inserts are left out (no rule reads them), but for Prisma's
+// reads: a write may take the row one picked (drivers/prisma-models.ts).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
@@ -159,6 +160,14 @@ export class SqlWriter {
       this.text(time, n);
       return;
     }
+    // An offset the code computes (`new Date(Date.now() + this.leaseMs)`): that far from now, the amount a value.
+    const offset = clockOffset(n);
+    if (offset) {
+      this.text(`(now() ${offset.operator} `, n);
+      this.param(offset.amount);
+      this.text(" * interval '1 millisecond')", n);
+      return;
+    }
     if (isFunction(n) && n.body && n.body.type !== 'BlockStatement') {
       this.value(n.body as Node, depth + 1);
       return;
@@ -266,7 +275,8 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
  * A time the code computes from the clock, as the SQL it stands for: `new Date()`
  * is `now()`, `new Date(Date.now() + 60_000)` is `now() + interval '60000
  * milliseconds'` (a lease end written from the application), with the offset
- * a product of number literals or constants that hold them. Anything else is a value the scan cannot read.
+ * a product of number literals or constants that hold them. An offset the code computes is the writer's
+ * `now() + $n * interval '1 millisecond'` (clockOffset): a lease whose length the code decides.
  */
 function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | undefined {
   if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date') return undefined;
@@ -275,6 +285,14 @@ function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | u
   if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
   const ms = numberOf(unwrap(arg.right), constant);
   return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+}
+
+/** `new Date(Date.now() ± amount)` whose amount timeOf cannot read. */
+function clockOffset(n: Node): { operator: '+' | '-'; amount: Node } | undefined {
+  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date' || n.arguments.length !== 1) return undefined;
+  const arg = unwrap(n.arguments[0] as Node);
+  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
+  return { operator: arg.operator, amount: arg.right as Node };
 }
 
 function isDateNow(n: Node | undefined): boolean {
