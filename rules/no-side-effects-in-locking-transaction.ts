@@ -46,12 +46,15 @@ function read(model: FileModel): SideEffectFacts {
   const facts: SideEffectFacts = { direct: [], routineCalls: [], routines: [] };
   let lines: ReturnType<typeof lineIndexOf> | undefined;
   const ref = (span: Span): Ref => ({ span, loc: (lines ??= lineIndexOf(model.text)).location(span) });
-  let firsts: Map<string, { start: number; what: string }> | undefined;
-  /** The call as a fact when it runs after its transaction's first locking statement. */
-  const afterLock = (callee: string, span: Span, scopeId: string): CallFact | undefined => {
-    firsts ??= firstLockingStatements(model);
-    const first = firsts.get(scopeId);
-    if (!first || first.start >= span.start) return undefined;
+  let locking: Map<string, LockingStatement[]> | undefined;
+  /**
+   * The call as a fact when it runs after a locking statement of its transaction: the first before it, leaving out
+   * those that took no row on every path to the call (a PL/pgSQL wait in the IF NOT FOUND of its claim).
+   */
+  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[]): CallFact | undefined => {
+    locking ??= lockingStatements(model);
+    const first = locking.get(scopeId)?.find((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end));
+    if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
   };
   for (const call of model.sideEffects) {
@@ -71,7 +74,7 @@ function read(model: FileModel): SideEffectFacts {
       for (const call of statement.calls ?? []) {
         if (own && !own.calls.includes(call.name)) own.calls.push(call.name);
         if (site.scope.kind !== 'transaction') continue;
-        const fact = afterLock(call.name, call.span, site.scope.id);
+        const fact = afterLock(call.name, call.span, site.scope.id, statement.plpgsql?.tookNothing);
         if (!fact) continue;
         if (sqlSideEffect(call.name)) facts.direct.push(fact);
         else facts.routineCalls.push(routine ? { ...fact, inRoutine: routine.name } : fact);
@@ -132,19 +135,27 @@ export default defineRule<Options, SideEffectFacts>({
 /** The chain after the callee, as the message says it: 'a', which calls 'http_post'. */
 const chainText = (chain: string[]) => chain.slice(1).map((name) => `'${name}'`).join(', which calls ');
 
-/** For each transaction, its first statement (by position) that locks or writes rows: one pass over the file. */
-function firstLockingStatements(file: FileModel): Map<string, { start: number; what: string }> {
-  const firsts = new Map<string, { start: number; what: string }>();
+interface LockingStatement {
+  start: number;
+  end: number;
+  what: string;
+}
+
+/** For each transaction, its statements that lock or write rows, by position: one pass over the file. */
+function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
+  const byScope = new Map<string, LockingStatement[]>();
   for (const site of file.sites) {
     if (site.scope.kind !== 'transaction') continue;
     for (const statement of site.analysis.statements) {
       const locks = statement.lockingReads.length > 0;
       if (!locks && statement.rowWrites.length === 0) continue;
-      const first = firsts.get(site.scope.id);
-      if (!first || statement.span.start < first.start) firsts.set(site.scope.id, { start: statement.span.start, what: locks ? 'locked' : 'written' });
+      let list = byScope.get(site.scope.id);
+      if (!list) byScope.set(site.scope.id, (list = []));
+      list.push({ start: statement.span.start, end: statement.span.end, what: locks ? 'locked' : 'written' });
     }
   }
-  return firsts;
+  for (const list of byScope.values()) list.sort((a, b) => a.start - b.start);
+  return byScope;
 }
 
 interface RoutineChain {

@@ -68,8 +68,10 @@ function jobOf(statements: StatementFacts[], claimIndex: number, claimSpan: Span
   // The call ends the job itself: it deletes it or gives it a final state, outside a handler.
   const ends = after.filter((s) => !inHandler(s) && writesJob(s, endsJob));
   if (ends.length === 0) return undefined;
-  // The job's work: a call of a function that is not a builtin, or a write of a table the routine does not take.
-  const work = after.filter((s) => !inHandler(s) && s !== claim && (callsWork(s) || s.rowWrites.some((w) => !taken.has(bareTable(w.table)))));
+  // The job's work: a call of a function that is not a builtin, or a write of a table the routine does not take;
+  // not what runs only where the claim took no job (a poll loop's sleep in its IF NOT FOUND).
+  const tookNone = (s: StatementFacts) => !!s.plpgsql?.tookNothing?.some((t) => t.start === claim.span.start && t.end === claim.span.end);
+  const work = after.filter((s) => !inHandler(s) && s !== claim && !tookNone(s) && (callsWork(s) || s.rowWrites.some((w) => !taken.has(bareTable(w.table)))));
   if (work.length === 0) return undefined;
   const guards = new Set(work.flatMap((s) => s.plpgsql?.guardedBy ?? []));
   const guarded = work.every((s) => (s.plpgsql?.guardedBy.length ?? 0) > 0);

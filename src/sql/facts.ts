@@ -292,6 +292,12 @@ export interface PlpgsqlPlace {
   guardedBy: number[];
   /** Id of the BEGIN ... EXCEPTION block whose handler holds the statement. */
   handlerOf?: number;
+  /**
+   * Spans of earlier statements of the body that lock or write rows and took none on every path to this one: it
+   * runs in their `IF NOT FOUND` branch, after `EXIT WHEN FOUND`, or in the ELSE of `IF FOUND THEN RETURN`
+   * (src/sql/plpgsql-found.ts). A wait there holds none of their locks.
+   */
+  tookNothing?: Span[];
 }
 
 export interface RoutineInfo {

@@ -10,6 +10,7 @@ import { codeOnly, splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
+import { tookNothing } from './plpgsql-found.ts';
 import { valueOf } from './values.ts';
 
 const INPUT_MODES = new Set([undefined, 'FUNC_PARAM_DEFAULT', 'FUNC_PARAM_IN', 'FUNC_PARAM_INOUT', 'FUNC_PARAM_VARIADIC']);
@@ -101,15 +102,16 @@ export function analyzeRoutine(
   const locate = (needle: string): number => {
     let found = stmtText.indexOf(needle, cursor);
     if (found < 0) found = stmtText.indexOf(needle, bodyOffset);
+    if (found < 0) found = indexOfBlanked(stmtText, needle, cursor);
     if (found >= 0) cursor = found + needle.length;
     return found < 0 ? bodyOffset : found;
   };
   const assigned = new Map<string, string>();
-  for (const query of plpgsqlQueries(functions)) {
+  const analyzeQuery = (query: PlpgsqlQuery): void => {
     if (query.dynamic) {
       const index = locate(query.text);
       const template = dynamicTemplate(query.text, assigned);
-      if (!template) continue;
+      if (!template) return;
       const using = query.using.map((u) => {
         const v = /^\s*([A-Za-z_]\w*)\s*$/.exec(u)?.[1]?.toLowerCase();
         return v && parameters.includes(v) ? v : '';
@@ -120,17 +122,55 @@ export function analyzeRoutine(
         plpgsql: query.place,
         template,
       });
-      continue;
+      return;
     }
     // PERFORM x is stored as "SELECT x"; expressions are parsed as SELECT <expr>.
     const needle = query.perform ? query.text.replace(/^SELECT\s+/i, '') : query.text;
     const index = locate(needle);
     if (query.assigns && isStringExpression(needle)) assigned.set(query.assigns, needle);
     // An expression without a call or a subquery (`v := 1`, `IF NOT FOUND`) holds no fact: not worth a parse.
-    if (query.expression && !needle.includes('(')) continue;
+    if (query.expression && !needle.includes('(')) return;
     const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
     const prefix = sqlText.length - needle.length;
     nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded, plpgsql: query.place });
+  };
+  /** The statements each query expression of the tree gave. */
+  const produced = new Map<object, StatementFacts[]>();
+  const queries = plpgsqlQueries(functions);
+  for (const query of queries) {
+    const first = out.statements.length;
+    analyzeQuery(query);
+    produced.set(query.expr, out.statements.slice(first));
+  }
+  // IF FOUND / EXIT WHEN FOUND: the statements reached only where an earlier one took no row.
+  if (queries.some((q) => /\bfound\b/i.test(q.text))) placeTookNothing(tookNothing(functions), queries, produced);
+}
+
+/**
+ * Where `needle` starts in `text` from `from`, its blanks matching anything: the PL/pgSQL parser gives
+ * `SELECT a INTO v FROM t` as `SELECT a        FROM t`, the INTO clause blanked to the same length. -1 if nowhere.
+ */
+function indexOfBlanked(text: string, needle: string, from: number): number {
+  const head = /^\S+/.exec(needle)?.[0];
+  if (!head || !/\s{2,}/.test(needle)) return -1;
+  for (let at = text.indexOf(head, from); at >= 0; at = text.indexOf(head, at + 1)) {
+    let j = head.length;
+    while (j < needle.length && (needle[j] === ' ' || needle[j] === text[at + j])) j++;
+    if (j === needle.length) return at;
+  }
+  return -1;
+}
+
+/** Each statement reached only where earlier ones took no row (plpgsql-found.ts) says which, by their spans. */
+function placeTookNothing(took: Map<object, object[]>, queries: PlpgsqlQuery[], produced: Map<object, StatementFacts[]>): void {
+  for (const query of queries) {
+    const setters = took.get(query.expr);
+    if (!setters) continue;
+    const spans = setters.flatMap((expr) => produced.get(expr) ?? []).filter((s) => s.lockingReads.length > 0 || s.rowWrites.length > 0);
+    if (spans.length === 0) continue;
+    for (const facts of produced.get(query.expr) ?? []) {
+      facts.plpgsql = { ...(facts.plpgsql ?? { inLoop: query.place.inLoop, guardedBy: query.place.guardedBy }), tookNothing: spans.map((s) => ({ start: s.span.start, end: s.span.end })) };
+    }
   }
 }
 
@@ -293,6 +333,8 @@ interface PlpgsqlQuery {
   /** The variable an assignment writes. */
   assigns?: string;
   place: PlpgsqlPlace;
+  /** The PLpgSQL_expr object of the tree it was read from. */
+  expr: object;
 }
 
 const PLPGSQL_LOOPS = new Set(['PLpgSQL_stmt_fors', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_forc', 'PLpgSQL_stmt_fori', 'PLpgSQL_stmt_foreach_a', 'PLpgSQL_stmt_loop', 'PLpgSQL_stmt_while']);
@@ -332,18 +374,18 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
         const dynamicKey = parentType ? DYNAMIC_STATEMENTS[parentType] : undefined;
         if (dynamicKey && parent?.[dynamicKey]?.PLpgSQL_expr === child) {
           const using = ((parent?.params ?? []) as Node[]).map((p) => String(p.PLpgSQL_expr?.query ?? ''));
-          queries.push({ text, perform: false, expression: false, guarded, place, dynamic: true, using });
+          queries.push({ text, perform: false, expression: false, guarded, place, dynamic: true, using, expr: child });
         } else if (parentType === 'PLpgSQL_stmt_dynexecute' || parentType === 'PLpgSQL_stmt_dynfors') {
           // USING arguments: expressions evaluated in the routine.
-          queries.push({ text, perform: false, expression: true, guarded, place, dynamic: false, using: [] });
+          queries.push({ text, perform: false, expression: true, guarded, place, dynamic: false, using: [], expr: child });
         } else if (parentType === 'PLpgSQL_stmt_assign') {
           // Since PostgreSQL 14 an assignment keeps its target: "t := expr".
           const target = /^[\s\S]*?:?=\s*/.exec(text);
           const assigns = String(datums[parent?.varno]?.PLpgSQL_var?.refname ?? '').toLowerCase() || undefined;
-          queries.push({ text: target ? text.slice(target[0].length) : text, perform: false, expression: true, guarded, place, dynamic: false, using: [], assigns });
+          queries.push({ text: target ? text.slice(target[0].length) : text, perform: false, expression: true, guarded, place, dynamic: false, using: [], assigns, expr: child });
         } else {
           const perform = parentType === 'PLpgSQL_stmt_perform';
-          queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform, guarded, place, dynamic: false, using: [] });
+          queries.push({ text, perform, expression: child.parseMode !== undefined && child.parseMode !== 0 && !perform, guarded, place, dynamic: false, using: [], expr: child });
         }
         continue;
       }

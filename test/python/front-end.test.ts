@@ -110,6 +110,27 @@ describe('SQL text', () => {
     const sqlalchemy = parse(['from sqlalchemy import create_engine', 'engine = create_engine("sqlite://")', 'with engine.connect() as conn:', '    conn.exec_driver_sql("ATTACH DATABASE \'x.db\' AS x")', ''].join('\n'));
     assert.deepEqual(sqlalchemy.sqlErrors, []);
   });
+
+  test('a psycopg.sql field whose argument is a fragment the code picks in a branch is unknown text: no syntax error', () => {
+    const text = [
+      'from psycopg import sql',
+      'from psycopg_pool import ConnectionPool',
+      'pool = ConnectionPool("")',
+      'def upsert_sql(overwrite):',
+      '    clause = sql.SQL("UPDATE SET label = EXCLUDED.label")',
+      '    if overwrite:',
+      '        clause = sql.SQL("UPDATE SET label = EXCLUDED.label, width = EXCLUDED.width")',
+      '    return sql.SQL("INSERT INTO {t} (label, width) VALUES (%s, %s) ON CONFLICT (label) DO {clause} RETURNING label").format(t=sql.Identifier("channels"), clause=clause)',
+      'def register(label, width, overwrite):',
+      '    with pool.connection() as conn:',
+      '        conn.execute(upsert_sql(overwrite), (label, width))',
+      '',
+    ].join('\n');
+    assert.deepEqual(parse(text).sqlErrors, []);
+    // Every field read: the text is known, and a typo in it is still one.
+    const typo = text.replace('INSERT INTO', 'INSERT INOT').replace('clause=clause)', 'clause=sql.SQL("NOTHING"))');
+    assert.equal(parse(typo).sqlErrors.length, 1);
+  });
 });
 
 describe('scopes', () => {

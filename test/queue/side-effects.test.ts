@@ -118,3 +118,29 @@ test('SQL that calls out through the file\'s own routines: followed a few calls 
   assert.deepEqual(messages(deep + drain('f2')).length, 1);
   assert.deepEqual(messages(deep + drain('f5')), []);
 });
+
+test('a PL/pgSQL wait reached only where the locking statement found nothing (IF FOUND / IF NOT FOUND / EXIT WHEN FOUND) holds none of its locks', () => {
+  const lines = (body: string, declare = 'r record; v bigint;') =>
+    runRules(sqlFrontEnd.parse(`create function take(n int) returns setof record language plpgsql as $$\ndeclare ${declare}\nbegin\n${body}\nend $$;\n`, 'take.sql', {}), only()).map(
+      (f) => `${f.line}:${/\(line (\d+)\)/.exec(f.message)?.[1]}`,
+    );
+  const claim = "update tasks set state = 'busy' where id in (select id from tasks where state = 'new' order by id limit n for update skip locked) returning id";
+  // The poll loop: the claim built at run time, its rows returned; the sleep runs on the round that locked nothing.
+  const dynamic = `loop\n  for r in execute format('${claim.replace(/'/g, "''").replace('tasks', '%I').replace('tasks', '%I')}', 'tasks', 'tasks') using n loop\n    return next r;\n  end loop;\n  if found then\n    return;\n  else\n    perform pg_sleep(0.5);\n  end if;\nend loop;`;
+  assert.deepEqual(lines(dynamic), []);
+  assert.deepEqual(lines(`loop\n  ${claim} into v;\n  exit when found;\n  perform pg_sleep(0.5);\nend loop;\nreturn;`), []);
+  assert.deepEqual(lines(`loop\n  ${claim} into v;\n  if not found then\n    perform pg_sleep(0.5);\n  else\n    return;\n  end if;\nend loop;`), []);
+  // Out of any loop the claim ran once: its NOT FOUND branch locked nothing.
+  assert.deepEqual(lines(`${claim} into v;\nif not found then\n  perform pg_sleep(0.5);\nend if;\nreturn;`), []);
+  // A round that found rows goes on in the loop (no RETURN or EXIT): a later round waits with them locked.
+  assert.deepEqual(lines(`loop\n  ${claim} into v;\n  if not found then\n    perform pg_sleep(0.5);\n  end if;\nend loop;`), ['7:5']);
+  // EXIT of the inner loop only: the outer one claims again with the rows still locked.
+  assert.deepEqual(lines(`loop\n  loop\n    ${claim} into v;\n    exit when found;\n    perform pg_sleep(0.5);\n  end loop;\nend loop;`), ['8:6']);
+  // A wait after rows were locked stays reported.
+  assert.deepEqual(lines(`${claim} into v;\nif found then\n  perform pg_sleep(0.5);\nend if;\nreturn;`), ['6:4']);
+  assert.deepEqual(lines(`${claim} into v;\nif not found then\n  return;\nend if;\nperform pg_sleep(0.5);\nreturn;`), ['8:4']);
+  // FOUND set again by another statement in between: it says nothing of the claim.
+  assert.deepEqual(lines(`${claim} into v;\nperform 1 from tasks where state = 'held';\nif not found then\n  perform pg_sleep(0.5);\nend if;\nreturn;`), ['7:4']);
+  // An earlier claim that did lock rows is still held while the second finds nothing.
+  assert.deepEqual(lines(`select id into v from tasks where state = 'new' limit 1 for update;\n${claim} into v;\nif not found then\n  perform pg_sleep(0.5);\nend if;\nreturn;`), ['7:4']);
+});

@@ -193,6 +193,24 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
+  test('a Go text/template action that prints a field ({{ .Schema }}, {{ index .Options "Namespace" }}) is a name, in double quotes and in bodies too; range and if are not read', () => {
+    const ns = '{{ index .Options "Namespace" }}';
+    const text = [
+      `ALTER TABLE ${ns}.accounts ADD COLUMN IF NOT EXISTS verified_at timestamptz;`,
+      `CREATE INDEX IF NOT EXISTS accounts_mail_idx ON "${ns}".accounts (lower(mail));`,
+      'DO $$',
+      'BEGIN',
+      `  IF NOT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = '${ns}' AND table_name = 'accounts' AND column_name = 'mail_new') THEN`,
+      `    ALTER TABLE "${ns}"."accounts" RENAME COLUMN "mail" TO "mail_new";`,
+      '  END IF;',
+      'END $$;',
+      `UPDATE {{ .Schema }}.accounts SET verified_at = now() WHERE verified_at IS NULL;`,
+    ].join('\n');
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['AlterTableStmt', 'IndexStmt', 'DoStmt', 'SelectStmt', 'RenameStmt', 'UpdateStmt']);
+    assert.match(parse(`{{ range .Tables }}\nCREATE TABLE ${ns}.{{ .Name }} (id int);\n{{ end }}`).skipped?.message ?? '', /template/);
+  });
+
   test('a template\'s {where} that adds an optional clause reads as nothing when nothing else parses', () => {
     const model = parse('select id from jobs\nwhere queue = $1 and run_at < now()\n  {where}\norder by id for update skip locked limit $2;');
     assert.deepEqual(model.sqlErrors, []);

@@ -41,8 +41,12 @@ const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
 const DASHED_NAMES = /^--[ \t]*[A-Za-z_][\w.-]*[ \t]*--[ \t]*\r?$/gm;
-/** An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression. */
-const DOUBLE_BRACE = /^\{\{\s*[A-Za-z_]\w*\s*\}\}/;
+/**
+ * An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression; or a Go
+ * text/template action that prints a field (`{{ .Schema }}`, `{{ index .Options "Namespace" }}`: pop migrations),
+ * no control action (if, range).
+ */
+const DOUBLE_BRACE = /^\{\{-?\s*(?:[A-Za-z_]\w*|\.[A-Za-z_][\w.]*|index\s+\.[A-Za-z_][\w.]*(?:\s+"[\w.-]*")+)\s*-?\}\}/;
 
 export function readScript(text: string, file: string): ScriptReading {
   // What is not SQL, in text order: blanked (newlines kept), the first character a `;` where it ends a statement.
@@ -92,7 +96,10 @@ export function readScript(text: string, file: string): ScriptReading {
       const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
       i = skipQuoted(text, i, 39, escapes);
     } else if (c === 34 /* " */) {
-      i = skipQuoted(text, i, 34, false);
+      const quoted = quotedTemplateAt(text, i);
+      // "{{ index .Options "Namespace" }}": a template's name in quotes (its own quotes are the template's, not SQL's).
+      if (quoted) holes.push({ start: i, end: quoted, identifier: true, identifierText: quoteIdentifier(text.slice(i + 1, quoted - 1)) });
+      i = quoted ?? skipQuoted(text, i, 34, false);
     } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
       const end = lineEnd(i);
       const comment = text.slice(i, end).replace(/\r$/, '');
@@ -282,24 +289,30 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
   const body = text.slice(start, end);
   if (!/:|\{\{|\$\{/.test(body)) return;
   const name = (k: number, j: number, shown: string) => holes.push({ start: start + k, end: start + j, text: quoteIdentifier(shown) });
-  forEachCodeChar(body, (k) => {
-    const c = body.charCodeAt(k);
+  // "{{ ... }}" first: the template's own quotes would end the quoted name early.
+  const code = body.replace(/"\{\{[^\n]*?\}\}"/g, (found, at: number) => {
+    if (quotedTemplateAt(body, at) !== at + found.length) return found;
+    name(at, at + found.length, found.slice(1, -1));
+    return '_'.repeat(found.length);
+  });
+  forEachCodeChar(code, (k) => {
+    const c = code.charCodeAt(k);
     if (c === 123 /* { */ || c === 36 /* $ */) {
-      const template = c === 123 ? DOUBLE_BRACE.exec(body.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(body.slice(k, k + 120));
+      const template = c === 123 ? DOUBLE_BRACE.exec(code.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(code.slice(k, k + 120));
       if (!template) return;
       name(k, k + template[0].length, template[0]);
       return k + template[0].length;
     }
     if (c !== 58 /* : */) return;
-    const next = body[k + 1] ?? '';
+    const next = code[k + 1] ?? '';
     if (next === ':' || next === '=') return k + 2;
-    const prev = body.charCodeAt(k - 1);
+    const prev = code.charCodeAt(k - 1);
     if (prev === 93 || prev === 91 || isIdentChar(prev) || !/[A-Za-z_]/.test(next)) return k + 1;
     let j = k + 1;
-    while (j < body.length && isIdentChar(body.charCodeAt(j)) && body[j] !== '$') j++;
-    const value = variables.get(body.slice(k + 1, j));
+    while (j < code.length && isIdentChar(code.charCodeAt(j)) && code[j] !== '$') j++;
+    const value = variables.get(code.slice(k + 1, j));
     if (value !== undefined) holes.push({ start: start + k, end: start + j, text: value });
-    else name(k, j, body.slice(k, j));
+    else name(k, j, code.slice(k, j));
     return j;
   });
 }
@@ -331,6 +344,13 @@ function pyformatAt(text: string, i: number, holes: Hole[]): number {
     }
   }
   return i + 1;
+}
+
+/** The end of `"{{ ... }}"` (a template placeholder in double quotes) at `i`, or undefined. */
+function quotedTemplateAt(text: string, i: number): number | undefined {
+  if (text[i + 1] !== '{' || text[i + 2] !== '{') return undefined;
+  const template = DOUBLE_BRACE.exec(text.slice(i + 1, i + 121));
+  return template && text[i + 1 + template[0].length] === '"' ? i + 2 + template[0].length : undefined;
 }
 
 function quoteIdentifier(name: string): string {

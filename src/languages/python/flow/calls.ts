@@ -317,7 +317,10 @@ export abstract class CallWalk extends BindingWalk {
     // asyncpg). SQLAlchemy and Django run every dialect's SQL through the same calls (SQLAlchemy's own
     // MySQL, SQLite and Oracle dialects): there it is unknown, as in the TS front end. The statements
     // that do parse are read either way.
-    if (conn !== undefined && conn.origin !== 'parameter' && postgresOnly(conn.driver) && analysis.errors.length > 0) this.file.model.sqlErrors.push(...analysis.errors);
+    // A psycopg.sql field whose argument could not be read may be any Composable, a piece of SQL as well as a value
+    // (`DO {action}` with `action` a sql.SQL(...) the code picks in a branch): the text is not known, so neither is its syntax.
+    const unread = refs.some((r) => r.kind === 'format');
+    if (conn !== undefined && conn.origin !== 'parameter' && postgresOnly(conn.driver) && analysis.errors.length > 0 && !unread) this.file.model.sqlErrors.push(...analysis.errors);
     if (analysis.statements.length === 0) return [];
     const scope: Scope = conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' };
     const site: SqlSite = {
