@@ -517,9 +517,16 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
       ? write.where.find((c) => c.column === leaseAssignment.column && c.op === '=' && !c.underOr && !c.negated && c.value.kind === 'param')
       : undefined;
   const cas = casLease && write.assignments.some((a) => a !== leaseAssignment && a.value.kind === 'param' && !write.where.some((c) => c.column === a.column)) ? casLease : undefined;
+  // A claim hands the worker what it took: it returns the rows, or writes or compares a value of the worker's (its id,
+  // the job's id it read). A lease-only update that does neither (`set last_active = now()` of rows a CTE picked, no
+  // RETURNING) keeps rows fresh and gives no one a job.
+  const handsOver =
+    write.returning ||
+    write.assignments.some((a) => a.value.kind === 'param' || (a.value.kind === 'expression' && a.value.params === true)) ||
+    write.where.some((c) => c.value.kind === 'param' || (c.value.kind === 'expression' && c.value.params === true));
   const isClaim =
     isUpdate &&
-    (setsRunning || movesOn || (leaseAssignment !== undefined && !status)) &&
+    (setsRunning || movesOn || (leaseAssignment !== undefined && !status && handsOver)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull || cas !== undefined);
 
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.

@@ -29,12 +29,20 @@ describe('reading by role', () => {
   });
   test('the column the claim increments is the counter; its limit and its exhausted test follow it', () => {
     const q = facts(
-      "update q set vt = now() + interval '30 seconds', delivery_total = delivery_total + 1 where id = (select id from q where vt <= now() and delivery_total < 5 for update skip locked limit 1);\n" +
+      "update q set vt = now() + interval '30 seconds', delivery_total = delivery_total + 1 where id = (select id from q where vt <= now() and delivery_total < 5 for update skip locked limit 1) returning id;\n" +
         'delete from q where delivery_total >= 5 and vt < now();\n',
     );
     assert.equal(q.claims[0].counter, 'delivery_total');
     assert.ok(q.claims[0].limitAt && q.claims[0].reclaimAt);
     assert.deepEqual(q.sweeps.map((s) => [s.dead, Boolean(s.limitAt)]), [[true, true]]);
+  });
+  test('a lease-only update that hands no one its rows (no RETURNING, no value of a worker) is no claim; returning them makes it one', () => {
+    const touch = (returning: string) =>
+      facts(
+        `with idle as (select id from queues where last_active <= now() - interval '1 day' for update skip locked) update queues q set last_active = now() from idle where q.id = idle.id${returning};`,
+      ).claims;
+    assert.deepEqual(touch(''), []);
+    assert.equal(touch(' returning q.id').length, 1);
   });
   test('a column the claim sets to now() + interval and takes back once passed is a lease end (available_at)', () => {
     const [claim] = facts(
