@@ -10,6 +10,7 @@
 // read's filter still says which jobs the write takes.
 import type { Comparison, LockingRead, RowWrite } from '../sql/index.ts';
 import { ID_COLUMN } from './queue-columns.ts';
+import { mayBeSameTable } from './tables.ts';
 
 /** The reads as one: the first's place and tables, the comparisons of all of them. */
 export function mergedClaimRead(reads: readonly LockingRead[]): LockingRead | undefined {
@@ -33,7 +34,8 @@ export function mergedClaimRead(reads: readonly LockingRead[]): LockingRead | un
 
 /** The filter of the read whose row the write takes by its id (`id = (select id from <the same table> where ...)`), if it has one. */
 export function pickedByRead(write: RowWrite): Comparison[] | undefined {
-  const bare = (t: string) => t.slice(t.lastIndexOf('.') + 1);
+  // The same table when its schema, where both say one, is the write's (`billing.jobs` is not `public.jobs`).
+  const sameTable = (table: string, schema: string | null | undefined) => mayBeSameTable({ table, schema: schema ?? undefined }, { table: write.table, schema: write.schema });
   const picked = write.where.find(
     (c) =>
       !c.underOr &&
@@ -42,7 +44,7 @@ export function pickedByRead(write: RowWrite): Comparison[] | undefined {
       ID_COLUMN.test(c.column) &&
       c.value.kind === 'subquery' &&
       c.value.tables?.length === 1 &&
-      bare(c.value.tables[0]) === bare(write.table),
+      sameTable(c.value.tables[0], c.value.schemas?.[0]),
   );
   return picked?.value.kind === 'subquery' ? picked.value.where : undefined;
 }

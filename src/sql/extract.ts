@@ -606,15 +606,19 @@ function subqueryValue(subselect: Node | undefined, spanAt: (loc: number | undef
   const select = subselect?.SelectStmt;
   if (!select || depth >= MAX_SUBQUERY_DEPTH) return { kind: 'subquery' };
   const tables: string[] = [];
+  const schemas: (string | null)[] = [];
   const collect = (item: Node | undefined) => {
-    if (item?.RangeVar) tables.push(relationName(item.RangeVar));
-    else if (item?.JoinExpr) {
+    if (item?.RangeVar) {
+      tables.push(relationName(item.RangeVar));
+      schemas.push(item.RangeVar.schemaname ?? null);
+    } else if (item?.JoinExpr) {
       collect(item.JoinExpr.larg);
       collect(item.JoinExpr.rarg);
     }
   };
   for (const item of select.fromClause ?? []) collect(item);
-  return { kind: 'subquery', tables, where: comparisons(select.whereClause, spanAt, depth + 1) };
+  const where = comparisons(select.whereClause, spanAt, depth + 1);
+  return schemas.some((schema) => schema !== null) ? { kind: 'subquery', tables, schemas, where } : { kind: 'subquery', tables, where };
 }
 
 function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth = 0): Comparison[] {

@@ -155,6 +155,8 @@ export type ComparedValue =
       kind: 'subquery';
       /** Tables of the subquery's FROM (`worker_id in (select id from workers where ...)`). */
       tables?: string[];
+      /** The schema each of `tables` is qualified with (null where it is not); left out when none is. */
+      schemas?: (string | null)[];
       /** Comparisons of the subquery's own WHERE. */
       where?: Comparison[];
     }
