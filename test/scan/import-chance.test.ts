@@ -205,3 +205,28 @@ test('no second chance for a method called on an imported module, a module of no
   const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
   assert.equal(on.stats.parsed, 1, 'app/queries.py only');
 });
+
+test('with --cache, a worker reading the constant through a class or a namespace follows edits of the module that holds it', async () => {
+  const pyClass = (flag: string) => `class Q:\n    SET_TENANT = "SELECT set_config('app.tenant', %s, ${flag})"\n`;
+  const tsQueries = (flag: string) => `export const SET_TENANT = "SELECT set_config('app.tenant', $1, ${flag})";\n`;
+  const dir = tree({
+    'py/pyproject.toml': '[project]\nname = "w"\n',
+    'py/app/__init__.py': '',
+    'py/app/sql.py': pyClass('true'),
+    'py/app/worker.py': pyWorker('from app.sql import Q', 'Q.SET_TENANT'),
+    'ts/package.json': '{ "name": "w", "private": true }\n',
+    'ts/src/queries.ts': 'export const SET_TENANT = "SELECT 1";\n',
+    'ts/src/worker.ts': tsWorker("import * as q from './queries.js';", 'q.SET_TENANT'),
+  });
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  write(dir, 'py/app/sql.py', pyClass('false'), 30);
+  write(dir, 'ts/src/queries.ts', tsQueries('false'), 30);
+  assert.deepEqual(findings((await scan(options)).results, dir), EXPECTED);
+  assert.deepEqual(findings((await scan(options)).results, dir), EXPECTED);
+  write(dir, 'py/app/sql.py', pyClass('true'), 20);
+  write(dir, 'ts/src/queries.ts', 'export const SET_TENANT = "SELECT 1";\n', 20);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(findings((await scan({ ...options, cache: false })).results, dir), []);
+});
