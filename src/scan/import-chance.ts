@@ -5,7 +5,11 @@
 // while the scan reads the rest, then analysed when a name it imports comes
 // from a module that passes the prefilter itself, directly or through
 // re-exports (`from app.queries import SET_TENANT` in app/sql.py, `export {
-// SET_TENANT } from './queries'`, `export * from './queries'`).
+// SET_TENANT } from './queries'`, `export * from './queries'`). The constant may
+// be read through the module or object it is imported with too: `import * as
+// q` / `const q = require()` / a default export then `q.SET_TENANT`, Python
+// `from app import queries`, `import app.queries as q` then `q.SET_TENANT`, or
+// a class of constants (`from app.sql import Q` then `Q.SET_TENANT`).
 //
 // The decision reads the imports as text (no parse: most files held back are
 // dropped again) and depends only on the files on disk, never on the order
@@ -28,6 +32,12 @@ interface ImportedName {
   name: string;
   /** The name it is bound to in the importing file. */
   local: string;
+  /**
+   * `whole`: the local name is the module itself (`import * as q`, `require()`, `import app.queries as q`),
+   * `default`: its default export; `attribute`: a class `name` of the module holds it (`Q.SET_TENANT`).
+   */
+  kind?: 'whole' | 'default';
+  attribute?: string;
 }
 
 /** How far re-exports are followed (the front ends follow as far, or less). */
@@ -71,7 +81,8 @@ export class ImportChance {
     // interpolation) can be SQL text it sends: not one it only calls or reads a member of (a pool).
     const locals = usedAsValues(text, new Set(names.map((n) => n.local)), statements);
     if (locals.size === 0) return false;
-    const used = names.filter((n) => locals.has(n.local));
+    const used = names.flatMap((n) => lookups(n, locals.get(n.local), language));
+    if (used.length === 0) return false;
     this.held.set(file, { language, names: used });
     return true;
   }
@@ -94,6 +105,7 @@ export class ImportChance {
     dependencies.add(path);
     const text = this.textOf(path);
     if (text === undefined) return false;
+    if (imported.attribute !== undefined) return definesClassConstant(text, imported.name, imported.attribute) && this.passesPrefilter(path);
     if (definesConstant(text, language, imported.name)) return this.passesPrefilter(path);
     if (depth >= MAX_REEXPORTS) return false;
     const next = language === 'python' ? pythonImports(text).names.filter((n) => n.local === imported.name) : tsReexports(text, imported.name);
@@ -161,6 +173,16 @@ export function pythonImports(text: string): { names: ImportedName[]; statements
       out.push({ module, level: dots.length, name, local: words[1] === 'as' && words[2] ? words[2] : name });
     }
   }
+  // `import app.queries as q`, `import app.queries`: the module itself, under its name or its first part's.
+  for (const match of text.matchAll(/^[ \t]*import[ \t]+([^\n;#]*)/gm)) {
+    statements.push([match.index, match.index + match[0].length]);
+    for (const part of match[1].replace(/[()]/g, '').split(',')) {
+      const words = part.trim().split(/\s+/);
+      if (!words[0] || !/^[\w.]+$/.test(words[0])) continue;
+      const alias = words[1] === 'as' && words[2] ? words[2] : undefined;
+      out.push({ module: alias ? words[0] : words[0].split('.')[0], level: 0, name: '', local: alias ?? words[0].split('.')[0], kind: 'whole' });
+    }
+  }
   return { names: out, statements };
 }
 
@@ -171,6 +193,16 @@ export function tsImports(text: string): { names: ImportedName[]; statements: St
   for (const match of text.matchAll(/\bimport\s+(?!type\s*[{\w])(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"\n]+)\2/g)) {
     statements.push([match.index, match.index + match[0].length]);
     for (const { name, local } of specifierList(match[1])) out.push({ module: match[3], level: 0, name, local });
+  }
+  // `import q from`, `import * as q from`, `import q = require()`, `const q = require()`: the module or its default export.
+  const whole = /\bimport\s+(?!type\s)(?:([\w$]+)\s*,?\s*)?(?:\*\s*as\s+([\w$]+)\s*)?(?:\{[^}]*\}\s*)?from\s*(['"])([^'"\n]+)\3|\b(?:import|const|let|var)\s+([\w$]+)\s*=\s*require\(\s*(['"])([^'"\n]+)\6\s*\)/g;
+  for (const match of text.matchAll(whole)) {
+    const [, defaultLocal, namespace, , from, required, , requiredFrom] = match;
+    if (!defaultLocal && !namespace && !required) continue;
+    statements.push([match.index, match.index + match[0].length]);
+    if (defaultLocal && defaultLocal !== 'type') out.push({ module: from, level: 0, name: 'default', local: defaultLocal, kind: 'default' });
+    if (namespace) out.push({ module: from, level: 0, name: '', local: namespace, kind: 'whole' });
+    if (required) out.push({ module: requiredFrom, level: 0, name: '', local: required, kind: 'whole' });
   }
   return { names: out, statements };
 }
@@ -203,8 +235,9 @@ const escaped = (name: string) => name.replace(/\$/g, '\\$');
  * Which of the names stand where a value is handed on, outside the import statements: after `(`, `,`,
  * `=`, `:`, `+`, `[`, `{`, `${`, `?`, `>`, `|`, `&` or `return`. One pass over the text for them all.
  */
-function usedAsValues(text: string, names: ReadonlySet<string>, statements: Statements): Set<string> {
-  const used = new Set<string>();
+function usedAsValues(text: string, names: ReadonlySet<string>, statements: Statements): Map<string, Set<string>> {
+  // Each name handed on, with the properties read from it there (`q.SET_TENANT`: 'SET_TENANT'; '' when none).
+  const used = new Map<string, Set<string>>();
   // The names first (a literal alternation is quick to look for), then what stands before each.
   const pattern = new RegExp(`(?<![\\w$])(?:${[...names].map(escaped).join('|')})(?![\\w$])`, 'g');
   for (const match of text.matchAll(pattern)) {
@@ -212,10 +245,51 @@ function usedAsValues(text: string, names: ReadonlySet<string>, statements: Stat
     while (k >= 0 && (text[k] === ' ' || text[k] === '\t' || text[k] === '\n' || text[k] === '\r')) k--;
     const before = text[k];
     const handedOn = before !== undefined && ('(,=:+[{?>|&'.includes(before) || (before === 'n' && /(?<![\w$])return$/.test(text.slice(Math.max(0, k - 6), k + 1))));
-    if (handedOn && !statements.some(([start, end]) => start <= match.index && match.index <= end)) used.add(match[0]);
-    if (used.size === names.size) break;
+    if (!handedOn || statements.some(([start, end]) => start <= match.index && match.index <= end)) continue;
+    const end = match.index + match[0].length;
+    let chain = text[end] === '.' ? (/^(?:\.[\w$]+){1,4}/.exec(text.slice(end, end + 200))?.[0] ?? '') : '';
+    // A method called on it (`q.build(...)`) hands on what the call returns, no constant.
+    if (chain && /^\s*\(/.test(text.slice(end + chain.length, end + chain.length + 20))) chain = '';
+    let chains = used.get(match[0]);
+    if (!chains) used.set(match[0], (chains = new Set()));
+    chains.add(chain.slice(1));
   }
   return used;
+}
+
+/**
+ * What to look for in other modules for a name handed on with the properties read from it (`chains`): the
+ * name itself when it was imported by name (as before), the module's member when it is the module, the
+ * default export when it is that, and for Python a module or a class of constants named by the chain.
+ */
+function lookups(imported: ImportedName, chains: ReadonlySet<string> | undefined, language: Language): ImportedName[] {
+  if (!chains) return [];
+  if (!imported.kind && language !== 'python') return [imported];
+  const out: ImportedName[] = imported.kind ? [] : [imported];
+  for (const chain of chains) {
+    if (!chain) continue;
+    const parts = chain.split('.');
+    const last = parts[parts.length - 1];
+    if (imported.kind === 'default') return [imported];
+    if (language !== 'python') {
+      out.push({ ...imported, name: parts[0], kind: undefined });
+      continue;
+    }
+    // Python: the dotted path before the last part names a module (`queries.X`, `app.queries.X`), or the
+    // part before it a class of the module before that (`Q.X`).
+    const head = imported.kind ? [imported.module] : [imported.module, imported.name].filter((m) => m);
+    const path = [...head, ...parts.slice(0, -1)];
+    out.push({ ...imported, module: path.join('.'), name: last, kind: undefined });
+    if (path.length > 1 || imported.level > 0) {
+      out.push({ ...imported, module: path.slice(0, -1).join('.'), name: path[path.length - 1], attribute: last, kind: undefined });
+    }
+  }
+  return out;
+}
+
+/** A top-level `class Q` of the module assigns `attribute` in a body's line (`    SET_TENANT = ...`). */
+function definesClassConstant(text: string, name: string, attribute: string): boolean {
+  return new RegExp(`^class[ \\t]+${escaped(name)}\\b`, 'm').test(text) && new RegExp(`^[ \\t]+${escaped(attribute)}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
 }
 
 /**
@@ -225,6 +299,9 @@ function usedAsValues(text: string, names: ReadonlySet<string>, statements: Stat
 function definesConstant(text: string, language: Language, name: string): boolean {
   const id = escaped(name);
   if (language === 'python') return new RegExp(`^${id}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
+  // The default export as a value (`export default { ... }`, `export default QUERIES`), CommonJS exports.
+  if (name === 'default') return /\bexport\s+default\s+(?!function\b|class\b|async\b|abstract\b)[{\w$'"`]/.test(text);
+  if (new RegExp(`\\bexports\\.${id}\\s*=(?!=)|\\bmodule\\.exports\\s*=\\s*\\{[^;]*?(?<![\\w$])${id}\\s*[:,}]`).test(text)) return true;
   const match = new RegExp(`\\bconst\\s+${id}\\s*(?::[^=]*?)?=(?![=>])\\s*(\\S*)`).exec(text);
   return !!match && !/^(async\b|function\b|class\b|new\b|\((?!\s*['"`]))/.test(match[1]) && !new RegExp(`^[\\w$]+\\s*=>`).test(text.slice(match.index + match[0].length - match[1].length));
 }

@@ -152,3 +152,81 @@ test('the imported module need not be among the files scanned, nor read this run
   assert.deepEqual(findings(changed.results, dir), ['py/app/worker.py:9:22 no-session-tenant-setting', 'ts/src/worker.ts:5:54 no-session-tenant-setting']);
   assert.equal(changed.stats.cached, 2, 'the modules, from the cache');
 });
+
+// The constant read through the module or object it is imported with (#25): the front ends read it there, and
+// the file whose only SQL arrives this way gets its second chance.
+const pyWorker = (line: string, use: string) => PY_WORKER.replace('from app.queries import SET_TENANT', line).replace('conn.execute(SET_TENANT', `conn.execute(${use}`);
+const tsWorker = (line: string, use: string) => TS_WORKER.replace("import { SET_TENANT } from './queries.js';", line).replace('pool.query(SET_TENANT', `pool.query(${use}`);
+
+test('a constant read through its module, a default export, an exported object, require() or a class of constants is analysed', async () => {
+  const dir = tree({
+    'py/pyproject.toml': '[project]\nname = "w"\n',
+    'py/app/__init__.py': '',
+    'py/app/queries.py': PY_QUERIES,
+    'py/app/sql.py': 'class Q:\n    SET_TENANT = "SELECT set_config(\'app.tenant\', %s, false)"\n',
+    'py/app/w_package.py': pyWorker('from app import queries', 'queries.SET_TENANT'),
+    'py/app/w_alias.py': pyWorker('import app.queries as q', 'q.SET_TENANT'),
+    'py/app/w_path.py': pyWorker('import app.queries', 'app.queries.SET_TENANT'),
+    'py/app/w_class.py': pyWorker('from app.sql import Q', 'Q.SET_TENANT'),
+    'ts/package.json': '{ "name": "w", "private": true }\n',
+    'ts/src/queries.ts': `${TS_QUERIES}export const Q = { setTenant: SET_TENANT } as const;\nexport default { setTenant: SET_TENANT };\n`,
+    'ts/src/legacy.js': 'module.exports = { SET_TENANT: "SELECT set_config(\'app.tenant\', $1, false)" };\n',
+    'ts/src/w_ns.ts': tsWorker("import * as q from './queries.js';", 'q.SET_TENANT'),
+    'ts/src/w_obj.ts': tsWorker("import { Q } from './queries.js';", 'Q.setTenant'),
+    'ts/src/w_default.ts': tsWorker("import queries from './queries.js';", 'queries.setTenant'),
+    'ts/src/w_require.ts': tsWorker("const q = require('./legacy.js');", 'q.SET_TENANT'),
+  });
+  const expected = [
+    'py/app/w_alias.py:8:22 no-session-tenant-setting',
+    'py/app/w_class.py:8:22 no-session-tenant-setting',
+    'py/app/w_package.py:8:22 no-session-tenant-setting',
+    'py/app/w_path.py:8:22 no-session-tenant-setting',
+    'ts/src/w_default.ts:4:54 no-session-tenant-setting',
+    'ts/src/w_ns.ts:4:54 no-session-tenant-setting',
+    'ts/src/w_obj.ts:4:54 no-session-tenant-setting',
+    'ts/src/w_require.ts:4:54 no-session-tenant-setting',
+  ];
+  const options: ScanOptions = { paths: [dir], cwd: dir, concurrency: 'off' };
+  assert.deepEqual(findings((await scan({ ...options, prefilter: false })).results, dir), expected);
+  const on = await scan(options);
+  assert.deepEqual(findings(on.results, dir), expected);
+  assert.equal(on.stats.parsed, 12, 'the eight workers and the four modules with SQL (not app/__init__.py)');
+});
+
+test('no second chance for a method called on an imported module, a module of no project, or a module whose constant has no trigger', async () => {
+  const dir = tree({
+    'pyproject.toml': '[project]\nname = "w"\n',
+    'app/__init__.py': '',
+    'app/queries.py': PY_QUERIES + 'def build(x):\n    return x\n',
+    'app/plain.py': 'GREETING = "hello"\n',
+    'app/a.py': 'import os\nfrom app import queries\nprint(os.environ, queries.build(1))\n',
+    'app/b.py': 'import app.plain as p\nprint(p.GREETING)\n',
+  });
+  const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  assert.equal(on.stats.parsed, 1, 'app/queries.py only');
+});
+
+test('with --cache, a worker reading the constant through a class or a namespace follows edits of the module that holds it', async () => {
+  const pyClass = (flag: string) => `class Q:\n    SET_TENANT = "SELECT set_config('app.tenant', %s, ${flag})"\n`;
+  const tsQueries = (flag: string) => `export const SET_TENANT = "SELECT set_config('app.tenant', $1, ${flag})";\n`;
+  const dir = tree({
+    'py/pyproject.toml': '[project]\nname = "w"\n',
+    'py/app/__init__.py': '',
+    'py/app/sql.py': pyClass('true'),
+    'py/app/worker.py': pyWorker('from app.sql import Q', 'Q.SET_TENANT'),
+    'ts/package.json': '{ "name": "w", "private": true }\n',
+    'ts/src/queries.ts': 'export const SET_TENANT = "SELECT 1";\n',
+    'ts/src/worker.ts': tsWorker("import * as q from './queries.js';", 'q.SET_TENANT'),
+  });
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  write(dir, 'py/app/sql.py', pyClass('false'), 30);
+  write(dir, 'ts/src/queries.ts', tsQueries('false'), 30);
+  assert.deepEqual(findings((await scan(options)).results, dir), EXPECTED);
+  assert.deepEqual(findings((await scan(options)).results, dir), EXPECTED);
+  write(dir, 'py/app/sql.py', pyClass('true'), 20);
+  write(dir, 'ts/src/queries.ts', 'export const SET_TENANT = "SELECT 1";\n', 20);
+  assert.deepEqual(findings((await scan(options)).results, dir), []);
+  assert.deepEqual(findings((await scan({ ...options, cache: false })).results, dir), []);
+});

@@ -162,8 +162,11 @@ export interface ResolveContext {
   bindings?: ReadonlyMap<string, Node | undefined>;
   /** The context of the call, for what the helper's arguments stand for. */
   caller?: ResolveContext;
-  /** SQL text a name imported from a project module holds there (`import { CLAIM } from './sql'`), read in that module. */
-  imported?(name: string, at: Node): HostText | undefined;
+  /**
+   * SQL text a name imported from a project module holds there (`import { CLAIM } from './sql'`), read in that
+   * module; `members`: the properties read from it (`q.CLAIM` with `import * as q`, `Q.claim` of an exported object).
+   */
+  imported?(name: string, at: Node, members?: readonly string[]): HostText | undefined;
 }
 
 /** What a function returns when that is one expression: an arrow's body, or the single return of its block. */
@@ -243,7 +246,7 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return given && ctx.caller ? resolveText(given, ctx.caller, depth + 1) : undefined;
       }
       const init = constantInit(n, ctx);
-      if (!init) return n.type === 'Identifier' ? importedText(n, ctx) : undefined;
+      if (!init) return importedText(n, ctx);
       const resolved = resolveText(init, ctx, depth + 1);
       return resolved ? { ...resolved, pinned: span(n) } : undefined;
     }
@@ -253,8 +256,18 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
 }
 
 /** A constant imported from a project module, read there: every character stands at the name that imports it. */
-function importedText(n: TSESTree.Identifier, ctx: ResolveContext): HostText | undefined {
-  const there = ctx.imported?.(n.name, n);
+function importedText(n: TSESTree.Identifier | TSESTree.MemberExpression, ctx: ResolveContext): HostText | undefined {
+  if (!ctx.imported) return undefined;
+  // `q.SET_TENANT`, `Q.claim.sql`: the name the chain starts with and the properties read.
+  const members: string[] = [];
+  let root: Node | undefined = n;
+  while (root?.type === 'MemberExpression') {
+    if (root.computed || root.property.type !== 'Identifier') return undefined;
+    members.unshift(root.property.name);
+    root = unwrap(root.object);
+  }
+  if (root?.type !== 'Identifier' || members.length > 3) return undefined;
+  const there = ctx.imported(root.name, n, members);
   if (!there) return undefined;
   const at = span(n);
   return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, pinned: at };
@@ -275,17 +288,22 @@ export function constantInit(n: Node, ctx: ResolveContext): Node | undefined {
   if (n.type === 'MemberExpression' && !n.computed && n.property.type === 'Identifier') {
     const object = unwrap(n.object);
     const base = unfrozen(object?.type === 'Identifier' || object?.type === 'MemberExpression' ? constantInit(object, ctx) : undefined);
-    const key = n.property.name;
-    // A member of an enum of the file or the project (`enum JobState { Running = 'running' }`): its initializer.
-    if (base?.type === 'TSEnumDeclaration') {
-      const member = base.body.members.find((m) => (m.id.type === 'Identifier' ? m.id.name : m.id.type === 'Literal' ? m.id.value : undefined) === key);
-      return member?.initializer ? unwrap(member.initializer as Node) : undefined;
-    }
-    if (base?.type !== 'ObjectExpression') return undefined;
-    for (const p of base.properties) {
-      if (p.type === 'Property' && !p.computed && ((p.key.type === 'Identifier' && p.key.name === key) || (p.key.type === 'Literal' && p.key.value === key))) {
-        return unwrap(p.value as Node);
-      }
+    return memberInit(base, n.property.name);
+  }
+  return undefined;
+}
+
+/** The initializer of a property of a constant object literal (`{ claim: '...' }`), or of an enum's member. */
+export function memberInit(base: Node | undefined, key: string): Node | undefined {
+  // A member of an enum of the file or the project (`enum JobState { Running = 'running' }`): its initializer.
+  if (base?.type === 'TSEnumDeclaration') {
+    const member = base.body.members.find((m) => (m.id.type === 'Identifier' ? m.id.name : m.id.type === 'Literal' ? m.id.value : undefined) === key);
+    return member?.initializer ? unwrap(member.initializer as Node) : undefined;
+  }
+  if (base?.type !== 'ObjectExpression') return undefined;
+  for (const p of base.properties) {
+    if (p.type === 'Property' && !p.computed && ((p.key.type === 'Identifier' && p.key.name === key) || (p.key.type === 'Literal' && p.key.value === key))) {
+      return unwrap(p.value as Node);
     }
   }
   return undefined;

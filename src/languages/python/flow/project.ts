@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
-import { parsePython, type Node } from '../syntax.ts';
+import { children, parsePython, type Node } from '../syntax.ts';
 import { clearRoots, inside, projectRoot, resolveModule, UNIT_MARKERS } from './module-paths.ts';
 
 export { projectRoot, resolveModule };
@@ -144,6 +144,29 @@ export function moduleDef(source: ModuleSource, name: string): Node | undefined 
     if (def?.name !== 'FunctionDefinition') continue;
     const id = def.getChild('VariableName');
     if (id && source.text.slice(id.from, id.to) === name) return def;
+  }
+  return undefined;
+}
+
+/**
+ * A constant of a top-level class of a module (`class Q:` then `CLAIM = "..."` in its body): the value of
+ * the attribute assigned once there, by a plain `NAME = value`.
+ */
+export function classConstant(source: ModuleSource, className: string, attribute: string): Node | undefined {
+  for (let c = source.tree.topNode.firstChild; c; c = c.nextSibling) {
+    const def = c.name === 'DecoratedStatement' ? c.getChild('ClassDefinition') : c;
+    const id = def?.name === 'ClassDefinition' ? def.getChild('VariableName') : null;
+    if (!def || !id || source.text.slice(id.from, id.to) !== className) continue;
+    const values: Node[] = [];
+    for (let s = def.getChild('Body')?.firstChild; s; s = s.nextSibling) {
+      if (s.name !== 'AssignStatement') continue;
+      const parts = children(s);
+      if (parts[0]?.name === 'VariableName' && source.text.slice(parts[0].from, parts[0].to) === attribute) {
+        if (parts.length !== 3 || parts[1].name !== 'AssignOp') return undefined;
+        values.push(parts[2]);
+      }
+    }
+    return values.length === 1 ? values[0] : undefined;
   }
   return undefined;
 }

@@ -186,7 +186,8 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     }
     case 'MemberExpression': {
       const value = ctx.member?.(expr);
-      const inner = value ? resolveText(value, ctx, depth + 1) : undefined;
+      if (!value) return importedText(expr, ctx);
+      const inner = resolveText(value, ctx, depth + 1);
       return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     case 'CallExpression': {
@@ -236,7 +237,9 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
 
 /** A constant imported from a project module, read there: every character stands at the name that imports it. */
 function importedText(expr: Node, ctx: ResolveContext): HostText | undefined {
-  const there = ctx.imported?.(ctx.text.slice(expr.from, expr.to), expr);
+  // `q.SET_TENANT`, `app.queries.SET_TENANT`, `Q.SET_TENANT`: the dotted name, the module or class read where it is imported.
+  const name = !ctx.imported ? undefined : expr.name === 'VariableName' ? ctx.text.slice(expr.from, expr.to) : dottedName(expr, ctx.text);
+  const there = name ? ctx.imported?.(name, expr) : undefined;
   if (!there) return undefined;
   const at = span(expr);
   return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, composed: there.composed, colonParams: there.colonParams };
@@ -303,7 +306,8 @@ function constantText(ctx: ResolveContext, depth: number): (expr: Node) => HostT
     if (depth > 6) return undefined;
     if (expr.name === 'MemberExpression') {
       const member = ctx.member?.(expr);
-      const kind = member ? unwrap(member)?.name : undefined;
+      if (!member) return importedText(expr, ctx);
+      const kind = unwrap(member)?.name;
       return member && kind && FRAGMENT_KINDS.has(kind) ? resolveText(member, ctx, depth + 1) : undefined;
     }
     if (expr.name !== 'VariableName') return undefined;

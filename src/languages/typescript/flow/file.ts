@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 import { emptyFileModel, type ConnectionConfig, type Driver, type FileModel } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
-import { resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
+import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
@@ -179,7 +179,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         }
         return best?.init;
       },
-      imported: (name) => this.importedText(name),
+      imported: (name, _at, members) => this.importedText(name, members),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
   }
@@ -244,7 +244,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
    */
   importedConstant(name: string): Node | undefined {
     const entry = this.imports.project.get(name);
-    if (!entry || entry.typeOnly || entry.imported === '*') return undefined;
+    if (!entry || entry.typeOnly || entry.imported === '*' || entry.imported === 'default') return undefined;
     const init = this.module(entry.specifier)?.exportedConstant(entry.imported);
     return init && literalsOnly(init) ? init : undefined;
   }
@@ -258,11 +258,24 @@ export class TsFile implements ExportingModule, FunctionOwner {
    * SQL text another module of the project exports and this file imports (`export const CLAIM = \`...\``),
    * read in that module, through re-exports: its offsets are that module's (the caller pins them to the name).
    */
-  importedText(name: string): HostText | undefined {
+  importedText(name: string, members: readonly string[] = []): HostText | undefined {
     const entry = this.imports.project.get(name);
-    if (!entry || entry.typeOnly || entry.imported === '*') return undefined;
-    const found = this.module(entry.specifier)?.exportedConstantIn(entry.imported);
-    return found ? resolveText(found.init, found.module.resolveContext) : undefined;
+    if (!entry || entry.typeOnly) return undefined;
+    // `import * as q` / `const q = require()`, then `q.SET_TENANT`: the module's export of the first member.
+    const whole = entry.imported === '*' || entry.imported === 'module.exports';
+    if (whole && members.length === 0) return undefined;
+    const module = this.module(entry.specifier);
+    const found = module?.exportedConstantIn(whole ? members[0] : entry.imported);
+    if (!found) return undefined;
+    // `Q.claim` of `export const Q = { claim: '...' } as const` (or of the default export): the property's value there.
+    let init: Node | undefined = found.init;
+    for (const key of whole ? members.slice(1) : members) {
+      let base = unfrozen(init);
+      if (base?.type === 'Identifier') base = unfrozen(found.module.resolveContext.constant(base.name, base));
+      init = memberInit(base, key);
+      if (!init) return undefined;
+    }
+    return resolveText(init, found.module.resolveContext);
   }
 
   /** The exported const's initializer and the module that declares it (re-exports followed, `export *` too). */
@@ -291,7 +304,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
       const found = this.module(specifier)?.exportedConstantIn(name);
       if (found) return found;
     }
-    return undefined;
+    const init = moduleLevelExport(this.program, name);
+    return init ? { init, module: this } : undefined;
   }
 
   /** The analysed module a specifier of this file names, if it is one of the project's and may be read. */
@@ -602,3 +616,34 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
   };
   visit(program, program.range);
 }
+
+/**
+ * What a module exports as `name` other than by `export const`: its default export's value (`export default {
+ * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }`, `exports.NAME = ...`.
+ */
+function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
+  const exportsOf = (n: Node | undefined): string | undefined => {
+    const m = unwrap(n);
+    if (m?.type === 'Identifier' && m.name === 'exports') return '';
+    if (m?.type !== 'MemberExpression' || m.computed || m.property.type !== 'Identifier') return undefined;
+    const object = unwrap(m.object);
+    if (object?.type === 'Identifier' && object.name === 'module' && m.property.name === 'exports') return '';
+    return exportsOf(m.object) === '' ? m.property.name : undefined;
+  };
+  for (const statement of program.body) {
+    if (statement.type === 'ExportDefaultDeclaration' && name === 'default') {
+      const d = statement.declaration;
+      return d.type === 'FunctionDeclaration' || d.type === 'ClassDeclaration' || d.type === 'TSDeclareFunction' ? undefined : (d as Node);
+    }
+    if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression' || statement.expression.operator !== '=') continue;
+    const { left, right } = statement.expression;
+    const target = exportsOf(left as Node);
+    if (target === name) return right as Node;
+    if (target === '') {
+      const value = memberInit(unwrap(right as Node), name);
+      if (value) return value;
+    }
+  }
+  return undefined;
+}
+
