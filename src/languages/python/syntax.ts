@@ -174,14 +174,26 @@ function parseChecked(original: string): ParseOutcome {
   if (nul >= 0) return { ok: false, message: 'Not a Python source file: it contains NUL bytes. It was not analysed.', span: { start: 0, end: 0 } };
   // Form feeds are whitespace to Python (and to no Lezer rule).
   const text = repairTrailingDotFloats(repairParenthesizedWith(original).replace(/\f/g, ' '));
-  const tree = pythonParser().parse(text);
+  let tree = pythonParser().parse(text);
   // Bytes that are not UTF-8 read as U+FFFD: text inside a string or a comment, a sign of binary elsewhere.
   for (let at = original.indexOf('\uFFFD'); at >= 0; at = original.indexOf('\uFFFD', at + 1)) {
     let node: Node | null = tree.resolveInner(at, 1);
     while (node && node.name !== 'String' && node.name !== 'FormatString' && node.name !== 'Comment') node = node.parent;
     if (!node) return { ok: false, message: 'Not a Python source file: it is not valid UTF-8. It was not analysed.', span: { start: at, end: at + 1 } };
   }
-  const problem = syntaxProblems(tree, text);
+  let problem = syntaxProblems(tree, text);
+  if (problem.error && !problem.python2 && !problem.legacy) {
+    // Lezer's guard against deep left-associative trees also fires on long runs of
+    // commented statements, and recovers with an error where the Python is valid.
+    const again = parseWithoutDepthGuard(text);
+    if (again) {
+      const second = syntaxProblems(again, text);
+      if (!second.error && !second.python2 && !second.legacy) {
+        tree = again;
+        problem = second;
+      }
+    }
+  }
   const python2 = problem.python2 ?? problem.legacy;
   if (python2) return { ok: false, message: `Python 2 syntax (${python2.what}): pgq-audit reads Python 3. This file was not analysed.`, span: python2.span };
   const error = problem.error;
@@ -189,6 +201,39 @@ function parseChecked(original: string): ParseOutcome {
     return { ok: false, message: 'Python syntax error: this file does not parse as Python 3 and was not analysed.', span: error };
   }
   return { ok: true, tree, text };
+}
+
+/** The deepest tree the re-parse below may give: deeper than this, the guard's forced reduction was right. */
+const MAX_REPARSE_DEPTH = 400;
+
+/**
+ * Parses again without Lezer's guard against deep left-associative trees. The guard
+ * counts large reductions that start at the same offset and, past 300, forces the
+ * parse out of the production with an error. A class body or a module of a few
+ * hundred statements with comments between them reaches that count with a shallow
+ * tree (the statements' repetition, not nesting), and valid Python reads as an error
+ * (a long settings module, a class of commented hook declarations). The counter is
+ * the parse's own field (`bigReductionCount` in @lezer/lr): it is reset between steps,
+ * and the tree is kept only when it stays shallow, so a real chain of thousands of
+ * operators is still refused. Undefined when this Lezer has no such field.
+ */
+function parseWithoutDepthGuard(text: string): Tree | undefined {
+  const parse = pythonParser().startParse(text) as ReturnType<ReturnType<typeof pythonParser>['startParse']> & { bigReductionCount?: number };
+  if (typeof parse.bigReductionCount !== 'number') return undefined;
+  let tree: Tree | null;
+  while (!(tree = parse.advance())) if (parse.bigReductionCount > 200) parse.bigReductionCount = 0;
+  let depth = 0;
+  let deepest = 0;
+  tree.iterate({
+    enter() {
+      deepest = Math.max(deepest, ++depth);
+      return deepest <= MAX_REPARSE_DEPTH;
+    },
+    leave() {
+      depth--;
+    },
+  });
+  return deepest <= MAX_REPARSE_DEPTH ? tree : undefined;
 }
 
 interface SyntaxProblems {
