@@ -43,6 +43,16 @@ export function overSizeCap(bytes: number, language: Language, caps: Readonly<Fi
   );
 }
 
+/** The skip of a file whose analysis passed the bound of counted steps (work.ts): the same on every run. */
+export function overStepBound(steps: number): Finding {
+  return fileMessage(
+    `File skipped: its analysis exceeded ${steps} steps (the --max-analysis-steps bound: steps of work counted, so the same on every run whatever the machine's load), so it was stopped and nothing is reported for it. Raise the bound with --max-analysis-steps (maxAnalysisSteps in the config), or leave the file out with ignores.`,
+    1,
+    false,
+    'skipped',
+  );
+}
+
 /** The analysis of a file that was skipped (its one message says so): counted in the stats when it comes from the cache. */
 export function isSkip(analysis: FileAnalysis): boolean {
   return analysis.messages.length === 1 && analysis.messages[0].messageId === 'skipped' && !analysis.facts;
