@@ -276,6 +276,8 @@ export class AnalysisCache {
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
+  /** Stored entries found to have the right shape. */
+  private readonly checked = new WeakSet<object>();
   /** When the scan began, for statKey. */
   private readonly startedAt = Date.now();
   /** Why the stored cache was not used, when it was not. */
@@ -322,7 +324,12 @@ export class AnalysisCache {
   private entry(file: string): CacheEntry | undefined {
     if (!Object.hasOwn(this.entries, file)) return undefined;
     const entry: unknown = this.entries[file];
-    if (isCacheEntry(entry)) return entry;
+    // Checked once: a file's entry is looked up by its stat, for its facts' key and as a dependency.
+    if (this.checked.has(entry as object)) return entry as CacheEntry;
+    if (isCacheEntry(entry)) {
+      this.checked.add(entry);
+      return entry;
+    }
     delete this.entries[file];
     this.changed = true;
     return undefined;
