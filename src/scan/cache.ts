@@ -52,7 +52,11 @@ interface CacheEntry {
   /** The content hash (+ context). */
   hash: string;
   analysis: StoredAnalysis;
-  /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
+  /**
+   * Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any, each
+   * followed by a space and its stat when it was hashed, if that could be trusted: while the stat is
+   * the same the file is not read again.
+   */
   dependencies?: Record<string, string>;
 }
 
@@ -350,7 +354,7 @@ export class AnalysisCache {
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
     const stored = packAnalysis(analysis);
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
-    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
+    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)]));
     this.entries[file] = entry;
     delete this.skipped[file];
     this.seen.add(file);
@@ -368,8 +372,10 @@ export class AnalysisCache {
   private dependencyHash(path: string): string {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
+      // The stat first: one taken after the read could stand for bytes written since.
+      const stat = this.dependencyStat(path);
       const own = this.entry(path);
-      if (own?.stat !== undefined && own.stat === statKey(path, this.startedAt)) value = own.hash.split('+')[0];
+      if (own?.stat !== undefined && own.stat === stat) value = own.hash.split('+')[0];
       else {
         try {
           value = contentHash(readRegularFile(path));
@@ -382,8 +388,28 @@ export class AnalysisCache {
     return value;
   }
 
+  private readonly dependencyStats = new Map<string, string | undefined>();
+
+  /** A dependency's stat, once per scan (undefined when it cannot be trusted: see statKey). */
+  private dependencyStat(path: string): string | undefined {
+    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path, this.startedAt));
+    return this.dependencyStats.get(path);
+  }
+
+  /** A dependency as stored: its content hash, then its stat when that can be trusted. */
+  private dependencyRecord(path: string): string {
+    const stat = this.dependencyStat(path);
+    const hash = this.dependencyHash(path);
+    return stat === undefined ? hash : `${hash} ${stat}`;
+  }
+
   private dependenciesUnchanged(entry: CacheEntry): boolean {
-    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return false;
+    for (const [path, stored] of Object.entries(entry.dependencies ?? {})) {
+      const space = stored.indexOf(' ');
+      // The same stat: the same bytes, not read again.
+      if (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) continue;
+      if (this.dependencyHash(path) !== (space >= 0 ? stored.slice(0, space) : stored)) return false;
+    }
     return true;
   }
 

@@ -246,6 +246,17 @@ test('a module a file imports that is scanned too is checked by its own entry\'s
   const racy = await scan(options);
   assert.equal(racy.stats.cached, 0);
   assert.deepEqual(shape(racy.results), shape((await scan({ ...options, cache: false })).results));
+  // db.ts outside the scanned folder: no entry of its own; the stat run.ts's entry keeps of it stands for its bytes.
+  const outside: ScanOptions = { ...options, paths: [join(dir, 'jobs')], cacheLocation: join(dir, 'outside.json') };
+  age(3600);
+  await scan(outside);
+  assert.equal((await scan(outside)).stats.cached, 1);
+  writeFileSync(join(dir, 'lib/db.ts'), db(7));
+  age(5400);
+  const moved = await scan(outside);
+  assert.equal(moved.stats.cached, 0, 'its stat changed: hashed again, and its bytes changed too');
+  assert.deepEqual(shape(moved.results), shape((await scan({ ...outside, cache: false })).results));
+  assert.equal((await scan(outside)).stats.cached, 1);
 });
 
 test('the cache file is ASCII, and paths and messages beyond ASCII come back from it unchanged', async () => {
