@@ -184,12 +184,26 @@ export class ContextHasher {
   private readonly listings = new Map<string, string[]>();
   private readonly hashes = new Map<string, string>();
 
+  /** The answer per folder and language: the files of a folder share it. */
+  private readonly byFolder = new Map<string, string>();
+
   /** '' when the language has no context files or none is there. */
   of(file: string, language: Language): string {
     const pattern = CONTEXT_FILES[language];
     if (!pattern) return '';
+    const folder = dirname(file);
+    const key = `${language}\0${folder}`;
+    let value = this.byFolder.get(key);
+    if (value === undefined) {
+      value = this.ofFolder(folder, pattern);
+      this.byFolder.set(key, value);
+    }
+    return value;
+  }
+
+  private ofFolder(folder: string, pattern: RegExp): string {
     const parts: string[] = [];
-    let dir = dirname(file);
+    let dir = folder;
     // The walk the front end makes: up to 12 folders, stopping at the repository root.
     for (let depth = 0; depth < 12; depth++) {
       const names = this.list(dir);
