@@ -3,7 +3,9 @@
 // The report of a scan is a function of its input files and options: the
 // default decision to skip a file is made by its size in bytes (per language,
 // the parse work it stands for), before any parse, so it is the same on every
-// machine and every run, and a cached skip is served by its stat. The
+// machine and every run, and a cached skip is served by its stat. A small file
+// whose analysis blows up is stopped by counted steps of work (src/work.ts,
+// --max-analysis-steps), again the same on every run. The
 // wall-clock time budget stays as a last resort only (60 s per file by default,
 // --time-budget): which file it stops depends on the machine's load, so its
 // message says so, and it should never fire on a file under the size cap.
