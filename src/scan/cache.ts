@@ -52,7 +52,11 @@ interface CacheEntry {
   /** The content hash (+ context). */
   hash: string;
   analysis: StoredAnalysis;
-  /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
+  /**
+   * Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any, each
+   * followed by a space and its stat when it was hashed, if that could be trusted: while the stat is
+   * the same the file is not read again.
+   */
   dependencies?: Record<string, string>;
 }
 
@@ -180,12 +184,26 @@ export class ContextHasher {
   private readonly listings = new Map<string, string[]>();
   private readonly hashes = new Map<string, string>();
 
+  /** The answer per folder and language: the files of a folder share it. */
+  private readonly byFolder = new Map<string, string>();
+
   /** '' when the language has no context files or none is there. */
   of(file: string, language: Language): string {
     const pattern = CONTEXT_FILES[language];
     if (!pattern) return '';
+    const folder = dirname(file);
+    const key = `${language}\0${folder}`;
+    let value = this.byFolder.get(key);
+    if (value === undefined) {
+      value = this.ofFolder(folder, pattern);
+      this.byFolder.set(key, value);
+    }
+    return value;
+  }
+
+  private ofFolder(folder: string, pattern: RegExp): string {
     const parts: string[] = [];
-    let dir = dirname(file);
+    let dir = folder;
     // The walk the front end makes: up to 12 folders, stopping at the repository root.
     for (let depth = 0; depth < 12; depth++) {
       const names = this.list(dir);
@@ -276,6 +294,10 @@ export class AnalysisCache {
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
+  /** Stored entries found to have the right shape. */
+  private readonly checked = new WeakSet<object>();
+  /** When the scan began, for statKey. */
+  private readonly startedAt = Date.now();
   /** Why the stored cache was not used, when it was not. */
   readonly discarded?: string;
 
@@ -320,7 +342,12 @@ export class AnalysisCache {
   private entry(file: string): CacheEntry | undefined {
     if (!Object.hasOwn(this.entries, file)) return undefined;
     const entry: unknown = this.entries[file];
-    if (isCacheEntry(entry)) return entry;
+    // Checked once: a file's entry is looked up by its stat, for its facts' key and as a dependency.
+    if (this.checked.has(entry as object)) return entry as CacheEntry;
+    if (isCacheEntry(entry)) {
+      this.checked.add(entry);
+      return entry;
+    }
     delete this.entries[file];
     this.changed = true;
     return undefined;
@@ -341,7 +368,7 @@ export class AnalysisCache {
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
     const stored = packAnalysis(analysis);
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
-    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
+    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)]));
     this.entries[file] = entry;
     delete this.skipped[file];
     this.seen.add(file);
@@ -350,14 +377,25 @@ export class AnalysisCache {
 
   private readonly dependencyHashes = new Map<string, string>();
 
-  /** A dependency's content hash, read once per scan ('missing' when it cannot be read). */
+  /**
+   * A dependency's content hash, found once per scan ('missing' when it cannot be read): by its stat
+   * when the dependency has an entry of its own whose stat still holds (its key starts with the hash
+   * of the same bytes), else by reading it. Most imported modules are scanned files: a cached scan of
+   * a monorepo read and hashed 445 of them again.
+   */
   private dependencyHash(path: string): string {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
-      try {
-        value = contentHash(readRegularFile(path));
-      } catch {
-        value = 'missing';
+      // The stat first: one taken after the read could stand for bytes written since.
+      const stat = this.dependencyStat(path);
+      const own = this.entry(path);
+      if (own?.stat !== undefined && own.stat === stat) value = own.hash.split('+')[0];
+      else {
+        try {
+          value = contentHash(readRegularFile(path));
+        } catch {
+          value = 'missing';
+        }
       }
       this.dependencyHashes.set(path, value);
     }
@@ -366,10 +404,17 @@ export class AnalysisCache {
 
   private readonly dependencyStats = new Map<string, string | undefined>();
 
-  /** A dependency's stat, taken once per scan (undefined: missing, or too recent to trust). */
+  /** A dependency's stat, once per scan (undefined when it cannot be trusted: see statKey). */
   private dependencyStat(path: string): string | undefined {
-    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path));
+    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path, this.startedAt));
     return this.dependencyStats.get(path);
+  }
+
+  /** A dependency as stored: its content hash, then its stat when that can be trusted. */
+  private dependencyRecord(path: string): string {
+    const stat = this.dependencyStat(path);
+    const hash = this.dependencyHash(path);
+    return stat === undefined ? hash : `${hash} ${stat}`;
   }
 
   /** A skipped file's verdict `stat\npath\tstat...`: its stat, and the modules it was decided on unchanged. */
@@ -383,7 +428,12 @@ export class AnalysisCache {
   }
 
   private dependenciesUnchanged(entry: CacheEntry): boolean {
-    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return false;
+    for (const [path, stored] of Object.entries(entry.dependencies ?? {})) {
+      const space = stored.indexOf(' ');
+      // The same stat: the same bytes, not read again.
+      if (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) continue;
+      if (this.dependencyHash(path) !== (space >= 0 ? stored.slice(0, space) : stored)) return false;
+    }
     return true;
   }
 

@@ -102,6 +102,8 @@ export interface ScanOptions {
   timeBudget?: number;
   /** Bytes above which a file is skipped, per language (skips.ts; 0: no cap): decided by size, the same every run. */
   maxFileSize?: Partial<FileSizeCaps>;
+  /** Steps of work above which a file's analysis is stopped and the file skipped (src/work.ts; 0: no bound): counted, the same every run. */
+  maxAnalysisSteps?: number;
   /** Heap limit per worker thread in MB (default 512). A file that needs more is reported as skipped. */
   memoryLimit?: number;
   /** Scan TS/JS bundles and generated files too (--include-generated): by default their shape leaves them out (vendored.ts). */
@@ -177,7 +179,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
 
-  const config = analysisConfig(active, allRules, options.queryFunctions, options.sql);
+  const config = analysisConfig(active, allRules, options.queryFunctions, options.sql, options.maxAnalysisSteps);
   const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
   const caps: FileSizeCaps = { ...DEFAULT_MAX_FILE_SIZE, ...options.maxFileSize };
   const cache = options.cache
@@ -319,6 +321,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         analyzer.analyze(file, text).then((outcome) => {
           if (outcome.kind === 'done') {
             if (hash) cache?.set(file, hash, withDependencies(outcome.analysis, reached), stat);
+            // Over the bound of counted steps (src/work.ts): a skip, as a cached one is.
+            if (isSkip(outcome.analysis)) stats.skipped++;
             finish(index, outcomeOf(file, text, outcome.analysis));
             return;
           }
