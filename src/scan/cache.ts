@@ -27,7 +27,7 @@ import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
 /** Bumped when the cache file's shape changes. */
-const FORMAT = 4;
+const FORMAT = 5;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
@@ -63,6 +63,8 @@ interface CacheEntry {
 /**
  * An analysis as stored: facts that are one object for several rules (the four queue rules share
  * one reading of the file) are written once, under the first rule; `sameFacts` names it for the others.
+ * Its `dependencies` are left out when they are the keys of the entry's `dependencies`, in order
+ * (they always are, but for a path listed twice): a third of a monorepo's cache file was that copy.
  */
 interface StoredAnalysis extends FileAnalysis {
   sameFacts?: Record<string, string>;
@@ -129,12 +131,23 @@ function isProjectFindings(value: unknown): value is ProjectFindings {
   return isJsonObject(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isFinding));
 }
 
-function unpackAnalysis(stored: StoredAnalysis): FileAnalysis {
+function unpackAnalysis(entry: CacheEntry): FileAnalysis {
+  let stored = entry.analysis;
+  if (stored.dependencies === undefined && entry.dependencies !== undefined) stored = { ...stored, dependencies: Object.keys(entry.dependencies) };
   if (!stored.sameFacts) return stored;
   const { sameFacts, ...analysis } = stored;
   const facts = { ...analysis.facts };
   for (const [rule, owner] of Object.entries(sameFacts)) facts[rule] = facts[owner];
   return { ...analysis, facts };
+}
+
+/** The analysis without the copy of its dependencies the entry's `dependencies` hold (see StoredAnalysis). */
+function withoutDependencyList(stored: StoredAnalysis, dependencies: Record<string, string>): StoredAnalysis {
+  const list = stored.dependencies!;
+  const keys = Object.keys(dependencies);
+  if (keys.length !== list.length || keys.some((key, i) => key !== list[i])) return stored;
+  const { dependencies: _, ...rest } = stored;
+  return rest;
 }
 
 /** What a file's stat says, when it can be trusted to stand for its bytes; undefined when it cannot. */
@@ -335,7 +348,7 @@ export class AnalysisCache {
     const entry = this.entry(file);
     if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
-    return { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) };
+    return { hash: entry.hash, analysis: unpackAnalysis(entry) };
   }
 
   /** The stored entry of a file, if it has the right shape; one of another shape is dropped. */
@@ -362,13 +375,15 @@ export class AnalysisCache {
       else entry.stat = stat;
       this.changed = true;
     }
-    return unpackAnalysis(entry.analysis);
+    return unpackAnalysis(entry);
   }
 
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
-    const stored = packAnalysis(analysis);
+    let stored = packAnalysis(analysis);
+    const dependencies = analysis.dependencies ? Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)])) : undefined;
+    if (dependencies) stored = withoutDependencyList(stored, dependencies);
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
-    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)]));
+    if (dependencies) entry.dependencies = dependencies;
     this.entries[file] = entry;
     delete this.skipped[file];
     this.seen.add(file);

@@ -234,6 +234,11 @@ test('a module a file imports that is scanned too is checked by its own entry\'s
   const first = await scan(options);
   assert.equal(first.stats.parsed, 2);
   assert.equal((await scan(options)).stats.cached, 2, 'unchanged: both from the cache, by their stats');
+  // The modules an analysis read are stored once, as the keys of the entry's dependencies.
+  const stored = JSON.parse(readFileSync(join(dir, 'cache.json'), 'latin1')).entries[join(dir, 'jobs/run.ts')];
+  assert.deepEqual(Object.keys(stored.dependencies), [join(dir, 'lib/db.ts')]);
+  assert.equal(stored.analysis.dependencies, undefined);
+  assert.deepEqual(shape((await scan(options)).results), shape(first.results));
   // db.ts changes (another size, an old time: its stat is trusted and differs from its entry's).
   writeFileSync(join(dir, 'lib/db.ts'), db(50));
   age(7200);
