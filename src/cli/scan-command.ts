@@ -99,6 +99,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
       queryFunctions: config.settings.queryFunctions,
       ...(config.sql ? { sql: config.sql } : {}),
       ...(config.maxFileSize ? { maxFileSize: config.maxFileSize } : {}),
+      ...(config.maxAnalysisSteps !== undefined ? { maxAnalysisSteps: config.maxAnalysisSteps } : {}),
       selection,
       projectFacts: values['project-facts'],
       unitConfig: values.config ? loaded : undefined,

@@ -31,7 +31,7 @@ export const QUERY_FUNCTIONS_SCHEMA = {
     'Extra call names (in-house wrappers such as "db.run" or "runSql") whose first argument is SQL text, for the TypeScript and Python front ends.',
 } as const;
 
-export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema', 'sql', 'maxFileSize'] as const;
+export const CONFIG_KEYS = ['$schema', 'rules', 'settings', 'ignores', 'reportUnusedSuppressions', 'units', 'defaultSchema', 'sql', 'maxFileSize', 'maxAnalysisSteps'] as const;
 
 /** The "sql" key: how .sql files are read. */
 export const SQL_SCHEMA = {
@@ -115,6 +115,12 @@ export function buildConfigSchema(): Record<string, unknown> {
         type: 'string',
         description:
           'Skip a file larger than this, decided by its size before any parse, so the report is the same on every run (what --max-file-size sets; the option wins): one size for every language ("512KB", "8MB", bytes; "0" for no cap) or sizes per language, "sql=1MB,python=8MB,ts=8MB" (default sql=2MB,python=4MB,ts=4MB).',
+      },
+      maxAnalysisSteps: {
+        type: 'integer',
+        minimum: 0,
+        description:
+          "Skip a file whose analysis takes more than this many steps of work (statements and expressions walked, project calls followed, SQL statements parsed), counted, so the report is the same on every run whatever the machine's load (what --max-analysis-steps sets; the option wins). Default 1000000, some 100 times what the largest real file takes; 0 for no bound.",
       },
       reportUnusedSuppressions: {
         type: 'string',

@@ -48,19 +48,34 @@ const MODULE_FORMAT_KEYS = new Set(['type', 'sideEffects']);
 export class UnitResolver {
   private readonly folders = new Map<string, Folder>();
   private readonly matchers = new WeakMap<UnitEntry, (path: string) => boolean>();
+  /** Per folder of a file: the config that governs it, and the unit its files are in unless `units` says. */
+  private readonly byFolder = new Map<string, { governing: UnitConfig | undefined; unit?: ProjectUnit }>();
 
   /** `config`: the one config that governs every file (--config); otherwise each file's nearest. */
   constructor(private readonly options: { config?: UnitConfig; cwd?: string } = {}) {}
 
   unitOf(file: string): ProjectUnit {
     const path = resolve(file);
-    const governing = this.options.config ?? this.nearestConfig(dirname(path));
-    const defaultSchema = governing?.config.defaultSchema ?? DEFAULT_SCHEMA;
+    const parent = dirname(path);
+    // What the folder decides, once per folder: a scan asks for every file with facts, and the walks up
+    // to the root were most of a cached scan's project pass.
+    let known = this.byFolder.get(parent);
+    if (!known) {
+      known = { governing: this.options.config ?? this.nearestConfig(parent) };
+      this.byFolder.set(parent, known);
+    }
+    const { governing } = known;
     if (governing?.config.units) {
       const declared = this.declaredUnit(path, governing);
       if (declared) return declared;
     }
-    for (let dir = dirname(path); ; dir = dirname(dir)) {
+    known.unit ??= this.nearestRoot(parent, governing?.config.defaultSchema ?? DEFAULT_SCHEMA);
+    // A copy: the unit is the caller's.
+    return { ...known.unit };
+  }
+
+  private nearestRoot(start: string, defaultSchema: string): ProjectUnit {
+    for (let dir = start; ; dir = dirname(dir)) {
       if (this.folder(dir).isRoot) return { root: dir, defaultSchema };
       if (dirname(dir) === dir) return { root: dir, defaultSchema };
     }

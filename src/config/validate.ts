@@ -35,6 +35,8 @@ export interface Config {
   sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
   /** Bytes above which a file is skipped, per language (the "maxFileSize" text, read as --max-file-size). */
   maxFileSize?: FileSizeCaps;
+  /** Steps of work above which a file's analysis is stopped and the file skipped (src/work.ts; 0: no bound). */
+  maxAnalysisSteps?: number;
 }
 
 /** `source` names the file in messages, e.g. "pgq-audit.config.json" or "package.json#pgqAudit". */
@@ -98,6 +100,10 @@ export function validateConfig(raw: unknown, source: string): Config {
   if (input.maxFileSize !== undefined) {
     if (typeof input.maxFileSize !== 'string') fail('maxFileSize', `expected a string such as "8MB" or "sql=1MB,ts=8MB", got ${kind(input.maxFileSize)}`);
     config.maxFileSize = parseMaxFileSize(input.maxFileSize as string, 'maxFileSize', (message) => new ConfigError(`${source}: ${message}`));
+  }
+  if (input.maxAnalysisSteps !== undefined) {
+    if (!Number.isSafeInteger(input.maxAnalysisSteps) || (input.maxAnalysisSteps as number) < 0) fail('maxAnalysisSteps', `expected a whole number of steps (0 for no bound), got ${JSON.stringify(input.maxAnalysisSteps)}`);
+    config.maxAnalysisSteps = input.maxAnalysisSteps as number;
   }
   if (input.reportUnusedSuppressions !== undefined) {
     config.reportUnusedSuppressions = checkSeverity(input.reportUnusedSuppressions, 'reportUnusedSuppressions', fail);

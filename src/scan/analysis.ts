@@ -13,6 +13,8 @@ export interface AnalysisConfig {
   rules: Record<string, RuleSetting>;
   queryFunctions?: readonly string[];
   sql?: { dialectDetection?: 'warn' | 'quiet' | 'off' };
+  /** Steps of work above which a file's analysis is stopped and the file skipped (work.ts; 0: no bound). Default DEFAULT_MAX_ANALYSIS_STEPS. */
+  maxAnalysisSteps?: number;
 }
 
 /** A file's analysis. JSON-serializable: it crosses worker threads and lives in the cache. */
@@ -36,12 +38,14 @@ export function analysisConfig(
   all: readonly { id: string }[],
   queryFunctions?: readonly string[],
   sql?: AnalysisConfig['sql'],
+  maxAnalysisSteps?: number,
 ): AnalysisConfig {
   const rules: Record<string, RuleSetting> = {};
   for (const { id } of all) rules[id] = { severity: 'off' };
   for (const { rule, severity, options } of active) rules[rule.id] = { severity: severity === 2 ? 'error' : 'warn', options };
   const config: AnalysisConfig = queryFunctions && queryFunctions.length > 0 ? { rules, queryFunctions } : { rules };
   if (sql?.dialectDetection) config.sql = sql;
+  if (maxAnalysisSteps !== undefined) config.maxAnalysisSteps = maxAnalysisSteps;
   return config;
 }
 

@@ -11,6 +11,8 @@ import { readDirectives } from '../suppressions/index.ts';
 import { fileMessage, type AnalysisConfig, type FileAnalysis } from './analysis.ts';
 import { runEachWithin } from './budget.ts';
 import type { PoolFile, PoolOutcome } from './pool.ts';
+import { overStepBound } from './skips.ts';
+import { DEFAULT_MAX_ANALYSIS_STEPS, endWork, startWork, WorkLimitExceeded, workExceeded } from '../work.ts';
 
 const activeByConfig = new WeakMap<AnalysisConfig, ActiveRule[]>();
 
@@ -27,6 +29,22 @@ function activeOf(config: AnalysisConfig): ActiveRule[] {
 export function scanFileText(file: string, text: string, config: AnalysisConfig): FileAnalysis {
   const frontEnd = frontEndFor(file);
   if (!frontEnd) return { messages: [] };
+  // The deterministic bound (work.ts): steps counted, the same on every run whatever the load.
+  const bound = config.maxAnalysisSteps ?? DEFAULT_MAX_ANALYSIS_STEPS;
+  startWork(bound);
+  try {
+    const analysis = analyseText(frontEnd, file, text, config);
+    // A step past the bound that some code caught and went on from still ends the analysis.
+    return workExceeded() ? { messages: [overStepBound(bound)] } : analysis;
+  } catch (error) {
+    if (error instanceof WorkLimitExceeded) return { messages: [overStepBound(bound)] };
+    throw error;
+  } finally {
+    endWork();
+  }
+}
+
+function analyseText(frontEnd: NonNullable<ReturnType<typeof frontEndFor>>, file: string, text: string, config: AnalysisConfig): FileAnalysis {
   try {
     const active = activeOf(config);
     const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions, sql: config.sql });
@@ -41,6 +59,7 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
     if (model.dependencies && model.dependencies.length > 0) analysis.dependencies = model.dependencies;
     return analysis;
   } catch (error) {
+    if (error instanceof WorkLimitExceeded) throw error;
     if (error instanceof RangeError && /call stack/i.test(error.message)) {
       return {
         messages: [fileMessage('The file nests too deeply for the analysis (it ran out of stack), so nothing is reported for it. Leave the file out with ignores if it is generated.', 2, true)],

@@ -27,7 +27,7 @@ import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
 /** Bumped when the cache file's shape changes. */
-const FORMAT = 4;
+const FORMAT = 5;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
@@ -52,13 +52,19 @@ interface CacheEntry {
   /** The content hash (+ context). */
   hash: string;
   analysis: StoredAnalysis;
-  /** Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any. */
+  /**
+   * Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any, each
+   * followed by a space and its stat when it was hashed, if that could be trusted: while the stat is
+   * the same the file is not read again.
+   */
   dependencies?: Record<string, string>;
 }
 
 /**
  * An analysis as stored: facts that are one object for several rules (the four queue rules share
  * one reading of the file) are written once, under the first rule; `sameFacts` names it for the others.
+ * Its `dependencies` are left out when they are the keys of the entry's `dependencies`, in order
+ * (they always are, but for a path listed twice): a third of a monorepo's cache file was that copy.
  */
 interface StoredAnalysis extends FileAnalysis {
   sameFacts?: Record<string, string>;
@@ -125,12 +131,29 @@ function isProjectFindings(value: unknown): value is ProjectFindings {
   return isJsonObject(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isFinding));
 }
 
-function unpackAnalysis(stored: StoredAnalysis): FileAnalysis {
-  if (!stored.sameFacts) return stored;
-  const { sameFacts, ...analysis } = stored;
-  const facts = { ...analysis.facts };
-  for (const [rule, owner] of Object.entries(sameFacts)) facts[rule] = facts[owner];
-  return { ...analysis, facts };
+function unpackAnalysis(entry: CacheEntry): FileAnalysis {
+  const stored = entry.analysis;
+  const listed = stored.dependencies === undefined && entry.dependencies !== undefined;
+  if (!stored.sameFacts && !listed) return stored;
+  // Copied key by key (a rest pattern takes V8's slow path: 9 ms of a cached monorepo scan).
+  const analysis = {} as Record<string, unknown>;
+  for (const key in stored) if (key !== 'sameFacts') analysis[key] = stored[key as keyof StoredAnalysis];
+  if (listed) analysis.dependencies = Object.keys(entry.dependencies!);
+  if (stored.sameFacts) {
+    const facts = { ...stored.facts };
+    for (const rule in stored.sameFacts) facts[rule] = facts[stored.sameFacts[rule]];
+    analysis.facts = facts;
+  }
+  return analysis as unknown as FileAnalysis;
+}
+
+/** The analysis without the copy of its dependencies the entry's `dependencies` hold (see StoredAnalysis). */
+function withoutDependencyList(stored: StoredAnalysis, dependencies: Record<string, string>): StoredAnalysis {
+  const list = stored.dependencies!;
+  const keys = Object.keys(dependencies);
+  if (keys.length !== list.length || keys.some((key, i) => key !== list[i])) return stored;
+  const { dependencies: _, ...rest } = stored;
+  return rest;
 }
 
 /** What a file's stat says, when it can be trusted to stand for its bytes; undefined when it cannot. */
@@ -180,12 +203,26 @@ export class ContextHasher {
   private readonly listings = new Map<string, string[]>();
   private readonly hashes = new Map<string, string>();
 
+  /** The answer per folder and language: the files of a folder share it. */
+  private readonly byFolder = new Map<string, string>();
+
   /** '' when the language has no context files or none is there. */
   of(file: string, language: Language): string {
     const pattern = CONTEXT_FILES[language];
     if (!pattern) return '';
+    const folder = dirname(file);
+    const key = `${language}\0${folder}`;
+    let value = this.byFolder.get(key);
+    if (value === undefined) {
+      value = this.ofFolder(folder, pattern);
+      this.byFolder.set(key, value);
+    }
+    return value;
+  }
+
+  private ofFolder(folder: string, pattern: RegExp): string {
     const parts: string[] = [];
-    let dir = dirname(file);
+    let dir = folder;
     // The walk the front end makes: up to 12 folders, stopping at the repository root.
     for (let depth = 0; depth < 12; depth++) {
       const names = this.list(dir);
@@ -276,6 +313,10 @@ export class AnalysisCache {
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
+  /** Stored entries found to have the right shape. */
+  private readonly checked = new WeakSet<object>();
+  /** When the scan began, for statKey. */
+  private readonly startedAt = Date.now();
   /** Why the stored cache was not used, when it was not. */
   readonly discarded?: string;
 
@@ -313,14 +354,19 @@ export class AnalysisCache {
     const entry = this.entry(file);
     if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
-    return { hash: entry.hash, analysis: unpackAnalysis(entry.analysis) };
+    return { hash: entry.hash, analysis: unpackAnalysis(entry) };
   }
 
   /** The stored entry of a file, if it has the right shape; one of another shape is dropped. */
   private entry(file: string): CacheEntry | undefined {
     if (!Object.hasOwn(this.entries, file)) return undefined;
     const entry: unknown = this.entries[file];
-    if (isCacheEntry(entry)) return entry;
+    // Checked once: a file's entry is looked up by its stat, for its facts' key and as a dependency.
+    if (this.checked.has(entry as object)) return entry as CacheEntry;
+    if (isCacheEntry(entry)) {
+      this.checked.add(entry);
+      return entry;
+    }
     delete this.entries[file];
     this.changed = true;
     return undefined;
@@ -335,13 +381,15 @@ export class AnalysisCache {
       else entry.stat = stat;
       this.changed = true;
     }
-    return unpackAnalysis(entry.analysis);
+    return unpackAnalysis(entry);
   }
 
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
-    const stored = packAnalysis(analysis);
+    let stored = packAnalysis(analysis);
+    const dependencies = analysis.dependencies ? Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)])) : undefined;
+    if (dependencies) stored = withoutDependencyList(stored, dependencies);
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
-    if (analysis.dependencies) entry.dependencies = Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyHash(path)]));
+    if (dependencies) entry.dependencies = dependencies;
     this.entries[file] = entry;
     delete this.skipped[file];
     this.seen.add(file);
@@ -350,14 +398,25 @@ export class AnalysisCache {
 
   private readonly dependencyHashes = new Map<string, string>();
 
-  /** A dependency's content hash, read once per scan ('missing' when it cannot be read). */
+  /**
+   * A dependency's content hash, found once per scan ('missing' when it cannot be read): by its stat
+   * when the dependency has an entry of its own whose stat still holds (its key starts with the hash
+   * of the same bytes), else by reading it. Most imported modules are scanned files: a cached scan of
+   * a monorepo read and hashed 445 of them again.
+   */
   private dependencyHash(path: string): string {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
-      try {
-        value = contentHash(readRegularFile(path));
-      } catch {
-        value = 'missing';
+      // The stat first: one taken after the read could stand for bytes written since.
+      const stat = this.dependencyStat(path);
+      const own = this.entry(path);
+      if (own?.stat !== undefined && own.stat === stat) value = own.hash.split('+')[0];
+      else {
+        try {
+          value = contentHash(readRegularFile(path));
+        } catch {
+          value = 'missing';
+        }
       }
       this.dependencyHashes.set(path, value);
     }
@@ -366,10 +425,17 @@ export class AnalysisCache {
 
   private readonly dependencyStats = new Map<string, string | undefined>();
 
-  /** A dependency's stat, taken once per scan (undefined: missing, or too recent to trust). */
+  /** A dependency's stat, once per scan (undefined when it cannot be trusted: see statKey). */
   private dependencyStat(path: string): string | undefined {
-    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path));
+    if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path, this.startedAt));
     return this.dependencyStats.get(path);
+  }
+
+  /** A dependency as stored: its content hash, then its stat when that can be trusted. */
+  private dependencyRecord(path: string): string {
+    const stat = this.dependencyStat(path);
+    const hash = this.dependencyHash(path);
+    return stat === undefined ? hash : `${hash} ${stat}`;
   }
 
   /** A skipped file's verdict `stat\npath\tstat...`: its stat, and the modules it was decided on unchanged. */
@@ -383,7 +449,12 @@ export class AnalysisCache {
   }
 
   private dependenciesUnchanged(entry: CacheEntry): boolean {
-    for (const [path, hash] of Object.entries(entry.dependencies ?? {})) if (this.dependencyHash(path) !== hash) return false;
+    for (const [path, stored] of Object.entries(entry.dependencies ?? {})) {
+      const space = stored.indexOf(' ');
+      // The same stat: the same bytes, not read again.
+      if (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) continue;
+      if (this.dependencyHash(path) !== (space >= 0 ? stored.slice(0, space) : stored)) return false;
+    }
     return true;
   }
 

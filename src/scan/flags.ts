@@ -10,6 +10,7 @@ export const PERFORMANCE_OPTIONS = {
   'cache-location': { type: 'string' },
   'time-budget': { type: 'string' },
   'max-file-size': { type: 'string' },
+  'max-analysis-steps': { type: 'string' },
   'include-generated': { type: 'boolean', default: false },
 } as const;
 
@@ -21,6 +22,8 @@ export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for
   --max-file-size <size>     Skip a file larger than this, decided by its size before any parse, the same
                              on every run: one size for all (512KB, 8MB, bytes; 0 for no cap) or per
                              language, sql=1MB,python=8MB,ts=8MB (default sql=2MB,python=4MB,ts=4MB)
+  --max-analysis-steps <n>   Skip a file whose analysis takes more than n steps of work, counted, the same
+                             on every run (default 1000000, some 100 times the largest real file; 0: none)
   --time-budget <ms>         Last resort: stop analysing a file after this much wall-clock time and report
                              it as skipped (default 60000; 0 for no limit). Which file it stops depends on
                              the machine's load: the size cap is what keeps reports the same every run
@@ -28,7 +31,7 @@ export const PERFORMANCE_HELP = `  --concurrency <n|auto|off> Worker threads for
                              shape: over 2 MB, minified, or a generated-code header)
 `;
 
-type Speed = Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget' | 'maxFileSize' | 'includeGenerated'>;
+type Speed = Pick<ScanOptions, 'concurrency' | 'cache' | 'cacheLocation' | 'timeBudget' | 'maxFileSize' | 'maxAnalysisSteps' | 'includeGenerated'>;
 
 export function performanceOptions(values: Record<string, unknown>): Speed {
   const options: Speed = {};
@@ -52,5 +55,10 @@ export function performanceOptions(values: Record<string, unknown>): Speed {
   }
   const maxFileSize = values['max-file-size'] as string | undefined;
   if (maxFileSize !== undefined) options.maxFileSize = parseMaxFileSize(maxFileSize, '--max-file-size', (message) => new UsageError(message));
+  const steps = values['max-analysis-steps'] as string | undefined;
+  if (steps !== undefined) {
+    if (!/^\d+$/.test(steps) || !Number.isSafeInteger(Number(steps))) throw new UsageError(`--max-analysis-steps ${steps}: expected a whole number of steps (0 for no bound)`);
+    options.maxAnalysisSteps = Number(steps);
+  }
   return options;
 }

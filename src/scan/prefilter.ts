@@ -46,7 +46,7 @@ export interface Prefilter {
 export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
   const triggers = new Map<Language, Trigger[] | 'all'>();
-  /** Which rule declared each regex trigger, to name it if the trigger does not compile. */
+  /** Which rule declared each trigger, to name it if the trigger is refused or does not compile. */
   const declaredBy = new Map<string, string>();
   for (const { rule } of active) {
     for (const language of rule.languages) {
@@ -58,22 +58,22 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
         continue;
       }
       for (const trigger of rule.triggers) {
-        checkTrigger(rule.id, trigger);
-        if (typeof trigger !== 'string' && !declaredBy.has(String(trigger))) declaredBy.set(String(trigger), rule.id);
         const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
+        if (!declaredBy.has(String(normalized))) declaredBy.set(String(normalized), rule.id);
         if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);
       }
       triggers.set(language, known);
     }
   }
-  // Each language's matcher is compiled on its first file: a scan of one language, or one that takes
-  // every file from the cache, compiles fewer or none.
+  // Each language's matcher is compiled, and its triggers checked, on its first file: a scan of one
+  // language, or one that takes every file from the cache, compiles and checks fewer or none.
   const patterns = new Map<Language, TextMatcher | 'all'>();
   for (const language of ALWAYS_PARSED) patterns.set(language, 'all');
   const patternOf = (language: Language): TextMatcher | 'all' => {
     let pattern = patterns.get(language);
     if (pattern === undefined) {
       const words = triggers.get(language);
+      if (words !== 'all') for (const trigger of words ?? []) checkTrigger(declaredBy.get(String(trigger)) ?? '(unknown)', trigger);
       // No active rule reads this language: only suppression comments can matter.
       pattern = words === 'all' ? 'all' : compileTriggers([...(words ?? []), DIRECTIVE_TRIGGER], declaredBy);
       patterns.set(language, pattern);
@@ -92,7 +92,8 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
 /**
  * The matcher of one language's triggers. A regex trigger the matcher cannot take (a lookahead, a
  * word boundary) is found here, when the first file of the language is read, not when the prefilter
- * is built: a scan served from the cache compiles nothing. The error names the rule.
+ * is built: a scan served from the cache compiles nothing. The error names the rule. (Every rule's
+ * triggers are checked by test/scan/prefilter.test.ts, whatever a scan reads.)
  */
 function compileTriggers(triggers: readonly Trigger[], declaredBy: ReadonlyMap<string, string>): TextMatcher {
   try {

@@ -3,7 +3,9 @@
 // The report of a scan is a function of its input files and options: the
 // default decision to skip a file is made by its size in bytes (per language,
 // the parse work it stands for), before any parse, so it is the same on every
-// machine and every run, and a cached skip is served by its stat. The
+// machine and every run, and a cached skip is served by its stat. A small file
+// whose analysis blows up is stopped by counted steps of work (src/work.ts,
+// --max-analysis-steps), again the same on every run. The
 // wall-clock time budget stays as a last resort only (60 s per file by default,
 // --time-budget): which file it stops depends on the machine's load, so its
 // message says so, and it should never fire on a file under the size cap.
@@ -37,6 +39,16 @@ export function overSizeCap(bytes: number, language: Language, caps: Readonly<Fi
   const option = `--max-file-size ${language}=${Math.ceil(bytes / 1024)}KB`;
   return fileMessage(
     `File skipped: it is ${shown(bytes)}, over the ${shown(cap)} cap for ${language === 'typescript' ? 'TS/JS' : language === 'sql' ? 'SQL' : 'Python'} files (decided by its size, the same on every run), so nothing is reported for it. Analyse it with ${option}, or leave it out with ignores.`,
+    1,
+    false,
+    'skipped',
+  );
+}
+
+/** The skip of a file whose analysis passed the bound of counted steps (work.ts): the same on every run. */
+export function overStepBound(steps: number): Finding {
+  return fileMessage(
+    `File skipped: its analysis exceeded ${steps} steps (the --max-analysis-steps bound: steps of work counted, so the same on every run whatever the machine's load), so it was stopped and nothing is reported for it. Raise the bound with --max-analysis-steps (maxAnalysisSteps in the config), or leave the file out with ignores.`,
     1,
     false,
     'skipped',

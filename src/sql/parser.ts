@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Node } from './extract.ts';
+import { work } from '../work.ts';
 
 type PgQuery = typeof import('libpg-query');
 
@@ -111,27 +112,35 @@ export type ParseResult = { ok: true; statements: ParsedStatement[] } | { ok: fa
 
 export function parseStatements(sql: string): ParseResult {
   const { parseSync } = ready();
+  let tree: { stmts?: Node[] };
   try {
-    const tree = parseSync(sql) as { stmts?: Node[] };
-    const statements = (tree.stmts ?? []).map((s) => ({
-      stmt: s.stmt as Node,
-      location: (s.stmt_location as number | undefined) ?? 0,
-      length: s.stmt_len as number | undefined,
-    }));
-    return { ok: true, statements };
+    tree = parseSync(sql) as { stmts?: Node[] };
   } catch (error) {
+    work();
     const details = (error as { sqlDetails?: { cursorPosition?: number } }).sqlDetails;
     return { ok: false, message: (error as Error).message, cursorByte: details?.cursorPosition ?? 0 };
   }
+  const statements = (tree.stmts ?? []).map((s) => ({
+    stmt: s.stmt as Node,
+    location: (s.stmt_location as number | undefined) ?? 0,
+    length: s.stmt_len as number | undefined,
+  }));
+  // A step per parse and per statement it gave (work.ts), counted outside the try: a bound passed is no parse error.
+  work(1 + statements.length);
+  return { ok: true, statements };
 }
 
 /** The PL/pgSQL tree of a CREATE FUNCTION/PROCEDURE or DO statement, or the parser's message. */
 export function parsePlPgSql(sql: string): { ok: true; functions: Node[] } | { ok: false; message: string } {
   const { parsePlPgSQLSync } = ready();
+  let tree: { plpgsql_funcs?: Node[] };
   try {
-    const tree = parsePlPgSQLSync(sql) as { plpgsql_funcs?: Node[] };
-    return { ok: true, functions: tree.plpgsql_funcs ?? [] };
+    tree = parsePlPgSQLSync(sql) as { plpgsql_funcs?: Node[] };
   } catch (error) {
+    work();
     return { ok: false, message: (error as Error).message };
   }
+  const functions = tree.plpgsql_funcs ?? [];
+  work(1 + functions.length);
+  return { ok: true, functions };
 }

@@ -221,6 +221,49 @@ test('the project pass is not run again over the same facts; a changed file, or 
   assert.equal(passes, 3, 'the same file named directly: the same pass');
 });
 
+test('a module a file imports that is scanned too is checked by its own entry\'s stat: changed, the file is analysed again and reports what a cold scan does', async () => {
+  const db = (max: number) => `import { Pool } from 'pg';\nexport const pool = new Pool({ max: ${max} });\nexport const clear = () => pool.query("select set_config('app.tenant', '', false)");\n`;
+  const job = "import { pool } from '../lib/db.ts';\nexport async function run(t: string) {\n  await pool.query(\"select set_config('app.tenant', $1, false)\", [t]);\n}\n";
+  const dir = tree({ 'lib/db.ts': db(5), 'jobs/run.ts': job });
+  const age = (seconds: number) => {
+    const at = new Date(Date.now() - seconds * 1000);
+    for (const name of ['lib/db.ts', 'jobs/run.ts']) utimesSync(join(dir, name), at, at);
+  };
+  age(3600);
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  const first = await scan(options);
+  assert.equal(first.stats.parsed, 2);
+  assert.equal((await scan(options)).stats.cached, 2, 'unchanged: both from the cache, by their stats');
+  // The modules an analysis read are stored once, as the keys of the entry's dependencies.
+  const stored = JSON.parse(readFileSync(join(dir, 'cache.json'), 'latin1')).entries[join(dir, 'jobs/run.ts')];
+  assert.deepEqual(Object.keys(stored.dependencies), [join(dir, 'lib/db.ts')]);
+  assert.equal(stored.analysis.dependencies, undefined);
+  assert.deepEqual(shape((await scan(options)).results), shape(first.results));
+  // db.ts changes (another size, an old time: its stat is trusted and differs from its entry's).
+  writeFileSync(join(dir, 'lib/db.ts'), db(50));
+  age(7200);
+  const changed = await scan(options);
+  assert.equal(changed.stats.cached, 0, 'db.ts and run.ts, which imports it, are analysed again');
+  assert.deepEqual(shape(changed.results), shape((await scan({ ...options, cache: false })).results));
+  assert.equal((await scan(options)).stats.cached, 2);
+  // Changed again within the last two seconds: its stat is not trusted, its bytes are read.
+  writeFileSync(join(dir, 'lib/db.ts'), db(500));
+  const racy = await scan(options);
+  assert.equal(racy.stats.cached, 0);
+  assert.deepEqual(shape(racy.results), shape((await scan({ ...options, cache: false })).results));
+  // db.ts outside the scanned folder: no entry of its own; the stat run.ts's entry keeps of it stands for its bytes.
+  const outside: ScanOptions = { ...options, paths: [join(dir, 'jobs')], cacheLocation: join(dir, 'outside.json') };
+  age(3600);
+  await scan(outside);
+  assert.equal((await scan(outside)).stats.cached, 1);
+  writeFileSync(join(dir, 'lib/db.ts'), db(7));
+  age(5400);
+  const moved = await scan(outside);
+  assert.equal(moved.stats.cached, 0, 'its stat changed: hashed again, and its bytes changed too');
+  assert.deepEqual(shape(moved.results), shape((await scan({ ...outside, cache: false })).results));
+  assert.equal((await scan(outside)).stats.cached, 1);
+});
+
 test('the cache file is ASCII, and paths and messages beyond ASCII come back from it unchanged', async () => {
   const dir = tree({ 'déjà/tâche.sql': session, 'naïve.sql': 'BEGIN;\nDISCARD ALL;\nCOMMIT;\n' });
   const location = join(dir, 'cache.json');

@@ -107,6 +107,28 @@ test('a unit does not depend on what was scanned: the same answer from any resol
   assert.equal(first.root, join(dir, 'svc'));
 });
 
+test('one resolver answers per folder once: files of a folder, asked in any order and again, get what a fresh resolver gives, each its own copy', { timeout: 10_000 }, () => {
+  const dir = project({
+    'pgq-audit.config.json': JSON.stringify({ units: [{ path: 'samples/*.sql', each: 'file' }] }),
+    'samples/a.sql': '',
+    'samples/b.ts': '',
+    'samples/c.sql': '',
+    'svc/package.json': JSON.stringify({ name: 'svc' }),
+    'svc/q.sql': '',
+    'svc/r.sql': '',
+  });
+  const files = ['samples/a.sql', 'samples/b.ts', 'samples/c.sql', 'svc/q.sql', 'svc/r.sql'];
+  const fresh = Object.fromEntries(files.map((f) => [f, unitsOf(dir, [f])[f]]));
+  const resolver = new UnitResolver();
+  assert.deepEqual(unitsOf(dir, [...files].reverse(), resolver), fresh);
+  assert.deepEqual(unitsOf(dir, files, resolver), fresh);
+  assert.equal(fresh['samples/a.sql'], 'samples/a.sql public');
+  assert.equal(fresh['samples/b.ts'], '. public');
+  const unit = resolver.unitOf(join(dir, 'svc/q.sql'));
+  unit.root = 'changed';
+  assert.equal(resolver.unitOf(join(dir, 'svc/r.sql')).root, join(dir, 'svc'));
+});
+
 test('config validation: units and defaultSchema', { timeout: 10_000 }, () => {
   assert.deepEqual(validateConfig({ units: ['services/*', { path: '**', each: 'file', defaultSchema: 'app' }], defaultSchema: 'public' }, 'c.json'), {
     rules: {},

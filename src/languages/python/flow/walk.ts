@@ -10,6 +10,7 @@ import { CallWalk, type Instance } from './calls.ts';
 import { bodyStatements, defName, isContextManager, literalBool, withItems } from './defs.ts';
 import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd, scopeOf } from './scopes.ts';
 import type { Binding, Conn, Flow } from './types.ts';
+import { work } from '../../../work.ts';
 
 export class Walk extends CallWalk {
   /** Walking a @contextmanager at a `with`: stop at its first yield and keep what it yields. */
@@ -60,6 +61,7 @@ export class Walk extends CallWalk {
   }
 
   private walkStatement(node: Node): void {
+    work();
     switch (node.name) {
       case 'ClassDefinition':
         // Module code runs a class body at import: calls in it (a migration's operations = [RunSQL(...)]).

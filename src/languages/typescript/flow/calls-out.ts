@@ -9,6 +9,7 @@ import { typescriptSideEffect } from '../side-effects.ts';
 import { children, dottedName, isFunction, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { thisMember } from './bindings.ts';
 import type { Value } from './types.ts';
+import { work } from '../../../work.ts';
 
 /** How many project calls deep a side effect is looked for, the first call included. */
 const MAX_DEPTH = 3;
@@ -35,6 +36,7 @@ export function callsOut(fn: FunctionNode, program: TSESTree.Program | undefined
     const c = children(n);
     for (let i = c.length - 1; i >= 0; i--) stack.push(c[i]);
   }
+  work(visited);
   for (const call of calls) {
     const name = dottedName(unwrap(call.callee));
     if (name && !NOT_ONE_CALL_AWAY.has(name) && typescriptSideEffect(name)) return [name];

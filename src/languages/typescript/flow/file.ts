@@ -19,6 +19,7 @@ import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
+import { isolatedWork, WorkLimitExceeded } from '../../../work.ts';
 import type { ConfigEntry, Conn, FunctionOwner, Imports, PoolHook, TableValue, Tx, TxInfo, TypeMeaning, Value } from './types.ts';
 
 /** What TsFile needs of a walk: flow/walk.ts's Walk, made by the context's `walker`. */
@@ -47,6 +48,8 @@ export interface AnalysisContext {
   drivers: DriverRegistry;
   /** Starts a walk of the file (module code, or a function declared in it) in `env`. */
   walker(file: TsFile, env: Env, state: State, name: string | undefined): Walker;
+  /** An imported module, read once per process for every file that imports it (its walks count apart: work.ts). */
+  shared?: boolean;
 }
 
 /**
@@ -207,7 +210,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
   ensureRun(): boolean {
     if (this.runState === 'waiting') {
       try {
-        this.run();
+        // Its steps are its own (work.ts): the module is walked once per process, for whichever file asks first.
+        isolatedWork(() => this.run());
       } catch {
         // A module whose walk fails holds nothing known, as one that does not parse.
         this.runState = 'failed';
@@ -323,7 +327,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     });
     let module = imported ? readingAt(path, imported, depth) : undefined;
     if (imported && !module) {
-      module = new TsFile(emptyFileModel(path, 'typescript', imported.text), imported.program, this.options, { ...this.context, importDepth: depth });
+      module = new TsFile(emptyFileModel(path, 'typescript', imported.text), imported.program, this.options, { ...this.context, importDepth: depth, shared: true });
       module.resolved = imported.resolved;
       imported.byDepth.set(depth, module);
     }
@@ -440,7 +444,17 @@ export class TsFile implements ExportingModule, FunctionOwner {
   returnsOf(fn: FunctionNode, env: unknown): Value | undefined {
     if (!this.walked.has(fn) && env instanceof Env) {
       const name = fn.type === 'FunctionDeclaration' ? fn.id?.name : undefined;
-      this.context.walker(this, env, new State(), name).nestedFunction(fn, name, false);
+      const walk = () => this.context.walker(this, env, new State(), name).nestedFunction(fn, name, false);
+      if (!this.context.shared) walk();
+      else {
+        // An imported module's function is walked once per process: on a count of its own, and one
+        // over the bound returns what it found so far, to every file that asks.
+        try {
+          isolatedWork(walk);
+        } catch (error) {
+          if (!(error instanceof WorkLimitExceeded)) throw error;
+        }
+      }
     }
     const values = this.returns.get(fn) ?? [];
     return values.find((v) => v !== undefined && v.kind !== 'tx');

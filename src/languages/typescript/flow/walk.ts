@@ -15,6 +15,7 @@ import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Sites } from './sites.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
+import { work } from '../../../work.ts';
 
 /** Calls that are not the job's work: they run no code of the job. */
 const PURE_GLOBALS = new Set(['console', 'JSON', 'Math', 'Number', 'String', 'Boolean', 'Date', 'Object', 'Array', 'Promise', 'Symbol', 'BigInt', 'Buffer', 'parseInt', 'parseFloat', 'isNaN', 'structuredClone', 'Error', 'TypeError', 'RangeError', 'assert', 'Reflect', 'Intl', 'URL', 'crypto', 'process']);
@@ -41,6 +42,7 @@ export class Walk extends Sites {
   }
 
   private statement(node: Node): void {
+    work();
     switch (node.type) {
       case 'BlockStatement':
       case 'StaticBlock':
@@ -358,6 +360,7 @@ export class Walk extends Sites {
 
   expression(node: Node | null | undefined): void {
     if (!node) return;
+    work();
     switch (node.type) {
       case 'ArrowFunctionExpression':
       case 'FunctionExpression':
