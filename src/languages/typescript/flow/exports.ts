@@ -25,7 +25,7 @@ export interface ExportingModule {
 const exportedName = (n: TSESTree.Identifier | TSESTree.StringLiteral) => (n.type === 'Identifier' ? n.name : String(n.value));
 
 /** `module.exports`, `module.exports.x`, `exports.x`: the exported name ('module.exports' for the whole). */
-function commonJsTarget(left: Node): string | undefined {
+export function commonJsTarget(left: Node): string | undefined {
   if (left.type !== 'MemberExpression') return undefined;
   const object = unwrap(left.object);
   const name = propertyName(left);

@@ -7,6 +7,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { children, isFunction, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import { commonJsTarget } from './exports.ts';
 import type { Value } from './types.ts';
 
 /** Each exported function's untyped first parameter that a driver's runner fills in, with its value. */
@@ -37,16 +38,10 @@ function exportedFunctions(program: TSESTree.Program): [string, FunctionNode][] 
     }
     if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression') continue;
     const { left, right } = statement.expression;
-    if (left.type !== 'MemberExpression') continue;
-    const object = unwrap(left.object);
-    const target = propertyName(left);
-    const isModule = object?.type === 'Identifier' && object.name === 'module';
-    if (isModule && target === 'exports' && right.type === 'ObjectExpression') {
+    const target = commonJsTarget(left);
+    if (target !== 'module.exports') add(target, right);
+    else if (right.type === 'ObjectExpression') {
       for (const p of right.properties) if (p.type === 'Property' && !p.computed && p.key.type === 'Identifier') add(p.key.name, p.value as Node);
-    } else if (object?.type === 'Identifier' && object.name === 'exports') {
-      add(target, right);
-    } else if (object?.type === 'MemberExpression' && unwrap(object.object)?.type === 'Identifier' && (unwrap(object.object) as TSESTree.Identifier).name === 'module' && propertyName(object) === 'exports') {
-      add(target, right);
     }
   }
   return out;
