@@ -12,7 +12,7 @@ import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext }
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
-import { readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
@@ -636,14 +636,6 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
  * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }`, `exports.NAME = ...`.
  */
 function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
-  const exportsOf = (n: Node | undefined): string | undefined => {
-    const m = unwrap(n);
-    if (m?.type === 'Identifier' && m.name === 'exports') return '';
-    if (m?.type !== 'MemberExpression' || m.computed || m.property.type !== 'Identifier') return undefined;
-    const object = unwrap(m.object);
-    if (object?.type === 'Identifier' && object.name === 'module' && m.property.name === 'exports') return '';
-    return exportsOf(m.object) === '' ? m.property.name : undefined;
-  };
   for (const statement of program.body) {
     if (statement.type === 'ExportDefaultDeclaration' && name === 'default') {
       const d = statement.declaration;
@@ -651,9 +643,9 @@ function moduleLevelExport(program: TSESTree.Program, name: string): Node | unde
     }
     if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression' || statement.expression.operator !== '=') continue;
     const { left, right } = statement.expression;
-    const target = exportsOf(left as Node);
+    const target = commonJsTarget(left as Node);
     if (target === name) return right as Node;
-    if (target === '') {
+    if (target === 'module.exports') {
       const value = memberInit(unwrap(right as Node), name);
       if (value) return value;
     }
