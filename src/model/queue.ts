@@ -10,7 +10,7 @@
 // both offsets (for the per-file check) and 1-based locations (for the
 // project pass).
 import { lineIndexOf } from './lines.ts';
-import type { AssignedValue, BindParam, ColumnAssignment, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
+import type { AssignedValue, BindParam, ColumnAssignment, ComparedValue, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import { mergedClaimRead, pickedByRead } from './queue-sources.ts';
 import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
@@ -470,6 +470,9 @@ interface WriteReading {
   compareAndSet: boolean;
 }
 
+/** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
+const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
+
 function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
   // A SKIP LOCKED read's filter, or that of a plain read whose row the write takes by id.
   const picked = claimRead ? undefined : pickedByRead(write);
@@ -522,8 +525,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // RETURNING) keeps rows fresh and gives no one a job.
   const handsOver =
     write.returning ||
-    write.assignments.some((a) => a.value.kind === 'param' || (a.value.kind === 'expression' && a.value.params === true)) ||
-    write.where.some((c) => c.value.kind === 'param' || (c.value.kind === 'expression' && c.value.params === true));
+    write.assignments.some((a) => fromCode(a.value)) ||
+    write.where.some((c) => fromCode(c.value));
   const isClaim =
     isUpdate &&
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status && handsOver)) &&
@@ -551,7 +554,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     const bound = boundSeconds(v, bind);
     if (bound !== undefined) {
       if (endsLease) leaseSeconds = Math.abs(bound);
-    } else if (v.kind === 'param' || (v.kind === 'expression' && v.params)) leaseFromCode = true;
+    } else if (fromCode(v)) leaseFromCode = true;
     else if (v.kind === 'expression' && v.intervalSeconds !== undefined && endsLease) leaseSeconds = Math.abs(v.intervalSeconds);
   }
   const reclaimBound = reclaim ? boundSeconds(reclaim.value, bind) : undefined;
@@ -563,7 +566,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
         : undefined;
   if (leaseSeconds === undefined && !leaseFromCode && reclaim && !(LEASE_END_COLUMN.test(reclaim.column) || roles.end.has(reclaim.column))) {
     if (reclaimSeconds !== undefined) leaseSeconds = reclaimSeconds;
-    else leaseFromCode = reclaim.value.kind === 'param' || (reclaim.value.kind === 'expression' && reclaim.value.params === true);
+    else leaseFromCode = fromCode(reclaim.value);
   }
 
   const attemptInCase = status?.value.kind === 'expression' && status.value.columns.some(isClaimCounter);
