@@ -15,9 +15,9 @@ export default defineRule<Options, QueueFacts>({
   description: 'Require a fenced heartbeat for jobs that can outlive their fixed lease',
   messages: {
     noHeartbeat:
-      "This claim gives jobs of '{{table}}' a fixed {{lease}} lease and takes them back when it expires, and no statement in the project extends {{column}} for a running job{{worker}}: a job that runs longer than {{lease}} is claimed again and runs twice. Extend the lease from the running job every few seconds (`update {{table}} set {{extend}} where id = $1 and attempts = $2`), and give the job a maximum runtime next to the heartbeat, or a hung job keeps its lease forever.",
+      "This claim gives jobs of '{{table}}' a fixed {{lease}} lease and takes them back when it expires, and no statement in the project extends {{column}} for a running job{{worker}}: a job that runs longer than {{lease}} is claimed again and runs twice. Extend the lease from the running job every few seconds (`update {{table}} set {{extend}} where id = $1 and {{counter}} = $2`), and give the job a maximum runtime next to the heartbeat, or a hung job keeps its lease forever.",
     unfencedHeartbeat:
-      "This heartbeat extends the lease of a '{{table}}' job by {{by}} only: a run that has already lost its lease keeps extending the lease of the run that took the job over, so that run's crash is not noticed while the stale run lives. Compare the attempt number or lock token the claim returned (`and attempts = $2`) and stop the job when the heartbeat updates no row.",
+      "This heartbeat extends the lease of a '{{table}}' job by {{by}} only: a run that has already lost its lease keeps extending the lease of the run that took the job over, so that run's crash is not noticed while the stale run lives. Compare the attempt number or lock token the claim returned (`and {{counter}} = $2`) and stop the job when the heartbeat updates no row.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -46,11 +46,13 @@ export default defineRule<Options, QueueFacts>({
     const out: Decision[] = [];
     const long = options.longLeaseSeconds ?? 3600;
     for (const table of leaseTables(files)) {
+      // The fence the messages suggest names the table's own counter (`tries = $2`).
+      const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
       const reclaimed = table.claims.some((c) => reclaimerOf(table, c));
       const heartbeats = table.heartbeats.filter((h) => extendsLease(h.fact, table));
       if (reclaimed) {
         for (const { file, fact } of heartbeats) {
-          if (!fenceOf(fact, table)) out.push({ file, at: fact.whereAt, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by } });
+          if (!fenceOf(fact, table)) out.push({ file, at: fact.whereAt, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by, counter } });
         }
       }
       // That no statement extends the lease is only known for the whole project.
@@ -70,7 +72,7 @@ export default defineRule<Options, QueueFacts>({
           file: claim.file,
           at: claim.fact.leaseAt ?? claim.fact.at,
           messageId: 'noHeartbeat',
-          data: { table: table.table, lease: formatSeconds(lease), column, extend, worker },
+          data: { table: table.table, lease: formatSeconds(lease), column, extend, worker, counter },
         });
       }
     }

@@ -215,4 +215,15 @@ returning box.msgs.id, box.msgs.token;`;
     ).heartbeats;
     assert.ok(!other.compared.includes('token'));
   });
+  test("the heartbeat a finding suggests fences on the table's own counter, whatever it is called", () => {
+    const claim =
+      "update tasks set phase = 'running', tries = tries + 1, locked_until = now() + interval '5 minutes' " +
+      "where id = (select id from tasks where phase = 'queued' or (phase = 'running' and locked_until < now()) for update skip locked limit 1) returning *;\n";
+    const [finding] = runProject('require-lease-heartbeat', { 'claim.sql': claim });
+    assert.match(finding.message, /where id = \$1 and tries = \$2/);
+    const beat = "update tasks set locked_until = now() + interval '5 minutes' where id = $1;\n";
+    const [unfenced] = runProject('require-lease-heartbeat', { 'claim.sql': claim + beat });
+    assert.equal(unfenced.messageId, 'unfencedHeartbeat');
+    assert.match(unfenced.message, /and tries = \$2/);
+  });
 });
