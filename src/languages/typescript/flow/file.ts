@@ -36,6 +36,8 @@ export const MAX_REUSE_READS = 32;
 interface ConstEntry {
   init: Node;
   scope: [number, number];
+  /** `const [a, b] = init`: the name is the init's element at this index, not the init itself. */
+  element?: number;
 }
 
 /** What the analysis of one file may do beyond the file: read the project modules it imports. */
@@ -176,15 +178,27 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.resolveContext = {
       source: this.text,
       constant: (name, at) => {
-        let best: ConstEntry | undefined;
-        for (const entry of this.constants.get(name) ?? []) {
-          if (entry.scope[0] <= at.range[0] && at.range[1] <= entry.scope[1] && (!best || entry.scope[0] >= best.scope[0])) best = entry;
-        }
-        return best?.init;
+        const best = this.constantEntry(name, at);
+        return best?.element === undefined ? best?.init : undefined;
       },
       imported: (name, _at, members) => this.importedText(name, members),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
+  }
+
+  /** The innermost const that binds `name` where `at` is. */
+  private constantEntry(name: string, at: Node): ConstEntry | undefined {
+    let best: ConstEntry | undefined;
+    for (const entry of this.constants.get(name) ?? []) {
+      if (entry.scope[0] <= at.range[0] && at.range[1] <= entry.scope[1] && (!best || entry.scope[0] >= best.scope[0])) best = entry;
+    }
+    return best;
+  }
+
+  /** `const [first] = init`: the initializer a name is an element of, and its index. */
+  elementOf(name: string, at: Node): { init: Node; index: number } | undefined {
+    const best = this.constantEntry(name, at);
+    return best?.element === undefined ? undefined : { init: unwrap(best.init)!, index: best.element };
   }
 
   run(): void {
@@ -299,7 +313,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
         const local = exportedName(s.local);
         if (statement.source) return this.module(String(statement.source.value))?.exportedConstantIn(local);
-        const init = this.constants.get(local)?.find((c) => c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
+        const init = this.constants.get(local)?.find((c) => c.element === undefined && c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
         return init ? { init, module: this } : undefined;
       }
     }
@@ -623,6 +637,15 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
           const list = out.get(d.id.name) ?? [];
           list.push({ init: d.init, scope });
           out.set(d.id.name, list);
+        }
+        // `const [first, second] = rows`: each name an element (it shadows an outer const of its name too).
+        if (d.id.type === 'ArrayPattern' && d.init) {
+          for (const [element, e] of d.id.elements.entries()) {
+            if (e?.type !== 'Identifier') continue;
+            const list = out.get(e.name) ?? [];
+            list.push({ init: d.init, scope, element });
+            out.set(e.name, list);
+          }
         }
       }
     }
