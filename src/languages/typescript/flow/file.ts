@@ -12,7 +12,7 @@ import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext }
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
-import { commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
@@ -656,7 +656,8 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
 
 /**
  * What a module exports as `name` other than by `export const`: its default export's value (`export default {
- * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }`, `exports.NAME = ...`.
+ * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }` (or `= QUERIES` where
+ * `const QUERIES = { NAME: ... }`), `exports.NAME = ...`.
  */
 function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
   for (const statement of program.body) {
@@ -669,7 +670,7 @@ function moduleLevelExport(program: TSESTree.Program, name: string): Node | unde
     const target = commonJsTarget(left as Node);
     if (target === name) return right as Node;
     if (target === 'module.exports') {
-      const value = memberInit(unwrap(right as Node), name);
+      const value = memberInit(commonJsObject(program, right as Node), name);
       if (value) return value;
     }
   }
