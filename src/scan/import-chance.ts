@@ -73,7 +73,7 @@ export class ImportChance {
   hold(file: string, bytes: Uint8Array, language: Language): boolean {
     if (language !== 'python' && language !== 'typescript') return false;
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (buffer.indexOf('import') < 0) return false;
+    if (buffer.indexOf('import') < 0 && (language === 'python' || buffer.indexOf('require') < 0)) return false;
     const text = buffer.toString('latin1');
     const { names, statements } = language === 'python' ? pythonImports(text) : tsImports(text);
     if (names.length === 0) return false;
@@ -186,13 +186,18 @@ export function pythonImports(text: string): { names: ImportedName[]; statements
   return { names: out, statements };
 }
 
-/** `import { a, b as c } from './x'` (with a default import before it or not; type-only imports left out). */
+/** `import { a, b as c } from './x'` (with a default import before it or not; type-only imports left out), `const { a, b: c } = require('./x')`. */
 export function tsImports(text: string): { names: ImportedName[]; statements: Statements } {
   const out: ImportedName[] = [];
   const statements: Statements = [];
   for (const match of text.matchAll(/\bimport\s+(?!type\s*[{\w])(?:[\w$]+\s*,\s*)?\{([^}]*)\}\s*from\s*(['"])([^'"\n]+)\2/g)) {
     statements.push([match.index, match.index + match[0].length]);
     for (const { name, local } of specifierList(match[1])) out.push({ module: match[3], level: 0, name, local });
+  }
+  // `const { a, b: c } = require('./x')`: each name, as an import by name.
+  for (const match of text.matchAll(/\b(?:const|let|var)\s*\{([^}]*)\}\s*=\s*require\(\s*(['"])([^'"\n]+)\2\s*\)/g)) {
+    statements.push([match.index, match.index + match[0].length]);
+    for (const { name, local } of specifierList(match[1].replace(/:/g, ' as '))) out.push({ module: match[3], level: 0, name, local });
   }
   // `import q from`, `import * as q from`, `import q = require()`, `const q = require()`: the module or its default export.
   const whole = /\bimport\s+(?!type\s)(?:([\w$]+)\s*,?\s*)?(?:\*\s*as\s+([\w$]+)\s*)?(?:\{[^}]*\}\s*)?from\s*(['"])([^'"\n]+)\3|\b(?:import|const|let|var)\s+([\w$]+)\s*=\s*require\(\s*(['"])([^'"\n]+)\6\s*\)/g;
@@ -292,6 +297,23 @@ function definesClassConstant(text: string, name: string, attribute: string): bo
   return new RegExp(`^class[ \\t]+${escaped(name)}\\b`, 'm').test(text) && new RegExp(`^[ \\t]+${escaped(attribute)}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
 }
 
+/** `Object.freeze(` before an object: the same object, frozen. */
+const FROZEN = String.raw`(?:Object\.freeze\(\s*)?`;
+
+/**
+ * `module.exports = queries` (or `Object.freeze(queries)`) where `const queries = { NAME: ..., }` before
+ * it has the key (or the shorthand `{ NAME }`): looked for between the const and the assignment.
+ */
+function exportedObjectHas(text: string, id: string): boolean {
+  for (const assignment of text.matchAll(new RegExp(String.raw`\bmodule\.exports\s*=\s*${FROZEN}([\w$]+)\s*\)?\s*(?:;|$)`, 'gm'))) {
+    const object = new RegExp(String.raw`\bconst\s+${escaped(assignment[1])}\s*(?::[^=]*?)?=\s*${FROZEN}\{`).exec(text.slice(0, assignment.index));
+    if (!object) continue;
+    const body = text.slice(object.index + object[0].length, assignment.index);
+    if (new RegExp(String.raw`(?<![\w$.])(?:${id}|'${id}'|"${id}")\s*:|(?<![\w$.])${id}\s*[,}]`).test(body)) return true;
+  }
+  return false;
+}
+
 /**
  * The module binds `name` at its top level as the front ends read a constant: Python `NAME = value`
  * at the start of a line, TS/JS `const NAME = value` whose value is no function or class.
@@ -301,7 +323,8 @@ function definesConstant(text: string, language: Language, name: string): boolea
   if (language === 'python') return new RegExp(`^${id}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
   // The default export as a value (`export default { ... }`, `export default QUERIES`), CommonJS exports.
   if (name === 'default') return /\bexport\s+default\s+(?!function\b|class\b|async\b|abstract\b)[{\w$'"`]/.test(text);
-  if (new RegExp(`\\bexports\\.${id}\\s*=(?!=)|\\bmodule\\.exports\\s*=\\s*\\{[^;]*?(?<![\\w$])${id}\\s*[:,}]`).test(text)) return true;
+  if (new RegExp(`\\bexports\\.${id}\\s*=(?!=)|\\bmodule\\.exports\\s*=\\s*${FROZEN}\\{[^;]*?(?<![\\w$])${id}\\s*[:,}]`).test(text)) return true;
+  if (exportedObjectHas(text, id)) return true;
   const match = new RegExp(`\\bconst\\s+${id}\\s*(?::[^=]*?)?=(?![=>])\\s*(\\S*)`).exec(text);
   return !!match && !/^(async\b|function\b|class\b|new\b|\((?!\s*['"`]))/.test(match[1]) && !new RegExp(`^[\\w$]+\\s*=>`).test(text.slice(match.index + match[0].length - match[1].length));
 }

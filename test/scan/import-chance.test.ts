@@ -193,6 +193,29 @@ test('a constant read through its module, a default export, an exported object, 
   assert.equal(on.stats.parsed, 12, 'the eight workers and the four modules with SQL (not app/__init__.py)');
 });
 
+test('CommonJS: a worker with no import statement requiring a module that exports a const object by its name (frozen or not), or constants by shorthand, is analysed', async () => {
+  const CHOOSE = "\"SELECT set_config('app.tenant', $1, false)\"";
+  const worker = (line: string, use: string) => `const { Pool } = require('pg');\n${line}\nconst pool = new Pool();\nexports.handle = (tenant) => pool.query(${use}, [tenant]);\n`;
+  const dir = tree({
+    'package.json': '{ "name": "w", "private": true }\n',
+    'named.js': `const statements = {\n  chooseTenant: ${CHOOSE},\n};\nmodule.exports = statements;\n`,
+    'frozen.js': `const statements = { 'chooseTenant': ${CHOOSE} };\nmodule.exports = Object.freeze(statements);\n`,
+    'short.js': `const chooseTenant = ${CHOOSE};\nmodule.exports = { chooseTenant };\n`,
+    'plain.js': "const statements = { chooseTenant: 'hello' };\nmodule.exports = statements;\n",
+    'w_named.js': worker("const q = require('./named');", 'q.chooseTenant'),
+    'w_frozen.js': worker("const q = require('./frozen');", 'q.chooseTenant'),
+    'w_short.js': worker("const q = require('./short');", 'q.chooseTenant'),
+    'w_destructured.js': worker("const { chooseTenant: choose } = require('./named');", 'choose'),
+    'w_plain.js': worker("const q = require('./plain');", 'q.chooseTenant'),
+  });
+  const expected = ['w_destructured.js:4:41 no-session-tenant-setting', 'w_frozen.js:4:41 no-session-tenant-setting', 'w_named.js:4:41 no-session-tenant-setting', 'w_short.js:4:41 no-session-tenant-setting'];
+  const options: ScanOptions = { paths: [dir], cwd: dir, concurrency: 'off' };
+  assert.deepEqual(findings((await scan({ ...options, prefilter: false })).results, dir), expected);
+  const on = await scan(options);
+  assert.deepEqual(findings(on.results, dir), expected);
+  assert.equal(on.stats.parsed, 7, 'the four workers and the three modules with SQL (not plain.js, nor the worker whose module has none)');
+});
+
 test('no second chance for a method called on an imported module, a module of no project, or a module whose constant has no trigger', async () => {
   const dir = tree({
     'pyproject.toml': '[project]\nname = "w"\n',

@@ -119,6 +119,18 @@ test('tsconfig paths, baseUrl, package.json imports and CommonJS modules resolve
   assert.equal(resolveProjectModule(join(outer, 'app/x.ts'), '../db'), undefined);
 });
 
+test('CommonJS module.exports = NAME where NAME is a const object of the module (or it frozen) exports its members: a pool, and SQL text', () => {
+  const dir = project({
+    'src/db.js': "const { Pool } = require('pg');\nconst db = { pool: new Pool() };\nmodule.exports = db;\n",
+    'src/queries.js': "const queries = {\n  claim: 'select 1',\n};\nmodule.exports = Object.freeze(queries);\n",
+    'src/short.js': "const finish = 'select 2';\nmodule.exports = { finish };\n",
+    'src/app.js': "const { pool } = require('./db');\nconst q = require('./queries');\nconst { claim } = require('./queries');\nconst s = require('./short');\nasync function run() {\n  await pool.query(q.claim);\n  await pool.query(claim);\n  await pool.query(s.finish);\n}\n",
+  });
+  const m = modelOf(dir, 'src/app.js');
+  assert.deepEqual(placed(m), ['autocommit pool db.js', 'autocommit pool db.js', 'autocommit pool db.js']);
+  assert.deepEqual(m.sites.map((s) => s.analysis.statements[0]?.kind), ['SelectStmt', 'SelectStmt', 'SelectStmt'], 'the text of each statement is read where it is kept');
+});
+
 test('unknown bindings stay unknown whatever the name: an untyped parameter, a package we do not read, a module that does not parse', () => {
   const dir = project({
     'broken.ts': 'export const pool = ;',

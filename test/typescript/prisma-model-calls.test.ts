@@ -4,7 +4,10 @@
 // findMany, findUnique, count) as SELECT; a call whose filter it cannot read
 // (a relation filter) sends nothing it could judge and is left out. A write
 // that takes the row a one-row read of its model picked in the same function
-// takes it by that read's filter: `"id" = (SELECT "id" FROM ... WHERE ...)`.
+// takes it by that read's filter: `"id" = (SELECT "id" FROM ... WHERE ...)`;
+// the first row of a findMany (`const [job] = ...`) is such a row, and the
+// rows of a findMany taken by their ids (`{ in: jobs.map((j) => j.id) }`) are
+// `"id" IN (SELECT "id" FROM ... WHERE ... LIMIT <take>)`.
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
 import { typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
@@ -139,4 +142,54 @@ export async function many() {
   assert.equal(picked('many'), undefined, 'findMany picks no one row');
   assert.equal(picked('unreadRead'), undefined, 'a read whose filter is not read');
   assert.deepEqual(writeOf('unreadRead').where.map((c) => `${c.column} ${c.value.kind}`), ['id param'], 'the write is still read, by a value');
+});
+
+test('a write that takes the rows a findMany of its model picked, by their ids, or its first row: the read is a subquery of its WHERE', () => {
+  const sites = sqlOf(`
+export async function batch(worker: string) {
+  const jobs = await prisma.job.findMany({ where: { OR: [{ status: 'pending' }, { status: 'running', lockedUntil: { lt: new Date() } }], attempts: { lt: 5 } }, orderBy: { id: 'asc' }, take: 10 });
+  await prisma.job.updateMany({ where: { id: { in: jobs.map((j) => j.id) }, status: 'pending' }, data: { status: 'running', lockedBy: worker, attempts: { increment: 1 } } });
+}
+export async function byConst() {
+  const jobs = await prisma.job.findMany({ where: { status: 'pending' }, take: 5 });
+  const ids = jobs.map(({ id }) => id);
+  await prisma.job.updateMany({ where: { id: { in: ids } }, data: { status: 'running' } });
+}
+export async function firstOfMany() {
+  const [job] = await prisma.job.findMany({ where: { status: 'pending' }, orderBy: { id: 'asc' }, take: 1 });
+  if (!job) return;
+  await prisma.job.updateMany({ where: { id: job.id, status: 'pending' }, data: { status: 'running' } });
+}
+export async function secondOfMany() {
+  const [, job] = await prisma.job.findMany({ where: { status: 'pending' } });
+  await prisma.job.updateMany({ where: { id: job.id }, data: { status: 'running' } });
+}
+export async function otherField() {
+  const jobs = await prisma.job.findMany({ where: { status: 'pending' } });
+  await prisma.job.updateMany({ where: { id: { in: jobs.map((j) => j.parentId) } }, data: { status: 'running' } });
+}
+export async function otherModel() {
+  const users = await prisma.user.findMany({ where: { active: true } });
+  await prisma.job.updateMany({ where: { id: { in: users.map((u) => u.id) } }, data: { status: 'running' } });
+}
+export async function oneRowMapped() {
+  const job = await prisma.job.findFirst({ where: { status: 'pending' } });
+  await prisma.job.updateMany({ where: { id: { in: [job].map((j) => j!.id) } }, data: { status: 'running' } });
+}`);
+  const writeOf = (fn: string) => sites.find((s) => s.fn === fn && s.statement.kind === 'UpdateStmt')!.statement.rowWrites[0];
+  const picked = (fn: string) => writeOf(fn).where.find((c) => c.value.kind === 'subquery');
+  const batch = picked('batch');
+  assert.ok(batch && batch.value.kind === 'subquery', 'id IN (SELECT id FROM "Job" WHERE ... LIMIT 10)');
+  assert.equal(batch.op, 'in');
+  assert.deepEqual(batch.value.tables, ['job']);
+  assert.deepEqual(batch.value.where!.map((c) => `${c.column} ${c.op}${c.underOr ? ' (or)' : ''}`), ['status = (or)', 'status = (or)', 'lockeduntil < (or)', 'attempts <']);
+  assert.ok(writeOf('batch').where.some((c) => c.column === 'status' && c.value.kind === 'literal'), 'the compare-and-set stays');
+  assert.equal(picked('byConst')?.op, 'in', 'a const bound to the map of the ids');
+  const first = picked('firstOfMany');
+  assert.equal(first?.op, '=', 'the first row of a findMany is one row: id = (SELECT ... LIMIT 1)');
+  assert.deepEqual(first?.value.kind === 'subquery' && first.value.where!.map((c) => c.column), ['status']);
+  assert.equal(picked('secondOfMany'), undefined, 'the second row is not the pick');
+  assert.equal(picked('otherField'), undefined, 'ids of another field');
+  assert.equal(picked('otherModel'), undefined, 'rows of another model');
+  assert.equal(picked('oneRowMapped'), undefined, 'a map over something else than the rows of a findMany');
 });

@@ -18,6 +18,8 @@ export interface BuilderHost {
   value(node: Node): Value | undefined;
   /** The initializer a constant name stands for (`LEASE_MS`), when the host can tell. */
   constantOf?(node: Node): Node | undefined;
+  /** `const [first] = rows`: the initializer a name is an element of, and its index. */
+  elementOf?(node: Node): { init: Node; index: number } | undefined;
 }
 
 export interface BuiltQuery {

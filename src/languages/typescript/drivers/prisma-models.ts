@@ -17,7 +17,11 @@
 //   `updateMany({ where: { id: job.id, status: 'queued' }, data })`) takes
 //   it by that read: `"id" = (SELECT "id" FROM "Job" WHERE ... LIMIT 1)`, so
 //   the read's filter (its attempt limit, the expired leases it takes back)
-//   is the claim's predicate, as a subquery is in SQL.
+//   is the claim's predicate, as a subquery is in SQL. The first row of a
+//   findMany (`const [job] = await prisma.job.findMany({ where, take: 1 })`)
+//   is such a row; the rows of a findMany taken by their ids (`where: { id:
+//   { in: jobs.map((j) => j.id) } }`) are `"id" IN (SELECT "id" FROM "Job"
+//   WHERE ... LIMIT <take>)`: a batch claim of the rows the read picked.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { SqlWriter, type ChainReader } from '../builder-sql.ts';
 import { propertyName, unwrap, type Node } from '../syntax.ts';
@@ -28,6 +32,8 @@ const ARITHMETIC: Record<string, string> = { increment: '+', decrement: '-', mul
 const READS = new Set(['findFirst', 'findFirstOrThrow', 'findUnique', 'findUniqueOrThrow', 'findMany', 'count']);
 /** Reads that return one row: a write may take the row they picked. */
 const ONE_ROW = new Set(['findFirst', 'findFirstOrThrow', 'findUnique', 'findUniqueOrThrow']);
+/** Reads that return rows: a write may take those rows, or the first of them (`const [job] = ...`). */
+const ROWS = new Set(['findMany']);
 
 const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const tableOf = (model: string) => quoted(model[0].toUpperCase() + model.slice(1));
@@ -53,12 +59,16 @@ const isNull = (node: Node | undefined) => node?.type === 'Literal' && node.valu
 const isUndefined = (node: Node | undefined) => node?.type === 'Identifier' && node.name === 'undefined';
 
 /**
- * A read of a model in the same function whose row a write takes:
- * `job.id` where `const job = await tx.job.findFirst({ where })`.
+ * A read of a model in the same function whose row a write takes: `job.id`
+ * where `const job = await tx.job.findFirst({ where })` or `const [job] =
+ * await tx.job.findMany({ where })` (one row); or whose rows it takes: `{ in:
+ * jobs.map((j) => j.id) }` where `const jobs = await tx.job.findMany(...)`.
  */
 interface PickedRow {
   read: TSESTree.CallExpression;
   field: string;
+  /** The read's rows (`"id" IN (SELECT ...)`), not its first (`"id" = (SELECT ... LIMIT 1)`). */
+  rows: boolean;
 }
 
 /** Writes a Prisma filter, `where` or a member of AND/OR/NOT, as SQL conditions joined by AND; false when it cannot. */
@@ -118,13 +128,13 @@ class FilterWriter {
     const w = this.w;
     const column = quoted(key);
     if (depth > 6) return false;
+    const picked = key === this.pickKey && depth === 0 ? pickedRow(w, value, key, this.model!) : undefined;
+    if (picked) return this.picked(column, p, picked);
     if (value?.type !== 'ObjectExpression') {
       if (isNull(value)) {
         w.text(`${column} IS NULL`, p);
         return true;
       }
-      const picked = key === this.pickKey && depth === 0 ? pickedRow(w, value, key, this.model!) : undefined;
-      if (picked) return this.picked(column, p, picked);
       w.text(`${column} = `, p);
       w.value(p.value as Node);
       return true;
@@ -152,31 +162,73 @@ class FilterWriter {
     return true;
   }
 
-  /** `"id" = (SELECT "id" FROM "Job" WHERE <the read's filter> ... LIMIT 1)`: the row the read picked. */
+  /**
+   * `"id" = (SELECT "id" FROM "Job" WHERE <the read's filter> ... LIMIT 1)`: the row the read picked;
+   * `"id" IN (SELECT "id" FROM "Job" WHERE ... LIMIT <take>)`: the rows it picked.
+   */
   private picked(column: string, p: TSESTree.Property, picked: PickedRow): boolean {
     const w = this.w;
-    w.text(`${column} = (`, p);
-    if (!select(w, picked.read, this.model!, 'findFirst', [quoted(picked.field)])) return false;
+    w.text(`${column} ${picked.rows ? 'IN' : '='} (`, p);
+    if (!select(w, picked.read, this.model!, picked.rows ? 'findMany' : 'findFirst', [quoted(picked.field)])) return false;
     w.text(')', p);
     return true;
   }
 }
 
 /**
- * `job.id` (or `job?.id`, `job!.id`) where `job` is a const of the function
- * bound to a one-row read of the same model: the row that read picked.
+ * The row or rows of a read of the same model in the function that a write's
+ * filter on `key` takes: `job.id` (or `job?.id`, `job!.id`) where `job` is a
+ * const bound to a one-row read, or the first element of a findMany
+ * (`const [job] = ...`); `{ in: jobs.map((j) => j.id) }` (or a const bound to
+ * that map) where `jobs` is a const bound to a findMany.
  */
 function pickedRow(w: SqlWriter, value: Node | undefined, key: string, model: string): PickedRow | undefined {
-  if (value?.type !== 'MemberExpression' || propertyName(value) !== key) return undefined;
-  const holder = unwrap(value.object);
-  if (holder?.type !== 'Identifier') return undefined;
-  const read = unwrap(w.host.constantOf?.(holder));
-  if (read?.type !== 'CallExpression') return undefined;
+  let found: { read: Node | undefined; methods: Set<string>; rows: boolean } | undefined;
+  if (value?.type === 'MemberExpression' && propertyName(value) === key) {
+    const holder = unwrap(value.object);
+    if (holder?.type !== 'Identifier') return undefined;
+    const element = w.host.elementOf?.(holder);
+    if (element) found = element.index === 0 ? { read: unwrap(element.init), methods: ROWS, rows: false } : undefined;
+    else found = { read: unwrap(w.host.constantOf?.(holder)), methods: ONE_ROW, rows: false };
+  } else if (value?.type === 'ObjectExpression') {
+    const operators = fields(value);
+    if (operators?.length !== 1 || operators[0][0] !== 'in') return undefined;
+    const rows = mappedRows(w, unwrap(operators[0][1].value as Node), key);
+    found = rows && { read: unwrap(w.host.constantOf?.(rows)), methods: ROWS, rows: true };
+  }
+  const read = found?.read;
+  if (!found || read?.type !== 'CallExpression') return undefined;
   const call = modelCall(w, read);
-  if (!call || call.model !== model || !ONE_ROW.has(call.method)) return undefined;
+  if (!call || call.model !== model || !found.methods.has(call.method)) return undefined;
   // A read whose filter the scan cannot write leaves the write taking a value (`"id" = $1`), as before.
-  if (!select(new SqlWriter(w.host), read, model, 'findFirst', [quoted(key)])) return undefined;
-  return { read, field: key };
+  if (!select(new SqlWriter(w.host), read, model, found.rows ? 'findMany' : 'findFirst', [quoted(key)])) return undefined;
+  return { read, field: key, rows: found.rows };
+}
+
+/** `jobs.map((j) => j.id)`, `jobs.map(({ id }) => id)` (or a const bound to it): the name of the rows whose `key` it lists. */
+function mappedRows(w: SqlWriter, node: Node | undefined, key: string, depth = 0): TSESTree.Identifier | undefined {
+  if (node?.type === 'Identifier' && depth === 0) return mappedRows(w, unwrap(w.host.constantOf?.(node)), key, depth + 1);
+  if (node?.type !== 'CallExpression' || node.arguments.length !== 1) return undefined;
+  const callee = unwrap(node.callee);
+  const rows = callee?.type === 'MemberExpression' && propertyName(callee) === 'map' ? unwrap(callee.object) : undefined;
+  const fn = unwrap(node.arguments[0] as Node);
+  if (rows?.type !== 'Identifier' || (fn?.type !== 'ArrowFunctionExpression' && fn?.type !== 'FunctionExpression') || fn.params.length !== 1) return undefined;
+  let body: Node | undefined = fn.body;
+  if (body?.type === 'BlockStatement') body = body.body.length === 1 && body.body[0].type === 'ReturnStatement' ? (body.body[0].argument ?? undefined) : undefined;
+  body = unwrap(body);
+  const param = fn.params[0];
+  // `(j) => j.id`
+  if (param.type === 'Identifier') {
+    const object = body?.type === 'MemberExpression' ? unwrap(body.object) : undefined;
+    return body?.type === 'MemberExpression' && propertyName(body) === key && object?.type === 'Identifier' && object.name === param.name ? rows : undefined;
+  }
+  // `({ id }) => id`
+  if (param.type === 'ObjectPattern' && body?.type === 'Identifier') {
+    const bound = param.properties.find((p) => p.type === 'Property' && !p.computed && p.key.type === 'Identifier' && p.key.name === key);
+    const local = bound?.type === 'Property' ? bound.value : undefined;
+    return local?.type === 'Identifier' && local.name === body.name ? rows : undefined;
+  }
+  return undefined;
 }
 
 /** `<client>.<model>.<method>(...)` on a Prisma client or transaction client. */

@@ -1,9 +1,12 @@
 // What a module of the project exports, read from its export statements
 // after its walk: `export const pool = new Pool()`, `export default db`,
 // `export { primaryPool as pool }`, re-exports (`export { db } from './db'`,
-// `export * from './pool'`), CommonJS `module.exports = { pool }` and
-// `exports.pool = ...`, and exported type aliases (`export type Db = typeof db`).
+// `export * from './pool'`), CommonJS `module.exports = { pool }` (or a
+// const of the module bound to that object: `const api = { pool };
+// module.exports = api`) and `exports.pool = ...`, and exported type aliases
+// (`export type Db = typeof db`).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import { unfrozen } from '../strings.ts';
 import { isFunction, propertyName, span, unwrap, type Node } from '../syntax.ts';
 import type { TypeMeaning, Value } from './types.ts';
 
@@ -32,6 +35,27 @@ export function commonJsTarget(left: Node): string | undefined {
   if (object?.type === 'Identifier' && object.name === 'module' && name === 'exports') return 'module.exports';
   if (object?.type === 'Identifier' && object.name === 'exports' && name) return name;
   if (object?.type === 'MemberExpression' && commonJsTarget(object) === 'module.exports' && name) return name;
+  return undefined;
+}
+
+/**
+ * The object literal `module.exports = right` exports member by member: `{ claim, finish }`, or a
+ * module-level const bound to one (`const queries = { claim: '...' }; module.exports = queries`),
+ * either frozen (`Object.freeze(...)`).
+ */
+export function commonJsObject(program: TSESTree.Program, right: Node): TSESTree.ObjectExpression | undefined {
+  let n = unfrozen(right);
+  if (n?.type === 'Identifier') n = unfrozen(moduleConstant(program, n.name));
+  return n?.type === 'ObjectExpression' ? n : undefined;
+}
+
+/** The initializer of the module's top-level `const name = ...` (exported or not). */
+function moduleConstant(program: TSESTree.Program, name: string): Node | undefined {
+  for (const statement of program.body) {
+    const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;
+    if (d?.type !== 'VariableDeclaration' || d.kind !== 'const') continue;
+    for (const declarator of d.declarations) if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ?? undefined;
+  }
   return undefined;
 }
 
@@ -92,13 +116,14 @@ export function readExport(file: ExportingModule, name: string): Value | undefin
   if (commonJs) {
     if (commonJs.type === 'ObjectExpression') {
       if (name === 'module.exports') return file.namespace();
-      for (const p of commonJs.properties) {
-        if (p.type !== 'Property' || p.computed) continue;
-        const key = p.key.type === 'Identifier' ? p.key.name : p.key.type === 'Literal' ? String(p.key.value) : undefined;
-        if (key === name) return file.moduleValue(p.value as Node);
-      }
     } else if (name === 'module.exports' || name === 'default') {
       return file.moduleValue(commonJs);
+    }
+    // `module.exports = { pool }`, or `= api` where `const api = { pool }`: its member.
+    for (const p of commonJsObject(file.program, commonJs)?.properties ?? []) {
+      if (p.type !== 'Property' || p.computed) continue;
+      const key = p.key.type === 'Identifier' ? p.key.name : p.key.type === 'Literal' ? String(p.key.value) : undefined;
+      if (key === name) return file.moduleValue(p.value as Node);
     }
   }
   if (name === 'module.exports') return file.namespace();

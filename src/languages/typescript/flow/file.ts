@@ -12,7 +12,7 @@ import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext }
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
-import { commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
@@ -36,6 +36,8 @@ export const MAX_REUSE_READS = 32;
 interface ConstEntry {
   init: Node;
   scope: [number, number];
+  /** `const [a, b] = init`: the name is the init's element at this index, not the init itself. */
+  element?: number;
 }
 
 /** What the analysis of one file may do beyond the file: read the project modules it imports. */
@@ -176,15 +178,27 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.resolveContext = {
       source: this.text,
       constant: (name, at) => {
-        let best: ConstEntry | undefined;
-        for (const entry of this.constants.get(name) ?? []) {
-          if (entry.scope[0] <= at.range[0] && at.range[1] <= entry.scope[1] && (!best || entry.scope[0] >= best.scope[0])) best = entry;
-        }
-        return best?.init;
+        const best = this.constantEntry(name, at);
+        return best?.element === undefined ? best?.init : undefined;
       },
       imported: (name, _at, members) => this.importedText(name, members),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
+  }
+
+  /** The innermost const that binds `name` where `at` is. */
+  private constantEntry(name: string, at: Node): ConstEntry | undefined {
+    let best: ConstEntry | undefined;
+    for (const entry of this.constants.get(name) ?? []) {
+      if (entry.scope[0] <= at.range[0] && at.range[1] <= entry.scope[1] && (!best || entry.scope[0] >= best.scope[0])) best = entry;
+    }
+    return best;
+  }
+
+  /** `const [first] = init`: the initializer a name is an element of, and its index. */
+  elementOf(name: string, at: Node): { init: Node; index: number } | undefined {
+    const best = this.constantEntry(name, at);
+    return best?.element === undefined ? undefined : { init: unwrap(best.init)!, index: best.element };
   }
 
   run(): void {
@@ -299,7 +313,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         if (s.type !== 'ExportSpecifier' || exportedName(s.exported) !== name) continue;
         const local = exportedName(s.local);
         if (statement.source) return this.module(String(statement.source.value))?.exportedConstantIn(local);
-        const init = this.constants.get(local)?.find((c) => c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
+        const init = this.constants.get(local)?.find((c) => c.element === undefined && c.scope[0] === this.program.range[0] && c.scope[1] === this.program.range[1])?.init;
         return init ? { init, module: this } : undefined;
       }
     }
@@ -624,6 +638,15 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
           list.push({ init: d.init, scope });
           out.set(d.id.name, list);
         }
+        // `const [first, second] = rows`: each name an element (it shadows an outer const of its name too).
+        if (d.id.type === 'ArrayPattern' && d.init) {
+          for (const [element, e] of d.id.elements.entries()) {
+            if (e?.type !== 'Identifier') continue;
+            const list = out.get(e.name) ?? [];
+            list.push({ init: d.init, scope, element });
+            out.set(e.name, list);
+          }
+        }
       }
     }
     for (const child of children(node)) visit(child, inner);
@@ -633,7 +656,8 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
 
 /**
  * What a module exports as `name` other than by `export const`: its default export's value (`export default {
- * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }`, `exports.NAME = ...`.
+ * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }` (or `= QUERIES` where
+ * `const QUERIES = { NAME: ... }`), `exports.NAME = ...`.
  */
 function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
   for (const statement of program.body) {
@@ -646,7 +670,7 @@ function moduleLevelExport(program: TSESTree.Program, name: string): Node | unde
     const target = commonJsTarget(left as Node);
     if (target === name) return right as Node;
     if (target === 'module.exports') {
-      const value = memberInit(unwrap(right as Node), name);
+      const value = memberInit(commonJsObject(program, right as Node), name);
       if (value) return value;
     }
   }

@@ -7,7 +7,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { children, isFunction, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
-import { commonJsTarget } from './exports.ts';
+import { commonJsObject, commonJsTarget } from './exports.ts';
 import type { Value } from './types.ts';
 
 /** Each exported function's untyped first parameter that a driver's runner fills in, with its value. */
@@ -22,7 +22,7 @@ export function runnerParameters(program: TSESTree.Program, drivers: DriverRegis
   return out;
 }
 
-/** `export function up`, `export const up = ...`, `exports.up = ...`, `module.exports = { up, down(knex) {} }`. */
+/** `export function up`, `export const up = ...`, `exports.up = ...`, `module.exports = { up, down(knex) {} }` (or a const bound to it). */
 function exportedFunctions(program: TSESTree.Program): [string, FunctionNode][] {
   const out: [string, FunctionNode][] = [];
   const add = (name: string | undefined, node: Node | null | undefined) => {
@@ -40,8 +40,8 @@ function exportedFunctions(program: TSESTree.Program): [string, FunctionNode][] 
     const { left, right } = statement.expression;
     const target = commonJsTarget(left);
     if (target !== 'module.exports') add(target, right);
-    else if (right.type === 'ObjectExpression') {
-      for (const p of right.properties) if (p.type === 'Property' && !p.computed && p.key.type === 'Identifier') add(p.key.name, p.value as Node);
+    else {
+      for (const p of commonJsObject(program, right)?.properties ?? []) if (p.type === 'Property' && !p.computed && p.key.type === 'Identifier') add(p.key.name, p.value as Node);
     }
   }
   return out;

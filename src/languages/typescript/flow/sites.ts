@@ -94,6 +94,11 @@ export abstract class Sites extends Bindings {
     return node.type === 'Identifier' || node.type === 'MemberExpression' ? constantInit(node, this.file.valueContext) : undefined;
   }
 
+  /** `const [first] = rows` of the file: the initializer a name is an element of, and its index. */
+  elementOf(node: Node): { init: Node; index: number } | undefined {
+    return node.type === 'Identifier' ? this.file.elementOf(node.name, node) : undefined;
+  }
+
   taggedArg(tagged: TSESTree.TaggedTemplateExpression, on: Value | undefined, driver: Driver, call: Call): QueryCall {
     this.file.consumed.add(tagged);
     return { text: tagged.quasi, tagged: true, on, driver, placeholders: 'dollar', at: call };
