@@ -13,7 +13,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { activeRules } from '../src/engine/rule-config.ts';
 import { languageOf, supportedExtensions } from '../src/languages/extensions.ts';
-import type { Language } from '../src/model/index.ts';
+import { triggersFor, type Language } from '../src/model/index.ts';
 import { asUtf8 } from '../src/read-file.ts';
 import { discoverFiles } from '../src/scan/discover.ts';
 import { DIRECTIVE_TRIGGER, singlePattern, triggerPattern, type Trigger } from '../src/scan/prefilter.ts';
@@ -24,7 +24,7 @@ const repeat = Math.max(1, Number(values.repeat));
 const targetBytes = Number(values.mb) * 1e6;
 
 const triggersOf = (language: Language): Trigger[] => [
-  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? rule.triggers.map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
+  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? triggersFor(rule.triggers, language).map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
   DIRECTIVE_TRIGGER,
 ];
 

@@ -199,7 +199,7 @@ interface LanguageInfo {
 interface RuleInfo {
   id: string;
   languages: string[];
-  triggers: (string | RegExp)[];
+  triggers: (string | RegExp | { byLanguage: Record<string, string | RegExp | undefined> })[];
   checkProject?: unknown;
 }
 
@@ -220,7 +220,8 @@ async function ruleInfo(): Promise<RuleInfo[]> {
 async function triggerShares(treeRoot: string, paths: string[], rules: RuleInfo[]): Promise<string> {
   const { triggerPattern } = (await import(join(root, 'dist/src/scan/prefilter.js'))) as { triggerPattern: (t: readonly (string | RegExp)[]) => RegExp };
   const byText = new Map<string, string | RegExp>();
-  for (const rule of rules) if (rule.languages.includes('typescript')) for (const t of rule.triggers) byText.set(typeof t === 'string' ? t.toLowerCase() : String(t), typeof t === 'string' ? t.toLowerCase() : t);
+  const { triggersFor } = (await import(join(root, 'dist/src/model/index.js'))) as { triggersFor: (t: RuleInfo['triggers'], language: string) => (string | RegExp)[] };
+  for (const rule of rules) if (rule.languages.includes('typescript')) for (const t of triggersFor(rule.triggers, 'typescript')) byText.set(typeof t === 'string' ? t.toLowerCase() : String(t), typeof t === 'string' ? t.toLowerCase() : t);
   const triggers = [...byText.values()];
   const patterns = triggers.map((t) => triggerPattern([t]));
   const any = new Array(triggers.length).fill(0);

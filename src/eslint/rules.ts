@@ -3,7 +3,7 @@
 // Program:exit against the file's shared model and reports its spans.
 import { ESLintUtils, type TSESLint } from '@typescript-eslint/utils';
 import { rules as allRules } from '../../rules/index.ts';
-import type { Rule } from '../model/index.ts';
+import { triggersFor, type Rule } from '../model/index.ts';
 import { docsUrl } from '../report/rule-docs.ts';
 import { triggerPattern } from '../scan/prefilter.ts';
 import { builtFor, takeError, type ModelSettings } from './model.ts';
@@ -23,7 +23,9 @@ export type PgqEslintRule = TSESLint.RuleModule<string, [Record<string, unknown>
 
 export function toEslintRule(rule: Rule<any>): PgqEslintRule {
   // The CLI parses a file only when it holds a trigger of some rule; a rule cannot report without its own.
-  const triggers = rule.triggers.length > 0 ? triggerPattern(rule.triggers) : undefined;
+  // ESLint reads TS and JS: the triggers of that language.
+  const own = triggersFor(rule.triggers, 'typescript');
+  const triggers = own.length > 0 ? triggerPattern(own) : undefined;
   return createRule<[Record<string, unknown>], string>({
     name: rule.id,
     meta: {

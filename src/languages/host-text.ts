@@ -68,25 +68,5 @@ export class HostTextBuilder {
 
 /** Analyses host text as SQL and maps every span of the facts back to the host file. */
 export function analyzeHostText(host: HostText, options: AnalyzeOptions): SqlAnalysis {
-  const analysis = analyzeSql(host.text, { ...options, holes: options.holes ?? host.holes });
-  remapSpans(analysis, (s) => toHost(host, s));
-  return analysis;
-}
-
-/** Rewrites every `{ start, end }` object under `value` in place, once each. */
-function remapSpans(value: unknown, map: (span: Span) => Span, seen = new Set<object>()): void {
-  if (!value || typeof value !== 'object' || seen.has(value)) return;
-  seen.add(value);
-  if (Array.isArray(value)) {
-    for (const item of value) remapSpans(item, map, seen);
-    return;
-  }
-  const record = value as Record<string, unknown>;
-  if (typeof record.start === 'number' && typeof record.end === 'number' && Object.keys(record).length === 2) {
-    const mapped = map({ start: record.start, end: record.end });
-    record.start = mapped.start;
-    record.end = mapped.end;
-    return;
-  }
-  for (const key of Object.keys(record)) remapSpans(record[key], map, seen);
+  return analyzeSql(host.text, { ...options, holes: options.holes ?? host.holes, mapSpan: (s) => toHost(host, s) });
 }

@@ -70,6 +70,25 @@ export interface ProjectContext<Options, Facts> {
   report(report: ProjectReport): void;
 }
 
+/** One trigger: a substring (a space matches any whitespace) or a regex; see Rule.triggers. */
+export type TriggerText = string | RegExp;
+
+/**
+ * A trigger whose text depends on the language of the file: the call shapes of TS query builders
+ * (Knex's and Prisma's `.update({`) are the words of a dict update in Python, where every
+ * `cache.update({...})` would let the file through. A language left out has no such trigger.
+ */
+export interface LanguageTrigger {
+  readonly byLanguage: Readonly<Partial<Record<Language, TriggerText>>>;
+}
+
+export type Trigger = TriggerText | LanguageTrigger;
+
+/** The triggers of a rule that hold for files of one language. */
+export function triggersFor(triggers: readonly Trigger[], language: Language): TriggerText[] {
+  return triggers.flatMap((t) => (typeof t === 'string' || t instanceof RegExp ? [t] : t.byLanguage[language] !== undefined ? [t.byLanguage[language]] : []));
+}
+
 export interface Rule<Options extends object = Record<string, unknown>, Facts = unknown> {
   id: string;
   /** Imperative: "Disallow ..." / "Require ...". */
@@ -88,9 +107,9 @@ export interface Rule<Options extends object = Record<string, unknown>, Facts = 
    * parsed for it. A string matches as a substring, a space in it as any whitespace
    * (or a \n escape in a string literal); a RegExp (no flags but i, no backreferences)
    * can say more, e.g. /update\s+\S+\s+set/ for an UPDATE statement rather than the word.
-   * See src/scan/prefilter.ts.
+   * A LanguageTrigger gives each language its own text (see triggersFor). See src/scan/prefilter.ts.
    */
-  triggers: readonly (string | RegExp)[];
+  triggers: readonly Trigger[];
   /** The rule's reports can carry suggestions (an edit the user may apply): ESLint's meta.hasSuggestions. */
   hasSuggestions?: boolean;
   check(context: RuleContext<Options>): void;

@@ -6,6 +6,8 @@
 // escapes of string literals and the seams of concatenated strings
 // ('update jobs ' + 'set ...', Python's implicit "..." "..." concatenation).
 
+import type { LanguageTrigger } from './rule.ts';
+
 const GAP = String.raw`(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+`;
 /** The table of UPDATE ... SET: a name, a template hole or a placeholder, with an alias. */
 const TARGET = String.raw`[^;]{1,160}?`;
@@ -19,9 +21,25 @@ const TARGET = String.raw`[^;]{1,160}?`;
  */
 const BUILDER_UPDATE = String.raw`\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update(?:Many)?\s*\(\s*\{|\.(?:increment|decrement)\s*\(`;
 const BUILDER_DELETE = String.raw`\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)|\.delete(?:Many)?\s*\(\s*\{`;
+/**
+ * In Python `.update({` is a dict's update (`self.cache.update({key: value})`, in most modules):
+ * the Python front end reads it as SQL only at the end of SQLAlchemy's `session.query(Job)...`
+ * chain, so there the trigger is that chain. The rest of the builder shapes are kept as they are.
+ */
+const PYTHON_BUILDER_UPDATE = String.raw`\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.query\s*\([^;]{0,600}?\.update\s*\(\s*\{|\.(?:increment|decrement)\s*\(`;
 
-export const UPDATE_SET = new RegExp(String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])|${BUILDER_UPDATE}`, 'i');
-export const DELETE_FROM = new RegExp(String.raw`delete${GAP}from|${BUILDER_DELETE}`, 'i');
+const UPDATE_TEXT = String.raw`update${GAP}${TARGET}${GAP}set(?:\s|\\[nrt]|['"\x60])`;
+const DELETE_TEXT = String.raw`delete${GAP}from`;
+
+/** UPDATE ... SET as SQL text, and the builder calls each front end reads as one. */
+export const UPDATE_SET: LanguageTrigger = {
+  byLanguage: {
+    sql: new RegExp(UPDATE_TEXT, 'i'),
+    typescript: new RegExp(`${UPDATE_TEXT}|${BUILDER_UPDATE}`, 'i'),
+    python: new RegExp(`${UPDATE_TEXT}|${PYTHON_BUILDER_UPDATE}`, 'i'),
+  },
+};
+export const DELETE_FROM = new RegExp(String.raw`${DELETE_TEXT}|${BUILDER_DELETE}`, 'i');
 export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
 /** INSERT ... SELECT: a statement that copies rows (a retry enqueued as a new row). */
 export const INSERT_SELECT = new RegExp(String.raw`insert${GAP}into${GAP}[^;]{1,600}?(?:\s|\\[nrt]|['"\x60(])select(?:\s|\\[nrt]|['"\x60])`, 'i');

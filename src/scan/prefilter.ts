@@ -15,7 +15,7 @@
 // matches "SET\tapp.tenant" and "SET\\nLOCAL"); letters match in either case
 // (ASCII only, as SQL keywords are).
 import type { ActiveRule } from '../engine/rule-config.ts';
-import type { Language } from '../model/index.ts';
+import { triggersFor, type Language, type TriggerText } from '../model/index.ts';
 import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
 import { leadingLiterals, LiteralAnchoredMatcher, splitAlternatives } from './literal-anchor.ts';
 
@@ -33,7 +33,8 @@ export const ALWAYS_PARSED: readonly Language[] = ['sql'];
  */
 export const DIRECTIVE_TRIGGER: Trigger = /pgq(-audit-|\/)/;
 
-export type Trigger = string | RegExp;
+/** A trigger as one language reads it (a rule's LanguageTrigger resolved by triggersFor). */
+export type Trigger = TriggerText;
 
 export interface Prefilter {
   /** True when the file must be parsed: some trigger of a rule reading `language` occurs in `text` (bytes are read as latin1). */
@@ -57,7 +58,7 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
         triggers.set(language, 'all');
         continue;
       }
-      for (const trigger of rule.triggers) {
+      for (const trigger of triggersFor(rule.triggers, language)) {
         const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
         if (!declaredBy.has(String(normalized))) declaredBy.set(String(normalized), rule.id);
         if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);

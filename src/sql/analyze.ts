@@ -24,6 +24,11 @@ export interface AnalyzeOptions {
    * known.
    */
   onlyFacts?: boolean;
+  /**
+   * Maps every span of the result (each `{ start, end }` object) onto the caller's text, e.g. a host
+   * file's offsets: done while the shared analysis of a short text is copied out, not in a second walk.
+   */
+  mapSpan?: (span: Span) => Span;
 }
 
 /** Texts above this size are parsed in batches of statements, not at once. */
@@ -50,30 +55,47 @@ function memoKey(source: string, options: AnalyzeOptions): string | undefined {
 
 export function analyzeSql(source: string, options: AnalyzeOptions = {}): SqlAnalysis {
   const key = memoKey(source, options);
-  if (key === undefined) return analyzeText(source, options);
+  if (key === undefined) {
+    const analysis = analyzeText(source, options);
+    return options.mapSpan ? (copyOf(analysis, new Map(), options.mapSpan) as SqlAnalysis) : analysis;
+  }
   let analysis = memo.get(key);
   if (!analysis) {
     analysis = analyzeText(source, options);
     if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
     memo.set(key, analysis);
   }
-  return copyOf(analysis, new Map()) as SqlAnalysis;
+  return copyOf(analysis, new Map(), options.mapSpan) as SqlAnalysis;
 }
 
-/** A deep copy of plain data (objects, arrays, primitives), objects met twice copied once. Faster here than structuredClone. */
-function copyOf(value: unknown, copies: Map<object, unknown>): unknown {
+/**
+ * A deep copy of plain data (objects, arrays, primitives), objects met twice copied once. Faster here
+ * than structuredClone. With `mapSpan`, each span (an object of exactly `start` and `end`, numbers) is
+ * mapped as it is copied.
+ */
+function copyOf(value: unknown, copies: Map<object, unknown>, mapSpan: ((span: Span) => Span) | undefined): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const seen = copies.get(value);
   if (seen !== undefined) return seen;
   if (Array.isArray(value)) {
     const out: unknown[] = new Array(value.length);
     copies.set(value, out);
-    for (let i = 0; i < value.length; i++) out[i] = copyOf(value[i], copies);
+    for (let i = 0; i < value.length; i++) out[i] = copyOf(value[i], copies, mapSpan);
     return out;
   }
+  const record = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   copies.set(value, out);
-  for (const key in value) out[key] = copyOf((value as Record<string, unknown>)[key], copies);
+  let keys = 0;
+  for (const key in record) {
+    out[key] = copyOf(record[key], copies, mapSpan);
+    keys++;
+  }
+  if (mapSpan && keys === 2 && typeof out.start === 'number' && typeof out.end === 'number') {
+    const mapped = mapSpan({ start: out.start, end: out.end });
+    out.start = mapped.start;
+    out.end = mapped.end;
+  }
   return out;
 }
 

@@ -7,13 +7,13 @@ import { extname, join } from 'node:path';
 import { test } from 'node:test';
 import { realisticSources } from '../../bench/realistic-text.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
-import type { Language } from '../../src/model/index.ts';
+import { triggersFor, type Language } from '../../src/model/index.ts';
 import { DIRECTIVE_TRIGGER, singlePattern, triggerPattern, triggerRegExp, type Trigger } from '../../src/scan/prefilter.ts';
 
 const fixtures = join(import.meta.dirname, '../../fixtures');
 
 const triggersOf = (language: Language): Trigger[] => [
-  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? rule.triggers.map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
+  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? triggersFor(rule.triggers, language).map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
   DIRECTIVE_TRIGGER,
 ];
 

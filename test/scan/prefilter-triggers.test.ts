@@ -6,12 +6,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activeRules } from '../../src/engine/rule-config.ts';
-import type { Language } from '../../src/model/index.ts';
+import { triggersFor, type Language } from '../../src/model/index.ts';
 import { DIRECTIVE_TRIGGER, triggerPattern, triggerRegExp, type Trigger } from '../../src/scan/prefilter.ts';
 import { leadingLiterals, splitAlternatives } from '../../src/scan/literal-anchor.ts';
 
 const triggersOf = (language: Language): Trigger[] => [
-  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? rule.triggers.map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
+  ...new Set(activeRules().flatMap(({ rule }) => (rule.languages.includes(language) ? triggersFor(rule.triggers, language).map((t) => (typeof t === 'string' ? t.toLowerCase() : t)) : []))),
   DIRECTIVE_TRIGGER,
 ];
 

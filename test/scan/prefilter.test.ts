@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import { rules } from '../../rules/index.ts';
 import type { FileResult } from '../../src/engine/findings.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
+import { triggersFor } from '../../src/model/index.ts';
 import { supportedExtensions } from '../../src/languages/extensions.ts';
 import { compileMatcher } from '../../src/scan/automaton.ts';
 import { buildPrefilter, triggerPattern, triggerRegExp } from '../../src/scan/prefilter.ts';
@@ -49,6 +50,18 @@ test('Prisma model writes pass the prefilter: update, updateMany, delete and del
     assert.ok(prefilter(`import { PrismaClient } from '@prisma/client';\nconst prisma = new PrismaClient();\nexport const run = async (id: number) => ${call};\n`, 'typescript'), call);
   }
   assert.ok(!prefilter('const counts = { updateMany: 0 };\ncounts.updateMany += 1;\n', 'typescript'), 'the word alone');
+});
+
+test("Python's dict.update({...}) is no trigger; SQLAlchemy's session.query(...).update({...}) is, and TS builders' .update({ stays one", () => {
+  const prefilter = buildPrefilter(activeRules());
+  const service = 'class Settings:\n    def __init__(self):\n        self.cache = {}\n\n    def update(self, key, value):\n        self.cache.update({key: value})\n        return self.cache\n';
+  assert.ok(!prefilter(service, 'python'), 'a dict update');
+  const finish = 'from app.models import Job\n\n\ndef finish(session, job_id):\n    session.query(Job).filter(Job.id == job_id).update(\n        {"status": "done"}, synchronize_session=False\n    )\n';
+  assert.ok(prefilter(finish, 'python'), 'a query update');
+  const chained = 'def finish(session, job_id):\n    (\n        session.query(Job)\n        .filter(Job.id == job_id, Job.status == "running")\n        .update({Job.status: "done"})\n    )\n';
+  assert.ok(prefilter(chained, 'python'), 'a query update over several lines');
+  assert.ok(prefilter("export const finish = (id: number) => knex('jobs').where({ id }).update({ status: 'done' });\n", 'typescript'), 'a Knex update');
+  assert.ok(prefilter('export const put = (m: { update(x: object): void }) => m.update({ a: 1 });\n', 'typescript'), 'TS keeps the call shape (Prisma, Knex)');
 });
 
 test('regex triggers join the one pattern; flags other than i, backreferences and empty matches are refused', () => {
@@ -148,8 +161,8 @@ test('the word discard is no trigger; DISCARD ALL is, also split across concaten
   assert.ok(byName['reset.ts'].includes('no-discard-all-with-prepared-statements'), JSON.stringify(byName));
 });
 
-/** Every trigger of every rule, once: the union the TS prefilter runs. */
-const allTriggers = [...new Map(rules.flatMap((r) => r.triggers).map((t) => [String(t), t] as const)).values()];
+/** Every trigger of every rule, in each of its languages, once: a superset of the union the TS prefilter runs. */
+const allTriggers = [...new Map(rules.flatMap((r) => r.languages.flatMap((language) => triggersFor(r.triggers, language))).map((t) => [String(t), t] as const)).values()];
 
 test('the linear matcher answers exactly what the trigger regex answers, on strings and on bytes', { timeout: 60_000 }, () => {
   const matcher = triggerPattern(allTriggers);
