@@ -123,6 +123,17 @@ describe('query files', () => {
     assert.equal(model.sites.length, 2);
   });
 
+  test('? and ?NNN (JDBC, sqlx for MySQL/SQLite) are placeholders where a value starts; jsonb ? ?| ?& between operands are not', () => {
+    const text = "update work_items set phase = ? , touched_at = ?2 where id = ? and ? >= due_at and body ? 'k' and (body -> 't') ?| array['a'] and tries < ?;";
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), ['?', '?2', '?', '?', '?']);
+    const model = parseEvery(text);
+    assert.deepEqual(model.sqlErrors, []);
+    const write = model.sites[0].analysis.statements[0].rowWrites[0];
+    assert.deepEqual(write.where.filter((w) => w.value.kind === 'param').map((w) => w.column), ['id', 'due_at', 'tries']);
+    assert.deepEqual(write.where.filter((w) => w.column === 'body').map((w) => w.value.kind), ['literal'], "body ? 'k' stays jsonb's operator");
+  });
+
   test('the PostgreSQL operators the placeholders look like are left alone: ::, :=, a[1:2], %, @, jsonb ?', () => {
     const text = "select a::int, f(x := 1), arr[1:2], arr[lo:hi], 7 % 2, @ -5, '{\"a\":1}'::jsonb ? 'a', '10:30'::time";
     const reading = readScript(text, 'x.sql');
