@@ -79,6 +79,15 @@ describe('migration tools', () => {
     }
   });
 
+  test("north (Racket): the `#lang north` line is the reader's, and `-- @up {`, `-- @down {`, `-- }` end a statement", () => {
+    const text = '#lang north\n-- @up {\ncreate table t (id int)\n-- }\n-- @down {\ndrop table t\n-- }\n';
+    const reading = readScript(text, 'app/migrations/20240101-t.sql');
+    assert.equal(reading.migration, 'north');
+    assert.equal(reading.sql.length, text.length);
+    assert.deepEqual(parseEvery(text, 'app/migrations/20240101-t.sql').sites.map((s) => s.analysis.statements[0].kind), ['CreateStmt', 'DropStmt']);
+    assert.deepEqual(parse('#lang north\nselect 1;').sqlErrors, []);
+  });
+
   test('Flyway, golang-migrate, Prisma, Supabase and sqitch files are known by their path', () => {
     assert.equal(readScript('', '/p/db/V3__init.sql').migration, 'flyway');
     assert.equal(readScript('', '/p/db/000042_outbox.up.sql').migration, 'golang-migrate');

@@ -1,13 +1,13 @@
 // A .sql file as the tool that runs it reads it, before the SQL parser sees
 // it: psql meta-commands and COPY data are not SQL, psql variables and the
 // host placeholders of query files (aiosql, yesql, pgtyped, sqlc, Python
-// format templates, Flyway and goose ${...}, the ? of JDBC and sqlx) stand for values or names, and
-// migration tools' markers end statements. The result has the same length
+// format templates, Flyway and goose ${...}, the ? of JDBC and sqlx) stand for values or names, a Racket
+// `#lang` line is the reader's, and migration tools' markers end statements. The result has the same length
 // as the text, so every offset stays the user's.
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 
-export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'migrations folder';
+export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'north' | 'migrations folder';
 export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
 
 export interface ScriptReading {
@@ -33,6 +33,10 @@ const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transacti
 const SQL_MIGRATE = /^--\s*\+migrate\s+(up|down|statementbegin|statementend)\b/i;
 const DBMATE = /^--\s*migrate:(up|down)\b/i;
 const DRIZZLE = /^-->\s*statement-breakpoint\b/i;
+/** A Racket reader line (`#lang north`): the language the rest of the file is read in, no SQL. */
+const RACKET_LANG = /^(?:\uFEFF)?#lang[ \t]+([\w/-]+)[^\n]*/;
+/** north's `-- @up {`, `-- @down {` and `-- }` lines: each block is run as its own script. */
+const NORTH_BLOCK = /^--\s*(?:@(?:up|down)\s*\{|\})\s*$/;
 /** Markers that start a new statement (the SQL before them needs no `;`). */
 const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
 
@@ -68,6 +72,12 @@ export function readScript(text: string, file: string): ScriptReading {
   const length = text.length;
   let statementStart = 0;
   let i = 0;
+  const racket = RACKET_LANG.exec(text);
+  if (racket) {
+    if (racket[1] === 'north') migration = 'north';
+    blank(0, racket[0].length);
+    i = racket[0].length;
+  }
   const lineEnd = (from: number) => {
     const newline = text.indexOf('\n', from);
     return newline < 0 ? length : newline;
@@ -106,6 +116,10 @@ export function readScript(text: string, file: string): ScriptReading {
       const lineStart = atLineStart(i);
       // aiosql, yesql and sqlc split a file at its `-- name:` headers: a query needs no `;`.
       if (lineStart && ((queries === 'procrastinate' && DASHED_NAME.test(comment)) || (queries && queries !== 'pgtyped' && /^--\s*name:/i.test(comment)))) {
+        endStatementAt(i, end);
+        statementStart = i + 1;
+      }
+      if (lineStart && migration === 'north' && NORTH_BLOCK.test(comment)) {
         endStatementAt(i, end);
         statementStart = i + 1;
       }
