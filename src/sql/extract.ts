@@ -22,7 +22,7 @@ import type {
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { boundIntervalsIn, intervalsIn, isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
-import { ctesOf, fromListResolver, joinedConditions } from './sources.ts';
+import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows } from './sources.ts';
 import { constValue, hasParam, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
@@ -675,6 +675,7 @@ const withCopy = (copy: RowWrite['copy']) => (copy ? { copy } : {});
 function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, len?: number) => Span, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
   const op = type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : 'insert';
   const assignments: ColumnAssignment[] = [];
+  const from = op === 'update' ? node.fromClause : node.usingClause;
   if (op === 'update') {
     const resolve = fromListResolver(node, outerCtes);
     for (const target of node.targetList ?? []) {
@@ -690,7 +691,7 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
     ...schemaOf(node.relation),
     assignments,
     // Also what a CTE or subquery the write joins by the table's own column says of the same rows.
-    where: [...comparisons(node.whereClause, spanAt), ...joinedConditions(node, op === 'update' ? node.fromClause : node.usingClause, outerCtes).flatMap((c) => comparisons(c, spanAt))],
+    where: [...comparisons(node.whereClause, spanAt), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
     ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),

@@ -213,3 +213,52 @@ export function joinedConditions(write: Node, from: Node[] | undefined, outer?: 
   }
   return out;
 }
+
+/**
+ * The rows of another table a write matches its own column against through a CTE or subquery of its FROM
+ * (UPDATE) or USING (DELETE) list: `with stale as (delete from workers where beat < now() - interval '15
+ * minutes' returning id) update jobs set status = 'ready' from stale s where jobs.worker_id = s.id`. Each
+ * is given as `worker_id in (select ... from workers where beat < ...)`, the shape the reading of a
+ * write's WHERE knows (a SubLink built of the statement's own nodes, so every span stays the user's).
+ */
+export function joinedOtherRows(write: Node, from: Node[] | undefined): Node[] {
+  const table = String(write.relation?.relname ?? '').toLowerCase();
+  const self = String(write.relation?.alias?.aliasname ?? table).toLowerCase();
+  // Each source's one table and the condition on its rows: a CTE that selects from, deletes from or updates one table, or a subquery that selects from one.
+  const rowsOf = (query: Node | undefined): { relation: Node; where: Node | undefined } | undefined => {
+    const dml = query?.DeleteStmt ?? query?.UpdateStmt;
+    if (dml?.relation) return { relation: dml.relation, where: dml.whereClause };
+    const select = query?.SelectStmt;
+    const only = select?.fromClause?.length === 1 ? select.fromClause[0].RangeVar : undefined;
+    return only ? { relation: only, where: select.whereClause } : undefined;
+  };
+  const ctes = new Map<string, Node>();
+  for (const item of write.withClause?.ctes ?? []) if (item.CommonTableExpr?.ctename) ctes.set(String(item.CommonTableExpr.ctename).toLowerCase(), item.CommonTableExpr.ctequery);
+  const sources = new Map<string, { relation: Node; where: Node | undefined }>();
+  for (const item of from ?? []) {
+    const ref = item.RangeVar && !item.RangeVar.schemaname ? item.RangeVar : undefined;
+    const rows = ref ? rowsOf(ctes.get(String(ref.relname ?? '').toLowerCase())) : rowsOf(item.RangeSubselect?.subquery);
+    const name = ref ? (ref.alias?.aliasname ?? ref.relname) : item.RangeSubselect?.alias?.aliasname;
+    if (rows?.where && name && String(rows.relation.relname ?? '').toLowerCase() !== table) sources.set(String(name).toLowerCase(), rows);
+  }
+  if (sources.size === 0) return [];
+  const out: Node[] = [];
+  for (const c of conjuncts(write.whereClause)) {
+    const expr = c.A_Expr;
+    if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '=') continue;
+    for (const [mine, theirs] of [
+      [expr.lexpr, expr.rexpr],
+      [expr.rexpr, expr.lexpr],
+    ]) {
+      const own = refParts(mine);
+      const other = refParts(theirs);
+      if (!own || !other || other.length !== 2 || (own.length !== 1 && own[own.length - 2] !== self)) continue;
+      const rows = sources.get(other[0]);
+      if (!rows) continue;
+      const subselect = { SelectStmt: { fromClause: [{ RangeVar: rows.relation }], whereClause: rows.where } };
+      out.push({ SubLink: { subLinkType: 'ANY_SUBLINK', testexpr: mine, subselect, location: expr.location } });
+      break;
+    }
+  }
+  return out;
+}

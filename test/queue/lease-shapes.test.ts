@@ -91,6 +91,20 @@ describe('reading by role', () => {
     const [joined] = facts("update jobs j set status = 'queued' from workers w where j.worker_id = w.id and j.status = 'running' and w.last_seen < now() - interval '1 minute';").sweeps;
     assert.deepEqual(joined?.byWorkerBeat, { column: 'last_seen' });
   });
+  test('a sweep that re-queues the jobs of the workers a CTE or subquery of its FROM finds stale (one that deletes them too)', () => {
+    for (const sql of [
+      "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks t set state = 'waiting' from gone g where t.state = 'busy' and t.runner_id = g.id;",
+      "with gone as (select id from runners where beat_at < now() - interval '10 minutes') update tasks set state = 'waiting' from gone where tasks.runner_id = gone.id and tasks.state = 'busy';",
+      "update tasks set state = 'waiting' from (select id from runners where beat_at < now() - interval '10 minutes') g where runner_id = g.id and state = 'busy';",
+    ]) {
+      const sweep = facts(sql).sweeps.find((s) => s.table === 'tasks');
+      assert.ok(sweep?.reclaimAt && sweep.requeue, sql);
+      assert.equal(sweep.leaseSeconds, 600, sql);
+      assert.deepEqual(sweep.byWorkerBeat, { table: 'runners', column: 'beat_at' }, sql);
+    }
+    const fresh = "with live as (select id from runners where beat_at > now() - interval '10 minutes') update tasks t set state = 'waiting' from live l where t.state = 'busy' and t.runner_id = l.id;";
+    assert.deepEqual(facts(fresh).sweeps.filter((s) => s.table === 'tasks'), [], 'the jobs of live workers are not taken back');
+  });
   test('a fresh heartbeat in a positive subquery is no reclaim (jobs of live workers)', () => {
     const q = facts("update jobs set status = 'queued' where status = 'running' and worker_id in (select id from workers where last_seen > now() - interval '1 minute');");
     assert.deepEqual(q.sweeps, []);
@@ -156,6 +170,13 @@ describe('require-lease-heartbeat on other lease designs', () => {
     const claim = "update jobs set status = 'running', attempts = attempts + 1, worker_id = $1 where id = (select id from jobs where status = 'queued' and attempts < max_attempts for update skip locked limit 1);\n";
     const sweep = "update jobs set status = case when attempts >= max_attempts then 'dead' else 'queued' end where status = 'running' and worker_id in (select id from workers where last_seen < now() - interval '30 seconds');\n";
     assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + sweep })), []);
+  });
+  test('a sweep re-queueing through a CTE that deletes stale workers, with no limit anywhere: reported at the sweep', () => {
+    const claim = "update tasks set state = 'busy', tries = tries + 1, runner_id = $1 from (select id from tasks where state = 'waiting' limit 1 for update skip locked) picked where tasks.id = picked.id returning tasks.id;\n";
+    const sweep = "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id)\nupdate tasks t set state = 'waiting' from gone g where t.state = 'busy' and t.runner_id = g.id;\n";
+    const findings = runProject('require-claim-attempt-limit', { 'claim.sql': claim, 'sweep.sql': sweep });
+    assert.deepEqual(brief(findings), ['sweep.sql:1:41 noLimitSweep']);
+    assert.match(findings[0].message, /whose worker stopped beating \(`runners\.beat_at` unchanged for 10 min\)/);
   });
   test('a stale-age lease is extended by touching its column by id', () => {
     const claim = "update jobs set status = 'running', attempts = attempts + 1, updated_at = now() where id = (select id from jobs where (status = 'queued' or (status = 'running' and updated_at < now() - interval '2 minutes')) and attempts < max_attempts for update skip locked limit 1);\n";

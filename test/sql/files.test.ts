@@ -16,6 +16,7 @@ const kinds: Record<string, RegExp> = {
   'dbt-model.sql': /a Jinja\/dbt template/,
   'go-template.sql': /a Go template/,
   'mysql-schema.sql': /MySQL/,
+  'bigquery-schema.sql': /it is BigQuery,/,
   'clickhouse-table.sql': /ClickHouse/,
   'clickhouse-alter.sql': /ClickHouse/,
   'clickhouse-view.sql': /ClickHouse/,

@@ -79,6 +79,15 @@ describe('migration tools', () => {
     }
   });
 
+  test("north (Racket): the `#lang north` line is the reader's, and `-- @up {`, `-- @down {`, `-- }` end a statement", () => {
+    const text = '#lang north\n-- @up {\ncreate table t (id int)\n-- }\n-- @down {\ndrop table t\n-- }\n';
+    const reading = readScript(text, 'app/migrations/20240101-t.sql');
+    assert.equal(reading.migration, 'north');
+    assert.equal(reading.sql.length, text.length);
+    assert.deepEqual(parseEvery(text, 'app/migrations/20240101-t.sql').sites.map((s) => s.analysis.statements[0].kind), ['CreateStmt', 'DropStmt']);
+    assert.deepEqual(parse('#lang north\nselect 1;').sqlErrors, []);
+  });
+
   test('Flyway, golang-migrate, Prisma, Supabase and sqitch files are known by their path', () => {
     assert.equal(readScript('', '/p/db/V3__init.sql').migration, 'flyway');
     assert.equal(readScript('', '/p/db/000042_outbox.up.sql').migration, 'golang-migrate');
@@ -121,6 +130,17 @@ describe('query files', () => {
     const model = parse('select id from {table} where {where} order by id limit {limit};\nupdate {} set status = %s where id = any(%s);');
     assert.deepEqual(model.sqlErrors, []);
     assert.equal(model.sites.length, 2);
+  });
+
+  test('? and ?NNN (JDBC, sqlx for MySQL/SQLite) are placeholders where a value starts; jsonb ? ?| ?& between operands are not', () => {
+    const text = "update work_items set phase = ? , touched_at = ?2 where id = ? and ? >= due_at and body ? 'k' and (body -> 't') ?| array['a'] and tries < ?;";
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), ['?', '?2', '?', '?', '?']);
+    const model = parseEvery(text);
+    assert.deepEqual(model.sqlErrors, []);
+    const write = model.sites[0].analysis.statements[0].rowWrites[0];
+    assert.deepEqual(write.where.filter((w) => w.value.kind === 'param').map((w) => w.column), ['id', 'due_at', 'tries']);
+    assert.deepEqual(write.where.filter((w) => w.column === 'body').map((w) => w.value.kind), ['literal'], "body ? 'k' stays jsonb's operator");
   });
 
   test('the PostgreSQL operators the placeholders look like are left alone: ::, :=, a[1:2], %, @, jsonb ?', () => {

@@ -1,5 +1,5 @@
 // .sql files that are not PostgreSQL: templates (Jinja/dbt, Go text/template)
-// and other databases' SQL (SQLite, MySQL, ClickHouse, T-SQL, Oracle). Asked only about a
+// and other databases' SQL (SQLite, MySQL, BigQuery, ClickHouse, T-SQL, Oracle). Asked only about a
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
@@ -38,6 +38,10 @@ const CLICKHOUSE_SIGNS: Sign[] = [
 ];
 
 const DIALECT_SIGNS: Sign[] = [
+  // BigQuery quotes a whole `project.dataset.table` path in one pair of backticks (MySQL quotes each name: `db`.`t`),
+  // and has types PostgreSQL has not. Before MySQL's backticks, which would match first.
+  { kind: 'BigQuery', pattern: /`[A-Za-z][\w-]*\.[\w-]+(?:\.[\w-]+)?`/ },
+  { kind: 'BigQuery', pattern: /\b(?:INT64|FLOAT64|BIGNUMERIC)\b|\b(?:ARRAY|STRUCT)<\s*[A-Z]/i },
   { kind: 'MySQL', pattern: /`[^`\n]+`/ },
   { kind: 'MySQL', pattern: /\bAUTO_INCREMENT\b/i },
   { kind: 'MySQL', pattern: /\bENGINE\s*=\s*\w+/i },

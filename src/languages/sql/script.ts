@@ -1,13 +1,13 @@
 // A .sql file as the tool that runs it reads it, before the SQL parser sees
 // it: psql meta-commands and COPY data are not SQL, psql variables and the
 // host placeholders of query files (aiosql, yesql, pgtyped, sqlc, Python
-// format templates, Flyway and goose ${...}) stand for values or names, and
-// migration tools' markers end statements. The result has the same length
+// format templates, Flyway and goose ${...}, the ? of JDBC and sqlx) stand for values or names, a Racket
+// `#lang` line is the reader's, and migration tools' markers end statements. The result has the same length
 // as the text, so every offset stays the user's.
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 
-export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'migrations folder';
+export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'north' | 'migrations folder';
 export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
 
 export interface ScriptReading {
@@ -33,6 +33,10 @@ const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transacti
 const SQL_MIGRATE = /^--\s*\+migrate\s+(up|down|statementbegin|statementend)\b/i;
 const DBMATE = /^--\s*migrate:(up|down)\b/i;
 const DRIZZLE = /^-->\s*statement-breakpoint\b/i;
+/** A Racket reader line (`#lang north`): the language the rest of the file is read in, no SQL. */
+const RACKET_LANG = /^(?:\uFEFF)?#lang[ \t]+([\w/-]+)[^\n]*/;
+/** north's `-- @up {`, `-- @down {` and `-- }` lines: each block is run as its own script. */
+const NORTH_BLOCK = /^--\s*(?:@(?:up|down)\s*\{|\})\s*$/;
 /** Markers that start a new statement (the SQL before them needs no `;`). */
 const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
 
@@ -68,6 +72,12 @@ export function readScript(text: string, file: string): ScriptReading {
   const length = text.length;
   let statementStart = 0;
   let i = 0;
+  const racket = RACKET_LANG.exec(text);
+  if (racket) {
+    if (racket[1] === 'north') migration = 'north';
+    blank(0, racket[0].length);
+    i = racket[0].length;
+  }
   const lineEnd = (from: number) => {
     const newline = text.indexOf('\n', from);
     return newline < 0 ? length : newline;
@@ -106,6 +116,10 @@ export function readScript(text: string, file: string): ScriptReading {
       const lineStart = atLineStart(i);
       // aiosql, yesql and sqlc split a file at its `-- name:` headers: a query needs no `;`.
       if (lineStart && ((queries === 'procrastinate' && DASHED_NAME.test(comment)) || (queries && queries !== 'pgtyped' && /^--\s*name:/i.test(comment)))) {
+        endStatementAt(i, end);
+        statementStart = i + 1;
+      }
+      if (lineStart && migration === 'north' && NORTH_BLOCK.test(comment)) {
         endStatementAt(i, end);
         statementStart = i + 1;
       }
@@ -192,6 +206,8 @@ export function readScript(text: string, file: string): ScriptReading {
         holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)), fragment: true });
         i = close + 1;
       } else i++;
+    } else if (c === 63 /* ? */) {
+      i = qmarkAt(text, i, holes);
     } else if (c === 64 /* @ */ && queries === 'sqlc' && /[A-Za-z_]/.test(text[i + 1] ?? '') && !isIdentChar(text.charCodeAt(i - 1))) {
       // sqlc's @name parameters.
       let j = i + 1;
@@ -344,6 +360,33 @@ function pyformatAt(text: string, i: number, holes: Hole[]): number {
     }
   }
   return i + 1;
+}
+
+/** Words after which a value comes: a `?` there is a placeholder, not jsonb's `?` between two operands. */
+const BEFORE_VALUE = new Set(['and', 'or', 'not', 'in', 'is', 'like', 'ilike', 'between', 'limit', 'offset', 'then', 'else', 'when', 'case', 'select', 'values', 'set', 'by', 'return', 'returning', 'distinct', 'any', 'all', 'some', 'from', 'where', 'having', 'on', 'using', 'to', 'as', 'with']);
+
+/**
+ * The `?` and `?NNN` placeholders of the drivers that number them for you (JDBC, sqlx and database/sql for MySQL
+ * and SQLite, ODBC): a value. jsonb's `?` stands between two operands (`data ? 'k'`, `(a) ? b`), and `?|`, `?&`
+ * are operators too: a `?` is a placeholder only where a value starts (after an operator, `(`, `,` or a keyword).
+ */
+function qmarkAt(text: string, i: number, holes: Hole[]): number {
+  const next = text[i + 1];
+  if (next === '|' || next === '&' || next === '?') return i + 2;
+  let k = i - 1;
+  while (k >= 0 && /\s/.test(text[k])) k--;
+  const before = k < 0 ? '' : text[k];
+  let value = k < 0 || '=<>!,(+-*/[%|'.includes(before);
+  if (!value && isIdentChar(text.charCodeAt(k))) {
+    let w = k;
+    while (w > 0 && isIdentChar(text.charCodeAt(w - 1))) w--;
+    value = BEFORE_VALUE.has(text.slice(w, k + 1).toLowerCase());
+  }
+  if (!value) return i + 1;
+  let end = i + 1;
+  while (end < text.length && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) end++;
+  holes.push({ start: i, end });
+  return end;
 }
 
 /** The end of `"{{ ... }}"` (a template placeholder in double quotes) at `i`, or undefined. */
