@@ -56,6 +56,8 @@ export type Driver =
   | 'psycopg'
   | 'psycopg2'
   | 'asyncpg'
+  | 'aiopg'
+  | 'databases'
   | 'sqlalchemy'
   | 'django'
   | 'rds-data'

@@ -8,7 +8,9 @@ import { DBAPI_CONTROL_METHODS, DBAPI_EXECUTE_METHODS } from '../flow/sql-sites.
 import type { HostText, SqlTextNames } from '../flow/strings.ts';
 import type { ConfigEntry, Conn, FileApi, Maker, ReadContext } from '../flow/types.ts';
 import type { Arg, Node } from '../syntax.ts';
+import { aiopg } from './aiopg.ts';
 import { asyncpg } from './asyncpg.ts';
+import { databases } from './databases.ts';
 import { django } from './django/index.ts';
 import { psycopg } from './psycopg.ts';
 import { psycopg2 } from './psycopg2.ts';
@@ -16,8 +18,11 @@ import { rdsData } from './rds-data.ts';
 import { sqlalchemy } from './sqlalchemy/index.ts';
 import type { AutocommitSetterRow, CheckoutRow, DriverOrm, FileDriver, PythonDriver, SqlFunctionRow, TransactionBlockRow } from '../flow/driver-api.ts';
 
-/** In order of precedence: a file that imports SQLAlchemy talks to it, whatever DBAPI it imports too. */
-export const DRIVERS: readonly PythonDriver[] = [sqlalchemy, asyncpg, django, psycopg, psycopg2, rdsData];
+/**
+ * In order of precedence: a file that imports SQLAlchemy talks to it, whatever DBAPI it imports too — unless
+ * it imports aiopg or databases, which build their queries with SQLAlchemy and run them on their own connections.
+ */
+export const DRIVERS: readonly PythonDriver[] = [aiopg, databases, sqlalchemy, asyncpg, django, psycopg, psycopg2, rdsData];
 
 const byName = new Map<Driver, PythonDriver>(DRIVERS.map((d) => [d.name, d]));
 
@@ -138,8 +143,8 @@ export function placeholderStyle(driver: Driver, method: string, host: HostText)
   return byName.get(driver)?.placeholderStyle?.(method, host) ?? 'pyformat';
 }
 
-export function driverBoundValues(driver: Driver, args: Arg[], method: string, text: string): BoundValues | undefined {
-  return byName.get(driver)?.boundValues?.(args, method, text);
+export function driverBoundValues(driver: Driver, args: Arg[], method: string, text: string, valueOf: (node: Node) => Node | undefined): BoundValues | undefined {
+  return byName.get(driver)?.boundValues?.(args, method, text, valueOf);
 }
 
 export function postgresOnly(driver: Driver): boolean {

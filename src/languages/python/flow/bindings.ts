@@ -35,7 +35,8 @@ export abstract class BindingWalk implements WalkApi {
   protected readonly params = new Set<string>();
   /** The default values of the walked def's parameters. */
   protected readonly paramDefaults = new Map<string, Node>();
-  protected readonly contexts: Conn[] = [];
+  /** The connections of the `with` blocks open here, outermost first. */
+  readonly contexts: Conn[] = [];
   protected readonly tries: number[];
   protected handler: number | undefined;
   protected readonly stack: number[];

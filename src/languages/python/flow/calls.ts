@@ -347,9 +347,9 @@ export abstract class CallWalk extends BindingWalk {
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */
   private boundValuesOf(args: Arg[], method: string, driver: Driver, host: HostText): BoundValues | undefined {
-    const own = driverBoundValues(driver, args, method, this.text);
-    if (own) return own;
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const own = driverBoundValues(driver, args, method, this.text, valueOf);
+    if (own) return own;
     const given = positional(args, 1) ?? keyword(args, 'params') ?? keyword(args, 'parameters') ?? keyword(args, 'vars');
     const bound = given ? boundValues(given, this.text, valueOf) : undefined;
     if (host.boundParams) return { ...bound, mapping: new Map([...(bound?.mapping ?? []), ...host.boundParams]), opaque: false };

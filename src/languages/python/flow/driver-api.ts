@@ -36,6 +36,8 @@ export interface TransactionBlockRow {
   form?: string;
   /** On a pool or factory, the checkout that opens it opens a new connection inside the transaction. */
   onNewConnection?: boolean;
+  /** Also on a cursor: a transaction of the cursor's connection (aiopg's `cur.begin()`). */
+  onCursor?: boolean;
 }
 
 /** A function that runs SQL on a cursor it is given: `execute_values(cur, sql, rows)`. */
@@ -126,7 +128,8 @@ export interface PythonDriver {
   /** A session's pending instance changes are written at commit, flush, its next query (SQLAlchemy's unit of work). */
   readonly unitOfWork?: boolean;
   placeholderStyle?(method: string, host: HostText): PlaceholderStyle | undefined;
-  boundValues?(args: Arg[], method: string, text: string): BoundValues | undefined;
+  /** `valueOf`: the expression a name stands for (a local assigned once, a module constant). */
+  boundValues?(args: Arg[], method: string, text: string, valueOf: (node: Node) => Node | undefined): BoundValues | undefined;
   /** It speaks PostgreSQL alone: SQL it is given that does not parse is a bug of the code. */
   readonly postgresOnly?: boolean;
   /** API paths that build SQL text (psycopg.sql's composables, SQLAlchemy's text()). */

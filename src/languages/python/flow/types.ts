@@ -158,6 +158,8 @@ export interface WalkApi {
   readonly text: string;
   readonly env: Map<string, unknown>;
   readonly conns: Set<Conn>;
+  /** The connections of the `with` blocks open here, outermost first. */
+  readonly contexts: readonly Conn[];
   readonly info: { def?: Node; name?: string };
   lookup(name: string): Binding | undefined;
   receiver(node: Node, create: boolean): Binding | undefined;

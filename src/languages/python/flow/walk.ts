@@ -270,7 +270,8 @@ export class Walk extends CallWalk {
       if (method && block) {
         const receiverText = this.text.slice(method.object.from, method.object.to);
         const object = this.receiver(method.object, true);
-        if (object?.kind === 'conn') {
+        // aiopg's `async with cur.begin():` is a transaction of the cursor's connection.
+        if (object?.kind === 'conn' || (object?.kind === 'cursor' && block.onCursor)) {
           const { savepoint } = enterTransaction(object.conn, this.file.model.file, block.form ?? `\`with ${receiverText}.${method.method}()\``);
           this.contexts.push(object.conn);
           exits.push(() => {
