@@ -6,24 +6,15 @@
 // `database.connection()` it runs on the task's connection.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import type { FileModel, SqlSite } from '../../src/model/index.ts';
 import { fileDriverOf } from '../../src/languages/python/drivers/index.ts';
-import { pythonFrontEnd } from '../../src/languages/python/index.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
+import { parse, siteWith } from './support/sites.ts';
 
 before(async () => {
   await loadSqlParser();
 });
 
-function parse(lines: string[]): FileModel {
-  return pythonFrontEnd.parse(lines.join('\n') + '\n', '/virtual/worker.py', {});
-}
 
-function siteWith(model: FileModel, needle: string): SqlSite {
-  const site = model.sites.find((s) => model.text.slice(s.span.start, s.span.end).includes(needle));
-  assert.ok(site, `no site with ${needle}: ${model.sites.map((s) => model.text.slice(s.span.start, s.span.end)).join(' | ')}`);
-  return site;
-}
 
 describe('databases (encode)', () => {
   test("the URL's scheme picks the backend: asyncpg (its reset on release) by default and for a computed URL, aiopg (none) for postgresql+aiopg", () => {

@@ -6,23 +6,14 @@
 // the AWS documentation; the Data API cannot be run here.
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
-import type { FileModel, SqlSite } from '../../src/model/index.ts';
-import { pythonFrontEnd } from '../../src/languages/python/index.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
+import { parse, siteWith } from './support/sites.ts';
 
 before(async () => {
   await loadSqlParser();
 });
 
-function parse(lines: string[]): FileModel {
-  return pythonFrontEnd.parse(lines.join('\n') + '\n', '/virtual/worker.py', {});
-}
 
-function siteWith(model: FileModel, needle: string): SqlSite {
-  const site = model.sites.find((s) => model.text.slice(s.span.start, s.span.end).includes(needle));
-  assert.ok(site, `no site with ${needle}: ${model.sites.map((s) => model.text.slice(s.span.start, s.span.end)).join(' | ')}`);
-  return site;
-}
 
 const header = ['import boto3', 'ARN = "arn:cluster"', 'SECRET = "arn:secret"', 'rds = boto3.client("rds-data")'];
 
