@@ -1,5 +1,5 @@
 // The Python proofs drive Debian's own packages (psycopg 3, psycopg_pool,
-// psycopg2, SQLAlchemy, asyncpg, Django; pip and flit_core to install
+// psycopg2, SQLAlchemy, asyncpg, Django, aiopg; pip and flit_core to install
 // python/) with Debian's /usr/bin/python3. On a
 // fresh machine they are not installed, and the test command must not need
 // root: the .deb files are fetched with `apt-get download` and unpacked with
@@ -30,6 +30,9 @@ export const PACKAGES = {
   'python3-asgiref': 'asgiref',
   'python3-sqlparse': 'sqlparse',
   'python3-tz': 'pytz',
+  // aiopg 1.4.0 (psycopg2 in asynchronous mode) and what it imports.
+  'python3-aiopg': 'aiopg',
+  'python3-async-timeout': 'async_timeout',
   // `pip install ./python` offline (test/python-guard/package.test.ts): pip, and flit_core, python/'s build backend.
   'python3-pip': 'pip',
   flit: 'flit_core',
