@@ -1,5 +1,5 @@
 // The Python proofs drive Debian's own packages (psycopg 3, psycopg_pool,
-// psycopg2, SQLAlchemy, asyncpg, Django, aiopg; pip and flit_core to install
+// psycopg2, SQLAlchemy, asyncpg, Django, aiopg, databases; pip and flit_core to install
 // python/) with Debian's /usr/bin/python3. On a
 // fresh machine they are not installed, and the test command must not need
 // root: the .deb files are fetched with `apt-get download` and unpacked with
@@ -33,6 +33,8 @@ export const PACKAGES = {
   // aiopg 1.4.0 (psycopg2 in asynchronous mode) and what it imports.
   'python3-aiopg': 'aiopg',
   'python3-async-timeout': 'async_timeout',
+  // databases (encode) 0.7.0, over SQLAlchemy 1.4 and the asyncpg or aiopg backend.
+  'python3-databases': 'databases',
   // `pip install ./python` offline (test/python-guard/package.test.ts): pip, and flit_core, python/'s build backend.
   'python3-pip': 'pip',
   flit: 'flit_core',

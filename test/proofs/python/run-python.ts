@@ -1,6 +1,6 @@
 // Runs one proof of a script in test/proofs/python/ (psycopg_proofs.py by
 // default; sqlalchemy_proofs.py, asyncpg_proofs.py, django_proofs.py,
-// aiopg_proofs.py) with
+// aiopg_proofs.py, databases_proofs.py) with
 // Debian's Python (or PGQ_PYTHON) and returns what it measured. The scripts
 // import the fixtures and run their functions. A missing interpreter or a
 // missing package is a failure with the install line, never a skip.
@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const PYTHON = process.env.PGQ_PYTHON ?? '/usr/bin/python3';
-const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool python3-sqlalchemy python3-asyncpg python3-django python3-aiopg';
+const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool python3-sqlalchemy python3-asyncpg python3-django python3-aiopg python3-databases';
 
 /** What each proof script imports. */
 const SCRIPTS = {
@@ -17,6 +17,7 @@ const SCRIPTS = {
   asyncpg: { file: 'asyncpg_proofs.py', modules: ['asyncpg'] },
   django: { file: 'django_proofs.py', modules: ['django', 'psycopg2'] },
   aiopg: { file: 'aiopg_proofs.py', modules: ['aiopg'] },
+  databases: { file: 'databases_proofs.py', modules: ['databases', 'aiopg', 'asyncpg'] },
 } as const;
 export type ProofScript = keyof typeof SCRIPTS;
 
