@@ -109,6 +109,13 @@ export interface DriverModel {
   driver: Driver;
   /** The module specifiers that are this driver: exact names, prefixes, or a pattern. */
   modules: { names?: readonly string[]; prefixes?: readonly string[]; pattern?: RegExp };
+  /**
+   * Names whose import says a module of the project is this driver's, whatever
+   * its path: a client the driver generates into the project (Prisma's
+   * `PrismaClient` from `'../generated/client'`, or a workspace package that
+   * re-exports it). The names `exports` knows are read as the driver's there.
+   */
+  generatedExports?: readonly string[];
   /** What the module's exported names are ('default', '*' for the namespace object). */
   exports: Readonly<Record<string, Value>>;
   /** An export that depends on the specifier or on more than its name: read before `exports`. */

@@ -30,6 +30,8 @@ export const prisma: DriverModel = {
     sql: prismaTag,
     ...Object.fromEntries(['PrismaPg', 'PrismaNeon', 'PrismaPostgresAdapter'].map((name) => [name, { kind: 'maker', driver: 'prisma', makes: 'driver-adapter' } as const])),
   },
+  // A client generated to a path of the project's choosing (`output = "../generated/client"`), or a package re-exporting one.
+  generatedExports: ['PrismaClient'],
   types: { TransactionClient: 'tx', PrismaClient: 'pool' },
   wrapsPool: true,
   // prisma.job / tx.job: a model's delegate, whose calls run where the client or transaction client runs.
