@@ -11,6 +11,7 @@ import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { ValuesSource } from '../params.ts';
 import type { Call, Node } from '../syntax.ts';
 import type { ChainReader } from '../builder-sql.ts';
+import type { Bound } from '../flow/receivers.ts';
 import type { ConfigEntry, Conn, Imports, PoolHook, QueryCall, TableValue, Tx, TypeMeaning, Value } from '../flow/types.ts';
 
 /** What a driver module may ask of the walk at the call it reads. */
@@ -47,6 +48,21 @@ export interface DriverContext {
    * or a connection a job checked out.
    */
   importedUnread(node: Node): boolean;
+  /**
+   * `this.x`, a constructor parameter a dependency-injection container fills
+   * (the class or the parameter is decorated): made when the container
+   * starts, before any job, so not a transaction or a connection a job
+   * checked out.
+   */
+  injected(node: Node): boolean;
+  /**
+   * The transaction callback `at` runs in, when the call that opened it was
+   * sent on `receiver` itself, a name bound outside the callback
+   * (`db.transaction(async (tx) => { await db.execute(...) })`): that call's
+   * method and how the receiver's name is bound. Only calls a driver module
+   * reads as a transaction callback.
+   */
+  openerAround(receiver: Node, at: Node): { method: string; bound: Bound } | undefined;
   readonly imports: Imports;
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;

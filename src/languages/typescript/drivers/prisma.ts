@@ -10,14 +10,28 @@
 // are read as the SQL they send: `prisma-models.ts`.
 import type { Value } from '../flow/types.ts';
 import { methodOf, propertyName, type Node } from '../syntax.ts';
-import { callbackDriver } from './conventions.ts';
-import type { DriverModel } from './model.ts';
+import { callbackDriver, databaseReceiver } from './conventions.ts';
+import type { DriverContext, DriverModel } from './model.ts';
 import { readModelCall } from './prisma-models.ts';
 
 const TAG_METHODS = new Set(['$executeRaw', '$queryRaw']);
 const UNSAFE_METHODS = new Set(['$executeRawUnsafe', '$queryRawUnsafe']);
 
 const prismaTag: Value = { kind: 'tag', driver: 'prisma' };
+
+/**
+ * The receiver of a raw query the walk holds no value for, when it is the
+ * client itself: the handle whose `$transaction(fn)` the query runs in (a
+ * transaction client has no `$transaction`, so whatever opens one is the
+ * client, a parameter too), or a client made before any job (an import the
+ * scan cannot read, a Nest service injected into the constructor: the
+ * `$`-methods are Prisma's). Each call takes a pool connection in autocommit.
+ */
+function baseClient(object: Node, at: Node, ctx: DriverContext): Value | undefined {
+  if (ctx.openerAround(object, at)?.method === '$transaction') return { kind: 'pool', driver: 'prisma' };
+  return databaseReceiver(object, at, ctx, 'prisma');
+}
+
 /** The Prisma namespace: `Prisma.sql`...``. */
 const namespace: Value = { kind: 'namespace', member: (name) => (name === 'sql' ? prismaTag : undefined) };
 
@@ -66,13 +80,13 @@ export const prisma: DriverModel = {
       methods: new Set(['queryRaw', 'executeRaw']),
       read: ({ arg0, on, onDriver, call, ctx }) => (onDriver === 'prisma' && arg0?.type === 'ObjectExpression' ? ctx.textArg(arg0, on, 'prisma', 'dollar', call) : undefined),
     },
-    { methods: UNSAFE_METHODS, read: ({ arg0, on, call, ctx }) => (arg0 ? ctx.textArg(arg0, on, 'prisma', 'dollar', call) : undefined) },
-    { methods: TAG_METHODS, read: ({ arg0, on, call, ctx }) => (arg0?.type === 'TaggedTemplateExpression' ? ctx.taggedArg(arg0, on, 'prisma', call) : undefined) },
+    { methods: UNSAFE_METHODS, read: ({ arg0, on, object, call, ctx }) => (arg0 ? ctx.textArg(arg0, on ?? baseClient(object, call, ctx), 'prisma', 'dollar', call) : undefined) },
+    { methods: TAG_METHODS, read: ({ arg0, on, object, call, ctx }) => (arg0?.type === 'TaggedTemplateExpression' ? ctx.taggedArg(arg0, on ?? baseClient(object, call, ctx), 'prisma', call) : undefined) },
   ],
   taggedQuery(node, tag, ctx) {
     // prisma.$executeRaw`...`
     if (tag.type !== 'MemberExpression' || !TAG_METHODS.has(propertyName(tag) ?? '')) return undefined;
-    return { text: node.quasi, tagged: true, on: ctx.value(tag.object), driver: 'prisma', placeholders: 'dollar', at: node };
+    return { text: node.quasi, tagged: true, on: ctx.value(tag.object) ?? baseClient(tag.object, node, ctx), driver: 'prisma', placeholders: 'dollar', at: node };
   },
   queryConfig: { text: 'sql', values: 'args' },
   values: (call, _second, rest: Node[]) => {
