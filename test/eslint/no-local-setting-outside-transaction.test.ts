@@ -140,5 +140,14 @@ const prisma = new PrismaClient();
 await prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`;`,
       errors: [{ messageId: 'outsideTransaction', line: 3, column: 33, endLine: 3, endColumn: 43 }],
     },
+    {
+      // A Prisma extension's client, the setting beside the query in Promise.all: two connections, no transaction.
+      code: `import { Prisma } from '@prisma/client';
+export const scope = (t: string) => Prisma.defineExtension((client) => client.$extends({ query: { $allModels: { async $allOperations({ args, query }) {
+  const [, result] = await Promise.all([client.$executeRaw\`select set_config('app.tenant', \${t}, true)\`, query(args)]);
+  return result;
+} } } }));`,
+      errors: [{ messageId: 'outsideTransaction', line: 3, column: 67, endLine: 3, endColumn: 77 }],
+    },
   ],
 });

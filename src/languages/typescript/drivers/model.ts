@@ -106,8 +106,11 @@ export interface CallbackInput {
 }
 
 export interface CallbackUse {
-  /** 'tx': the callback runs in a transaction; 'conn': on one connection; 'same-tx': in the transaction it is called on. */
-  kind: 'tx' | 'conn' | 'same-tx';
+  /**
+   * 'tx': the callback runs in a transaction; 'conn': on one connection; 'same-tx': in the transaction it is called on;
+   * 'client': it is given the client itself, outside any transaction (a Prisma extension's `(client) => ...`).
+   */
+  kind: 'tx' | 'conn' | 'same-tx' | 'client';
   driver: Driver;
   /** How the transaction is written, for messages; default `<receiver>.<method>`. */
   form?: string;

@@ -72,7 +72,12 @@ export const prisma: DriverModel = {
   connectionMethod(conn, method, _call, ctx) {
     if (conn.origin === 'transaction' && (method === 'commit' || method === 'rollback')) ctx.end(conn);
   },
-  callback: ({ method, on, fileDriver }) => (method === '$transaction' ? { kind: 'tx', driver: callbackDriver(on, fileDriver, 'prisma') } : undefined),
+  callback: ({ method, on, fileDriver }) => {
+    if (method === '$transaction') return { kind: 'tx', driver: callbackDriver(on, fileDriver, 'prisma') };
+    // Prisma.defineExtension((client) => ...), prisma.$extends((client) => ...): the function is given the client it extends.
+    if ((method === 'defineExtension' && on === namespace) || (method === '$extends' && on?.kind === 'pool' && on.driver === 'prisma')) return { kind: 'client', driver: 'prisma' };
+    return undefined;
+  },
   arrayTransaction: (method) => method === '$transaction',
   queries: [
     {
