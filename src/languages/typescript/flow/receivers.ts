@@ -64,7 +64,9 @@ function declares(statement: Node, name: string): Bound | undefined {
     if (!patternNames(d.id).some((id) => id.name === name)) continue;
     let init = unwrap(d.init);
     if (init?.type === 'AwaitExpression') init = unwrap(init.argument);
-    return d.id.type === 'Identifier' && (init?.type === 'CallExpression' || init?.type === 'NewExpression') ? 'made' : 'other';
+    // `const trx = await knex.transaction()` made a transaction, not a database.
+    const transaction = init?.type === 'CallExpression' && init.callee.type === 'MemberExpression' && propertyName(init.callee) === 'transaction';
+    return d.id.type === 'Identifier' && (init?.type === 'CallExpression' || init?.type === 'NewExpression') && !transaction ? 'made' : 'other';
   }
   return undefined;
 }
@@ -108,7 +110,8 @@ function injectedIn(path: readonly Node[], receiver: Node): boolean {
 
 /** `this.x` filled by a dependency-injection container (see injectedIn). */
 export function injected(program: TSESTree.Program, receiver: Node): boolean {
-  return injectedIn(pathTo(program, receiver), receiver);
+  const member = unwrap(receiver);
+  return member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' && injectedIn(pathTo(program, receiver), receiver);
 }
 
 /**
