@@ -57,6 +57,15 @@ export const forTenant = (t: string) => prisma.$extends({ query: { $allModels: {
     `import type { PoolClient } from 'pg';\nexport async function enter(client: PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }`,
     // A query we cannot resolve is unknown.
     `${header}const c = await pool.connect();\nawait c.query(buildQuery(t));`,
+    // The handle that opened the transaction, where it may itself be a transaction: a class given it by its caller, a parameter.
+    `import { sql } from 'drizzle-orm';
+export class Repo { constructor(private readonly db: any) {} async enter(t: string) { await this.db.transaction(async () => { await this.db.execute(sql\`select set_config('app.tenant', \${t}, true)\`); }); } }`,
+    `import type { Knex } from 'knex';
+export async function enter(db: any, t: string) { await db.transaction(async (trx: Knex.Transaction) => { await db.raw("select set_config('app.tenant', ?, true)", [t]); }); }`,
+    // The callback's parameter shadows the client: the setting runs in the transaction.
+    `import { PrismaClient } from '../generated/client';
+const prisma = new PrismaClient();
+await prisma.$transaction(async (prisma) => { await prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`; });`,
   ],
   invalid: [
     {
@@ -106,6 +115,39 @@ export async function f(t: string) {
       // Knex raw on the pool, with ? placeholders.
       code: `import knex from 'knex';\nconst db = knex({});\nawait db.raw("select set_config('app.tenant', ?, true)", [t]);`,
       errors: [{ messageId: 'outsideTransaction', line: 3, column: 22, endLine: 3, endColumn: 32 }],
+    },
+    {
+      // A Knex instance a factory of an unread module made, sent the setting inside the transaction it opened.
+      code: `import type { Knex } from 'knex';
+import { open } from './db-factory';
+const db = await open();
+await db.transaction(async (trx: Knex.Transaction) => { await db.raw("select set_config('app.tenant', ?, true)", [t]); });`,
+      errors: [{ messageId: 'outsideTransaction', line: 4, column: 78, endLine: 4, endColumn: 88 }],
+    },
+    {
+      // A Drizzle database a NestJS container injects: made before any job, not a transaction.
+      code: `import { Injectable } from '@nestjs/common';
+import { sql } from 'drizzle-orm';
+import type { Db } from './db';
+@Injectable()
+export class Scope { constructor(private readonly db: Db) {} async enter(t: string) { await this.db.execute(sql\`select set_config('app.tenant', \${t}, true)\`); } }`,
+      errors: [{ messageId: 'outsideTransaction', line: 5, column: 120, endLine: 5, endColumn: 130 }],
+    },
+    {
+      // Prisma generated into the project: the import is the client by what it exports.
+      code: `import { PrismaClient } from '../generated/client';
+const prisma = new PrismaClient();
+await prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`;`,
+      errors: [{ messageId: 'outsideTransaction', line: 3, column: 33, endLine: 3, endColumn: 43 }],
+    },
+    {
+      // A Prisma extension's client, the setting beside the query in Promise.all: two connections, no transaction.
+      code: `import { Prisma } from '@prisma/client';
+export const scope = (t: string) => Prisma.defineExtension((client) => client.$extends({ query: { $allModels: { async $allOperations({ args, query }) {
+  const [, result] = await Promise.all([client.$executeRaw\`select set_config('app.tenant', \${t}, true)\`, query(args)]);
+  return result;
+} } } }));`,
+      errors: [{ messageId: 'outsideTransaction', line: 3, column: 67, endLine: 3, endColumn: 77 }],
     },
   ],
 });

@@ -8,7 +8,7 @@
 // the file cannot name (a parameter, an import of a module not scanned).
 import type { Driver } from '../../../model/index.ts';
 import { driverOfValue, type Conn, type Value } from '../flow/types.ts';
-import { objectProperty, type Call } from '../syntax.ts';
+import { objectProperty, type Call, type Node } from '../syntax.ts';
 import type { CallbackUse, DriverContext, QueryRow } from './model.ts';
 import { releaseOnCheckout } from './pg.ts';
 
@@ -38,6 +38,26 @@ export const executeConfigConvention: QueryRow = {
 /** The driver of a transaction callback: its receiver's, the file's, or the one its method names. */
 export function callbackDriver(on: Value | undefined, fileDriver: Driver, fallback: Driver): Driver {
   return driverOfValue(on) ?? (fileDriver !== 'unknown' ? fileDriver : fallback);
+}
+
+/**
+ * A receiver the walk holds no value for, that is the driver's database
+ * (its pool) by what the code around it means, for a driver that hands its
+ * transactions only to a callback (`db.transaction(fn)`) or returns them from
+ * a call the walk reads (Knex's `await knex.transaction()`):
+ * - a value made before any job: an import of a module the scan cannot read,
+ *   or a member a dependency-injection container fills;
+ * - inside a transaction callback, the handle that opened it
+ *   (`db.transaction(async (tx) => { await db.execute(...) })`), when its
+ *   name is an import, a member the container fills, or a local a call made
+ *   (`const db = await getConnection(tenant)`). A parameter there may be a
+ *   caller's transaction (a nested transaction's outer handle): not read.
+ * Each call on such a receiver takes a pool connection in autocommit.
+ */
+export function databaseReceiver(object: Node, at: Node, ctx: DriverContext, driver: Driver): Value | undefined {
+  if (ctx.importedUnread(object) || ctx.injected(object)) return { kind: 'pool', driver };
+  const opener = ctx.openerAround(object, at);
+  return opener && (opener.bound === 'import' || opener.bound === 'injected' || opener.bound === 'made') ? { kind: 'pool', driver } : undefined;
 }
 
 export function transactionConvention({ method, on, fileDriver }: { method: string; on: Value | undefined; fileDriver: Driver }): CallbackUse | undefined {

@@ -13,6 +13,7 @@ import { HostTextBuilder, type HostText } from '../../host-text.ts';
 import type { TableValue, Value } from '../flow/types.ts';
 import { templateText } from '../strings.ts';
 import { dottedName, methodOf, objectProperty, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
+import { databaseReceiver } from './conventions.ts';
 import type { DriverContext, DriverModel } from './model.ts';
 
 /** The column a Drizzle column builder names: `timestamp('locked_until', ...).notNull()` -> locked_until. */
@@ -178,16 +179,18 @@ export function policyText(call: TSESTree.CallExpression, table: string, enableR
 }
 
 /**
- * `db.execute(sql`...`)` where `db` is imported from a module the walk cannot
- * read (a workspace package): Drizzle hands its transactions only to
- * `db.transaction(fn)`'s callback, so a value another module made at load
- * time that runs Drizzle's SQL is the database: each call on a pool
+ * `db.execute(sql`...`)` where the walk holds no value for `db`: Drizzle
+ * hands its transactions only to `db.transaction(fn)`'s callback, so a
+ * receiver that runs Drizzle's SQL and is the database by what the code
+ * around it means (an import of a module the walk cannot read, a
+ * constructor parameter a Nest container injects, the handle that opened the
+ * transaction the call runs in: conventions.ts) runs each call on a pool
  * connection in autocommit.
  */
-function importedDatabase(receiver: Node, tag: Node, ctx: DriverContext): Value | undefined {
+function untypedDatabase(receiver: Node, tag: Node, call: Call, ctx: DriverContext): Value | undefined {
   const sqlTag = ctx.value(tag);
-  if (sqlTag?.kind !== 'tag' || sqlTag.driver !== 'drizzle' || !ctx.importedUnread(receiver)) return undefined;
-  return { kind: 'pool', driver: 'drizzle' };
+  if (sqlTag?.kind !== 'tag' || sqlTag.driver !== 'drizzle') return undefined;
+  return databaseReceiver(receiver, call, ctx, 'drizzle');
 }
 
 export const drizzle: DriverModel = {
@@ -232,10 +235,10 @@ export const drizzle: DriverModel = {
     {
       methods: new Set(['execute']),
       read: ({ arg0, on, object, onDriver, call, ctx }) => {
-        if (arg0?.type === 'TaggedTemplateExpression') return ctx.taggedArg(arg0, on ?? importedDatabase(object, arg0.tag, ctx), onDriver ?? 'drizzle', call);
+        if (arg0?.type === 'TaggedTemplateExpression') return ctx.taggedArg(arg0, on ?? untypedDatabase(object, arg0.tag, call, ctx), onDriver ?? 'drizzle', call);
         if (arg0?.type === 'CallExpression' && methodOf(arg0)?.name === 'raw' && dottedName(methodOf(arg0)!.object) === 'sql') {
           ctx.consume(arg0); // the raw SQL is this call's query, not one of its own
-          return ctx.textArg(unwrap(arg0.arguments[0] as Node)!, on ?? importedDatabase(object, methodOf(arg0)!.object, ctx), 'drizzle', 'dollar', call);
+          return ctx.textArg(unwrap(arg0.arguments[0] as Node)!, on ?? untypedDatabase(object, methodOf(arg0)!.object, call, ctx), 'drizzle', 'dollar', call);
         }
         return undefined;
       },

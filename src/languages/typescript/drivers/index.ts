@@ -61,6 +61,11 @@ export class DriverRegistry {
     return undefined;
   }
 
+  /** The driver whose generated client a module of the project is, by the names a file imports from it. */
+  driverOfGenerated(imported: readonly string[]): Driver | undefined {
+    return this.models.find((m) => m.generatedExports?.some((name) => imported.includes(name)))?.driver;
+  }
+
   exportOf(driver: Driver, imported: string, specifier: string): Value | undefined {
     const model = this.of(driver);
     return model?.exportOf?.(imported, specifier) ?? own(model?.exports, imported);

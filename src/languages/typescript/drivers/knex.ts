@@ -7,6 +7,7 @@ import { assignments, linkNamed, subquery, type BuiltQuery, type ChainLink, type
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { callbackArg, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
 import type { Value } from '../flow/types.ts';
+import { databaseReceiver } from './conventions.ts';
 import type { DriverModel } from './model.ts';
 import { optionHook } from './pg.ts';
 
@@ -137,7 +138,9 @@ export const knex: DriverModel = {
   queries: [
     {
       methods: new Set(['raw']),
-      read: ({ arg0, on, onDriver, call, ctx }) => (arg0 && (onDriver === 'knex' || (!on && ctx.imports.drivers.includes('knex'))) ? ctx.textArg(arg0, on, 'knex', 'qmark', call) : undefined),
+      // On a receiver the walk holds no value for, in a file of Knex: the instance when the code around says so (conventions.ts).
+      read: ({ arg0, on, onDriver, object, call, ctx }) =>
+        arg0 && (onDriver === 'knex' || (!on && ctx.imports.drivers.includes('knex'))) ? ctx.textArg(arg0, on ?? databaseReceiver(object, call, ctx, 'knex'), 'knex', 'qmark', call) : undefined,
     },
   ],
   builder: readChain,

@@ -11,6 +11,7 @@ import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { ValuesSource } from '../params.ts';
 import type { Call, Node } from '../syntax.ts';
 import type { ChainReader } from '../builder-sql.ts';
+import type { Bound } from '../flow/receivers.ts';
 import type { ConfigEntry, Conn, Imports, PoolHook, QueryCall, TableValue, Tx, TypeMeaning, Value } from '../flow/types.ts';
 
 /** What a driver module may ask of the walk at the call it reads. */
@@ -47,6 +48,21 @@ export interface DriverContext {
    * or a connection a job checked out.
    */
   importedUnread(node: Node): boolean;
+  /**
+   * `this.x`, a constructor parameter a dependency-injection container fills
+   * (the class or the parameter is decorated): made when the container
+   * starts, before any job, so not a transaction or a connection a job
+   * checked out.
+   */
+  injected(node: Node): boolean;
+  /**
+   * The transaction callback `at` runs in, when the call that opened it was
+   * sent on `receiver` itself, a name bound outside the callback
+   * (`db.transaction(async (tx) => { await db.execute(...) })`): that call's
+   * method and how the receiver's name is bound. Only calls a driver module
+   * reads as a transaction callback.
+   */
+  openerAround(receiver: Node, at: Node): { method: string; bound: Bound } | undefined;
   readonly imports: Imports;
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;
@@ -90,8 +106,11 @@ export interface CallbackInput {
 }
 
 export interface CallbackUse {
-  /** 'tx': the callback runs in a transaction; 'conn': on one connection; 'same-tx': in the transaction it is called on. */
-  kind: 'tx' | 'conn' | 'same-tx';
+  /**
+   * 'tx': the callback runs in a transaction; 'conn': on one connection; 'same-tx': in the transaction it is called on;
+   * 'client': it is given the client itself, outside any transaction (a Prisma extension's `(client) => ...`).
+   */
+  kind: 'tx' | 'conn' | 'same-tx' | 'client';
   driver: Driver;
   /** How the transaction is written, for messages; default `<receiver>.<method>`. */
   form?: string;
@@ -109,6 +128,13 @@ export interface DriverModel {
   driver: Driver;
   /** The module specifiers that are this driver: exact names, prefixes, or a pattern. */
   modules: { names?: readonly string[]; prefixes?: readonly string[]; pattern?: RegExp };
+  /**
+   * Names whose import says a module of the project is this driver's, whatever
+   * its path: a client the driver generates into the project (Prisma's
+   * `PrismaClient` from `'../generated/client'`, or a workspace package that
+   * re-exports it). The names `exports` knows are read as the driver's there.
+   */
+  generatedExports?: readonly string[];
   /** What the module's exported names are ('default', '*' for the namespace object). */
   exports: Readonly<Record<string, Value>>;
   /** An export that depends on the specifier or on more than its name: read before `exports`. */

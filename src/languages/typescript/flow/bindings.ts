@@ -12,6 +12,7 @@ import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
 import { reuseOf } from './pool-facts.ts';
+import { injected, openerAround, type Bound } from './receivers.ts';
 import type { State } from './state.ts';
 import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
 
@@ -124,6 +125,17 @@ export abstract class Bindings implements DriverContext {
     if (n?.type !== 'Identifier' || this.env.lookup(n.name).found) return false;
     const entry = this.file.imports.project.get(n.name);
     return entry !== undefined && !entry.typeOnly && !this.file.imports.names.has(n.name) && this.file.module(entry.specifier) === undefined;
+  }
+
+  injected(node: Node): boolean {
+    return injected(this.file.program, node);
+  }
+
+  openerAround(receiver: Node, at: Node): { method: string; bound: Bound } | undefined {
+    const opener = openerAround(this.file.program, at, receiver);
+    if (!opener) return undefined;
+    const use = this.file.drivers.callback({ method: opener.method, on: this.value(opener.object), call: opener.call, fileDriver: this.file.fileDriver });
+    return use?.kind === 'tx' ? { method: opener.method, bound: opener.bound } : undefined;
   }
 
   // ---- names -----------------------------------------------------------------------

@@ -46,19 +46,25 @@ export function readImports(program: TSESTree.Program, drivers: DriverRegistry):
   for (const statement of program.body) {
     if (statement.type === 'ImportDeclaration') {
       const specifier = String(statement.source.value);
-      const driver = drivers.driverOfModule(specifier);
+      const importedName = (s: TSESTree.ImportClause) => (s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value));
+      // A module of the project that is a driver's generated client, by the names imported from it: those the driver knows are its.
+      const generated = drivers.driverOfModule(specifier) ? undefined : drivers.driverOfGenerated(statement.specifiers.map(importedName));
+      const driver = drivers.driverOfModule(specifier) ?? generated;
       if (!driver) {
         for (const s of statement.specifiers) {
-          const imported = s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value);
           const typeOnly = statement.importKind === 'type' || (s.type === 'ImportSpecifier' && s.importKind === 'type');
-          imports.project.set(s.local.name, { specifier, imported, at: span(statement.source), typeOnly });
+          imports.project.set(s.local.name, { specifier, imported: importedName(s), at: span(statement.source), typeOnly });
         }
         continue;
       }
       addDriver(driver);
       for (const s of statement.specifiers) {
-        const imported = s.type === 'ImportDefaultSpecifier' ? 'default' : s.type === 'ImportNamespaceSpecifier' ? '*' : s.imported.type === 'Identifier' ? s.imported.name : String(s.imported.value);
+        const imported = importedName(s);
         const typeOnly = statement.importKind === 'type' || (s.type === 'ImportSpecifier' && s.importKind === 'type');
+        if (generated && (s.type !== 'ImportSpecifier' || !drivers.exportOf(driver, imported, specifier))) {
+          imports.project.set(s.local.name, { specifier, imported, at: span(statement.source), typeOnly });
+          continue;
+        }
         if (s.type === 'ImportSpecifier') imports.types.set(s.local.name, { driver, name: imported });
         // `import type pg from 'pg'` names pg.PoolClient as well as `import pg from 'pg'` does.
         if (imported === 'default' || imported === '*') imports.types.set(s.local.name, { driver, name: '*' });

@@ -15,6 +15,7 @@ import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Sites } from './sites.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
+import type { CallbackUse } from '../drivers/model.ts';
 import { work } from '../../../work.ts';
 
 /** Calls that are not the job's work: they run no code of the job. */
@@ -624,7 +625,7 @@ export class Walk extends Sites {
     const configId = on && 'configId' in on ? on.configId : undefined;
     let form: string | undefined;
     let driver: Driver = 'unknown';
-    let kind: 'tx' | 'conn' | 'same-tx' = 'tx';
+    let kind: CallbackUse['kind'] = 'tx';
     if (fn) {
       // sql.begin(fn), db.transaction(fn), db.task(fn): as a driver module reads the call.
       const use = this.file.drivers.callback({ method: method.name, on, call, fileDriver: this.file.fileDriver });
@@ -649,9 +650,11 @@ export class Walk extends Sites {
     this.expression(call.callee);
     for (const arg of call.arguments) if (unwrap(arg) !== fn) this.argument(arg);
     const param = fn!.params[0];
-    if (kind === 'same-tx' && on?.kind === 'tx') {
+    if ((kind === 'same-tx' && on?.kind === 'tx') || kind === 'client') {
+      // The transaction it is called on; or the client itself, outside any transaction (a Prisma extension's function).
+      const given: Value | undefined = kind === 'client' && on?.kind !== 'pool' ? { kind: 'pool', driver, configId } : on;
       this.nestedFunction(fn!, this.options.name, true, (walk) => {
-        if (param) walk.bindPattern(param, on);
+        if (param) walk.bindPattern(param, given);
       });
     } else if (kind === 'conn') {
       this.nestedFunction(fn!, this.options.name, true, (walk) => {
