@@ -6,13 +6,12 @@
 // (src/eslint/); both read the project modules a file imports its pool from
 // with parseImported.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { isAbsolute } from 'node:path';
 import { emptyFileModel, type FileModel } from '../../model/index.ts';
 import { isDirectiveComment } from '../comments.ts';
 import { TYPESCRIPT_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd, FrontEndOptions } from '../types.ts';
 import { driverRegistry } from './drivers/index.ts';
-import { analyzeTypeScript, offerParse, parsedAsImport } from './flow/index.ts';
+import { analyzeTypeScript, parsedAsImport } from './flow/index.ts';
 import { parseTypeScriptProgram } from './parse.ts';
 
 /** The model of a file from an ESTree Program with ranges (typescript-estree's, or ESLint's sourceCode.ast). */
@@ -42,15 +41,10 @@ export const typescriptFrontEnd: FrontEnd = {
   language: 'typescript',
   extensions: TYPESCRIPT_EXTENSIONS,
   parse(text, file, options) {
-    let program: TSESTree.Program | undefined;
+    let program: TSESTree.Program;
     try {
-      // A module parsed already as an import of a file before it is not parsed again; one parsed
-      // here is kept for the files that import it later in the scan.
-      program = parsedAsImport(file, text);
-      if (!program) {
-        program = parseTypeScriptProgram(text, file);
-        if (isAbsolute(file)) offerParse(file, text, program);
-      }
+      // A module parsed already as an import of a file before it is not parsed again.
+      program = parsedAsImport(file, text) ?? parseTypeScriptProgram(text, file);
     } catch (error) {
       const model = emptyFileModel(file, 'typescript', text);
       const e = error as { message?: string; index?: number; location?: { start?: { offset?: number } } };

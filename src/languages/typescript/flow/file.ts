@@ -78,11 +78,6 @@ export function parsedAsImport(path: string, text: string): TSESTree.Program | u
   return imported.program;
 }
 
-/** The scan's own parse of a file, kept while the scan runs for the files that import it later (ModuleCache.offer). */
-export function offerParse(path: string, text: string, program: TSESTree.Program): void {
-  moduleCache.offer(path, text, { text, program, byDepth: new Map(), resolved: new Map() });
-}
-
 /**
  * The reading of an imported module at `depth`: the one made at that depth, or, when the module
  * reads the same at every depth from its freeDepth on and `depth` is one of them, one made at any

@@ -8,7 +8,7 @@ import type { DriverRegistry } from '../drivers/index.ts';
 import { isAbsolute } from 'node:path';
 import { keepReading, readingAsImport, TsFile, type AnalysisContext } from './file.ts';
 
-export { offerParse, parsedAsImport } from './file.ts';
+export { parsedAsImport } from './file.ts';
 import { MAX_IMPORT_DEPTH } from './modules.ts';
 import { Walk } from './walk.ts';
 

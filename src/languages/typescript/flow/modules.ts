@@ -8,10 +8,9 @@
 // when a file asks what one of its names holds (flow/file.ts): once for all
 // the depths from its freeDepth on, where the depth left no longer cuts any
 // chain of its imports. While a scan runs (beginScan), the stats and the
-// resolutions it makes are kept, and its own parse of a file serves the files
-// that import it later; all of it goes with the scan. The ESLint plugin, which
-// is given one file and runs as long as the editor, resolves the same way with
-// nothing kept but the cache checked against each file's stat.
+// resolutions it makes are kept, and go with the scan. The ESLint plugin,
+// which is given one file and runs as long as the editor, resolves the same
+// way with nothing kept but the cache checked against each file's stat.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
@@ -45,12 +44,9 @@ let scanStats: Map<string, FileStat | null> | undefined;
 /** While a scan runs, where each specifier leads from each folder (null: to no project module). */
 let scanResolutions: Map<string, string | null> | undefined;
 let openScans = 0;
-/** What a scan's end clears besides the stats (the module cache's scan-only entries). */
-const scanScoped = new Set<{ endScan(): void }>();
 
 /**
- * Opens a scan's scope (stats memoised, the scan's own parses kept for its imports: ModuleCache.offer)
- * and returns its end. Scans that overlap share one scope, ended with the last of them.
+ * Opens a scan's scope (stats and resolutions memoised) and returns its end. Scans that overlap share one scope, ended with the last of them.
  */
 export function beginScan(): () => void {
   if (openScans++ === 0) {
@@ -64,7 +60,6 @@ export function beginScan(): () => void {
     if (--openScans > 0) return;
     scanStats = undefined;
     scanResolutions = undefined;
-    for (const scoped of scanScoped) scoped.endScan();
   };
 }
 
@@ -264,40 +259,22 @@ interface CacheEntry<T> {
   value: T | undefined;
 }
 
-/** The source text of the scan's own parses a ModuleCache keeps at most for imports that may come. */
-export const MAX_OFFERED_CHARS = 8 * 1024 * 1024;
-
 /**
  * A per-process cache of each imported module (its parse), keyed by path and
  * checked against the file's size and time. `build` runs at most once per
- * version of a file. During a scan, the scan's own parse of each file is
- * offered to it (offer), so a file the scan reaches before the files that
- * import it is parsed once all the same; what no import asked for is let go
- * when the scan ends.
+ * version of a file.
  */
 export class ModuleCache<T> {
   private readonly entries = new Map<string, CacheEntry<T>>();
   private readonly building = new Set<string>();
-  /** The scan's parses no import asked for yet, oldest first, with the text they are of; and that text's length in all. */
-  private readonly offered = new Map<string, { text: string; value: T }>();
-  private offeredChars = 0;
-
-  constructor() {
-    scanScoped.add(this);
-  }
 
   /** What `get` would give without building: the entry of the file as it is now, if there is one. */
   peek(path: string): T | undefined {
     return this.known(path)?.value;
   }
 
-  /**
-   * The entry of the file as it is now (its value undefined where it did not parse or is too large), or
-   * undefined if it was not read. A parse this scan offered is the file as it is now (the scan read it).
-   */
+  /** The entry of the file as it is now (its value undefined where it did not parse or is too large), or undefined if it was not read. */
   known(path: string): { value: T | undefined } | undefined {
-    const offered = this.offered.get(path);
-    if (offered) return offered;
     const cached = this.entries.get(path);
     if (!cached) return undefined;
     const stats = fileStat(path);
@@ -309,15 +286,6 @@ export class ModuleCache<T> {
     if (!stats) return undefined;
     const { size, mtimeMs } = stats;
     const id = path;
-    const offered = this.offered.get(id);
-    if (offered) {
-      this.forget(id);
-      // The scan's text is the file's while its size says so (the scan read it as UTF-8 without a BOM).
-      if (Buffer.byteLength(offered.text) === size) {
-        this.entries.set(id, { size, mtimeMs, value: offered.value });
-        return offered.value;
-      }
-    }
     const cached = this.entries.get(id);
     if (cached && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
     if (size > MAX_MODULE_BYTES) {
@@ -337,31 +305,6 @@ export class ModuleCache<T> {
     }
     this.entries.set(id, { size, mtimeMs, value });
     return value;
-  }
-
-  /** The scan's own parse of a file, `text` as the scan read it: kept while the scan runs, for the files that import it later. */
-  offer(path: string, text: string, value: T): void {
-    if (openScans === 0 || text.length > MAX_MODULE_BYTES) return;
-    this.forget(path);
-    this.offered.set(path, { text, value });
-    this.offeredChars += text.length;
-    for (const oldest of this.offered.keys()) {
-      if (this.offeredChars <= MAX_OFFERED_CHARS) break;
-      this.forget(oldest);
-    }
-  }
-
-  /** The scan ended: what it offered and no import asked for is let go. */
-  endScan(): void {
-    this.offered.clear();
-    this.offeredChars = 0;
-  }
-
-  private forget(path: string): void {
-    const offered = this.offered.get(path);
-    if (!offered) return;
-    this.offeredChars -= offered.text.length;
-    this.offered.delete(path);
   }
 }
 
