@@ -199,7 +199,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   // Files the prefilter dropped that import names from project modules: decided once every file is read (import-chance.ts).
   const chance = new ImportChance(prefilter);
   const later: number[] = [];
-  // Stats memoised and the scan's parses kept for its imports, until the analysis ends (flow/modules.ts).
+  // The TS module reader's stats and resolutions kept until the analysis ends (flow/modules.ts).
   const endScan = beginScan();
   try {
     let slice = performance.now();
