@@ -26,6 +26,7 @@ import { AnalysisCache, cacheFilePath, contentHash, ContextHasher, defaultCacheL
 import { discoverFiles } from './discover.ts';
 import { autoUsesWorkers } from './pool.ts';
 import { ImportChance, withDependencies } from './import-chance.ts';
+import { beginScan } from '../languages/typescript/flow/modules.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -198,6 +199,8 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   // Files the prefilter dropped that import names from project modules: decided once every file is read (import-chance.ts).
   const chance = new ImportChance(prefilter);
   const later: number[] = [];
+  // The TS module reader's stats and resolutions kept until the analysis ends (flow/modules.ts).
+  const endScan = beginScan();
   try {
     let slice = performance.now();
     // Most files of a cached scan take only the first few lines of this loop: they are kept lean.
@@ -318,6 +321,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
     await Promise.all(pending);
   } finally {
     stats.threads = analyzer.threads;
+    endScan();
     await analyzer.destroy();
   }
   const analysedAt = performance.now();

@@ -4,6 +4,7 @@
 import { loadSqlParser } from '../sql/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { scanFileText } from './analyze-file.ts';
+import { beginScan } from '../languages/typescript/flow/modules.ts';
 
 export type WorkerTask =
   | { kind: 'warmup' }
@@ -14,6 +15,8 @@ export type WorkerTask =
   | { kind: 'analyze'; files: readonly { file: string; text: string }[]; config: AnalysisConfig; progress?: SharedArrayBuffer };
 
 await loadSqlParser();
+// A worker serves one scan (its pool ends with the scan): one scan scope for its life (flow/modules.ts).
+beginScan();
 
 export default function runTask(task: WorkerTask): FileAnalysis[] | true {
   if (task.kind === 'warmup') return true;

@@ -77,3 +77,22 @@ test('a module whose imports all end within the depth left is walked once for ev
   assert.deepEqual(findings, alone);
   assert.ok(findings.includes('src/repo.ts:3 no-session-tenant-setting'), findings.join('\n'));
 });
+
+// A job whose pool comes through b-repo.ts from a-pool.ts.
+const importedLater = {
+  'package.json': '{ "name": "shop", "type": "module" }',
+  'src/a-pool.ts': `import pg from 'pg';\nexport const pool = new pg.Pool({ max: 4 });\n${checkout('warm')}`,
+  'src/b-repo.ts': `import { pool } from './a-pool.js';\nexport { pool };\nexport async function markPaid(tenant: string) {\n  await pool.query('update invoices set paid = true where tenant = $1', [tenant]);\n}\n`,
+  'src/c-job.ts': `import { markPaid, pool } from './b-repo.js';\nexport async function run(tenant: string) {\n  await pool.query("select set_config('app.tenant', $1, false)", [tenant]);\n  await markPaid(tenant);\n}\n`,
+};
+
+test('what a scan memoised of the files (their stats, where imports lead) is gone with it: the next scan reads a rewritten module again', async () => {
+  const dir = project(importedLater);
+  const first = await scan({ paths: [join(dir, 'src/c-job.ts')], cwd: dir, concurrency: 'off' });
+  assert.equal(first.results[0].messages.filter((m) => m.ruleId === 'no-session-tenant-setting').length, 1);
+  // The same size and a new module: the pool now comes from a file that did not exist before.
+  writeFileSync(join(dir, 'src/b-repo.ts'), importedLater['src/b-repo.ts'].replace("'./a-pool.js'", "'./d-pool.js'"));
+  writeFileSync(join(dir, 'src/d-pool.ts'), "import pg from 'pg';\n// One connection, its own: nothing else runs on it after the job.\nexport const pool = new pg.Client();\n");
+  const second = await scan({ paths: [join(dir, 'src/c-job.ts')], cwd: dir, concurrency: 'off' });
+  assert.deepEqual(second.results[0].messages.filter((m) => m.ruleId === 'no-session-tenant-setting'), []);
+});

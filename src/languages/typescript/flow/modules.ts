@@ -7,8 +7,10 @@
 // time stay the same, whatever the depth it is imported at, and walked only
 // when a file asks what one of its names holds (flow/file.ts): once for all
 // the depths from its freeDepth on, where the depth left no longer cuts any
-// chain of its imports. The ESLint
-// plugin, which is given one file, resolves the same way.
+// chain of its imports. While a scan runs (beginScan), the stats and the
+// resolutions it makes are kept, and go with the scan. The ESLint plugin,
+// which is given one file and runs as long as the editor, resolves the same
+// way with nothing kept but the cache checked against each file's stat.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
@@ -26,13 +28,58 @@ const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'
 /** TypeScript's ESM convention: `import './pool.js'` names the source `pool.ts`. */
 const SOURCE_FOR: Record<string, string[]> = { '.js': ['.ts', '.tsx'], '.jsx': ['.tsx'], '.mjs': ['.mts'], '.cjs': ['.cts'] };
 
-/** Without an error for a missing file: most candidates of a specifier are missing, and an error costs ten times the stat. */
-function isFile(path: string): boolean {
-  try {
-    return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;
-  } catch {
-    return false;
+/** A regular file's size and time, as one stat gave them. */
+interface FileStat {
+  size: number;
+  mtimeMs: number;
+}
+
+/**
+ * While a scan runs (beginScan), what each stat said, by path (null: no regular file there): the
+ * scan asks about the same candidates of the same specifiers from every file, and about each
+ * imported module each time a file reads it. Outside a scan (the ESLint plugin, which lives as
+ * long as the editor), every question is a stat.
+ */
+let scanStats: Map<string, FileStat | null> | undefined;
+/** While a scan runs, where each specifier leads from each folder (null: to no project module). */
+let scanResolutions: Map<string, string | null> | undefined;
+let openScans = 0;
+
+/**
+ * Opens a scan's scope (stats and resolutions memoised) and returns its end. Scans that overlap share one scope, ended with the last of them.
+ */
+export function beginScan(): () => void {
+  if (openScans++ === 0) {
+    scanStats = new Map();
+    scanResolutions = new Map();
   }
+  let open = true;
+  return () => {
+    if (!open) return;
+    open = false;
+    if (--openScans > 0) return;
+    scanStats = undefined;
+    scanResolutions = undefined;
+  };
+}
+
+/** Without an error for a missing file: most candidates of a specifier are missing, and an error costs ten times the stat. */
+function fileStat(path: string): FileStat | undefined {
+  const memo = scanStats?.get(path);
+  if (memo !== undefined) return memo ?? undefined;
+  let found: FileStat | null = null;
+  try {
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats?.isFile()) found = { size: stats.size, mtimeMs: stats.mtimeMs };
+  } catch {
+    found = null;
+  }
+  scanStats?.set(path, found);
+  return found ?? undefined;
+}
+
+function isFile(path: string): boolean {
+  return fileStat(path) !== undefined;
 }
 
 const unitRoots = new Map<string, string>();
@@ -143,6 +190,16 @@ function withExtension(base: string): string | undefined {
  */
 export function resolveProjectModule(fromFile: string, specifier: string): string | undefined {
   if (!isAbsolute(fromFile) || specifier.startsWith('node:')) return undefined;
+  // What follows reads the importing file's folder only: every file of a folder asks the same.
+  const key = scanResolutions ? `${dirname(fromFile)}\u0000${specifier}` : undefined;
+  const memo = key === undefined ? undefined : scanResolutions!.get(key);
+  if (memo !== undefined) return memo ?? undefined;
+  const found = resolveUncached(fromFile, specifier);
+  if (key !== undefined) scanResolutions?.set(key, found ?? null);
+  return found;
+}
+
+function resolveUncached(fromFile: string, specifier: string): string | undefined {
   const root = unitRoot(fromFile);
   let found: string | undefined;
   if (specifier.startsWith('.') || specifier.startsWith('/')) {
@@ -220,25 +277,14 @@ export class ModuleCache<T> {
   known(path: string): { value: T | undefined } | undefined {
     const cached = this.entries.get(path);
     if (!cached) return undefined;
-    try {
-      const stats = statSync(path, { throwIfNoEntry: false });
-      return stats && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
-    } catch {
-      return undefined;
-    }
+    const stats = fileStat(path);
+    return stats && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
   }
 
   get(path: string, build: (text: string) => T | undefined): T | undefined {
-    let size: number;
-    let mtimeMs: number;
-    try {
-      const stats = statSync(path, { throwIfNoEntry: false });
-      if (!stats) return undefined;
-      size = stats.size;
-      mtimeMs = stats.mtimeMs;
-    } catch {
-      return undefined;
-    }
+    const stats = fileStat(path);
+    if (!stats) return undefined;
+    const { size, mtimeMs } = stats;
     const id = path;
     const cached = this.entries.get(id);
     if (cached && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
