@@ -31,7 +31,7 @@ export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|
 /** A lease that ends at this time: `locked_until < now()` is an expired lease. */
 export const LEASE_END_COLUMN = byWords(/^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/);
 /** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
-export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/);
+export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at|(running|processing|locked|claimed|leased|reserved|started|working|busy)_since)$/);
 /** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
 export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/);
 /** When a job may first run: compared with now() to take due jobs, never a lease. */

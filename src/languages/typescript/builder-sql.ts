@@ -10,7 +10,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
-import type { Value } from './flow/types.ts';
+import type { TableValue, Value } from './flow/types.ts';
 import { isFunction, propertyName, stringValue, unwrap, type Node } from './syntax.ts';
 
 export interface BuilderHost {
@@ -20,6 +20,12 @@ export interface BuilderHost {
   constantOf?(node: Node): Node | undefined;
   /** `const [first] = rows`: the initializer a name is an element of, and its index. */
   elementOf?(node: Node): { init: Node; index: number } | undefined;
+  /** `node` is a name imported from a module the walk cannot read. */
+  importedUnread?(node: Node): boolean;
+  /** The drivers the file imports. */
+  readonly imports?: { readonly drivers: readonly Driver[] };
+  /** What a chain's root imported from a module the walk cannot read runs on, as a driver module tells from the chain (drizzle-builder.ts). */
+  unreadRoot?(root: Node, links: readonly ChainLink[]): Value | undefined;
 }
 
 export interface BuiltQuery {
@@ -82,6 +88,8 @@ export class SqlWriter {
   readonly values: Node[] = [];
   /** Calls of builders inlined as subqueries: they are part of this query. */
   readonly calls: TSESTree.CallExpression[] = [];
+  /** Tables named by an import the walk cannot read (`jobs` of `db.update(jobs)`), by name: their columns are snake_case of their keys. */
+  readonly assumedTables = new Map<string, TableValue>();
 
   constructor(readonly host: BuilderHost) {}
 
@@ -107,6 +115,8 @@ export class SqlWriter {
       const table = this.host.value(n.object);
       const key = propertyName(n);
       if (table?.kind === 'table' && key) return table.table.columns.get(key) ?? snake(key);
+      const object = unwrap(n.object);
+      if (object?.type === 'Identifier' && key && this.assumedTables.has(object.name)) return snake(key);
     }
     return undefined;
   }
@@ -262,6 +272,7 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
     on = host.value(calleeOfFirst);
     chain.links[0] = { ...chain.links[0], name: '()' };
   }
+  if (!isDb(on)) on = host.unreadRoot?.(chain.root, chain.links) ?? on;
   const driver = on && 'driver' in on ? on.driver : on?.kind === 'conn' ? on.conn.driver : undefined;
   if (!on || !(on.kind === 'pool' || on.kind === 'tx' || on.kind === 'conn') || !driver) return undefined;
   const read = readerOf(driver);
