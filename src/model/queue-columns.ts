@@ -41,6 +41,20 @@ export const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updat
 export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
 export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
 
+/**
+ * The row's own id: an id column by its name, or one named after the table's
+ * last word in the singular (`delivery_id` of `alert_deliveries`, `run_id` of
+ * `runs`), as tables keyed by `<noun>_id` name it.
+ */
+export function isRowId(column: string, table: string): boolean {
+  if (ID_COLUMN.test(column)) return true;
+  const c = snakeCase(column);
+  if (!c.endsWith('_id')) return false;
+  const last = snakeCase(table.slice(table.lastIndexOf('.') + 1)).split('_').pop() ?? '';
+  const singular = last.endsWith('ies') ? `${last.slice(0, -3)}y` : /(ss|x|ch|sh)es$/.test(last) ? last.slice(0, -2) : last.endsWith('s') ? last.slice(0, -1) : last;
+  return singular.length > 1 && c === `${singular}_id`;
+}
+
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
 export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
 export const DONE_STATUS = /^(done|completed|complete|succeeded|success|successful|finished|ok|processed)$/i;

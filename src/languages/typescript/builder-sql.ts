@@ -24,8 +24,17 @@ export interface BuilderHost {
   importedUnread?(node: Node): boolean;
   /** The drivers the file imports. */
   readonly imports?: { readonly drivers: readonly Driver[] };
-  /** What a chain's root imported from a module the walk cannot read runs on, as a driver module tells from the chain (drizzle-builder.ts). */
-  unreadRoot?(root: Node, links: readonly ChainLink[]): Value | undefined;
+  /** What a chain whose root the walk cannot tell runs on, as a driver module tells from the chain (drizzle-builder.ts, knex-builder.ts). */
+  unreadRoot?(root: Node, links: readonly ChainLink[]): RootOf | undefined;
+  /** The file's program: for what the code around a query says of it (knex-builder.ts guardedLimit). */
+  readonly program?: Node;
+}
+
+/** What a chain runs on, when a driver module tells: the value, the whole chain where it continues one held in a const, and whether it runs. */
+export interface RootOf {
+  on: Value;
+  links?: ChainLink[];
+  executes?: boolean;
 }
 
 export interface BuiltQuery {
@@ -272,7 +281,14 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
     on = host.value(calleeOfFirst);
     chain.links[0] = { ...chain.links[0], name: '()' };
   }
-  if (!isDb(on)) on = host.unreadRoot?.(chain.root, chain.links) ?? on;
+  if (!isDb(on)) {
+    const root = host.unreadRoot?.(chain.root, chain.links);
+    if (root) {
+      on = root.on;
+      if (root.links) chain.links = root.links;
+      if (root.executes) executes = true;
+    }
+  }
   const driver = on && 'driver' in on ? on.driver : on?.kind === 'conn' ? on.conn.driver : undefined;
   if (!on || !(on.kind === 'pool' || on.kind === 'tx' || on.kind === 'conn') || !driver) return undefined;
   const read = readerOf(driver);

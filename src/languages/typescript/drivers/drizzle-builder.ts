@@ -50,14 +50,14 @@ function tableNode(links: readonly ChainLink[]): Node | undefined {
  * a module the scan cannot read: a pool, in a file that imports Drizzle, for
  * an update, delete or select whose table is a pgTable or an unread import too.
  */
-export function unreadDatabase(root: Node, links: readonly ChainLink[], host: BuilderHost): Value | undefined {
+export function unreadDatabase(root: Node, links: readonly ChainLink[], host: BuilderHost): { on: Value } | undefined {
   if (links.length < 2 || !host.imports?.drivers.includes('drizzle') || !host.importedUnread?.(root)) return undefined;
   const table = tableNode(links);
   const n = unwrap(table);
   if (!n) return undefined;
   const value = host.value(n);
   if (value?.kind !== 'table' && !(n.type === 'Identifier' && host.importedUnread(n))) return undefined;
-  return { kind: 'pool', driver: 'drizzle' };
+  return { on: { kind: 'pool', driver: 'drizzle' } };
 }
 
 /** A literal value as SQL would read it: two branches that bind different literals send different SQL. */
