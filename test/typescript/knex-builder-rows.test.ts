@@ -103,3 +103,17 @@ test("the row's own id: an id by name, or the table's last word in the singular 
   assert.ok(!isRowId('tenant_id', 'jobs'));
   assert.ok(!isRowId('alert_id', 'alert_deliveries'));
 });
+
+test('a const that holds a whole query is read once, where it is made; a test of a collection size limits nothing', () => {
+  assert.deepEqual(
+    statementsOf(`${header}
+export async function finish(knex: Knex, id: string, rows: unknown[]) {
+  const done = knex.table('sends').where({ send_id: id }).update({ status: 'sent' });
+  await done.then(() => undefined);
+  if (rows.length > 0) {
+    await knex.table('sends').where({ send_id: id }).update({ status: 'seen' });
+  }
+}`),
+    ['autocommit update sends SET status=literal WHERE send_id =', 'autocommit update sends SET status=literal WHERE send_id ='],
+  );
+});

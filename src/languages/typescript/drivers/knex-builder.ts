@@ -21,6 +21,8 @@ import type { Value } from '../flow/types.ts';
 import { children, isFunction, propertyName, unwrap, type Node } from '../syntax.ts';
 
 const TABLE_LINKS = new Set(['()', 'table', 'from', 'into']);
+/** Links that make a chain a query of its own. */
+const SENDS = new Set(['update', 'increment', 'decrement', 'del', 'delete', 'insert', 'forUpdate', 'forShare', 'forNoKeyUpdate', 'forKeyShare']);
 
 function knexDb(v: Value | undefined): boolean {
   return (v?.kind === 'pool' || v?.kind === 'tx') && v.driver === 'knex';
@@ -57,6 +59,8 @@ export function knexRoot(root: Node, links: readonly ChainLink[], host: BuilderH
   if (init?.type !== 'CallExpression') return undefined;
   const inner = chainOf(init);
   if (!inner || inner.links.length === 0 || !TABLE_LINKS.has(inner.links[0].name)) return undefined;
+  // A const that holds a whole query (`const p = knex('jobs').where(...).update(...)`) is read where it is made.
+  if (inner.links.some((l) => SENDS.has(l.name))) return undefined;
   const value = host.value(inner.root);
   const on = knexDb(value) ? value : wrapped(inner.root, host);
   return on ? { on, links: [...inner.links, ...links], executes: true } : undefined;
@@ -107,9 +111,10 @@ function rowPlus(node: Node | undefined, host: BuilderHost, depth = 0, bare = fa
     n = unwrap(n.left as Node);
   } else if (!bare) return undefined;
   if (n?.type === 'CallExpression' && unwrap(n.callee)?.type === 'Identifier' && /^(Number|parseInt)$/.test((unwrap(n.callee) as TSESTree.Identifier).name)) n = unwrap(n.arguments[0] as Node);
-  if (n?.type !== 'MemberExpression') return undefined;
+  // A row's column (`row.tries`), not a collection's size (`rows.length`) or a member of something computed.
+  if (n?.type !== 'MemberExpression' || unwrap(n.object)?.type !== 'Identifier') return undefined;
   const column = propertyName(n);
-  return column ? { column, plus } : undefined;
+  return column && !/^(length|size)$/.test(column) ? { column, plus } : undefined;
 }
 
 /** The assignments of `.update({...})`, a column set to its row value plus n read as the increment it is. */
