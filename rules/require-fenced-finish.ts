@@ -1,7 +1,8 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { DEAD_STATUS, formatSeconds, ID_COLUMN, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
+import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
 import { fenceOf, reclaimerOf, type Reclaimer } from '../src/model/queue-roles.ts';
+import { isRowId } from '../src/model/queue-columns.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
@@ -54,7 +55,7 @@ export default defineRule<Options, QueueFacts>({
           const reclaimer = reclaimerOf(table, claim);
           if (!reclaimer) continue;
           const lease = claim.fact.leaseSeconds ?? (claim.fact.leaseFromCode ? undefined : reclaimer.leaseSeconds);
-          const others = finish.compared.filter((c) => !ID_COLUMN.test(c));
+          const others = finish.compared.filter((c) => !isRowId(c, table.table));
           const notFence = others.length ? ` (${others.map((c) => `\`${c}\``).join(', ')} ${others.length === 1 ? 'is' : 'are'} not written by the claim: the same for every run)` : '';
           const data = { kind: kindOf(finish, table), table: table.table, by: finish.by, notFence, counter };
           if (lease === undefined) {

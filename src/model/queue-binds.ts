@@ -26,7 +26,8 @@ export function bindOf(site: SqlSite, statement: StatementFacts): BindParam | un
  * member of an imported constant the scan cannot read (`${JOB_STATES.PROCESSING}`
  * with `JOB_STATES` from a module outside the scanned files, a package's enum
  * `JobStatus.InProgress`): the member's name is the state (`processing`,
- * `in_progress`), as enum members of a state column name their values. Read
+ * `in_progress`); of an imported constant named after its column
+ * (`JOB_STATUS_PROCESSING`), the words after STATUS_ or STATE_, as enum members of a state column name their values. Read
  * for state columns only; none for a routine body.
  */
 export function namedStatesOf(site: SqlSite, statement: StatementFacts): ((n: number) => string | undefined) | undefined {
@@ -35,9 +36,15 @@ export function namedStatesOf(site: SqlSite, statement: StatementFacts): ((n: nu
   return (n) => {
     const param = params[n - 1];
     if (param?.kind !== 'named') return undefined;
-    const member = param.name.slice(param.name.lastIndexOf('.') + 1);
+    let member = param.name.slice(param.name.lastIndexOf('.') + 1);
     // An enum-like member: UPPER_CASE or PascalCase, not a property such as `job.status`.
     if (!/^[A-Z][A-Za-z0-9_]*$/.test(member)) return undefined;
+    // A constant named after its column (`JOB_STATUS_RUNNING`, `DELIVERY_STATE_SENT`): the words after it.
+    if (!param.name.includes('.')) {
+      const state = /(?:^|_)(?:STATUS|STATE)_([A-Z][A-Z0-9_]*)$/.exec(member);
+      if (!state) return undefined;
+      member = state[1];
+    }
     return /[a-z]/.test(member) ? member.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase() : member.toLowerCase();
   };
 }

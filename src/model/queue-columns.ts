@@ -31,7 +31,7 @@ export const LIMIT_COLUMN = byWords(/^(max_(attempts?|retries|tries|runs|errors|
 /** A lease that ends at this time: `locked_until < now()` is an expired lease. */
 export const LEASE_END_COLUMN = byWords(/^(locked_until|lock_until|lock_expires_at|lock_expiry|lease_until|leased_until|lease_expires_at|lease_expiry|lease_deadline|visible_at|invisible_until|vt|claimed_until|reserved_until)$/);
 /** A lease that started at this time: `locked_at < now() - interval '4 hours'` is an expired lease. */
-export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at)$/);
+export const LEASE_START_COLUMN = byWords(/^(locked_at|lock_at|claimed_at|reserved_at|leased_at|picked_at|fetched_at|heartbeat_at|heartbeat_on|last_heartbeat_at|last_heartbeat|started_at|started_on|attempted_at|(running|processing|locked|claimed|leased|reserved|started|working|busy)_since)$/);
 /** A worker's own heartbeat (a workers table's `last_seen`): jobs of a worker whose beat is stale are re-queued. */
 export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last_beat|last_beat_at|last_ping|last_ping_at|pinged_at|alive_at|last_alive_at|last_active_at|last_checkin|last_checkin_at|checked_in_at|heartbeat|heartbeated_at)$/);
 /** When a job may first run: compared with now() to take due jobs, never a lease. */
@@ -40,6 +40,20 @@ export const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|schedule
 export const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
 export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
 export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
+
+/**
+ * The row's own id: an id column by its name, or one named after the table's
+ * last word in the singular (`delivery_id` of `alert_deliveries`, `run_id` of
+ * `runs`), as tables keyed by `<noun>_id` name it.
+ */
+export function isRowId(column: string, table: string): boolean {
+  if (ID_COLUMN.test(column)) return true;
+  const c = snakeCase(column);
+  if (!c.endsWith('_id')) return false;
+  const last = snakeCase(table.slice(table.lastIndexOf('.') + 1)).split('_').pop() ?? '';
+  const singular = last.endsWith('ies') ? `${last.slice(0, -3)}y` : /(ss|x|ch|sh)es$/.test(last) ? last.slice(0, -2) : last.endsWith('s') ? last.slice(0, -1) : last;
+  return singular.length > 1 && c === `${singular}_id`;
+}
 
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
 export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;

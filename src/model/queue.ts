@@ -25,6 +25,7 @@ import {
   DONE_STATUS,
   ID_COLUMN,
   isLeaseColumn,
+  isRowId,
   LEASE_END_COLUMN,
   LEASE_START_COLUMN,
   LIMIT_COLUMN,
@@ -302,8 +303,13 @@ function readQueueFacts(model: FileModel): QueueFacts {
         });
         continue;
       }
-      // A write in the claim's own transaction runs under the claim's row lock (one-transaction design).
-      if (earlier) continue;
+      // A write in the claim's own transaction runs under the claim's row lock (one-transaction design); one that
+      // moves the picked rows that reached the limit to a dead state is the claim's exhaust branch: it retires them.
+      if (earlier) {
+        const exhausted = w.dead && write.op === 'update' ? write.where.find((c) => isExhausted(c, counterTest(counters))) : undefined;
+        if (exhausted) facts.sweeps.push({ ...name, at: ref(write.span), dead: true, requeue: false, sets: w.sets, increments: w.increments, limitAt: ref(exhausted.span) });
+        continue;
+      }
       if (w.isSweep) {
         facts.sweeps.push({
           ...name,
@@ -516,7 +522,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // the lease expired: the claim takes jobs back, and whether it counts or stops at a limit is the host's to say.
   const endsLease = leaseAssignment !== undefined && (LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column));
   const casLease =
-    claimRead === undefined && isUpdate && endsLease && (!status || setsRunning) && write.where.some((c) => ID_COLUMN.test(c.column) && c.op === '=')
+    claimRead === undefined && isUpdate && endsLease && (!status || setsRunning) && write.where.some((c) => isRowId(c.column, write.table) && c.op === '=')
       ? write.where.find((c) => c.column === leaseAssignment.column && c.op === '=' && !c.underOr && !c.negated && c.value.kind === 'param')
       : undefined;
   const cas = casLease && write.assignments.some((a) => a !== leaseAssignment && a.value.kind === 'param' && !write.where.some((c) => c.column === a.column)) ? casLease : undefined;
@@ -573,7 +579,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const dead = write.op === 'delete' || values.some((v) => DEAD_STATUS.test(v));
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
-  const byId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
+  const byId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
   const exhausted = write.where.find((c) => isExhausted(c, counters));
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 

@@ -10,7 +10,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
-import type { Value } from './flow/types.ts';
+import type { TableValue, Value } from './flow/types.ts';
 import { isFunction, propertyName, stringValue, unwrap, type Node } from './syntax.ts';
 
 export interface BuilderHost {
@@ -20,6 +20,21 @@ export interface BuilderHost {
   constantOf?(node: Node): Node | undefined;
   /** `const [first] = rows`: the initializer a name is an element of, and its index. */
   elementOf?(node: Node): { init: Node; index: number } | undefined;
+  /** `node` is a name imported from a module the walk cannot read. */
+  importedUnread?(node: Node): boolean;
+  /** The drivers the file imports. */
+  readonly imports?: { readonly drivers: readonly Driver[] };
+  /** What a chain whose root the walk cannot tell runs on, as a driver module tells from the chain (drizzle-builder.ts, knex-builder.ts). */
+  unreadRoot?(root: Node, links: readonly ChainLink[]): RootOf | undefined;
+  /** The file's program: for what the code around a query says of it (knex-builder.ts guardedLimit). */
+  readonly program?: Node;
+}
+
+/** What a chain runs on, when a driver module tells: the value, the whole chain where it continues one held in a const, and whether it runs. */
+export interface RootOf {
+  on: Value;
+  links?: ChainLink[];
+  executes?: boolean;
 }
 
 export interface BuiltQuery {
@@ -82,6 +97,8 @@ export class SqlWriter {
   readonly values: Node[] = [];
   /** Calls of builders inlined as subqueries: they are part of this query. */
   readonly calls: TSESTree.CallExpression[] = [];
+  /** Tables named by an import the walk cannot read (`jobs` of `db.update(jobs)`), by name: their columns are snake_case of their keys. */
+  readonly assumedTables = new Map<string, TableValue>();
 
   constructor(readonly host: BuilderHost) {}
 
@@ -107,6 +124,8 @@ export class SqlWriter {
       const table = this.host.value(n.object);
       const key = propertyName(n);
       if (table?.kind === 'table' && key) return table.table.columns.get(key) ?? snake(key);
+      const object = unwrap(n.object);
+      if (object?.type === 'Identifier' && key && this.assumedTables.has(object.name)) return snake(key);
     }
     return undefined;
   }
@@ -261,6 +280,14 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
   if (!isDb(on) && calleeOfFirst?.type === 'MemberExpression' && isDb(host.value(calleeOfFirst))) {
     on = host.value(calleeOfFirst);
     chain.links[0] = { ...chain.links[0], name: '()' };
+  }
+  if (!isDb(on)) {
+    const root = host.unreadRoot?.(chain.root, chain.links);
+    if (root) {
+      on = root.on;
+      if (root.links) chain.links = root.links;
+      if (root.executes) executes = true;
+    }
   }
   const driver = on && 'driver' in on ? on.driver : on?.kind === 'conn' ? on.conn.driver : undefined;
   if (!on || !(on.kind === 'pool' || on.kind === 'tx' || on.kind === 'conn') || !driver) return undefined;

@@ -147,8 +147,9 @@ export function hostParams(
 /**
  * A value as a HostParam: a literal (or a constant of the file that is one), a
  * parameter of the enclosing function or a member of one (its callers choose
- * it), a member of an imported name whose value cannot be read (`STATES.RUNNING`
- * from a module the scan does not have: its name), through String(),
+ * it), an imported name or a member of one whose value cannot be read
+ * (`STATES.RUNNING`, `JOB_STATUS_RUNNING` from a module the scan does not
+ * have: its name), through String(),
  * .toString(), a cast or a one-hole template.
  */
 export function classifyValue(
@@ -175,7 +176,9 @@ export function classifyValue(
       if (n.name === 'undefined') return { kind: 'literal', value: null };
       if (isParameter(n.name, n)) return { kind: 'caller-parameter', name: n.name };
       const init = constant(n);
-      return init ? classifyValue(init, isParameter, constant, depth + 1, isImported) : { kind: 'unknown' };
+      if (init) return classifyValue(init, isParameter, constant, depth + 1, isImported);
+      // A constant imported from a module the scan cannot read (`JOB_STATUS_RUNNING`): its name.
+      return isImported(n.name) ? { kind: 'named', name: n.name } : { kind: 'unknown' };
     }
     case 'MemberExpression': {
       const name = dottedName(n);

@@ -9,6 +9,7 @@
 // writes, each clause mapped to its code.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { assignments, linkNamed, snake, subquery, type BuiltQuery, type ChainReader, type SqlWriter } from '../builder-sql.ts';
+import { namedCondition, tableArg, tableSql, unreadDatabase } from './drizzle-builder.ts';
 import { HostTextBuilder, type HostText } from '../../host-text.ts';
 import type { TableValue, Value } from '../flow/types.ts';
 import { templateText } from '../strings.ts';
@@ -50,6 +51,8 @@ const OPERATORS: Record<string, string> = { eq: '=', ne: '<>', lt: '<', lte: '<=
 function condition(w: SqlWriter, node: Node, build: (top: TSESTree.CallExpression) => BuiltQuery | undefined, depth = 0): boolean {
   const n = unwrap(node);
   if (!n || depth > 8) return false;
+  const named = namedCondition(w, n, (into, c) => condition(into, c, build, depth + 1));
+  if (named !== undefined) return named;
   if (n.type === 'TaggedTemplateExpression') {
     w.text('(', n);
     w.template(n.quasi);
@@ -100,17 +103,17 @@ const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
   const first = links[0];
   const link = (name: string) => linkNamed(links, name);
   if (first.name === 'update' || first.name === 'delete') {
-    const table = first.args[0] ? w.host.value(first.args[0]) : undefined;
-    if (table?.kind !== 'table' || !executes) return false;
-    const columnOf = (key: string) => table.table.columns.get(key) ?? snake(key);
+    const table = tableArg(w, first.args[0]);
+    if (!table || !executes) return false;
+    const columnOf = (key: string) => table.columns.get(key) ?? snake(key);
     const where = link('where');
     if (first.name === 'update') {
       const set = link('set');
       if (!set) return false;
-      w.text(`UPDATE ${table.table.name} SET `, first.call);
+      w.text(`UPDATE ${tableSql(table)} SET `, first.call);
       if (!assignments(w, set.args[0], columnOf)) return false;
     } else {
-      w.text(`DELETE FROM ${table.table.name}`, first.call);
+      w.text(`DELETE FROM ${tableSql(table)}`, first.call);
     }
     if (where) {
       w.text(' WHERE ', where.call);
@@ -122,10 +125,10 @@ const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
   if ((first.name === 'select' || first.name === 'selectDistinct') && link('from')) {
     // select().from(jobs).where(...).limit(1).for('update', { skipLocked: true })
     const from = link('from')!;
-    const table = from.args[0] ? w.host.value(from.args[0]) : undefined;
+    const table = tableArg(w, from.args[0]);
     const lock = link('for');
-    if (table?.kind !== 'table' || !lock || stringValue(lock.args[0]) !== 'update' || !executes) return false;
-    w.text(`SELECT * FROM ${table.table.name}`, from.call);
+    if (!table || !lock || stringValue(lock.args[0]) !== 'update' || !executes) return false;
+    w.text(`SELECT * FROM ${tableSql(table)}`, from.call);
     const where = link('where');
     if (where) {
       w.text(' WHERE ', where.call);
@@ -245,4 +248,5 @@ export const drizzle: DriverModel = {
     },
   ],
   builder: readChain,
+  builderRoot: unreadDatabase,
 };

@@ -3,18 +3,21 @@
 // knex.transaction()`, `knex.raw(text, bindings)` with `?` placeholders, and
 // its builders (`knex('jobs').where({ id }).update({...})`, `.del()`,
 // `.forUpdate().skipLocked()`) read as the SQL they send.
-import { assignments, linkNamed, subquery, type BuiltQuery, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
+import { linkNamed, subquery, type BuiltQuery, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { callbackArg, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
 import type { Value } from '../flow/types.ts';
 import { databaseReceiver } from './conventions.ts';
 import type { DriverModel } from './model.ts';
 import { optionHook } from './pg.ts';
+import { countGuard, knexAssignments, knexRoot, whereGroup, type Guard } from './knex-builder.ts';
 
 /** A Knex where: where({ id, status: 'running' }), where('id', id), where('attempts', '<', 5), whereIn, whereNull, whereRaw. */
 function condition(w: SqlWriter, link: ChainLink, build: (top: TSESTree.CallExpression) => BuiltQuery | undefined): boolean {
   const args = link.args;
   const name = link.name;
+  const group = whereGroup(w, link, (l) => condition(w, l, build));
+  if (group !== undefined) return group;
   if (name === 'whereNull' || name === 'whereNotNull') {
     const column = args[0] ? w.column(args[0]) : undefined;
     if (!column) return false;
@@ -58,7 +61,14 @@ function condition(w: SqlWriter, link: ChainLink, build: (top: TSESTree.CallExpr
   return false;
 }
 
-const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
+/** What a test of the row's count around the write says of its rows, as a condition of its WHERE. */
+function guard(w: SqlWriter, g: Guard | undefined, hasWhere: boolean): void {
+  if (!g) return;
+  w.text(`${hasWhere ? ' AND ' : ' WHERE '}${g.column} ${g.op} `, g.at);
+  w.param(g.bound);
+}
+
+const readChain: ChainReader = ({ links, top, executes, writer: w, build }) => {
   const first = links[0];
   const link = (name: string) => linkNamed(links, name);
   const tableLink = first.name === '()' || first.name === 'from' || first.name === 'table' || first.name === 'into' ? first : link('from');
@@ -77,7 +87,7 @@ const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
   if (update || increment) {
     w.text(`UPDATE ${table} SET `, (update ?? increment)!.call);
     let wrote = false;
-    if (update) wrote = assignments(w, update.args[0], (k) => k);
+    if (update) wrote = knexAssignments(w, update.args[0]);
     if (increment) {
       const column = increment.args[0] ? w.column(increment.args[0]) : undefined;
       if (column) {
@@ -90,9 +100,11 @@ const readChain: ChainReader = ({ links, executes, writer: w, build }) => {
     }
     if (!wrote) return false;
     writeWheres();
+    guard(w, countGuard(w.host.program, top, update?.args[0], w.host), wheres.length > 0);
   } else if (del) {
     w.text(`DELETE FROM ${table}`, del.call);
     writeWheres();
+    guard(w, countGuard(w.host.program, top, undefined, w.host), wheres.length > 0);
   } else if (link('forUpdate') && executes) {
     w.text(`SELECT * FROM ${table}`, tableLink!.call);
     writeWheres();
@@ -144,4 +156,5 @@ export const knex: DriverModel = {
     },
   ],
   builder: readChain,
+  builderRoot: knexRoot,
 };

@@ -10,7 +10,7 @@ import type { Driver, Span } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { ValuesSource } from '../params.ts';
 import type { Call, Node } from '../syntax.ts';
-import type { ChainReader } from '../builder-sql.ts';
+import type { BuilderHost, ChainLink, ChainReader, RootOf } from '../builder-sql.ts';
 import type { Bound } from '../flow/receivers.ts';
 import type { ConfigEntry, Conn, Imports, PoolHook, QueryCall, TableValue, Tx, TypeMeaning, Value } from '../flow/types.ts';
 
@@ -188,6 +188,8 @@ export interface DriverModel {
   declaration?(call: Call, ctx: DriverContext): QueryCall | null | undefined;
   /** A builder chain as the SQL it sends. */
   builder?: ChainReader;
+  /** What a builder chain runs on when its root is a name imported from a module the walk cannot read: this driver's, by the chain's shape. */
+  builderRoot?(root: Node, links: readonly ChainLink[], host: BuilderHost): RootOf | undefined;
   /** Where the values of a text call are, when the driver has its own way ('none': nowhere). */
   values?(call: Call, second: Node, rest: Node[]): ValuesSource | 'none' | undefined;
   /** Query config objects: `{ text, values, name }` (node-postgres), `new PreparedStatement({...})` (pg-promise). */

@@ -5,7 +5,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
-import { builtQuery } from '../builder-sql.ts';
+import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { QueryInput } from '../drivers/model.ts';
 import { classifyValue, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
 import { analyzeHostText } from '../sql-sites.ts';
@@ -92,6 +92,21 @@ export abstract class Sites extends Bindings {
   /** The initializer a constant name stands for (a const of the file or an imported module's): for builders' values. */
   constantOf(node: Node): Node | undefined {
     return node.type === 'Identifier' || node.type === 'MemberExpression' ? constantInit(node, this.file.valueContext) : undefined;
+  }
+
+  /** A builder chain on a name imported from a module the walk cannot read: what a driver module says it runs on. */
+  unreadRoot(root: Node, links: readonly ChainLink[]): RootOf | undefined {
+    for (const driver of this.file.drivers.models) {
+      const on = driver.builderRoot?.(root, links, this);
+      // Calls that continue a builder held in a const change the query it sends later: part of it, never work of their own.
+      if (on?.links) for (const l of links) this.file.consumed.add(l.call);
+      if (on) return on;
+    }
+    return undefined;
+  }
+
+  get program(): Node {
+    return this.file.program;
   }
 
   /** `const [first] = rows` of the file: the initializer a name is an element of, and its index. */

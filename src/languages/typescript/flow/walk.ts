@@ -19,7 +19,7 @@ import type { CallbackUse } from '../drivers/model.ts';
 import { work } from '../../../work.ts';
 
 /** Calls that are not the job's work: they run no code of the job. */
-const PURE_GLOBALS = new Set(['console', 'JSON', 'Math', 'Number', 'String', 'Boolean', 'Date', 'Object', 'Array', 'Promise', 'Symbol', 'BigInt', 'Buffer', 'parseInt', 'parseFloat', 'isNaN', 'structuredClone', 'Error', 'TypeError', 'RangeError', 'assert', 'Reflect', 'Intl', 'URL', 'crypto', 'process']);
+const PURE_GLOBALS = new Set(['console', 'JSON', 'Math', 'Number', 'String', 'Boolean', 'Date', 'Object', 'Array', 'Promise', 'Symbol', 'BigInt', 'Buffer', 'parseInt', 'parseFloat', 'isNaN', 'structuredClone', 'Error', 'TypeError', 'RangeError', 'assert', 'Reflect', 'Intl', 'URL', 'crypto', 'randomUUID', 'process']);
 const PURE_METHODS = new Set([
   'map', 'filter', 'forEach', 'reduce', 'find', 'findIndex', 'some', 'every', 'includes', 'indexOf', 'push', 'pop', 'shift', 'unshift', 'slice', 'splice', 'join', 'split',
   'toString', 'toJSON', 'toISOString', 'trim', 'at', 'keys', 'values', 'entries', 'get', 'set', 'has', 'add', 'delete', 'concat', 'flat', 'flatMap', 'sort', 'reverse',
@@ -550,7 +550,8 @@ export class Walk extends Sites {
     if (!db && call.type === 'CallExpression' && !this.options.shadow) {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
-      if (!onDb && this.isWork(call)) this.markWork();
+      // A call of a chain read as one query (`db.table('jobs')` of `db.table('jobs').where(...).update(...)`) is that query, not work.
+      if (!onDb && !this.file.consumed.has(call) && this.isWork(call)) this.markWork();
       this.sideEffect(call);
     }
     if (throws) this.throwPoint();
