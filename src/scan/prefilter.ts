@@ -14,7 +14,7 @@
 // of whitespace and of the escapes \n \r \t written in string literals ('set '
 // matches "SET\tapp.tenant" and "SET\\nLOCAL"); letters match in either case
 // (ASCII only, as SQL keywords are).
-import type { ActiveRule } from '../engine/rule-config.ts';
+import type { ActiveRule, RuleBase } from '../engine/rule-config.ts';
 import { triggersFor, type Language, type TriggerText } from '../model/index.ts';
 import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
 import { leadingLiterals, LiteralAnchoredMatcher, splitAlternatives } from './literal-anchor.ts';
@@ -44,7 +44,7 @@ export interface Prefilter {
 }
 
 /** A prefilter over the triggers of the active rules. `enabled: false` parses every file. */
-export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
+export function buildPrefilter(active: readonly ActiveRule<RuleBase>[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
   const triggers = new Map<Language, Trigger[] | 'all'>();
   /** Which rule declared each trigger, to name it if the trigger is refused or does not compile. */

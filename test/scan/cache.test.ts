@@ -14,6 +14,7 @@ import type { RuleSettings } from '../../src/engine/rule-config.ts';
 import { defineRule, statementsOf } from '../../src/model/index.ts';
 import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
+import { injectRules } from '../helpers/inject-rules.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -84,8 +85,7 @@ test('the Python front end’s project files are part of the key: a changed psyc
 
 /** Registers a rule for one test, and returns the settings that run it alone. */
 function onlyRule(t: TestContext, rule: (typeof rules)[number]): RuleSettings {
-  rules.push(rule);
-  t.after(() => void rules.splice(rules.indexOf(rule), 1));
+  injectRules(t, rule);
   return Object.fromEntries(rules.map((r) => [r.id, r === rule ? 'error' : 'off']));
 }
 
