@@ -47,8 +47,12 @@ export interface Prefilter {
 export function buildPrefilter(active: readonly ActiveRule<RuleBase>[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
   const triggers = new Map<Language, Trigger[] | 'all'>();
+  /** Each language's triggers as text (regexes as their source): what tells two triggers apart, and keys the cache. */
+  const texts = new Map<Language, string[]>();
   /** Which rule declared each trigger, to name it if the trigger is refused or does not compile. */
   const declaredBy = new Map<string, string>();
+  /** A trigger's text, once per trigger object: several rules share one (a regex's String() is not free, and every scan builds a prefilter). */
+  const textOf = new Map<Trigger, string>();
   for (const { rule } of active) {
     for (const language of rule.languages) {
       const known = triggers.get(language) ?? [];
@@ -58,12 +62,20 @@ export function buildPrefilter(active: readonly ActiveRule<RuleBase>[], options:
         triggers.set(language, 'all');
         continue;
       }
+      const knownTexts = texts.get(language) ?? [];
       for (const trigger of triggersFor(rule.triggers, language)) {
-        const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
-        if (!declaredBy.has(String(normalized))) declaredBy.set(String(normalized), rule.id);
-        if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);
+        let text = textOf.get(trigger);
+        if (text === undefined) {
+          text = typeof trigger === 'string' ? trigger.toLowerCase() : String(trigger);
+          textOf.set(trigger, text);
+        }
+        if (!declaredBy.has(text)) declaredBy.set(text, rule.id);
+        if (knownTexts.includes(text)) continue;
+        knownTexts.push(text);
+        known.push(typeof trigger === 'string' ? text : trigger);
       }
       triggers.set(language, known);
+      texts.set(language, knownTexts);
     }
   }
   // Each language's matcher is compiled, and its triggers checked, on its first file: a scan of one
@@ -85,7 +97,7 @@ export function buildPrefilter(active: readonly ActiveRule<RuleBase>[], options:
     const pattern = patternOf(language);
     return pattern === 'all' || pattern.test(text);
   }) as Prefilter;
-  const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : words.map(String)] as const));
+  const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : texts.get(language)!] as const));
   Object.defineProperty(prefilter, 'triggers', { value: described });
   return prefilter;
 }
