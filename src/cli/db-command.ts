@@ -123,7 +123,7 @@ export async function dbCommand(argv: string[], io: Io): Promise<number> {
 
   let results: FileResult[] = result.results;
   if (values.quiet) results = results.map((r) => countSeverities({ ...r, messages: r.messages.filter((m) => m.severity === 2) }));
-  writeReport((await format())(results, reportContext(values, io)), values['output-file'], io);
+  writeReport(format(results, reportContext(values, io)), values['output-file'], io);
   const { objects, database } = result.stats;
   if (results.length === 0) {
     io.stderr(`pgq-audit: found no functions, procedures, policies, row level security or setting defaults to read in database ${database} (schemas: ${result.stats.schemas.join(', ') || 'none'}).\n`);

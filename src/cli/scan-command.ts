@@ -1,6 +1,7 @@
 // `pgq-audit scan [paths...]`: config, file selection, suppressions (in the
 // scan), baseline, report, exit code.
 import { resolve } from 'node:path';
+import { compareWithBaseline, readBaseline, writeBaseline } from '../baseline/index.ts';
 import { loadConfig, ruleSettings, searchStart } from '../config/index.ts';
 import { countSeverities, type FileResult } from '../engine/findings.ts';
 import { parseRuleFlag, type RuleSettings } from '../engine/rule-config.ts';
@@ -112,17 +113,13 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
 
   let results: FileResult[] = result.results;
   const notes: string[] = [];
-  // The baseline's code is loaded only for a scan that names one.
-  const baseline = writeTo !== undefined || baselineFrom !== undefined ? await import('../baseline/index.ts') : undefined;
   if (writeTo !== undefined) {
-    const { compareWithBaseline, readBaseline, writeBaseline } = baseline!;
     const path = resolve(io.cwd, writeTo);
     const entries = writeBaseline(results, path, writeTo);
     notes.push(`pgq-audit: wrote ${plural(entries.length, 'finding')} to ${writeTo}. Scan with --baseline ${writeTo} to report only new ones.`);
     results = compareWithBaseline(results, readBaseline(path, writeTo), path, new Set(results.map((r) => r.filePath))).results;
   }
   if (baselineFrom !== undefined) {
-    const { compareWithBaseline, readBaseline } = baseline!;
     const path = resolve(io.cwd, baselineFrom);
     const comparison = compareWithBaseline(results, readBaseline(path, baselineFrom), path, new Set(results.map((r) => r.filePath)));
     results = comparison.results;
@@ -137,7 +134,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
     notes.push(`pgq-audit: no files to scan${changedSince !== undefined ? ` changed since ${changedSince}` : ''}${shard ? ` in shard ${shard.index}/${shard.count}` : ''}.`);
   }
 
-  writeReport((await format())(results, reportContext(values, io)), values['output-file'], io);
+  writeReport(format(results, reportContext(values, io)), values['output-file'], io);
   const cache = result.stats.cache;
   if (cache?.unsaved) io.stderr(`pgq-audit: warning: could not write the cache ${cache.file} (${cache.unsaved}); the scan ran without it. Choose another --cache-location.\n`);
   for (const note of notes) io.stderr(`${note}\n`);

@@ -1,6 +1,9 @@
-// Output formats by name; one file per reporter, loaded when its format is asked for: a scan loads
-// only the reporter it writes with.
+// Output formats by name; one file per reporter.
 import type { FileResult } from '../engine/findings.ts';
+import { formatGithub } from './github.ts';
+import { formatJson } from './json.ts';
+import { formatSarif } from './sarif.ts';
+import { formatStylish } from './stylish.ts';
 
 export interface ReportContext {
   cwd: string;
@@ -10,16 +13,11 @@ export interface ReportContext {
   codeFrames: boolean;
 }
 
-export type Formatter = (results: readonly FileResult[], context: ReportContext) => string;
-
-export const formats: Record<string, () => Promise<Formatter>> = {
-  stylish: async () => (await import('./stylish.ts')).formatStylish,
-  json: async () => {
-    const { formatJson } = await import('./json.ts');
-    return (results) => formatJson(results);
-  },
-  sarif: async () => (await import('./sarif.ts')).formatSarif,
-  github: async () => (await import('./github.ts')).formatGithub,
+export const formats: Record<string, (results: readonly FileResult[], context: ReportContext) => string> = {
+  stylish: (results, context) => formatStylish(results, context),
+  json: (results) => formatJson(results),
+  sarif: (results, context) => formatSarif(results, context),
+  github: (results, context) => formatGithub(results, context),
 };
 
 export const FORMAT_NAMES = Object.keys(formats);
