@@ -3,7 +3,7 @@
 // (the first folder that has either wins); --config names one instead.
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname, relative, resolve, sep } from 'node:path';
-import { rules as allRules } from '../../rules/index.ts';
+import { ruleMeta as allRules } from '../../rules/meta.ts';
 import { ConfigError, type RuleSetting, type RuleSettings } from '../engine/rule-config.ts';
 import type { Severity } from '../model/index.ts';
 import { readConfigText, readErrorReason } from '../read-file.ts';

@@ -5,7 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rules } from '../../rules/index.ts';
+import { ruleMeta as rules } from '../../rules/meta.ts';
 import type { JsonSchema } from '../model/index.ts';
 import { SEVERITIES } from '../engine/rule-config.ts';
 import { packageRoot } from '../package-root.ts';

@@ -2,7 +2,7 @@
 // valid ones ("unknown rule 'x'. Valid rules: ..."). Rule options are checked
 // against each rule's own JSON schema; the generated schema file says the
 // same (a test checks that ajv and this agree).
-import { rules as allRules } from '../../rules/index.ts';
+import { ruleMeta as allRules } from '../../rules/meta.ts';
 import { ConfigError, SEVERITIES } from '../engine/rule-config.ts';
 import type { JsonSchema, Severity } from '../model/index.ts';
 import { parseMaxFileSize, type FileSizeCaps } from './file-size.ts';

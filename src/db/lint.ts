@@ -72,7 +72,7 @@ const DATABASE_ALONE_RULES: ReadonlySet<string> = new Set(['no-tenant-policy-on-
 
 export async function lintDatabase(options: LintDatabaseOptions): Promise<LintDatabaseResult> {
   const started = performance.now();
-  const active = activeRules(options.rules);
+  const active = activeRules(options.rules, allRules);
   const parserLoaded = loadSqlParser();
   let target: Target | undefined;
   const snapshot = await withReadOnlySession(

@@ -1,6 +1,7 @@
-// Which rules run, at which severity, with which options.
-import { rules as allRules } from '../../rules/index.ts';
-import type { Rule, Severity } from '../model/index.ts';
+// Which rules run, at which severity, with which options. Decided on the rules' metadata
+// (rules/meta.ts): the config, the prefilter and a scan served from the cache load no rule's code.
+import { ruleMeta as allRules } from '../../rules/meta.ts';
+import type { Rule, RuleMeta, Severity } from '../model/rule.ts';
 
 export interface RuleSetting {
   severity: Severity;
@@ -9,8 +10,12 @@ export interface RuleSetting {
 
 export type RuleSettings = Record<string, RuleSetting | Severity>;
 
-export interface ActiveRule {
-  rule: Rule<any>;
+/** What deciding which rules run reads of a rule: its metadata and a rule alike have it. */
+export type RuleBase = Pick<RuleMeta, 'id' | 'languages' | 'triggers' | 'defaultSeverity' | 'defaultOptions'>;
+
+/** A rule that runs: the rule itself (its code) by default, or its metadata (RuleMeta). */
+export interface ActiveRule<R extends RuleBase = Rule<any>> {
+  rule: R;
   severity: 1 | 2;
   options: Record<string, unknown>;
 }
@@ -39,11 +44,16 @@ export function checkRuleId(id: string): void {
   }
 }
 
-/** Every rule at its default severity, overridden by `settings`. */
-export function activeRules(settings: RuleSettings = {}): ActiveRule[] {
+/**
+ * Every rule at its default severity, overridden by `settings`: as metadata, or as the `rules` given
+ * (rules/index.ts, to run them).
+ */
+export function activeRules(settings?: RuleSettings): ActiveRule<RuleMeta>[];
+export function activeRules<R extends RuleBase>(settings: RuleSettings | undefined, rules: readonly R[]): ActiveRule<R>[];
+export function activeRules(settings: RuleSettings = {}, rules: readonly RuleBase[] = allRules): ActiveRule<RuleBase>[] {
   for (const id of Object.keys(settings)) checkRuleId(id.replace(/^pgq\//, ''));
-  const active: ActiveRule[] = [];
-  for (const rule of allRules) {
+  const active: ActiveRule<RuleBase>[] = [];
+  for (const rule of rules) {
     const setting = settings[rule.id] ?? settings[`pgq/${rule.id}`];
     const normalized: RuleSetting = typeof setting === 'string' ? { severity: setting } : setting ?? { severity: rule.defaultSeverity };
     if (normalized.severity === 'off') continue;

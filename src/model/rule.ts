@@ -122,6 +122,23 @@ export interface Rule<Options extends object = Record<string, unknown>, Facts = 
   checkProject?(context: ProjectContext<Options, Facts>): void;
 }
 
+/**
+ * What the scan and the config read of a rule without running it: everything but its messages and
+ * code, and whether it collects facts for a cross-file pass. rules/meta.ts holds it for every rule,
+ * generated from the rules (npm run rule-meta), so a scan whose files all come from the cache loads no
+ * rule's code (nor the SQL analyzer the rules import).
+ */
+export interface RuleMeta extends Omit<Rule<any>, 'messages' | 'check' | 'collect' | 'checkProject'> {
+  /** The rule collects facts from each file and decides over the project's (Rule.collect, Rule.checkProject). */
+  crossFile: boolean;
+}
+
+/** The metadata of a rule (see RuleMeta). */
+export function ruleMetaOf(rule: Rule<any>): RuleMeta {
+  const { messages: _messages, check: _check, collect, checkProject: _checkProject, ...meta } = rule;
+  return { ...meta, crossFile: collect !== undefined };
+}
+
 export function defineRule<Options extends object, Facts = unknown>(rule: Rule<Options, Facts>): Rule<Options, Facts> {
   return rule;
 }

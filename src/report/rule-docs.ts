@@ -2,7 +2,7 @@
 // (docs/rules/<id>.md, shipped in the package) and the page's URL.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { rules } from '../../rules/index.ts';
+import { ruleMeta as rules } from '../../rules/meta.ts';
 import type { Severity } from '../model/index.ts';
 import { packageRoot } from '../package-root.ts';
 import { metaRules } from '../suppressions/index.ts';

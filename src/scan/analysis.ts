@@ -4,7 +4,7 @@
 // not served from the cache.
 import type { Finding } from '../engine/findings.ts';
 import type { ProjectFacts } from '../engine/project-pass.ts';
-import type { ActiveRule, RuleSetting } from '../engine/rule-config.ts';
+import type { ActiveRule, RuleBase, RuleSetting } from '../engine/rule-config.ts';
 import type { FileDirectives } from '../suppressions/index.ts';
 
 /** Everything that decides a file's analysis besides its text. JSON, so it crosses threads and keys the cache. */
@@ -34,7 +34,7 @@ export interface FileAnalysis {
 
 /** The config that runs exactly `active` (rules left out of it are off). */
 export function analysisConfig(
-  active: readonly ActiveRule[],
+  active: readonly ActiveRule<RuleBase>[],
   all: readonly { id: string }[],
   queryFunctions?: readonly string[],
   sql?: AnalysisConfig['sql'],

@@ -2,6 +2,7 @@
 // rules, suppression comments. The one code path for it: the scan runs it
 // in-process for small scans and in worker threads (worker.ts) for large
 // ones, and the cache stores its result.
+import { rules } from '../../rules/index.ts';
 import { collectProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type ActiveRule } from '../engine/rule-config.ts';
 import { runRules } from '../engine/run-rules.ts';
@@ -19,7 +20,7 @@ const activeByConfig = new WeakMap<AnalysisConfig, ActiveRule[]>();
 function activeOf(config: AnalysisConfig): ActiveRule[] {
   let active = activeByConfig.get(config);
   if (!active) {
-    active = activeRules(config.rules);
+    active = activeRules(config.rules, rules);
     activeByConfig.set(config, active);
   }
   return active;

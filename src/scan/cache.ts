@@ -26,8 +26,8 @@ import type { Language } from '../model/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
-/** Bumped when the cache file's shape changes. */
-const FORMAT = 5;
+/** Bumped when the cache file's shape changes: a file of another format is ignored and rewritten. */
+const FORMAT = 6;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
@@ -35,6 +35,12 @@ export const CACHE_FILE = 'cache.json';
 interface CacheFile {
   format: number;
   key: string;
+  /**
+   * Each file an analysis read besides its own, as it was when read, once for all the entries that
+   * read it (most files of a monorepo import the same few modules): `path\tcontent hash`, then a
+   * space and its stat when that could be trusted. Entries name them by index.
+   */
+  dependencies: string[];
   /** Files the prefilter let through: their analysis. */
   entries: Record<string, CacheEntry>;
   /**
@@ -53,17 +59,17 @@ interface CacheEntry {
   hash: string;
   analysis: StoredAnalysis;
   /**
-   * Hashes of the other files the analysis read (FileAnalysis.dependencies), when it read any, each
-   * followed by a space and its stat when it was hashed, if that could be trusted: while the stat is
-   * the same the file is not read again.
+   * The other files the analysis read (FileAnalysis.dependencies), when it read any: indices into the
+   * file's `dependencies`, each the file's hash and, when it could be trusted, its stat: while the stat
+   * is the same the file is not read again.
    */
-  dependencies?: Record<string, string>;
+  dependencies?: number[];
 }
 
 /**
  * An analysis as stored: facts that are one object for several rules (the four queue rules share
  * one reading of the file) are written once, under the first rule; `sameFacts` names it for the others.
- * Its `dependencies` are left out when they are the keys of the entry's `dependencies`, in order
+ * Its `dependencies` are left out when they are the paths of the entry's `dependencies`, in order
  * (they always are, but for a path listed twice): a third of a monorepo's cache file was that copy.
  */
 interface StoredAnalysis extends FileAnalysis {
@@ -89,9 +95,9 @@ function packAnalysis(analysis: FileAnalysis): StoredAnalysis {
  * Whether a stored entry has the shape this version writes. The cache file is the user's (or a
  * checked-in tree's) to edit: an entry of another shape is read again, never trusted.
  */
-function isCacheEntry(value: unknown): value is CacheEntry {
+function isCacheEntry(value: unknown, dependencyCount: number): value is CacheEntry {
   if (!isJsonObject(value) || typeof value.hash !== 'string' || (value.stat !== undefined && typeof value.stat !== 'string')) return false;
-  if (value.dependencies !== undefined && !isStringRecord(value.dependencies)) return false;
+  if (value.dependencies !== undefined && !(Array.isArray(value.dependencies) && value.dependencies.every((i) => Number.isInteger(i) && i >= 0 && i < dependencyCount))) return false;
   const analysis = value.analysis;
   if (!isJsonObject(analysis) || !Array.isArray(analysis.messages) || !analysis.messages.every(isFinding)) return false;
   if (analysis.facts !== undefined && !isJsonObject(analysis.facts)) return false;
@@ -131,14 +137,20 @@ function isProjectFindings(value: unknown): value is ProjectFindings {
   return isJsonObject(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isFinding));
 }
 
-function unpackAnalysis(entry: CacheEntry): FileAnalysis {
+/** A stored dependency `path\trecord` (see CacheFile.dependencies): its path, and its hash and stat. */
+function splitDependency(line: string): [path: string, record: string] {
+  const tab = line.lastIndexOf('\t');
+  return [line.slice(0, tab), line.slice(tab + 1)];
+}
+
+function unpackAnalysis(entry: CacheEntry, dependencies: readonly string[]): FileAnalysis {
   const stored = entry.analysis;
   const listed = stored.dependencies === undefined && entry.dependencies !== undefined;
   if (!stored.sameFacts && !listed) return stored;
   // Copied key by key (a rest pattern takes V8's slow path: 9 ms of a cached monorepo scan).
   const analysis = {} as Record<string, unknown>;
   for (const key in stored) if (key !== 'sameFacts') analysis[key] = stored[key as keyof StoredAnalysis];
-  if (listed) analysis.dependencies = Object.keys(entry.dependencies!);
+  if (listed) analysis.dependencies = entry.dependencies!.map((i) => splitDependency(dependencies[i])[0]);
   if (stored.sameFacts) {
     const facts = { ...stored.facts };
     for (const rule in stored.sameFacts) facts[rule] = facts[stored.sameFacts[rule]];
@@ -148,10 +160,9 @@ function unpackAnalysis(entry: CacheEntry): FileAnalysis {
 }
 
 /** The analysis without the copy of its dependencies the entry's `dependencies` hold (see StoredAnalysis). */
-function withoutDependencyList(stored: StoredAnalysis, dependencies: Record<string, string>): StoredAnalysis {
+function withoutDependencyList(stored: StoredAnalysis, paths: readonly string[]): StoredAnalysis {
   const list = stored.dependencies!;
-  const keys = Object.keys(dependencies);
-  if (keys.length !== list.length || keys.some((key, i) => key !== list[i])) return stored;
+  if (paths.length !== list.length || paths.some((path, i) => path !== list[i])) return stored;
   const { dependencies: _, ...rest } = stored;
   return rest;
 }
@@ -308,6 +319,11 @@ export const SKIPPED: unique symbol = Symbol('skipped');
 
 export class AnalysisCache {
   private entries: Record<string, CacheEntry> = {};
+  /** CacheFile.dependencies; `dependencyIndex` finds a line in it, once something is stored. */
+  private dependencies: string[] = [];
+  private dependencyIndex?: Map<string, number>;
+  /** Whether each stored dependency is as it was, once asked in this scan (by index). */
+  private readonly dependencyHolds: (boolean | undefined)[] = [];
   private skipped: Record<string, string> = {};
   private project: CacheFile['project'];
   private readonly key: string;
@@ -333,13 +349,21 @@ export class AnalysisCache {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') this.discarded = `unreadable (${(error as Error).message})`;
       return;
     }
-    if (stored?.format !== FORMAT || stored.key !== this.key || !isJsonObject(stored.entries) || !isJsonObject(stored.skipped)) {
+    if (
+      stored?.format !== FORMAT ||
+      stored.key !== this.key ||
+      !isJsonObject(stored.entries) ||
+      !isJsonObject(stored.skipped) ||
+      !Array.isArray(stored.dependencies) ||
+      !stored.dependencies.every((line) => typeof line === 'string' && line.includes('\t'))
+    ) {
       this.discarded = 'made by another version or config';
       this.changed = true;
       return;
     }
     this.entries = stored.entries;
     this.skipped = stored.skipped;
+    this.dependencies = stored.dependencies;
     const project = stored.project;
     if (isJsonObject(project) && typeof project.key === 'string' && isProjectFindings(project.findings)) this.project = project;
   }
@@ -354,7 +378,7 @@ export class AnalysisCache {
     const entry = this.entry(file);
     if (entry?.stat !== stat || !this.dependenciesUnchanged(entry)) return undefined;
     this.seen.add(file);
-    return { hash: entry.hash, analysis: unpackAnalysis(entry) };
+    return { hash: entry.hash, analysis: unpackAnalysis(entry, this.dependencies) };
   }
 
   /** The stored entry of a file, if it has the right shape; one of another shape is dropped. */
@@ -363,7 +387,7 @@ export class AnalysisCache {
     const entry: unknown = this.entries[file];
     // Checked once: a file's entry is looked up by its stat, for its facts' key and as a dependency.
     if (this.checked.has(entry as object)) return entry as CacheEntry;
-    if (isCacheEntry(entry)) {
+    if (isCacheEntry(entry, this.dependencies.length)) {
       this.checked.add(entry);
       return entry;
     }
@@ -381,15 +405,15 @@ export class AnalysisCache {
       else entry.stat = stat;
       this.changed = true;
     }
-    return unpackAnalysis(entry);
+    return unpackAnalysis(entry, this.dependencies);
   }
 
   set(file: string, contentHash: string, analysis: FileAnalysis, stat?: string): void {
     let stored = packAnalysis(analysis);
-    const dependencies = analysis.dependencies ? Object.fromEntries(analysis.dependencies.map((path) => [path, this.dependencyRecord(path)])) : undefined;
-    if (dependencies) stored = withoutDependencyList(stored, dependencies);
+    const paths = analysis.dependencies ? [...new Set(analysis.dependencies)] : undefined;
+    if (paths) stored = withoutDependencyList(stored, paths);
     const entry: CacheEntry = stat === undefined ? { hash: contentHash, analysis: stored } : { stat, hash: contentHash, analysis: stored };
-    if (dependencies) entry.dependencies = dependencies;
+    if (paths) entry.dependencies = paths.map((path) => this.dependencyAt(`${path}\t${this.dependencyRecord(path)}`));
     this.entries[file] = entry;
     delete this.skipped[file];
     this.seen.add(file);
@@ -431,6 +455,18 @@ export class AnalysisCache {
     return this.dependencyStats.get(path);
   }
 
+  /** The index of a stored dependency line, added when new. */
+  private dependencyAt(line: string): number {
+    this.dependencyIndex ??= new Map(this.dependencies.map((l, i) => [l, i]));
+    let index = this.dependencyIndex.get(line);
+    if (index === undefined) {
+      index = this.dependencies.length;
+      this.dependencies.push(line);
+      this.dependencyIndex.set(line, index);
+    }
+    return index;
+  }
+
   /** A dependency as stored: its content hash, then its stat when that can be trusted. */
   private dependencyRecord(path: string): string {
     const stat = this.dependencyStat(path);
@@ -449,11 +485,18 @@ export class AnalysisCache {
   }
 
   private dependenciesUnchanged(entry: CacheEntry): boolean {
-    for (const [path, stored] of Object.entries(entry.dependencies ?? {})) {
-      const space = stored.indexOf(' ');
-      // The same stat: the same bytes, not read again.
-      if (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) continue;
-      if (this.dependencyHash(path) !== (space >= 0 ? stored.slice(0, space) : stored)) return false;
+    if (entry.dependencies === undefined) return true;
+    for (const index of entry.dependencies) {
+      // Many entries share a dependency: it is checked once.
+      let holds = this.dependencyHolds[index];
+      if (holds === undefined) {
+        const [path, stored] = splitDependency(this.dependencies[index]);
+        const space = stored.indexOf(' ');
+        // The same stat: the same bytes, not read again.
+        holds = (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) || this.dependencyHash(path) === (space >= 0 ? stored.slice(0, space) : stored);
+        this.dependencyHolds[index] = holds;
+      }
+      if (!holds) return false;
     }
     return true;
   }
@@ -465,7 +508,7 @@ export class AnalysisCache {
   analysisKey(file: string): string | undefined {
     const entry = this.entry(file);
     if (!entry || !this.seen.has(file)) return undefined;
-    return entry.dependencies ? `${entry.hash}\t${JSON.stringify(entry.dependencies)}` : entry.hash;
+    return entry.dependencies ? `${entry.hash}\t${entry.dependencies.map((i) => this.dependencies[i]).join('\n')}` : entry.hash;
   }
 
   /** The findings of a project pass over the facts `key` names, when the last scan made that same pass. */
@@ -533,7 +576,27 @@ export class AnalysisCache {
     if (!this.changed) return;
     mkdirSync(dirname(this.file), { recursive: true });
     const temporary = `${this.file}.${process.pid}.tmp`;
-    const body: CacheFile = { format: FORMAT, key: this.key, entries: this.entries, skipped: this.skipped };
+    const body: CacheFile = { format: FORMAT, key: this.key, dependencies: [], entries: {}, skipped: this.skipped };
+    // Only the dependencies some entry still names are written, renumbered in the order entries name them.
+    const renumbered = new Map<number, number>();
+    for (const file of Object.keys(this.entries)) {
+      const entry = this.entry(file);
+      if (!entry) continue;
+      if (entry.dependencies === undefined) {
+        body.entries[file] = entry;
+        continue;
+      }
+      const dependencies = entry.dependencies.map((index) => {
+        let at = renumbered.get(index);
+        if (at === undefined) {
+          at = body.dependencies.length;
+          body.dependencies.push(this.dependencies[index]);
+          renumbered.set(index, at);
+        }
+        return at;
+      });
+      body.entries[file] = { ...entry, dependencies };
+    }
     if (this.project) body.project = this.project;
     writeFileSync(temporary, asciiJson(body));
     try {

@@ -14,7 +14,7 @@
 // of whitespace and of the escapes \n \r \t written in string literals ('set '
 // matches "SET\tapp.tenant" and "SET\\nLOCAL"); letters match in either case
 // (ASCII only, as SQL keywords are).
-import type { ActiveRule } from '../engine/rule-config.ts';
+import type { ActiveRule, RuleBase } from '../engine/rule-config.ts';
 import { triggersFor, type Language, type TriggerText } from '../model/index.ts';
 import { compileMatcher, TriggerSyntaxError, type TextMatcher } from './automaton.ts';
 import { leadingLiterals, LiteralAnchoredMatcher, splitAlternatives } from './literal-anchor.ts';
@@ -44,11 +44,15 @@ export interface Prefilter {
 }
 
 /** A prefilter over the triggers of the active rules. `enabled: false` parses every file. */
-export function buildPrefilter(active: readonly ActiveRule[], options: { enabled?: boolean } = {}): Prefilter {
+export function buildPrefilter(active: readonly ActiveRule<RuleBase>[], options: { enabled?: boolean } = {}): Prefilter {
   const enabled = options.enabled ?? true;
   const triggers = new Map<Language, Trigger[] | 'all'>();
+  /** Each language's triggers as text (regexes as their source): what tells two triggers apart, and keys the cache. */
+  const texts = new Map<Language, string[]>();
   /** Which rule declared each trigger, to name it if the trigger is refused or does not compile. */
   const declaredBy = new Map<string, string>();
+  /** A trigger's text, once per trigger object: several rules share one (a regex's String() is not free, and every scan builds a prefilter). */
+  const textOf = new Map<Trigger, string>();
   for (const { rule } of active) {
     for (const language of rule.languages) {
       const known = triggers.get(language) ?? [];
@@ -58,12 +62,20 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
         triggers.set(language, 'all');
         continue;
       }
+      const knownTexts = texts.get(language) ?? [];
       for (const trigger of triggersFor(rule.triggers, language)) {
-        const normalized = typeof trigger === 'string' ? trigger.toLowerCase() : trigger;
-        if (!declaredBy.has(String(normalized))) declaredBy.set(String(normalized), rule.id);
-        if (!known.some((k) => String(k) === String(normalized))) known.push(normalized);
+        let text = textOf.get(trigger);
+        if (text === undefined) {
+          text = typeof trigger === 'string' ? trigger.toLowerCase() : String(trigger);
+          textOf.set(trigger, text);
+        }
+        if (!declaredBy.has(text)) declaredBy.set(text, rule.id);
+        if (knownTexts.includes(text)) continue;
+        knownTexts.push(text);
+        known.push(typeof trigger === 'string' ? text : trigger);
       }
       triggers.set(language, known);
+      texts.set(language, knownTexts);
     }
   }
   // Each language's matcher is compiled, and its triggers checked, on its first file: a scan of one
@@ -85,7 +97,7 @@ export function buildPrefilter(active: readonly ActiveRule[], options: { enabled
     const pattern = patternOf(language);
     return pattern === 'all' || pattern.test(text);
   }) as Prefilter;
-  const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : words.map(String)] as const));
+  const described = new Map([...triggers].map(([language, words]) => [language, words === 'all' ? 'all' : texts.get(language)!] as const));
   Object.defineProperty(prefilter, 'triggers', { value: described });
   return prefilter;
 }

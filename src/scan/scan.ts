@@ -11,7 +11,7 @@
 // whatever order the work finished in.
 import { hash } from 'node:crypto';
 import { resolve } from 'node:path';
-import { rules as allRules } from '../../rules/index.ts';
+import { ruleMeta } from '../../rules/meta.ts';
 import { UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
@@ -144,7 +144,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const units = new UnitResolver({ config: options.unitConfig, cwd });
   // Files outside the selection are read only when a cross-file rule needs their facts.
   const reported = new Set(files);
-  const collects = active.some((a) => a.rule.collect);
+  const collects = active.some((a) => a.rule.crossFile);
   let project = all;
   if (options.projectFacts && collects) {
     const roots = units.foldersOf(options.paths.map((path) => resolve(cwd, path)), cwd);
@@ -156,7 +156,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const named = new Set(options.paths.map((p) => resolve(cwd, p)));
   const discoveredAt = performance.now();
 
-  const config = analysisConfig(active, allRules, options.queryFunctions, options.sql, options.maxAnalysisSteps);
+  const config = analysisConfig(active, ruleMeta, options.queryFunctions, options.sql, options.maxAnalysisSteps);
   const prefilter = buildPrefilter(active, { enabled: options.prefilter !== false });
   const caps: FileSizeCaps = { ...DEFAULT_MAX_FILE_SIZE, ...options.maxFileSize };
   const cache = options.cache
@@ -342,7 +342,9 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const remembered = passKey ? cache!.projectFindings(passKey) : undefined;
   if (remembered) addProjectFindings(results, remembered);
   else {
-    const added = runProjectRules(active, projectFacts, results, unitOf);
+    // The rules' code is loaded here, and by the analysis of a file: a scan served from the cache loads neither.
+    const { rules } = await import('../../rules/index.ts');
+    const added = runProjectRules(activeRules(options.rules, rules), projectFacts, results, unitOf);
     if (passKey) cache!.rememberProject(passKey, added);
   }
   const unused = { off: 0, warn: 1, error: 2 }[options.reportUnusedSuppressions ?? 'warn'] as 0 | 1 | 2;

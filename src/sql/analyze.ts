@@ -1,7 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts } from './extract.ts';
-import { keepFactStatements } from './fact-free.ts';
+import { holdsNoStatement, keepFactStatements } from './fact-free.ts';
 import type { Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -110,6 +110,8 @@ function analyzeText(source: string, options: AnalyzeOptions): SqlAnalysis {
     text = kept.text;
     holes = kept.holes;
     analysis.skipped = kept.skipped;
+    // Every statement blanked (a migration of DDL alone): nothing is left to parse.
+    if (kept.skipped > 0 && holdsNoStatement(text)) return analysis;
   }
   if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts)) return analysis;
 

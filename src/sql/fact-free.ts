@@ -257,3 +257,34 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
   });
   return { text: out, holes: kept, skipped: blanked.length };
 }
+
+/**
+ * Whether SQL text holds nothing the parser reads: spaces, tabs, line breaks and comments (block
+ * comments closed: PostgreSQL nests them, and an unclosed one is a syntax error the parse reports).
+ * A migration whose every statement keepFactStatements blanked is such a text: it is not parsed.
+ */
+export function holdsNoStatement(text: string): boolean {
+  let i = 0;
+  while (i < text.length) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 10 || c === 13) i++;
+    else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
+      const newline = text.indexOf('\n', i);
+      if (newline < 0) return true;
+      i = newline + 1;
+    } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
+      let depth = 0;
+      do {
+        if (text.charCodeAt(i) === 47 && text.charCodeAt(i + 1) === 42) {
+          depth++;
+          i += 2;
+        } else if (text.charCodeAt(i) === 42 && text.charCodeAt(i + 1) === 47) {
+          depth--;
+          i += 2;
+        } else i++;
+      } while (depth > 0 && i < text.length);
+      if (depth > 0) return false;
+    } else return false;
+  }
+  return true;
+}

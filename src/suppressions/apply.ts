@@ -8,7 +8,7 @@
 // nothing and is reported; so is a valid one that suppressed nothing.
 // One pass over findings and directives in order of position.
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
-import type { ActiveRule } from '../engine/rule-config.ts';
+import type { ActiveRule, RuleBase } from '../engine/rule-config.ts';
 import { sortFindings } from '../engine/run-rules.ts';
 import { formatMessage } from '../model/index.ts';
 import type { FileDirectives, SuppressionDirective } from './directives.ts';
@@ -26,7 +26,7 @@ type Use = string;
 export function applySuppressions(
   result: FileResult,
   file: FileDirectives | undefined,
-  active: readonly ActiveRule[],
+  active: readonly ActiveRule<RuleBase>[],
   options: SuppressionOptions = {},
 ): FileResult {
   if (!file || file.directives.length === 0) return result;

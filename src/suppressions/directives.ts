@@ -2,7 +2,7 @@
 // from the directive comments a front end collected (FileModel.comments),
 // whatever the comment marker of the language (--, #, //), and in TS/JS the
 // ESLint disable comments that name pgq/ rules (eslint-directives.ts).
-import { rules as allRules } from '../../rules/index.ts';
+import { ruleMeta as allRules } from '../../rules/meta.ts';
 import { lineIndexOf } from '../model/lines.ts';
 import type { FileModel, Language, Span } from '../model/index.ts';
 import { isEslintDirective, readEslintDirective } from './eslint-directives.ts';

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import type { CatalogSnapshot } from '../../src/db/catalog.ts';
 import { analyseObjects, catalogObjects, quoteIdent } from '../../src/db/index.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../rules/index.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
 
 await loadSqlParser();
@@ -54,7 +55,7 @@ test('role, database and ALTER ROLE ALL defaults, each an object whose text pars
 });
 
 test('ALTER ROLE ALL with a tenant default is reported as such', { timeout: 10_000 }, () => {
-  const { results } = analyseObjects(snapshot({ settings: [{ role: null, database: null, config: ['app.tenant=1'] }] }), activeRules());
+  const { results } = analyseObjects(snapshot({ settings: [{ role: null, database: null, config: ['app.tenant=1'] }] }), activeRules(undefined, allRules));
   assert.deepEqual(results.flatMap((r) => r.messages.map((m) => [r.filePath, m.ruleId, m.messageId, m.line])), [['db:all roles', 'no-tenant-setting-default', 'allRolesDefault', 1]]);
 });
 
@@ -67,7 +68,7 @@ test('the removal a default finding suggests names the role and the database as 
         { role: 'Worker', database: 'My App', config: ['app.tenant=2'] },
       ],
     }),
-    activeRules(),
+    activeRules(undefined, allRules),
   );
   const fixes = results.flatMap((r) => r.messages.map((m) => /Remove it \((.*)\) and set/.exec(m.message)?.[1])).sort();
   assert.deepEqual(fixes, ['ALTER DATABASE "My App" RESET app.tenant', 'ALTER ROLE "Worker" IN DATABASE "My App" RESET app.tenant']);

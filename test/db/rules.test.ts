@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { activeRules } from '../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../rules/index.ts';
 import { runRules } from '../../src/engine/run-rules.ts';
 import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 import type { CatalogFacts } from '../../src/model/index.ts';
@@ -49,7 +50,7 @@ function withCatalog(catalog: CatalogFacts, options?: Record<string, unknown>) {
   const model = sqlFrontEnd.parse(text, 'db:table public.t', {});
   model.catalog = catalog;
   const rules = Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === 'require-forced-row-security' ? { severity: 'error' as const, options } : ('off' as const)]));
-  return runRules(model, activeRules(rules)).map((f) => f.messageId);
+  return runRules(model, activeRules(rules, allRules)).map((f) => f.messageId);
 }
 
 const span = { start: 0, end: 10 };

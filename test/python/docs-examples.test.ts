@@ -40,7 +40,7 @@ for (const page of readdirSync(docs).filter((f) => f.endsWith('.md'))) {
       assert.ok(incorrect >= 0 && correct > incorrect, 'a Python section has ❌ Incorrect, then ✅ Correct');
       const blocks = [...section.matchAll(/```python\n([\s\S]*?)```/g)].map((m) => ({ code: m[1], bad: (m.index ?? 0) < correct }));
       assert.ok(blocks.some((b) => b.bad) && blocks.some((b) => !b.bad));
-      const active = activeRules({ [ruleId]: 'error' }).filter((a) => a.rule.id === ruleId);
+      const active = activeRules({ [ruleId]: 'error' }, rules).filter((a) => a.rule.id === ruleId);
       for (const block of blocks) {
         const model = pythonFrontEnd.parse(block.code, `/docs/${ruleId}.py`, {});
         assert.equal(model.fatal, undefined, block.code);

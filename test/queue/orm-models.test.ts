@@ -6,13 +6,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activeRules } from '../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../rules/index.ts';
 import { runRules } from '../../src/engine/run-rules.ts';
 import { emptyFileModel, type Driver, type FileModel, type Scope } from '../../src/model/index.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
 
 await loadSqlParser();
 
-const only = (id: string) => activeRules(Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === id ? 'error' : 'off'])));
+const only = (id: string) => activeRules(Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === id ? 'error' : 'off'])), allRules);
 
 /** A Python file whose ORM calls the front end turned into SQL sites of one transaction. */
 function ormJob(driver: Driver, form: string, opts: { sideEffect?: string; countedOutside?: boolean } = {}): FileModel {

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { activeRules } from '../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../rules/index.ts';
 import { runRules } from '../../src/engine/run-rules.ts';
 import { emptyFileModel, type FileModel, type Scope } from '../../src/model/index.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
@@ -12,7 +13,7 @@ import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 await loadSqlParser();
 
 const RULE = 'no-side-effects-in-locking-transaction';
-const only = () => activeRules(Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === RULE ? 'error' : 'off'])));
+const only = () => activeRules(Object.fromEntries(activeRules().map(({ rule }) => [rule.id, rule.id === RULE ? 'error' : 'off'])), allRules);
 
 /** A TS-like file: each `sql` placeholder becomes a site in `scope`, each `call` a side effect. */
 function model(parts: ({ sql: string; scope: Scope } | { call: string; scope: Scope } | string)[]): FileModel {

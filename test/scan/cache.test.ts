@@ -14,6 +14,7 @@ import type { RuleSettings } from '../../src/engine/rule-config.ts';
 import { defineRule, statementsOf } from '../../src/model/index.ts';
 import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
+import { injectRules } from '../helpers/inject-rules.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -84,8 +85,7 @@ test('the Python front end’s project files are part of the key: a changed psyc
 
 /** Registers a rule for one test, and returns the settings that run it alone. */
 function onlyRule(t: TestContext, rule: (typeof rules)[number]): RuleSettings {
-  rules.push(rule);
-  t.after(() => void rules.splice(rules.indexOf(rule), 1));
+  injectRules(t, rule);
   return Object.fromEntries(rules.map((r) => [r.id, r === rule ? 'error' : 'off']));
 }
 
@@ -234,9 +234,13 @@ test('a module a file imports that is scanned too is checked by its own entry\'s
   const first = await scan(options);
   assert.equal(first.stats.parsed, 2);
   assert.equal((await scan(options)).stats.cached, 2, 'unchanged: both from the cache, by their stats');
-  // The modules an analysis read are stored once, as the keys of the entry's dependencies.
-  const stored = JSON.parse(readFileSync(join(dir, 'cache.json'), 'latin1')).entries[join(dir, 'jobs/run.ts')];
-  assert.deepEqual(Object.keys(stored.dependencies), [join(dir, 'lib/db.ts')]);
+  // The modules an analysis read are stored once, in the file's dependencies the entry names by index.
+  const file = JSON.parse(readFileSync(join(dir, 'cache.json'), 'latin1'));
+  const stored = file.entries[join(dir, 'jobs/run.ts')];
+  assert.deepEqual(
+    stored.dependencies.map((i: number) => file.dependencies[i].split('\t')[0]),
+    [join(dir, 'lib/db.ts')],
+  );
   assert.equal(stored.analysis.dependencies, undefined);
   assert.deepEqual(shape((await scan(options)).results), shape(first.results));
   // db.ts changes (another size, an old time: its stat is trusted and differs from its entry's).
@@ -303,4 +307,49 @@ test('a file skipped over its time budget is cached as skipped: the next run giv
   const larger = await scan({ ...options, timeBudget: 0 });
   assert.equal(larger.stats.cached, 0, 'a run that allows more time analyses it');
   assert.deepEqual(larger.results[0].messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+});
+
+test('a module many files import is stored once; a cache of the format before, or an entry naming no stored module, is not trusted', async () => {
+  const job = (n: number) => `import { pool } from '../lib/db.ts';\nexport async function run${n}(t: string) {\n  await pool.query("select set_config('app.tenant', $1, false)", [t]);\n}\n`;
+  const dir = tree({
+    'lib/db.ts': "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 5 });\n",
+    'jobs/a.ts': job(1),
+    'jobs/b.ts': job(2),
+    'jobs/c.ts': job(3),
+  });
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  for (const name of ['lib/db.ts', 'jobs/a.ts', 'jobs/b.ts', 'jobs/c.ts']) utimesSync(join(dir, name), hourAgo, hourAgo);
+  const location = join(dir, 'cache.json');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
+  const fresh = await scan({ ...options, cache: false });
+  assert.ok(fresh.stats.parsed >= 3);
+  await scan(options);
+  const file = JSON.parse(readFileSync(location, 'latin1'));
+  assert.equal(file.dependencies.filter((line: string) => line.startsWith(`${join(dir, 'lib/db.ts')}\t`)).length, 1, 'one line for db.ts');
+  const named = ['a', 'b', 'c'].map((n) => file.entries[join(dir, `jobs/${n}.ts`)].dependencies);
+  assert.deepEqual(named, [named[0], named[0], named[0]], 'the three entries name the same line');
+  assert.equal((await scan(options)).stats.cached, fresh.stats.parsed);
+
+  // The format before this one kept each dependency in every entry that read it: such a file is not read, and is rewritten.
+  const before = { ...file, format: file.format - 1, dependencies: undefined, entries: {} as Record<string, unknown> };
+  for (const [path, entry] of Object.entries(file.entries as Record<string, { dependencies?: number[] }>)) {
+    before.entries[path] = entry.dependencies
+      ? { ...entry, dependencies: Object.fromEntries(entry.dependencies.map((i) => file.dependencies[i].split('\t'))) }
+      : entry;
+  }
+  writeFileSync(location, JSON.stringify(before));
+  const old = await scan(options);
+  assert.equal(old.stats.cached, 0);
+  assert.equal(old.stats.cache?.discarded, 'made by another version or config');
+  assert.deepEqual(shape(old.results), shape(fresh.results));
+  assert.equal(JSON.parse(readFileSync(location, 'latin1')).format, file.format, 'rewritten');
+  assert.equal((await scan(options)).stats.cached, fresh.stats.parsed);
+
+  // An entry that names a dependency the file does not hold is analysed again, not trusted.
+  const broken = JSON.parse(readFileSync(location, 'latin1'));
+  broken.entries[join(dir, 'jobs/a.ts')].dependencies = [broken.dependencies.length];
+  writeFileSync(location, JSON.stringify(broken));
+  const again = await scan(options);
+  assert.equal(again.stats.cached, fresh.stats.parsed - 1);
+  assert.deepEqual(shape(again.results), shape(fresh.results));
 });

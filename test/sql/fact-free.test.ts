@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 import { readScript } from '../../src/languages/sql/script.ts';
-import { bodyCarriesNoFact, statementCarriesNoFact } from '../../src/sql/fact-free.ts';
+import { bodyCarriesNoFact, holdsNoStatement, statementCarriesNoFact } from '../../src/sql/fact-free.ts';
 import { analyzeSql, loadSqlParser, type StatementFacts } from '../../src/sql/index.ts';
 
 await loadSqlParser();
@@ -194,4 +194,20 @@ describe('statements that carry no fact', () => {
     const none = sqlFrontEnd.parse('drop table `jobs`;\nselec 1;\n', 'c.sql', { sql: { dialectDetection: 'off' } });
     assert.match(none.fatal?.message ?? '', /^Parsing error/, 'no statement parses: one fatal message');
   });
+});
+
+test('a text with nothing left but blanks and closed comments holds no statement; an unclosed comment, a literal or a word does', () => {
+  for (const text of ['', '  \n\t\r\n', '-- a note\n', '-- no line break at the end', '/* a */ /* nested /* b */ c */\n-- d\n   ']) assert.equal(holdsNoStatement(text), true, JSON.stringify(text));
+  for (const text of ['/* unclosed', '/* nested /* b */ still open', "'text'", 'x', ';', '-- a\nselect 1', '\f', '/ *']) assert.equal(holdsNoStatement(text), false, JSON.stringify(text));
+});
+
+test('a migration of statements that all carry no fact is analysed to what a parse of the blanked text gives; one statement left is parsed', () => {
+  const ddl = "-- 0042_add_index\ncreate index on notes (body);\nalter table notes add column flag boolean;\ncomment on table notes is 'notes';\n/* done */\n";
+  assert.deepEqual(analyzeSql(ddl, { onlyFacts: true }), { statements: [], errors: [], skipped: 3 });
+  const left = analyzeSql(`${ddl}select set_config('app.tenant', '1', false);\n`, { onlyFacts: true });
+  assert.deepEqual(
+    left.statements.map((st) => st.settingWrites.map((w) => w.name)),
+    [['app.tenant']],
+  );
+  assert.equal(left.skipped, 3);
 });

@@ -3,10 +3,10 @@
 // throw are injected into the registry for this test only.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rules } from '../../rules/index.ts';
-import { defineRule, statementsOf, type Rule } from '../../src/model/index.ts';
+import { defineRule, statementsOf } from '../../src/model/index.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { BAD_SESSION_SQL, project } from '../cli/project.ts';
+import { injectRules } from '../helpers/inject-rules.ts';
 
 const base = {
   description: 'Require nothing (test rule)',
@@ -47,12 +47,7 @@ const failingProject = defineRule<Record<string, never>, { statements: number }>
   },
 });
 
-function inject(t: { after: (fn: () => void) => void }, ...added: Rule<any>[]): void {
-  rules.push(...added);
-  t.after(() => {
-    for (const rule of added) rules.splice(rules.indexOf(rule), 1);
-  });
-}
+const inject = injectRules;
 
 const internal = (messages: { messageId?: string; message: string }[]) => messages.filter((m) => m.messageId === 'internal-error').map((m) => m.message);
 

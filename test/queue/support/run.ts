@@ -4,6 +4,7 @@
 import { countSeverities, type FileResult, type Finding } from '../../../src/engine/findings.ts';
 import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../../../src/engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../../rules/index.ts';
 import { runRules } from '../../../src/engine/run-rules.ts';
 import { frontEndFor } from '../../../src/languages/index.ts';
 import { sqlFrontEnd } from '../../../src/languages/sql/index.ts';
@@ -23,7 +24,7 @@ export interface FileFinding {
 export function runProject(ruleId: string, files: Record<string, string>, options?: Record<string, unknown>): FileFinding[] {
   const settings: RuleSettings = {};
   for (const { rule } of activeRules()) settings[rule.id] = rule.id === ruleId ? { severity: 'error', options } : 'off';
-  const active = activeRules(settings);
+  const active = activeRules(settings, allRules);
   const results: FileResult[] = [];
   const facts = new Map<string, ProjectFacts>();
   for (const [file, text] of Object.entries(files)) {
@@ -43,7 +44,7 @@ export function runFileOnly(ruleId: string, file: string, text: string, options?
   const settings: RuleSettings = {};
   for (const { rule } of activeRules()) settings[rule.id] = rule.id === ruleId ? { severity: 'error', options } : 'off';
   const model = (frontEndFor(file) ?? sqlFrontEnd).parse(text, file, {});
-  return runRules(model, activeRules(settings)).map((m) => ({ file, messageId: m.messageId ?? '', line: m.line, column: m.column, message: m.message }));
+  return runRules(model, activeRules(settings, allRules)).map((m) => ({ file, messageId: m.messageId ?? '', line: m.line, column: m.column, message: m.message }));
 }
 
 export const brief = (findings: FileFinding[]) => findings.map((f) => `${f.file}:${f.line}:${f.column} ${f.messageId}`);

@@ -5,6 +5,7 @@
 import { countSeverities, type FileResult, type Finding } from '../../../src/engine/findings.ts';
 import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../../../src/engine/project-pass.ts';
 import { activeRules, type RuleSettings } from '../../../src/engine/rule-config.ts';
+import { rules as allRules } from '../../../rules/index.ts';
 import { runRules } from '../../../src/engine/run-rules.ts';
 import { sqlFrontEnd } from '../../../src/languages/sql/index.ts';
 import { emptyFileModel, type ConnectionConfig, type FileModel, type SqlSite } from '../../../src/model/index.ts';
@@ -51,7 +52,7 @@ export const sqlModel = (file: string, text: string): FileModel => sqlFrontEnd.p
 export function runOn(ruleId: string, models: FileModel[], options?: Record<string, unknown>): Found[] {
   const settings: RuleSettings = {};
   for (const { rule } of activeRules()) settings[rule.id] = rule.id === ruleId ? { severity: 'error', options } : 'off';
-  const active = activeRules(settings);
+  const active = activeRules(settings, allRules);
   const results: FileResult[] = [];
   const facts = new Map<string, ProjectFacts>();
   for (const model of models) {

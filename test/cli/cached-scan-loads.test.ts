@@ -1,0 +1,49 @@
+// A scan whose files all come from the cache loads no rule's code and no SQL analyzer (nor its parser): it
+// decides which rules run from their metadata (rules/meta.ts), and the rules load only for an analysis
+// or a project pass the cache does not hold. The built CLI, watched module by module.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { repoRoot, runCli } from '../helpers/cli.ts';
+import { BAD_SESSION_SQL, project } from './project.ts';
+
+/** The files of the bundle (and packages) one run of the CLI loaded. */
+function loadedBy(args: string[], cwd: string): string[] {
+  const record = join(mkdtempSync(join(tmpdir(), 'pgq-loads-')), 'loads.txt');
+  writeFileSync(record, '');
+  const hook = join(repoRoot, 'test/helpers/record-loads.mjs');
+  const run = runCli(args, { cwd, env: { NODE_OPTIONS: `--import ${hook}`, PGQ_RECORD_LOADS: record } });
+  assert.ok(run.code === 0 || run.code === 1, run.stderr);
+  return readFileSync(record, 'utf8').split('\n').filter((url) => url.startsWith('file:')).map((url) => fileURLToPath(url));
+}
+
+/**
+ * The rules and the SQL analyzer (which loads libpg-query) the loaded files of the bundle hold: the
+ * bundle keeps each module's path as a comment.
+ */
+function heavy(files: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const file of files) {
+    if (!file.startsWith(join(repoRoot, 'dist'))) continue;
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\/\/ dist\/((rules\/(?!meta\.js)[\w-]+)\.js|(src\/sql)\/[\w-]+\.js)$/gm)) found.add(m[2] ?? m[3]);
+  }
+  return [...found].sort();
+}
+
+test('a scan served from the cache loads no rule and no SQL analyzer; a cold one does', () => {
+  const dir = project({
+    'db/tenant.sql': BAD_SESSION_SQL,
+    'src/jobs.ts': "import { Pool } from 'pg';\nconst pool = new Pool();\nexport const run = (t: string) => pool.query(\"select set_config('app.tenant', $1, false)\", [t]);\n",
+    'src/util.ts': 'export const add = (a: number, b: number) => a + b;\n',
+  });
+  const hourAgo = new Date(Date.now() - 3_600_000);
+  for (const name of ['db/tenant.sql', 'src/jobs.ts', 'src/util.ts']) utimesSync(join(dir, name), hourAgo, hourAgo);
+  const args = ['scan', '.', '--format', 'json', '--cache', '--cache-location', join(dir, 'cache.json')];
+  const cold = heavy(loadedBy(args, dir));
+  assert.ok(cold.includes('src/sql') && cold.some((m) => m.startsWith('rules/')), `a cold scan analyses: ${cold.join(', ')}`);
+  assert.deepEqual(heavy(loadedBy(args, dir)), [], 'the second scan takes every file from the cache');
+});
