@@ -57,6 +57,12 @@ export const forTenant = (t: string) => prisma.$extends({ query: { $allModels: {
     `import type { PoolClient } from 'pg';\nexport async function enter(client: PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }`,
     // A query we cannot resolve is unknown.
     `${header}const c = await pool.connect();\nawait c.query(buildQuery(t));`,
+    // A helper that opens its own transaction on the client it is handed, before the local setting.
+    `${header}async function enter(client: pg.PoolClient, t: string) {\n  await client.query('BEGIN');\n  await client.query("select set_config('app.tenant', $1, true)", [t]);\n}\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); await c.query('COMMIT'); } catch (e) { await c.query('ROLLBACK'); throw e; } finally { c.release(); }\n}`,
+    // The caller hands the client in after its BEGIN.
+    `${header}async function enter(client: pg.PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await c.query('BEGIN'); await enter(c, t); await c.query('COMMIT'); } catch (e) { await c.query('ROLLBACK'); throw e; } finally { c.release(); }\n}`,
+    // The helper hands the client to a function the scan does not follow first: it may have opened the transaction.
+    `${header}import { begin } from './elsewhere';\nasync function enter(client: pg.PoolClient, t: string) { await begin(client); await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); } finally { c.release(); }\n}`,
   ],
   invalid: [
     {
@@ -101,6 +107,11 @@ export async function f(t: string) {
       // A constant resolved in the same file is reported where it is used.
       code: `${header}const SET_TENANT = "select set_config('app.tenant', $1, true)";\nconst client = await pool.connect();\nawait client.query(SET_TENANT, [t]);`,
       errors: [{ messageId: 'outsideTransaction', line: 7, column: 20, endLine: 7, endColumn: 30 }],
+    },
+    {
+      // A helper that sets the local form on the client it is handed and opens no transaction; its caller hands it a client it just checked out.
+      code: `${header}async function enter(client: pg.PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); } finally { c.release(); }\n}`,
+      errors: [{ messageId: 'parameterOutsideTransaction', line: 5, column: 85, endLine: 5, endColumn: 95 }],
     },
     {
       // Knex raw on the pool, with ? placeholders.

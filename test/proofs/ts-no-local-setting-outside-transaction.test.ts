@@ -1,7 +1,9 @@
 // Proof for no-local-setting-outside-transaction on TS (DESIGN.md F3): the bad
 // fixture's set_config(..., true) / SET LOCAL run in autocommit (node-postgres
 // and postgres.js), so the job's count right after sees 0 rows; the good
-// fixture's BEGIN..COMMIT and sql.begin see the tenant's rows.
+// fixture's BEGIN..COMMIT and sql.begin see the tenant's rows. The same holds
+// where a helper sets the tenant on the connection it is handed and its caller
+// hands it one just checked out (bad-parameter-client.ts).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -10,13 +12,15 @@ import { endPools, importFixture } from '../typescript/fixture-module.ts';
 let db: TestDatabase;
 let bad: Record<string, any>;
 let good: Record<string, any>;
+let handed: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   bad = await importFixture('no-local-setting-outside-transaction/bad.ts', db.workerUrl);
   good = await importFixture('no-local-setting-outside-transaction/good.ts', db.workerUrl);
+  handed = await importFixture('no-local-setting-outside-transaction/bad-parameter-client.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good].filter(Boolean));
+  await endPools(...[bad, good, handed].filter(Boolean));
   await db?.stop();
 });
 
@@ -26,6 +30,13 @@ test('bad fixture: node-postgres, the local setting ends with its own statement:
 
 test('bad fixture: postgres.js, SET LOCAL outside sql.begin: 0 rows', async () => {
   assert.equal(await bad.countWithPostgresJs(1), 0);
+});
+
+test('bad-parameter-client fixture: a helper sets the tenant on the client it is handed outside any transaction: 0 rows', async () => {
+  assert.equal(await handed.countInvoices(1), 0);
+  assert.equal(await handed.sumInvoices(1), null);
+  assert.deepEqual(await handed.listInvoices(2), []);
+  assert.equal(await handed.countWithReserved(3), 0);
 });
 
 test('good fixture: inside BEGIN..COMMIT and sql.begin the job sees its tenant', async () => {

@@ -115,6 +115,8 @@ export interface DriverModel {
   exportOf?(imported: string, specifier: string): Value | undefined;
   /** What the types the module exports stand for. */
   types?: Readonly<Record<string, TypeMeaning['what']>>;
+  /** Pool methods whose promise gives a checked-out connection: the type `Awaited<ReturnType<Sql['reserve']>>` is one. */
+  checkoutMethods?: readonly string[];
   /** A type that depends on more than its name (`Knex` but not `Knex.Knex`): read before `types`. */
   typeOf?(exported: string, qualified: boolean): TypeMeaning['what'] | undefined;
   /**

@@ -93,6 +93,7 @@ export const pg: DriverModel = {
   // pg-pool's default export is the Pool class itself.
   exportOf: (imported, specifier) => (specifier === 'pg-pool' && (imported === 'default' || imported === '*') ? pgPool : undefined),
   types: { PoolClient: 'checked-out', Pool: 'pool', Client: 'client' },
+  checkoutMethods: ['connect'],
   member(object, name) {
     if (object.kind === 'module') {
       if (name === 'Pool') return { kind: 'maker', driver: 'pg', makes: 'pool' };

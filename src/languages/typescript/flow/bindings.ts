@@ -33,7 +33,7 @@ export interface WalkOptions {
   /** The function whose parameters a call here may run: the walked function, or for a callback run now, the function it runs in. */
   paramsOf?: FunctionNode;
   /** The walk is in a function passed to a call of a project function: which one, as which argument, and its parameters' names. */
-  callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[] };
+  callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[]; touched?: Set<string> };
   /**
    * A walk of a function of the file at a call that hands it a connection, for
    * what it does to that connection (BEGIN, COMMIT, release): it records no
