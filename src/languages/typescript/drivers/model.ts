@@ -47,6 +47,13 @@ export interface DriverContext {
    * or a connection a job checked out.
    */
   importedUnread(node: Node): boolean;
+  /**
+   * `node` names a variable of the walked function that still holds its empty
+   * start (declared without a value, or as undefined/null/false) on every path
+   * here: only functions nested in it assign it (an event handler, which may
+   * never run).
+   */
+  unsetHere(node: Node): boolean;
   readonly imports: Imports;
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;

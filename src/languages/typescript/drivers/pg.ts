@@ -34,12 +34,18 @@ export const pgApi = {
   },
 } satisfies Partial<DriverModel>;
 
-/** `client.release()` of a checked-out connection: back to the pool as it is; `release(err)` destroys it instead. */
+/**
+ * `client.release()` of a checked-out connection: back to the pool as it is;
+ * `release(err)` destroys it instead, when `err` is truthy. A variable that
+ * only an event handler sets (`client.on('error', (e) => { failed = e })`,
+ * then `release(failed)`) is still empty when the job itself fails: the
+ * connection goes back.
+ */
 export function releaseOnCheckout(conn: Conn, method: string, call: Call, ctx: DriverContext): void {
   if (method !== 'release' || conn.origin !== 'checkout') return;
   const destroys = call.arguments.some((a) => {
     const v = unwrap(a);
-    return !(v?.type === 'Literal' && (v.value === false || v.value === null)) && !(v?.type === 'Identifier' && v.name === 'undefined');
+    return !(v?.type === 'Literal' && (v.value === false || v.value === null)) && !(v?.type === 'Identifier' && v.name === 'undefined') && !(v && ctx.unsetHere(v));
   });
   if (!destroys) ctx.release(conn, call);
   ctx.end(conn);

@@ -126,6 +126,28 @@ export abstract class Bindings implements DriverContext {
     return entry !== undefined && !entry.typeOnly && !this.file.imports.names.has(n.name) && this.file.module(entry.specifier) === undefined;
   }
 
+  unsetHere(node: Node): boolean {
+    const id = unwrap(node);
+    const body = this.options.fn?.body;
+    if (id?.type !== 'Identifier' || !body) return false;
+    let empty = false;
+    let set = false;
+    const visit = (n: Node, nested: boolean): void => {
+      if (!nested && n.type === 'VariableDeclarator' && n.id.type === 'Identifier' && n.id.name === id.name) {
+        const init = n.init ? unwrap(n.init) : undefined;
+        if (!init || (init.type === 'Literal' && (init.value === null || init.value === false)) || (init.type === 'Identifier' && init.name === 'undefined')) empty = true;
+        else set = true;
+      }
+      if (!nested && (n.type === 'AssignmentExpression' || n.type === 'UpdateExpression')) {
+        const target = n.type === 'AssignmentExpression' ? n.left : n.argument;
+        if (patternNames(target).some((p) => p.name === id.name)) set = true;
+      }
+      for (const c of children(n)) visit(c, nested || isFunction(c));
+    };
+    visit(body, false);
+    return empty && !set;
+  }
+
   // ---- names -----------------------------------------------------------------------
 
   /** Binds module-level names before the walk, so functions declared above them see them. */
