@@ -10,6 +10,7 @@ import type { ConnectionCall } from '../../../model/index.ts';
 import { methodOf, span, unwrap, type Call, type Node } from '../syntax.ts';
 import { Sites } from './sites.ts';
 import { allEntry, leftEntry } from './state.ts';
+import type { Conn } from './types.ts';
 
 export abstract class Handing extends Sites {
   /** A callback's parameters this call runs on or is handed: from here on they are not as the project function handed them. */
@@ -24,15 +25,21 @@ export abstract class Handing extends Sites {
   }
 
   /**
-   * A call handed a connection: a parameter's state is no longer the one its
-   * caller handed in (a parameter is never walked into at a call: `inline`
-   * follows only connections whose state this walk knows).
+   * A call handed a connection (recorded, if `record`, when it is a project
+   * function's): a parameter's state is no longer the one its caller handed
+   * in (a parameter is never walked into at a call: `inline` follows only
+   * connections whose state this walk knows). Returns the connections handed.
    */
-  protected handedAway(call: Call): void {
+  protected handedAway(call: Call, record: boolean): Conn[] {
+    if (record) this.handingCall(call);
+    const handed: Conn[] = [];
     for (const arg of call.arguments) {
       const v = arg.type === 'SpreadElement' ? undefined : this.value(arg);
-      if (v?.kind === 'conn') leftEntry(this.state, v.conn);
+      if (v?.kind !== 'conn') continue;
+      leftEntry(this.state, v.conn);
+      handed.push(v.conn);
     }
+    return handed;
   }
 
   /**

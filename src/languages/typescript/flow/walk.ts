@@ -455,22 +455,30 @@ export class Walk extends Handing {
     const immediate = unwrap(call.callee);
     if (isFunction(immediate)) this.nestedFunction(immediate, this.options.name, true);
     else this.expression(call.callee);
-    if (!query) {
-      if (!this.options.shadow) this.handingCall(call);
-      // Before its callbacks: the callee may BEGIN on the connection before it runs them.
-      this.handedAway(call);
-    }
+    // Before its callbacks: the callee may BEGIN on the connection before it runs them.
+    const handed = query ? [] : this.handedAway(call, !this.options.shadow);
     const callee = call.arguments.some((arg) => isFunction(unwrap(arg))) ? this.value(call.callee) : undefined;
     call.arguments.forEach((arg, index) => {
       const fn = unwrap(arg);
-      if (callee?.kind === 'function' && isFunction(fn)) {
+      if (!isFunction(fn)) {
+        this.argument(arg);
+        return;
+      }
+      // A callback of a call handed a connection (`inTxn(client, async () => ...)`): it runs on the connection in whatever state the callee leaves it.
+      const outer = this.state;
+      if (handed.length > 0) {
+        this.state = outer.clone();
+        for (const conn of handed) this.state.set(conn, { kind: 'unknown' });
+      }
+      if (callee?.kind === 'function') {
         // A callback of a project function: its SQL on its parameters runs where that function runs the callback.
         const parameters = fn.params.map((p) => (p.type === 'Identifier' ? p.name : undefined));
         const callbackOf = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument: index, parameters, touched: new Set<string>() };
         this.nestedFunction(fn, this.options.name, true, undefined, { callbackOf });
       } else {
-        this.argument(arg);
+        this.nestedFunction(fn, this.options.name, true);
       }
+      this.state = outer;
     });
     if (!this.options.shadow) this.callbackCall(call);
     this.touchCallbackParameters(call);
