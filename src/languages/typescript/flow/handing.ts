@@ -42,6 +42,17 @@ export abstract class Handing extends Sites {
     return handed;
   }
 
+  /** Walks a callback of a call handed `handed` (`inTxn(client, async () => ...)`): it runs on them in whatever state the callee leaves them. */
+  protected handedState(handed: readonly Conn[], walk: () => void): void {
+    const outer = this.state;
+    if (handed.length > 0) {
+      this.state = outer.clone();
+      for (const conn of handed) this.state.set(conn, { kind: 'unknown' });
+    }
+    walk();
+    this.state = outer;
+  }
+
   /**
    * A call of a project function handed a connection: the state the callee's
    * parameter arrives in (this walk's scope of it), or where that comes from

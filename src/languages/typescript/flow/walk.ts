@@ -464,21 +464,13 @@ export class Walk extends Handing {
         this.argument(arg);
         return;
       }
-      // A callback of a call handed a connection (`inTxn(client, async () => ...)`): it runs on the connection in whatever state the callee leaves it.
-      const outer = this.state;
-      if (handed.length > 0) {
-        this.state = outer.clone();
-        for (const conn of handed) this.state.set(conn, { kind: 'unknown' });
-      }
-      if (callee?.kind === 'function') {
+      this.handedState(handed, () => {
+        if (callee?.kind !== 'function') return this.nestedFunction(fn, this.options.name, true);
         // A callback of a project function: its SQL on its parameters runs where that function runs the callback.
         const parameters = fn.params.map((p) => (p.type === 'Identifier' ? p.name : undefined));
         const callbackOf = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument: index, parameters, touched: new Set<string>() };
         this.nestedFunction(fn, this.options.name, true, undefined, { callbackOf });
-      } else {
-        this.nestedFunction(fn, this.options.name, true);
-      }
-      this.state = outer;
+      });
     });
     if (!this.options.shadow) this.callbackCall(call);
     this.touchCallbackParameters(call);
