@@ -25,7 +25,7 @@ export const ruleMeta: readonly RuleMeta[] = [
     languages: ['sql', 'typescript', 'python'],
     schema: { type: 'object', properties: { settings: { type: 'array', items: { type: 'string' }, description: 'Globs of the settings that carry tenant context. Replaces the default: every custom dotted setting (app.tenant, ...) except extension prefixes, plus search_path and role.' } }, additionalProperties: false },
     defaultOptions: {},
-    triggers: ['set_config', 'set local', /(?:select|call|perform)(?:\s|\\[nrt])+[a-z_][\w.]*\s*\(/i, '.rpc('],
+    triggers: ['set_config', 'set local', /(?:select|call|perform)(?:\s|\\[nrt])+[a-z_][\w.]*\s*\(/i, '.rpc(', { byLanguage: { typescript: /poolclient|reservedsql|\.(?:connect|reserve)\(\s*\)/i } }],
     crossFile: true,
   },
   {

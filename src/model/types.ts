@@ -107,6 +107,12 @@ export interface SqlSite {
    * its callback there (its checked-out client, its transaction) runs it.
    */
   runsInCallback?: { function: FunctionRef; argument: number; parameter: number };
+  /**
+   * The site runs on a connection parameter of the function it is in, in the
+   * state the caller handed it (this function has not moved it): whatever
+   * transaction the callers' connection is in at their calls (`connectionCalls`).
+   */
+  runsOnParameter?: { function: FunctionRef; parameter: number };
 }
 
 /** A function of the project: the module that declares it and where its node starts there. */
@@ -128,6 +134,23 @@ export interface CallbackCall {
   span: Span;
   /** The transaction the handle is in at the call. */
   scope: Scope;
+}
+
+/**
+ * A call of a project function that hands it a connection or transaction
+ * handle as one argument (TS/JS): the state the callee's parameter arrives
+ * in, or where that state comes from when this walk cannot tell it.
+ */
+export interface ConnectionCall {
+  function: FunctionRef;
+  argument: number;
+  span: Span;
+  /** The transaction the handed connection is in at the call (unknown: see the `from` fields). */
+  scope: Scope;
+  /** The handed connection is a parameter of the calling function, as its own callers hand it in. */
+  fromParameter?: { function: FunctionRef; parameter: number };
+  /** The handed connection is a parameter of a callback a project function runs (as `runsInCallback`). */
+  fromCallback?: { function: FunctionRef; argument: number; parameter: number };
 }
 
 export interface ResetCallback {
@@ -286,6 +309,8 @@ export interface FileModel {
   catalog?: CatalogFacts;
   /** Calls of a function's own callback parameter with a connection (TS/JS). */
   callbackCalls?: CallbackCall[];
+  /** Calls of project functions that hand them a connection (TS/JS). */
+  connectionCalls?: ConnectionCall[];
 }
 
 export interface CommentDirective {

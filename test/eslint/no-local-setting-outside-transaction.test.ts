@@ -66,6 +66,14 @@ export async function enter(db: any, t: string) { await db.transaction(async (tr
     `import { PrismaClient } from '../generated/client';
 const prisma = new PrismaClient();
 await prisma.$transaction(async (prisma) => { await prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`; });`,
+    // A helper that opens its own transaction on the client it is handed, before the local setting.
+    `${header}async function enter(client: pg.PoolClient, t: string) {\n  await client.query('BEGIN');\n  await client.query("select set_config('app.tenant', $1, true)", [t]);\n}\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); await c.query('COMMIT'); } catch (e) { await c.query('ROLLBACK'); throw e; } finally { c.release(); }\n}`,
+    // The caller hands the client in after its BEGIN.
+    `${header}async function enter(client: pg.PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await c.query('BEGIN'); await enter(c, t); await c.query('COMMIT'); } catch (e) { await c.query('ROLLBACK'); throw e; } finally { c.release(); }\n}`,
+    // Regression: a callback handed with the client to a helper that BEGINs first runs inside that transaction (it was read as autocommit).
+    `${header}async function inTxn(client: pg.PoolClient, action: () => Promise<void>) { await client.query('BEGIN'); try { await action(); await client.query('COMMIT'); } catch (e) { await client.query('ROLLBACK'); throw e; } }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await inTxn(c, async () => { await c.query("select set_config('app.tenant', $1, true)", [t]); }); } finally { c.release(); }\n}`,
+    // The helper hands the client to a function the scan does not follow first: it may have opened the transaction.
+    `${header}import { begin } from './elsewhere';\nasync function enter(client: pg.PoolClient, t: string) { await begin(client); await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); } finally { c.release(); }\n}`,
   ],
   invalid: [
     {
@@ -110,6 +118,11 @@ export async function f(t: string) {
       // A constant resolved in the same file is reported where it is used.
       code: `${header}const SET_TENANT = "select set_config('app.tenant', $1, true)";\nconst client = await pool.connect();\nawait client.query(SET_TENANT, [t]);`,
       errors: [{ messageId: 'outsideTransaction', line: 7, column: 20, endLine: 7, endColumn: 30 }],
+    },
+    {
+      // A helper that sets the local form on the client it is handed and opens no transaction; its caller hands it a client it just checked out.
+      code: `${header}async function enter(client: pg.PoolClient, t: string) { await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); } finally { c.release(); }\n}`,
+      errors: [{ messageId: 'parameterOutsideTransaction', line: 5, column: 85, endLine: 5, endColumn: 95 }],
     },
     {
       // Knex raw on the pool, with ? placeholders.

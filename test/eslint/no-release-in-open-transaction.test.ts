@@ -4,6 +4,21 @@ const header = `import pg from 'pg';\nconst pool = new pg.Pool();\ndeclare funct
 
 ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-transaction'), {
   valid: [
+    // release(failed) where the catch sets failed to the job's error: the connection is destroyed on the error path.
+    `${header}export async function run() {
+  const client = await pool.connect();
+  let failed: unknown;
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } catch (e) {
+    failed = e;
+    throw e;
+  } finally {
+    client.release(failed as Error);
+  }
+}`,
     // ROLLBACK in the catch, release in finally.
     `${header}export async function run() {
   const client = await pool.connect();
@@ -43,6 +58,22 @@ ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-tra
 }`,
   ],
   invalid: [
+    {
+      // release(failed) where only an 'error' handler sets failed: still undefined when the job fails on its own.
+      code: `${header}export async function run() {
+  const client = await pool.connect();
+  let failed: Error | undefined;
+  client.on('error', (e) => { failed = e; });
+  try {
+    await client.query('BEGIN');
+    await work(client);
+    await client.query('COMMIT');
+  } finally {
+    client.release(failed);
+  }
+}`,
+      errors: [{ messageId: 'errorPath', line: 13, column: 5, endLine: 13, endColumn: 27 }],
+    },
     {
       // Regression: ROLLBACK TO SAVEPOINT does not end the transaction (it was read as ROLLBACK).
       code: `import pg from 'pg';

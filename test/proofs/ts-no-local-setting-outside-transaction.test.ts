@@ -4,7 +4,9 @@
 // fixture's BEGIN..COMMIT and sql.begin see the tenant's rows. The setting sent
 // on the handle that opened the transaction (inside its callback), or beside
 // the query in Promise.all, runs on a connection of its own: the job's count
-// sees no tenant either.
+// sees no tenant either. The same holds where a helper sets the tenant on the
+// connection it is handed and its caller hands it one just checked out
+// (bad-parameter-client.ts).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -15,15 +17,17 @@ let bad: Record<string, any>;
 let good: Record<string, any>;
 let badBeside: Record<string, any>;
 let goodBeside: Record<string, any>;
+let handed: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   bad = await importFixture('no-local-setting-outside-transaction/bad.ts', db.workerUrl);
   good = await importFixture('no-local-setting-outside-transaction/good.ts', db.workerUrl);
   badBeside = await importFixture('no-local-setting-outside-transaction/bad-handle-beside-transaction.ts', db.workerUrl);
   goodBeside = await importFixture('no-local-setting-outside-transaction/good-handle-beside-transaction.ts', db.workerUrl);
+  handed = await importFixture('no-local-setting-outside-transaction/bad-parameter-client.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good, badBeside, goodBeside].filter(Boolean));
+  await endPools(...[bad, good, badBeside, goodBeside, handed].filter(Boolean));
   await db?.stop();
 });
 
@@ -33,6 +37,13 @@ test('bad fixture: node-postgres, the local setting ends with its own statement:
 
 test('bad fixture: postgres.js, SET LOCAL outside sql.begin: 0 rows', async () => {
   assert.equal(await bad.countWithPostgresJs(1), 0);
+});
+
+test('bad-parameter-client fixture: a helper sets the tenant on the client it is handed outside any transaction: 0 rows', async () => {
+  assert.equal(await handed.countInvoices(1), 0);
+  assert.equal(await handed.sumInvoices(1), null);
+  assert.deepEqual(await handed.listInvoices(2), []);
+  assert.equal(await handed.countWithReserved(3), 0);
 });
 
 test('good fixture: inside BEGIN..COMMIT and sql.begin the job sees its tenant', async () => {

@@ -1,7 +1,10 @@
 // Proof for no-release-in-open-transaction on TS (DESIGN.md F4): the bad
 // fixture's runJob fails between BEGIN and COMMIT and only releases: the next
 // checkout of the pool is inside that transaction, as tenant 1. The good
-// fixture rolls back first: the next checkout is idle and sees nothing.
+// fixture rolls back first: the next checkout is idle and sees nothing. The same
+// for release(clientError) where only the client's 'error' handler sets
+// clientError (bad-release-event-error.ts): a job that fails on its own leaves
+// it undefined, and node-postgres takes the connection back as it is.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -10,6 +13,8 @@ import { defineGlobal, endPools, importFixture } from '../typescript/fixture-mod
 let db: TestDatabase;
 let bad: Record<string, any>;
 let good: Record<string, any>;
+let eventBad: Record<string, any>;
+let eventGood: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   defineGlobal('handlers', {
@@ -19,9 +24,11 @@ before(async () => {
   });
   bad = await importFixture('no-release-in-open-transaction/bad.ts', db.workerUrl);
   good = await importFixture('no-release-in-open-transaction/good.ts', db.workerUrl);
+  eventBad = await importFixture('no-release-in-open-transaction/bad-release-event-error.ts', db.workerUrl);
+  eventGood = await importFixture('no-release-in-open-transaction/good-release-event-error.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good].filter(Boolean));
+  await endPools(...[bad, good, eventBad, eventGood].filter(Boolean));
   await db?.stop();
 });
 
@@ -66,4 +73,20 @@ test('good fixture: the failed job is rolled back, the next checkout is idle and
   assert.deepEqual(await nextCheckout(good.pool), { status: 'I', rows: 0, insideOldTransaction: false });
   assert.equal(await good.claimOne(), undefined);
   assert.equal((await nextCheckout(good.pool)).status, 'I');
+});
+
+const failingWork = async () => {
+  throw new Error('the job failed');
+};
+
+test("bad-release-event-error fixture: release(clientError) with no client error takes the connection back inside the job's transaction", async () => {
+  await assert.rejects(eventBad.inTenant(1, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(eventBad.pool), { status: 'T', rows: 20000, insideOldTransaction: true });
+});
+
+test('good-release-event-error fixture: rolled back before release(clientError), or destroyed by release(error): the next checkout is idle', async () => {
+  await assert.rejects(eventGood.inTenant(1, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(eventGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+  await assert.rejects(eventGood.inTenantDestroyOnFailure(2, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(eventGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
 });

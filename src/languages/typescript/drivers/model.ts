@@ -63,6 +63,13 @@ export interface DriverContext {
    * reads as a transaction callback.
    */
   openerAround(receiver: Node, at: Node): { method: string; bound: Bound } | undefined;
+  /**
+   * `node` names a variable of the walked function that still holds its empty
+   * start (declared without a value, or as undefined/null/false) on every path
+   * here: only functions nested in it assign it (an event handler, which may
+   * never run).
+   */
+  unsetHere(node: Node): boolean;
   readonly imports: Imports;
   /** The driver of names we cannot resolve: the file's only driver, if it imports one. */
   readonly fileDriver: Driver;
@@ -141,6 +148,8 @@ export interface DriverModel {
   exportOf?(imported: string, specifier: string): Value | undefined;
   /** What the types the module exports stand for. */
   types?: Readonly<Record<string, TypeMeaning['what']>>;
+  /** Pool methods whose promise gives a checked-out connection: the type `Awaited<ReturnType<Sql['reserve']>>` is one. */
+  checkoutMethods?: readonly string[];
   /** A type that depends on more than its name (`Knex` but not `Knex.Knex`): read before `types`. */
   typeOf?(exported: string, qualified: boolean): TypeMeaning['what'] | undefined;
   /**

@@ -34,12 +34,18 @@ export const pgApi = {
   },
 } satisfies Partial<DriverModel>;
 
-/** `client.release()` of a checked-out connection: back to the pool as it is; `release(err)` destroys it instead. */
+/**
+ * `client.release()` of a checked-out connection: back to the pool as it is;
+ * `release(err)` destroys it instead, when `err` is truthy. A variable that
+ * only an event handler sets (`client.on('error', (e) => { failed = e })`,
+ * then `release(failed)`) is still empty when the job itself fails: the
+ * connection goes back.
+ */
 export function releaseOnCheckout(conn: Conn, method: string, call: Call, ctx: DriverContext): void {
   if (method !== 'release' || conn.origin !== 'checkout') return;
   const destroys = call.arguments.some((a) => {
     const v = unwrap(a);
-    return !(v?.type === 'Literal' && (v.value === false || v.value === null)) && !(v?.type === 'Identifier' && v.name === 'undefined');
+    return !(v?.type === 'Literal' && (v.value === false || v.value === null)) && !(v?.type === 'Identifier' && v.name === 'undefined') && !(v && ctx.unsetHere(v));
   });
   if (!destroys) ctx.release(conn, call);
   ctx.end(conn);
@@ -93,6 +99,7 @@ export const pg: DriverModel = {
   // pg-pool's default export is the Pool class itself.
   exportOf: (imported, specifier) => (specifier === 'pg-pool' && (imported === 'default' || imported === '*') ? pgPool : undefined),
   types: { PoolClient: 'checked-out', Pool: 'pool', Client: 'client' },
+  checkoutMethods: ['connect'],
   member(object, name) {
     if (object.kind === 'module') {
       if (name === 'Pool') return { kind: 'maker', driver: 'pg', makes: 'pool' };

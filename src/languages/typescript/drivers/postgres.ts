@@ -20,6 +20,7 @@ const shared = {
     return undefined;
   },
   connectionMethod: releaseOnCheckout,
+  checkoutMethods: ['reserve'],
   tagRunsQuery: true,
 } satisfies Partial<DriverModel>;
 

@@ -34,7 +34,7 @@ export interface WalkOptions {
   /** The function whose parameters a call here may run: the walked function, or for a callback run now, the function it runs in. */
   paramsOf?: FunctionNode;
   /** The walk is in a function passed to a call of a project function: which one, as which argument, and its parameters' names. */
-  callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[] };
+  callbackOf?: { function: FunctionRef; argument: number; parameters: (string | undefined)[]; touched?: Set<string> };
   /**
    * A walk of a function of the file at a call that hands it a connection, for
    * what it does to that connection (BEGIN, COMMIT, release): it records no
@@ -136,6 +136,28 @@ export abstract class Bindings implements DriverContext {
     if (!opener) return undefined;
     const use = this.file.drivers.callback({ method: opener.method, on: this.value(opener.object), call: opener.call, fileDriver: this.file.fileDriver });
     return use?.kind === 'tx' ? { method: opener.method, bound: opener.bound } : undefined;
+  }
+
+  unsetHere(node: Node): boolean {
+    const id = unwrap(node);
+    const body = this.options.fn?.body;
+    if (id?.type !== 'Identifier' || !body) return false;
+    let empty = false;
+    let set = false;
+    const visit = (n: Node, nested: boolean): void => {
+      if (!nested && n.type === 'VariableDeclarator' && n.id.type === 'Identifier' && n.id.name === id.name) {
+        const init = n.init ? unwrap(n.init) : undefined;
+        if (!init || (init.type === 'Literal' && (init.value === null || init.value === false)) || (init.type === 'Identifier' && init.name === 'undefined')) empty = true;
+        else set = true;
+      }
+      if (!nested && (n.type === 'AssignmentExpression' || n.type === 'UpdateExpression')) {
+        const target = n.type === 'AssignmentExpression' ? n.left : n.argument;
+        if (patternNames(target).some((p) => p.name === id.name)) set = true;
+      }
+      for (const c of children(n)) visit(c, nested || isFunction(c));
+    };
+    visit(body, false);
+    return empty && !set;
   }
 
   // ---- names -----------------------------------------------------------------------

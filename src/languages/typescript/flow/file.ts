@@ -15,12 +15,13 @@ import { Env } from './env.ts';
 import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
+import { utilityType } from './utility-types.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
 import { isolatedWork, WorkLimitExceeded } from '../../../work.ts';
-import type { ConfigEntry, Conn, FunctionOwner, Imports, PoolHook, TableValue, Tx, TxInfo, TypeMeaning, Value } from './types.ts';
+import { type ConfigEntry, type Conn, type FunctionOwner, type Imports, type PoolHook, type TableValue, type Tx, type TxInfo, type TypeMeaning, type Value } from './types.ts';
 
 /** What TsFile needs of a walk: flow/walk.ts's Walk, made by the context's `walker`. */
 export interface Walker {
@@ -503,6 +504,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
         if (!name) return undefined;
         const known = valueOfType(name, qualifier, this.imports, this.drivers);
         if (known) return known;
+        const utility = qualifier || this.imports.types.has(name) || this.imports.project.has(name) ? undefined : utilityType(name, type, (t) => this.typeMeaning(t, walk, depth + 1), this.drivers);
+        if (utility) return utility;
         if (qualifier) return undefined;
         for (const statement of this.program.body) {
           const d = statement.type === 'ExportNamedDeclaration' ? statement.declaration : statement;

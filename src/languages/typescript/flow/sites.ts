@@ -13,7 +13,7 @@ import { constantInit, resolveText, templateText, type HostText } from '../strin
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
-import { allNone, txOf, type Atom, type State } from './state.ts';
+import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
 export abstract class Sites extends Bindings {
@@ -227,6 +227,10 @@ export abstract class Sites extends Bindings {
     const callbackOf = this.options.callbackOf;
     const parameter = runsOn && callbackOf ? callbackOf.parameters.indexOf(runsOn) : -1;
     if (callbackOf && parameter >= 0) site.runsInCallback = { function: callbackOf.function, argument: callbackOf.argument, parameter };
+    const param = query.on?.kind === 'conn' ? query.on.conn.param : undefined;
+    if (param && query.on?.kind === 'conn' && this.state.reachable && allEntry(this.state.atoms(query.on.conn))) {
+      site.runsOnParameter = { function: { module: this.file.model.file, at: param.fn.range[0] }, parameter: param.index };
+    }
     const params = hostParams(
       host,
       query.text,

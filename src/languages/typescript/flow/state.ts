@@ -10,19 +10,22 @@
 import type { Conn, Tx } from './types.ts';
 
 /**
- * One state a connection may be in. `tags` names the finally blocks this state
+ * One state a connection may be in. An unknown state marked `entry` is a
+ * parameter's as its caller handed it, not yet moved by this function (no
+ * BEGIN, COMMIT or call the walk does not follow has touched it): whatever the
+ * caller's connection was in at the call. `tags` names the finally blocks this state
  * entered abruptly (by a throw or a return), as ",id,id,": after such a block
  * only the states that entered it normally go on, so one walk of the block
  * serves every way into it (walking it once per way is exponential in the
  * nesting of finally blocks).
  */
-export type Atom = ({ kind: 'none' } | { kind: 'unknown' } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string; flags?: Flags };
+export type Atom = ({ kind: 'none' } | { kind: 'unknown'; entry?: true } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string; flags?: Flags };
 
 /** Flag key -> its value on the paths of a state. */
 export type Flags = Readonly<Record<string, boolean>>;
 
 const flagsKey = (flags: Flags | undefined) => (flags ? Object.keys(flags).sort().map((k) => `${k}=${flags[k] ? 1 : 0}`).join(',') : '');
-const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind}|${a.tags ?? ''}|${flagsKey(a.flags)}`;
+const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind === 'unknown' && a.entry ? 'entry' : a.kind}|${a.tags ?? ''}|${flagsKey(a.flags)}`;
 
 function withFlag(flags: Flags | undefined, key: string, value: boolean | undefined): Flags | undefined {
   const out: Record<string, boolean> = { ...flags };
@@ -174,6 +177,23 @@ export function txOf(atoms: readonly Atom[]): Tx | undefined {
   const first = atoms[0];
   if (first.kind !== 'open') return undefined;
   return atoms.every((a) => a.kind === 'open' && a.tx === first.tx) ? first.tx : undefined;
+}
+
+/** Every state is the one the caller handed the connection in. */
+export function allEntry(atoms: readonly Atom[]): boolean {
+  return atoms.length > 0 && atoms.every((a) => a.kind === 'unknown' && a.entry);
+}
+
+/** A call the walk does not follow was handed the connection: what its caller handed in is no longer what it is in. */
+export function leftEntry(state: State, conn: Conn): void {
+  const atoms = state.atoms(conn);
+  if (!atoms.some((a) => a.kind === 'unknown' && a.entry)) return;
+  const out = new Map<string, Atom>();
+  for (const a of atoms) {
+    const m: Atom = a.kind === 'unknown' ? { kind: 'unknown', ...(a.tags ? { tags: a.tags } : {}), ...(a.flags ? { flags: a.flags } : {}) } : a;
+    out.set(keyOf(m), m);
+  }
+  state.conns.set(conn, out);
 }
 
 export function allNone(atoms: readonly Atom[]): boolean {

@@ -22,6 +22,8 @@ export interface Conn {
    * (TypeORM's query runner), or a transaction object (a Prisma adapter's).
    */
   origin: 'checkout' | 'new-client' | 'parameter' | 'task' | 'runner' | 'transaction';
+  /** A parameter of a function walked on its own: which function, which parameter (its callers say what state it arrives in). */
+  param?: { fn: FunctionNode; index: number };
 }
 
 export interface TxInfo {

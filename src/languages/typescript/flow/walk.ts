@@ -12,7 +12,7 @@ import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts'
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
 import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
-import { Sites } from './sites.ts';
+import { Handing } from './handing.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
 import type { CallbackUse } from '../drivers/model.ts';
@@ -30,7 +30,7 @@ const PURE_METHODS = new Set([
 const MAX_INLINE_DEPTH = 3;
 const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|debug)$/;
 
-export class Walk extends Sites {
+export class Walk extends Handing {
   // ---- statements ------------------------------------------------------------------
 
   statements(body: readonly Node[]): void {
@@ -259,13 +259,18 @@ export class Walk extends Sites {
       shadow: this.options.shadow,
       inlineStack: this.options.inline?.stack ?? this.options.inlineStack,
     });
-    for (const param of fn.params) {
+    fn.params.forEach((param, index) => {
       const value = walk.parameterValue(param);
       const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
+      // A connection parameter of a function walked on its own: in the state its callers hand it in.
+      if (!runsNow && value?.kind === 'conn' && value.conn.origin === 'parameter' && !value.conn.param) {
+        value.conn.param = { fn, index };
+        walk.state.set(value.conn, { kind: 'unknown', entry: true });
+      }
       walk.bindPattern(pattern, value);
       // A callback run here gets its arguments from the code that runs it, not from a caller of ours.
       if (!runsNow) for (const id of patternNames(pattern)) walk.env.params.add(id.name);
-    }
+    });
     bind?.(walk);
     if (hook && fn.params[0]) {
       // The connection the pool is setting up: one connection, outside any transaction.
@@ -384,6 +389,7 @@ export class Walk extends Sites {
         this.expression(node.tag);
         for (const e of node.quasi.expressions) this.expression(e);
         if (!this.file.consumed.has(node)) this.taggedSite(node);
+        if (node.tag.type === 'Identifier') this.options.callbackOf?.touched?.add(node.tag.name);
         this.throwPoint();
         return;
       case 'AwaitExpression': {
@@ -446,20 +452,29 @@ export class Walk extends Sites {
     }
     if (this.transactionCallback(call)) return;
     const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
-    this.expression(call.callee);
+    // A function called where it is written (`(async () => { ... })()`) runs now, on the connections as they are here.
+    const immediate = unwrap(call.callee);
+    if (isFunction(immediate)) this.nestedFunction(immediate, this.options.name, true);
+    else this.expression(call.callee);
+    // Before its callbacks: the callee may BEGIN on the connection before it runs them.
+    const handed = query ? [] : this.handedAway(call, !this.options.shadow);
     const callee = call.arguments.some((arg) => isFunction(unwrap(arg))) ? this.value(call.callee) : undefined;
     call.arguments.forEach((arg, index) => {
       const fn = unwrap(arg);
-      if (callee?.kind === 'function' && isFunction(fn)) {
+      if (!isFunction(fn)) {
+        this.argument(arg);
+        return;
+      }
+      this.handedState(handed, () => {
+        if (callee?.kind !== 'function') return this.nestedFunction(fn, this.options.name, true);
         // A callback of a project function: its SQL on its parameters runs where that function runs the callback.
         const parameters = fn.params.map((p) => (p.type === 'Identifier' ? p.name : undefined));
-        const callbackOf = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument: index, parameters };
+        const callbackOf = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument: index, parameters, touched: new Set<string>() };
         this.nestedFunction(fn, this.options.name, true, undefined, { callbackOf });
-      } else {
-        this.argument(arg);
-      }
+      });
     });
     if (!this.options.shadow) this.callbackCall(call);
+    this.touchCallbackParameters(call);
     let db = false;
     if (query) {
       db = true;
@@ -526,23 +541,6 @@ export class Walk extends Sites {
       const key = this.env.flagOf(name);
       if (key) this.state.setFlag(key, undefined);
     }
-  }
-
-  /** A call of the walked function's own parameter with a connection or transaction handle: where its callers' callback runs. */
-  private callbackCall(call: Call): void {
-    const callee = unwrap(call.callee);
-    const owner = this.options.paramsOf;
-    if (callee?.type !== 'Identifier' || !owner || !this.state.reachable) return;
-    // A parameter of a callback run now, of the same name, hides the outer one.
-    if (this.options.fn && this.options.fn !== owner && this.options.fn.params.some((p) => p.type === 'Identifier' && p.name === callee.name)) return;
-    const parameter = owner.params.findIndex((p) => p.type === 'Identifier' && p.name === callee.name);
-    if (parameter < 0) return;
-    call.arguments.forEach((arg, connectionArgument) => {
-      const handle = this.value(arg as Node);
-      if (handle?.kind !== 'conn' && handle?.kind !== 'tx') return;
-      const calls = (this.file.model.callbackCalls ??= []);
-      calls.push({ function: { module: this.file.model.file, at: owner.range[0] }, parameter, connectionArgument, span: span(call), scope: this.scopeOf(handle) });
-    });
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
