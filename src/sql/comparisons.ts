@@ -111,21 +111,36 @@ function subqueryValue(subselect: Node | undefined, spanAt: SpanAt, depth: numbe
   if (!select || depth >= MAX_SUBQUERY_DEPTH) return { kind: 'subquery' };
   const tables: string[] = [];
   const schemas: (string | null)[] = [];
+  const names = new Set<string>();
   const collect = (item: Node | undefined) => {
     if (item?.RangeVar) {
       tables.push(relationName(item.RangeVar));
       schemas.push(item.RangeVar.schemaname ?? null);
+      names.add(relationName(item.RangeVar));
+      if (item.RangeVar.alias?.aliasname) names.add(String(item.RangeVar.alias.aliasname).toLowerCase());
     } else if (item?.JoinExpr) {
       collect(item.JoinExpr.larg);
       collect(item.JoinExpr.rarg);
     }
   };
   for (const item of select.fromClause ?? []) collect(item);
-  const where = comparisons(select.whereClause, spanAt, depth + 1);
+  const where = comparisons(select.whereClause, spanAt, depth + 1, names);
   return schemas.some((schema) => schema !== null) ? { kind: 'subquery', tables, schemas, where } : { kind: 'subquery', tables, where };
 }
 
-export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0): Comparison[] {
+/** The name a column reference is qualified with (`tasks` of `tasks.runner_id`), lower-cased; undefined when unqualified. */
+function qualifierOf(node: Node | undefined): string | undefined {
+  const fields = node?.ColumnRef?.fields;
+  const name = fields?.length >= 2 ? fields[fields.length - 2]?.String?.sval : undefined;
+  return typeof name === 'string' ? name.toLowerCase() : undefined;
+}
+
+/**
+ * The comparisons of a WHERE, each read from the side of a column. `own` names the statement's own table
+ * (its name and alias: the rows written or locked): where one side is a column qualified by another FROM
+ * item and the other a column of the own table (`gone.id = tasks.runner_id`), the own column is the one compared.
+ */
+export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, own?: ReadonlySet<string>): Comparison[] {
   const out: Comparison[] = [];
   const visit = (node: Node | undefined, underOr: boolean, negated = false) => {
     if (!node) return;
@@ -140,8 +155,10 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0):
     const expr = node.A_Expr;
     if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
       const op = expr.kind === 'AEXPR_IN' ? 'in' : String(expr.name?.[0]?.String?.sval ?? '');
-      const left = columnOf(expr.lexpr);
       const right = columnOf(expr.rexpr);
+      const [leftFrom, rightFrom] = [qualifierOf(expr.lexpr), qualifierOf(expr.rexpr)];
+      const ownOnRight = own !== undefined && leftFrom !== undefined && rightFrom !== undefined && !own.has(leftFrom) && own.has(rightFrom);
+      const left = ownOnRight ? undefined : columnOf(expr.lexpr);
       if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
       else if (right && MIRRORED_OPERATOR[op])
         push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });

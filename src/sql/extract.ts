@@ -460,7 +460,8 @@ function lockingRead(select: Node, fallback: Span, spanAt: SpanAt): LockingRead 
     strength: LOCK_STRENGTH[strongest.strength] ?? 'update',
     skipLocked: clauses.some((c: Node) => c.waitPolicy === 'LockWaitSkip'),
     nowait: clauses.some((c: Node) => c.waitPolicy === 'LockWaitError'),
-    where: comparisons(select.whereClause, spanAt),
+    // The rows locked are the statement's own: all of FROM, or those FOR UPDATE OF names (by alias or name).
+    where: comparisons(select.whereClause, spanAt, 0, new Set(lockedRels.length ? [...lockedRels, ...locked] : [...fromTables, ...aliases.keys()])),
     span: fromLocations.length ? spanAt(fromLocations[0]) : fallback,
   };
 }
@@ -488,6 +489,13 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
   return { kind: 'expression', columns, functions, ...expressionDetails(value, true) };
 }
 
+/** The names a statement's own rows are referred to by: the table's and its alias. */
+function namesOf(relation: Node | undefined): Set<string> {
+  const names = new Set([relationName(relation)]);
+  if (relation?.alias?.aliasname) names.add(String(relation.alias.aliasname).toLowerCase());
+  return names;
+}
+
 const withCopy = (copy: RowWrite['copy']) => (copy ? { copy } : {});
 
 function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
@@ -509,7 +517,7 @@ function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCte
     ...schemaOf(node.relation),
     assignments,
     // Also what a CTE or subquery the write joins by the table's own column says of the same rows.
-    where: [...comparisons(node.whereClause, spanAt), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
+    where: [...comparisons(node.whereClause, spanAt, 0, namesOf(node.relation)), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
     ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),

@@ -96,8 +96,13 @@ describe('reading by role', () => {
       "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks t set state = 'waiting' from gone g where t.state = 'busy' and t.runner_id = g.id;",
       "with gone as (select id from runners where beat_at < now() - interval '10 minutes') update tasks set state = 'waiting' from gone where tasks.runner_id = gone.id and tasks.state = 'busy';",
       "update tasks set state = 'waiting' from (select id from runners where beat_at < now() - interval '10 minutes') g where runner_id = g.id and state = 'busy';",
+      // The other table's column first: still the tasks of those runners, not a write of one task by its id.
+      "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks set state = 'waiting' from gone where gone.id = tasks.runner_id and tasks.state = 'busy';",
+      "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks t set state = 'waiting' from gone g where g.id = t.runner_id and t.state = 'busy';",
     ]) {
-      const sweep = facts(sql).sweeps.find((s) => s.table === 'tasks');
+      const q = facts(sql);
+      assert.deepEqual(q.finishes, [], sql);
+      const sweep = q.sweeps.find((s) => s.table === 'tasks');
       assert.ok(sweep?.reclaimAt && sweep.requeue, sql);
       assert.equal(sweep.leaseSeconds, 600, sql);
       assert.deepEqual(sweep.byWorkerBeat, { table: 'runners', column: 'beat_at' }, sql);
