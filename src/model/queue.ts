@@ -13,7 +13,7 @@ import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, ComparedValue, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import { mergedClaimRead, pickedByRead } from './queue-sources.ts';
-import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
+import { counterTest, directionOf, isAttemptLimit, isExhausted, statesByLimit, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { retryFactOf, type RetryFact } from './queue-copies.ts';
@@ -470,6 +470,9 @@ interface WriteReading {
   compareAndSet: boolean;
 }
 
+/** A change of the counter by an amount the code gives (`coalesce($3 + attempts, attempts)`): it may be 0 or less; not a count. */
+const byCode = (v: AssignedValue) => v.kind === 'expression' && v.params === true;
+
 /** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
 const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
 
@@ -479,7 +482,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
-  const setsRunning = values.some((v) => RUNNING_STATUS.test(v));
+  // A CASE on the counter: the state exhausted jobs get is not given to the others (`then 'executing'` leaves them as they are).
+  const byLimit = status ? statesByLimit(status.value, counterTest(fileCounters)) : undefined;
+  const setsRunning = (byLimit?.others ?? values).some((v) => RUNNING_STATUS.test(v));
   const roles = leaseRoles(write, assumeCalls);
   const takes = [...new Set(predicate.flatMap(comparedStates))];
   const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
@@ -537,7 +542,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const { isCounter } = counterTest(fileCounters);
   const counterAssignment = isClaim
     ? (write.assignments.find((a) => isCounter(a.column) && selfIncrement(a)) ?? write.assignments.find(selfIncrement))
-    : write.assignments.find((a) => isCounter(a.column) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
+    : write.assignments.find((a) => isCounter(a.column) && !byCode(a.value) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
   const increments = counterAssignment !== undefined;
   const counter = counterAssignment?.column;
   const countsDown = counterAssignment !== undefined && directionOf(counterAssignment.value) === 'down';
@@ -570,7 +575,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   }
 
   const attemptInCase = status?.value.kind === 'expression' && status.value.columns.some(isClaimCounter);
-  const dead = write.op === 'delete' || values.some((v) => DEAD_STATUS.test(v));
+  const dead = write.op === 'delete' || (byLimit?.exhausted ?? values).some((v) => DEAD_STATUS.test(v));
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const byId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');

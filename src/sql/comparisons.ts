@@ -59,7 +59,7 @@ function paramNumbersIn(node: Node | undefined, out: number[] = []): number[] {
 }
 
 
-function stringsIn(node: Node | undefined, out: string[] = []): string[] {
+export function stringsIn(node: Node | undefined, out: string[] = []): string[] {
   if (!node || typeof node !== 'object') return out;
   if (Array.isArray(node)) {
     for (const item of node) stringsIn(item, out);

@@ -3,6 +3,7 @@
 // UTF-16 offsets.
 import type {
   AssignedValue,
+  CaseBranch,
   ColumnAssignment,
   LockingRead,
   PolicyFact,
@@ -20,7 +21,7 @@ import type {
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
-import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, type SpanAt } from './comparisons.ts';
+import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
 import { functionName, nodeType, relationName, schemaOf } from './nodes.ts';
 import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows } from './sources.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
@@ -466,7 +467,7 @@ function lockingRead(select: Node, fallback: Span, spanAt: SpanAt): LockingRead 
   };
 }
 
-function assignedValue(column: string, value: Node | undefined): AssignedValue {
+function assignedValue(column: string, value: Node | undefined, spanAt?: SpanAt): AssignedValue {
   const literal = constValue(value);
   if (literal !== undefined) return { kind: 'literal', value: literal };
   if (isParam(value)) return paramValue(value);
@@ -486,7 +487,24 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(value, columns, functions);
-  return { kind: 'expression', columns, functions, ...expressionDetails(value, true) };
+  const cases = spanAt ? caseBranches(value, spanAt) : undefined;
+  return { kind: 'expression', columns, functions, ...expressionDetails(value, true), ...(cases ? { cases } : {}) };
+}
+
+/** The branches of a searched CASE (also cast, `case ... end::job_state`): each WHEN's comparisons and the strings its result gives; the ELSE last, without `when`. */
+function caseBranches(value: Node | undefined, spanAt: SpanAt): CaseBranch[] | undefined {
+  let node = value;
+  while (node?.TypeCast) node = node.TypeCast.arg;
+  const expr = node?.CaseExpr;
+  if (!expr || expr.arg) return undefined;
+  const branches: CaseBranch[] = [];
+  for (const item of expr.args ?? []) {
+    const when = item.CaseWhen;
+    if (!when) return undefined;
+    branches.push({ when: comparisons(when.expr, spanAt), strings: stringsIn(when.result) });
+  }
+  branches.push({ strings: stringsIn(expr.defresult) });
+  return branches;
 }
 
 /** The names a statement's own rows are referred to by: the table's and its alias. */
@@ -508,7 +526,7 @@ function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCte
       const res = target.ResTarget;
       if (!res?.name) continue;
       const column = String(res.name).toLowerCase();
-      assignments.push({ column, value: assignedValue(column, resolve(res.val)), span: spanAt(res.location, column.length) });
+      assignments.push({ column, value: assignedValue(column, resolve(res.val), spanAt), span: spanAt(res.location, column.length) });
     }
   }
   return {

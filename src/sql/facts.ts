@@ -138,7 +138,15 @@ export type AssignedValue =
       paramNumbers?: number[];
       /** The parse node of the one interval whose length a placeholder gives (`make_interval(mins => $1)`), read with the bound values by intervalOf. */
       boundInterval?: object;
+      /** A searched CASE (`case when attempts >= max_attempts then 'dead' else 'queued' end`): which rows get which strings. */
+      cases?: CaseBranch[];
     };
+
+/** One branch of a searched CASE: the comparisons of its WHEN (none for the ELSE) and the strings its result gives. */
+export interface CaseBranch {
+  when?: Comparison[];
+  strings: string[];
+}
 
 export interface ColumnAssignment {
   column: string;

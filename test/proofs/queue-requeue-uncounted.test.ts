@@ -9,6 +9,11 @@
 // - Recovery through the workers' heartbeat: the jobs of a worker whose
 //   last_seen is stale come back uncounted (bad-worker-heartbeat.sql); with the
 //   claim counting and the sweep retiring at the limit, the job is dead after 3.
+// - A rescue that reads the limit in a CASE (`case when attempts >=
+//   max_attempts then 'dead' else 'queued' end`): with a claim that does not
+//   count, the limit is never reached (bad-rescue-limit-uncounted-claim.sql);
+//   where the CASE gives exhausted jobs 'running', they stay running and are
+//   never claimed again (require-dead-sweep/bad-exhausted-left-running.sql).
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import pg from 'pg';
@@ -21,6 +26,10 @@ const SWEEP_GOOD_CLAIM = 'projects/sweep-counts-good/queries/claim.sql';
 const SWEEP_GOOD = 'projects/sweep-counts-good/queries/maintenance.sql';
 const BEAT_BAD = 'queue/require-claim-attempt-limit/bad-worker-heartbeat.sql';
 const BEAT_GOOD = 'queue/require-claim-attempt-limit/good-worker-heartbeat.sql';
+const RESCUE_UNCOUNTED = 'queue/require-claim-attempt-limit/bad-rescue-limit-uncounted-claim.sql';
+const RESCUE_COUNTED = 'queue/require-claim-attempt-limit/good-rescue-limit-counted-claim.sql';
+const RESCUE_LEFT_RUNNING = 'queue/require-dead-sweep/bad-exhausted-left-running.sql';
+const RESCUE_RETIRED = 'queue/require-dead-sweep/good-exhausted-retired.sql';
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -67,6 +76,34 @@ test('the sweep counts the crash: the job is dead after 3, and not claimed again
     { claimed: true, attempts: 2, status: 'queued' },
     { claimed: true, attempts: 3, status: 'dead' },
     { claimed: false, attempts: 3, status: 'dead' },
+  ]);
+});
+
+test('a rescue with the limit in its CASE and a claim that does not count: every crash comes back with attempts 0', { timeout: 30_000 }, async () => {
+  const seen = await leaseCrashes(namedStatement(RESCUE_UNCOUNTED, 'claim_job'), namedStatement(RESCUE_UNCOUNTED, 'rescue_expired'));
+  assert.deepEqual(seen, Array(4).fill({ claimed: true, attempts: 0, status: 'queued' }));
+});
+
+test('the same rescue with a claim that counts, or with the CASE written from the other side: dead after 3', { timeout: 30_000 }, async () => {
+  for (const fixture of [RESCUE_COUNTED, RESCUE_RETIRED]) {
+    const seen = await leaseCrashes(namedStatement(fixture, 'claim_job'), namedStatement(fixture, 'rescue_expired'));
+    assert.deepEqual(seen, [
+      { claimed: true, attempts: 1, status: 'queued' },
+      { claimed: true, attempts: 2, status: 'queued' },
+      { claimed: true, attempts: 3, status: 'dead' },
+      { claimed: false, attempts: 3, status: 'dead' },
+    ], fixture);
+    await client.query("update jobs set status = 'queued', attempts = 0, locked_by = null, locked_until = null");
+  }
+});
+
+test("a rescue whose CASE gives exhausted jobs 'running': the job stays running, never claimed again and never ended", { timeout: 30_000 }, async () => {
+  const seen = await leaseCrashes(namedStatement(RESCUE_LEFT_RUNNING, 'claim_job'), namedStatement(RESCUE_LEFT_RUNNING, 'rescue_expired'));
+  assert.deepEqual(seen, [
+    { claimed: true, attempts: 1, status: 'queued' },
+    { claimed: true, attempts: 2, status: 'queued' },
+    { claimed: true, attempts: 3, status: 'running' },
+    { claimed: false, attempts: 3, status: 'running' },
   ]);
 });
 

@@ -112,6 +112,16 @@ test('a comparison written value-first is read column-first', () => {
   assert.deepEqual(write.where.map((c) => [c.column, c.op]), [['locked_until', '<']]);
 });
 
+test('a searched CASE is read branch by branch: the comparisons of each WHEN and the strings it gives', () => {
+  const write = only(analyzeSql("update jobs set status = case when attempts >= max_attempts then 'dead'::job_state else 'queued' end::job_state, note = case kind when 'a' then 'x' end")).rowWrites[0];
+  const [status, note] = write.assignments.map((a) => a.value);
+  assert.deepEqual(status.kind === 'expression' && status.cases?.map((b) => [b.when?.map((c) => [c.column, c.op]), b.strings]), [
+    [[['attempts', '>=']], ['dead']],
+    [undefined, ['queued']],
+  ]);
+  assert.equal(note.kind === 'expression' && note.cases, undefined, 'a simple CASE (case kind when ...) compares no column by itself');
+});
+
 test('a join condition is read from the side of the own table, whichever side of the operator it is on', () => {
   const ownSide = (sql: string) => only(analyzeSql(sql)).rowWrites[0].where.filter((c) => c.value.kind === 'column').map((c) => [c.column, c.op, c.value.kind === 'column' && c.value.column]);
   const expected = [['runner_id', '=', 'id']];
