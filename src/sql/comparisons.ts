@@ -4,7 +4,7 @@
 // names and placeholders that the values of a write's SET share.
 import type { ComparedValue, Comparison, Span } from './facts.ts';
 import type { Node } from './extract.ts';
-import { boundIntervalsIn, intervalsIn } from './interval.ts';
+import { boundIntervalsIn, intervalsIn, isNowMinus } from './interval.ts';
 import { functionName, relationName } from './nodes.ts';
 import { constValue, hasParam } from './values.ts';
 
@@ -99,7 +99,8 @@ function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number): C
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(node, columns, functions);
-  return { kind: 'expression', functions, ...expressionDetails(node, true) };
+  // `now() - <a length>`: a cutoff in the past, also when the length is computed per row.
+  return { kind: 'expression', functions, ...expressionDetails(node, true), ...(isNowMinus(node) ? { beforeNow: true } : {}) };
 }
 
 /** How deep subqueries inside subqueries are read (a liveness check is one level down). */

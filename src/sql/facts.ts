@@ -180,6 +180,8 @@ export type ComparedValue =
       strings?: string[];
       /** The placeholders it uses ($N as N), for their bound values: the list of `status in ($1, $2)`. */
       paramNumbers?: number[];
+      /** `now() - <a length>`: a time before now, also by a length computed per row (`now() - timeout * interval '1 second'`). */
+      beforeNow?: boolean;
     };
 
 export interface Comparison {

@@ -110,6 +110,19 @@ describe('reading by role', () => {
     const fresh = "with live as (select id from runners where beat_at > now() - interval '10 minutes') update tasks t set state = 'waiting' from live l where t.state = 'busy' and t.runner_id = l.id;";
     assert.deepEqual(facts(fresh).sweeps.filter((s) => s.table === 'tasks'), [], 'the jobs of live workers are not taken back');
   });
+  test("a sweep's own counter: the column it counts as it takes jobs back and stops below; not a limit it raises", () => {
+    const requeue = (set: string, where: string) =>
+      facts(`update tasks set state = 'queued', started_at = null${set} where state = 'started' and started_at < now() - interval '5 minutes'${where};`).sweeps[0];
+    const counted = requeue(', requeues = requeues + 1', ' and requeues < max_requeues');
+    assert.ok(counted.increments && counted.limitAt);
+    const raised = requeue(', max_attempts = max_attempts + 1', '');
+    assert.ok(!raised.increments && !raised.limitAt, 'raising the limit counts nothing');
+    // A per-row timeout (`now() - k.timeout * interval '1 second'`) is still a time before now: expired leases are taken back.
+    const perRow = facts(
+      "with s as (select t.id from tasks t join kinds k on k.name = t.kind where t.state = 'started' and t.started_at < now() - k.timeout * interval '1 second' for update of t skip locked) update tasks t set state = 'queued' from s where t.id = s.id;",
+    ).sweeps[0];
+    assert.ok(perRow?.reclaimAt && perRow.requeue);
+  });
   test('a fresh heartbeat in a positive subquery is no reclaim (jobs of live workers)', () => {
     const q = facts("update jobs set status = 'queued' where status = 'running' and worker_id in (select id from workers where last_seen > now() - interval '1 minute');");
     assert.deepEqual(q.sweeps, []);
