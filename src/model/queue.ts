@@ -526,7 +526,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const byHeldId = write.where.some((c) => ID_COLUMN.test(c.column) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column');
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
-  const isSweep = !isClaim && !byHeldId && ((reclaimInWhere && (dead || requeue || clearsLease)) || (exhausted !== undefined && dead));
+  // Also a write of the expired jobs at the limit that retires them nowhere (`set last_error = ...`): where their dead state belongs.
+  const isSweep = !isClaim && !byHeldId && ((reclaimInWhere && (dead || requeue || clearsLease || exhausted !== undefined)) || (exhausted !== undefined && dead));
   // Equality with a value of the worker's: where a fence can be.
   const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
