@@ -74,8 +74,10 @@ export default defineRule<Options, QueueFacts>({
         }
         const sweep = sweeps.find((s) => !s.fact.increments);
         if (!sweep || sweeps.some((s) => s.fact.increments)) continue;
-        // Report where the fix goes: the sweep where it holds the limit or failures are counted apart, else the claim.
-        if (sweep.fact.limitAt || failCounts) {
+        // Report where the fix goes: the sweep where failures are counted apart (it is only the crashes that go uncounted),
+        // else the claim. A limit the sweep tests (`case when attempts >= max_attempts then 'dead' ...`) is never reached by
+        // a job that fails every time: the failure path counts nothing, so only a count at the claim makes it reachable.
+        if (failCounts) {
           const failPath = failCounts ? ` (the fail update at ${place(failCounts.file, failCounts.fact.at, sweep.file)} counts only the failures a live worker reports)` : '';
           out.push({
             file: sweep.file,

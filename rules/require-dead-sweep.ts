@@ -14,6 +14,8 @@ export default defineRule<Options, QueueFacts>({
   messages: {
     noDeadSweep:
       "Jobs of '{{table}}' that crash on their last attempt are left running {{left}}: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and {{exhausted}}`.",
+    exhaustedLeftRunning:
+      "This {{what}} picks the jobs of '{{table}}' that are at the attempt limit {{left}}, but moves them to no dead state, and no other statement in the project does{{failPath}}: they stay 'running' forever, are found again on every run, hold their unique keys, and nobody is told. Retire them here: a dead state (`status = 'dead'`), or a mark the claims and sweeps skip.",
   },
   defaultSeverity: 'error',
   recommended: true,
@@ -33,14 +35,18 @@ export default defineRule<Options, QueueFacts>({
       const { exhausted } = limitTexts(counting?.counter ?? 'attempts', counting?.countsDown === true);
       const fail = table.finishes.find((f) => f.fact.setsDead);
       const beat = table.claims.find((c) => c.fact.byWorkerBeat)?.fact.byWorkerBeat ?? table.sweeps.find((s) => s.fact.byWorkerBeat)?.fact.byWorkerBeat;
-      const leftBehind = [
-        ...table.claims.filter((c) => c.fact.reclaimAt && c.fact.limitAt).map((c) => ({ file: c.file, at: c.fact.limitAt!, what: 'claim' })),
-        ...table.sweeps.filter((s) => requeues(s.fact, table) && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
-      ];
-      for (const { file, at, what } of leftBehind) {
+      // A statement that picks the expired jobs at the limit and leaves them running: the fix goes there.
+      const handlers = table.sweeps.filter((s) => s.fact.reclaimAt && s.fact.limitAt && !s.fact.dead && !requeues(s.fact, table));
+      const leftBehind = handlers.length
+        ? handlers.map((s) => ({ file: s.file, at: s.fact.at, what: 'statement', messageId: 'exhaustedLeftRunning' as const }))
+        : [
+            ...table.claims.filter((c) => c.fact.reclaimAt && c.fact.limitAt).map((c) => ({ file: c.file, at: c.fact.limitAt!, what: 'claim' })),
+            ...table.sweeps.filter((s) => requeues(s.fact, table) && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
+          ].map((l) => ({ ...l, messageId: 'noDeadSweep' as const }));
+      for (const { file, at, what, messageId } of leftBehind) {
         const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, file)} marks a job dead only when its worker lives to report the failure)` : '';
         const left = beat ? 'after their worker died' : 'with an expired lease';
-        out.push({ file, at, messageId: 'noDeadSweep', data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), exhausted } });
+        out.push({ file, at, messageId, data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), exhausted } });
       }
     }
     return out;

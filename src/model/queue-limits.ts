@@ -60,6 +60,24 @@ export function isExhausted(c: Comparison, counters: CounterTest): boolean {
   return false;
 }
 
+/**
+ * What a CASE on the attempt counter gives exhausted jobs and the others: `case when attempts >= max_attempts
+ * then 'dead' else 'queued' end` (or `when attempts < max_attempts then 'queued' else 'dead' end`). Undefined
+ * when the value is no such CASE.
+ */
+export function statesByLimit(value: AssignedValue, counters: CounterTest): { exhausted: string[]; others: string[] } | undefined {
+  if (value.kind !== 'expression' || !value.cases) return undefined;
+  const branches = value.cases;
+  const tests = (when: readonly Comparison[] | undefined, test: (c: Comparison) => boolean) => (when ?? []).some((c) => !c.underOr && test(c));
+  for (const [i, branch] of branches.entries()) {
+    const rest = branches.slice(i + 1).flatMap((b) => b.strings);
+    const before = branches.slice(0, i).flatMap((b) => b.strings);
+    if (tests(branch.when, (c) => isExhausted(c, counters))) return { exhausted: branch.strings, others: [...before, ...rest] };
+    if (tests(branch.when, (c) => isAttemptLimit(c, counters))) return { exhausted: rest, others: [...before, ...branch.strings] };
+  }
+  return undefined;
+}
+
 /** The texts a message suggests for the counter: the count, the test under the limit, the test at it. */
 export function limitTexts(counter: string, down: boolean): { count: string; under: string; exhausted: string } {
   return down

@@ -13,10 +13,11 @@ import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, ComparedValue, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
 import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
 import { mergedClaimRead, pickedByRead } from './queue-sources.ts';
-import { counterTest, directionOf, isAttemptLimit, isExhausted, type Direction, type FileCounters } from './queue-limits.ts';
+import { counterTest, directionOf, isAttemptLimit, isExhausted, statesByLimit, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { retryFactOf, type RetryFact } from './queue-copies.ts';
+import { callsOnly, isExpiredLease, leaseRoles, staleWorker } from './queue-leases.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
@@ -29,11 +30,8 @@ import {
   LEASE_END_COLUMN,
   LEASE_START_COLUMN,
   LIMIT_COLUMN,
-  NOW_FUNCTIONS,
   RUNNING_STATUS,
-  SCHEDULE_COLUMN,
   STATUS_COLUMN,
-  TIMESTAMP_COLUMN,
   WORKER_BEAT_COLUMN,
 } from './queue-columns.ts';
 
@@ -247,7 +245,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
       const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement));
-      if (w.isClaim && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
+      // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
+      if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
   });
 
@@ -373,75 +372,6 @@ function comparedStates(c: Comparison): string[] {
   return [];
 }
 
-const isNowExpression = (v: ColumnAssignment['value'] | Comparison['value']) =>
-  v.kind === 'expression' && v.functions.length > 0 && v.functions.every((f) => NOW_FUNCTIONS.includes(f));
-
-/** The lease columns a claim writes, by their role: `c = now() + interval '...'` ends a lease, `c = now()` starts one. */
-interface LeaseRoles {
-  end: Set<string>;
-  start: Set<string>;
-}
-
-function leaseRoles(write: RowWrite, assumeCalls = false): LeaseRoles {
-  const roles: LeaseRoles = { end: new Set(), start: new Set() };
-  for (const a of write.assignments) {
-    const v = a.value;
-    if (assumeCalls && callsOnly(v)) roles.end.add(a.column);
-    if (v.kind !== 'expression' || !v.functions.some((f) => NOW_FUNCTIONS.includes(f))) continue;
-    if (v.intervalSeconds !== undefined || v.params) roles.end.add(a.column);
-    else if (isNowExpression(v)) roles.start.add(a.column);
-  }
-  return roles;
-}
-
-/** A value computed by functions other than now() (`calc_visible_at(deadline, attempts)`), none of them the current time. */
-function callsOnly(v: AssignedValue): boolean {
-  return v.kind === 'expression' && v.functions.length > 0 && !v.functions.some((f) => NOW_FUNCTIONS.includes(f));
-}
-
-/**
- * `locked_until < now()`, `locked_at < now() - interval '4 hours'`, `visible_at <= $1`;
- * by role `available_at <= now()` where the claim sets `available_at = now() + ...`;
- * and, where the statement takes running jobs, any time stamp against a cutoff
- * (`updated_at < now() - interval '5 minutes'`, `updated_at < $1` computed in the host).
- */
-function isExpiredLease(c: Comparison, roles: LeaseRoles, takesRunning: boolean): boolean {
-  if ((c.op !== '<' && c.op !== '<=') || c.negated) return false;
-  const v = c.value;
-  const cutoff = v.kind === 'param' || (v.kind === 'expression' && (v.intervalSeconds !== undefined || v.params === true));
-  if (LEASE_END_COLUMN.test(c.column) || roles.end.has(c.column)) {
-    return cutoff || (v.kind === 'expression' && (v.functions.some((f) => NOW_FUNCTIONS.includes(f)) || v.functions.length === 0));
-  }
-  // A start time is expired only against now() minus something.
-  if (LEASE_START_COLUMN.test(c.column) || roles.start.has(c.column)) return cutoff;
-  return takesRunning && cutoff && TIMESTAMP_COLUMN.test(c.column) && !SCHEDULE_COLUMN.test(c.column);
-}
-
-/**
- * Jobs whose worker stopped beating: `worker_id in (select id from workers where
- * last_seen < now() - interval '30 seconds')`, `not exists (select 1 from workers
- * w where w.id = jobs.worker_id and w.last_seen > now() - ...)`, or the beat of
- * a joined workers table compared in the statement's own WHERE.
- */
-function staleWorker(where: readonly Comparison[], table: string): { comparison: Comparison; seconds?: number; beat: { table?: string; column: string } } | undefined {
-  const stale = (c: Comparison, negated: boolean): boolean => {
-    const v = c.value;
-    const cutoff = v.kind === 'param' || (v.kind === 'expression' && (v.intervalSeconds !== undefined || v.params === true));
-    if (!cutoff) return false;
-    return negated ? c.op === '>' || c.op === '>=' : c.op === '<' || c.op === '<=';
-  };
-  const seconds = (c: Comparison) => (c.value.kind === 'expression' && c.value.intervalSeconds !== undefined ? Math.abs(c.value.intervalSeconds) : undefined);
-  for (const c of where) {
-    if (c.value.kind === 'subquery' && c.value.where && c.value.tables?.length && !c.value.tables.map(tableOf).includes(table)) {
-      const negated = c.negated === true;
-      const inner = c.value.where.find((x) => !x.negated && stale(x, negated) && (TIMESTAMP_COLUMN.test(x.column) || WORKER_BEAT_COLUMN.test(x.column)));
-      if (inner) return { comparison: inner, seconds: seconds(inner), beat: { table: tableOf(c.value.tables[0]), column: inner.column } };
-    }
-    if (WORKER_BEAT_COLUMN.test(c.column) && stale(c, c.negated === true)) return { comparison: c, seconds: seconds(c), beat: { column: c.column } };
-  }
-  return undefined;
-}
-
 interface WriteReading {
   isClaim: boolean;
   isSweep: boolean;
@@ -476,6 +406,9 @@ interface WriteReading {
   compareAndSet: boolean;
 }
 
+/** A change of the counter by an amount the code gives (`coalesce($3 + attempts, attempts)`): it may be 0 or less; not a count. */
+const byCode = (v: AssignedValue) => v.kind === 'expression' && v.params === true;
+
 /** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
 const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
 
@@ -485,7 +418,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
   const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
   const values = status ? statusValues(status.value) : [];
-  const setsRunning = values.some((v) => RUNNING_STATUS.test(v));
+  // A CASE on the counter: the state exhausted jobs get is not given to the others (`then 'executing'` leaves them as they are).
+  const byLimit = status ? statesByLimit(status.value, counterTest(fileCounters)) : undefined;
+  const setsRunning = (byLimit?.others ?? values).some((v) => RUNNING_STATUS.test(v));
   const roles = leaseRoles(write, assumeCalls);
   const takes = [...new Set(predicate.flatMap(comparedStates))];
   const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
@@ -538,12 +473,23 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status && handsOver)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull || cas !== undefined);
 
+  const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
+  const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
+  // The write's own WHERE, also as the conditions of the CTE it joins (the same comparison, read again there).
+  const reclaimInWhere = (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column))) || sweepStale !== undefined;
+  // A statement that takes expired jobs back into the queue, counts them as it does (`requeued_count = requeued_count + 1`)
+  // and stops below a limit on that column (`requeued_count < max_requeues`): its counter, whatever it is called. Not a
+  // limit it raises (`max_attempts = max_attempts + 1`).
+  const takesBack = !isClaim && reclaimInWhere && requeue;
+  const stopsBelow = (a: ColumnAssignment) =>
+    a.value.kind === 'increment' && a.value.by === 1 && predicate.some((c) => c.column === a.column && (c.op === '<' || c.op === '<=') && !c.negated && !c.underOr);
   // The attempt counter: in a claim, whatever column it increments; elsewhere, by name or as one of the file's claims counts it.
   const selfIncrement = (a: ColumnAssignment) => a.value.kind === 'increment' || (a.value.kind === 'expression' && a.value.columns.includes(a.column) && a.value.functions.length === 0);
   const { isCounter } = counterTest(fileCounters);
   const counterAssignment = isClaim
     ? (write.assignments.find((a) => isCounter(a.column) && selfIncrement(a)) ?? write.assignments.find(selfIncrement))
-    : write.assignments.find((a) => isCounter(a.column) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter))));
+    : (write.assignments.find((a) => isCounter(a.column) && !byCode(a.value) && (selfIncrement(a) || (a.value.kind === 'expression' && a.value.columns.some(isCounter)))) ??
+      (takesBack ? write.assignments.find(stopsBelow) : undefined));
   const increments = counterAssignment !== undefined;
   const counter = counterAssignment?.column;
   const countsDown = counterAssignment !== undefined && directionOf(counterAssignment.value) === 'down';
@@ -576,16 +522,18 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   }
 
   const attemptInCase = status?.value.kind === 'expression' && status.value.columns.some(isClaimCounter);
-  const dead = write.op === 'delete' || values.some((v) => DEAD_STATUS.test(v));
-  const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
-  const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
-  const byId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
   const exhausted = write.where.find((c) => isExhausted(c, counters));
+  // Exhausted jobs marked out of the queue: the write sets a column its own take-back requires null (`permanently_failed_at is null`).
+  const marksOut = exhausted !== undefined && write.assignments.some((a) => !(a.value.kind === 'literal' && a.value.value === null) && write.where.some((c) => c.column === a.column && c.op === 'is null' && !c.underOr));
+  const dead = write.op === 'delete' || marksOut || (byLimit?.exhausted ?? values).some((v) => DEAD_STATUS.test(v));
+  const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
+  const byId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
+  // By the id of a job a worker holds (`id = $1`), not only joined with the rows of a CTE (`t.id = r.id`) that found them expired.
+  const byHeldId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column');
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
-  const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
-  const reclaimInWhere = (reclaim !== undefined && write.where.includes(reclaim)) || sweepStale !== undefined;
-  const isSweep = !isClaim && !byId && ((reclaimInWhere && (dead || requeue || clearsLease)) || (exhausted !== undefined && dead));
+  // Also a write of the expired jobs at the limit that retires them nowhere (`set last_error = ...`): where their dead state belongs.
+  const isSweep = !isClaim && !byHeldId && ((reclaimInWhere && (dead || requeue || clearsLease || exhausted !== undefined)) || (exhausted !== undefined && dead));
   // Equality with a value of the worker's: where a fence can be.
   const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));

@@ -3,9 +3,8 @@
 // UTF-16 offsets.
 import type {
   AssignedValue,
+  CaseBranch,
   ColumnAssignment,
-  ComparedValue,
-  Comparison,
   LockingRead,
   PolicyFact,
   RowSecurityFact,
@@ -20,10 +19,12 @@ import type {
   TransactionControl,
 } from './facts.ts';
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
-import { boundIntervalsIn, intervalsIn, isNowPlus } from './interval.ts';
+import { isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
+import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
+import { functionName, nodeType, relationName, schemaOf } from './nodes.ts';
 import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows } from './sources.ts';
-import { constValue, hasParam, routineCall, valueOf } from './values.ts';
+import { constValue, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
 export type Node = Record<string, any>;
@@ -68,8 +69,6 @@ const ROW_SECURITY: Record<string, RowSecurityFact['action']> = {
   AT_NoForceRowSecurity: 'no_force',
 };
 
-const MIRRORED_OPERATOR: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=', '=': '=', '<>': '<>', '!=': '!=' };
-
 export function emptyFacts(kind: string, span: Span): StatementFacts {
   return {
     kind,
@@ -83,10 +82,6 @@ export function emptyFacts(kind: string, span: Span): StatementFacts {
     policies: [],
     rowSecurity: [],
   };
-}
-
-export function nodeType(node: Node): string {
-  return Object.keys(node)[0] ?? 'Unknown';
 }
 
 export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
@@ -304,21 +299,6 @@ function innerLocation(node: Node | undefined): number | undefined {
   return inner?.location;
 }
 
-export function functionName(funcCall: Node): string {
-  const parts = (funcCall.funcname ?? []).map((p: Node) => p.String?.sval);
-  return String(parts[parts.length - 1] ?? '').toLowerCase();
-}
-
-export function relationName(rangeVar: Node | undefined): string {
-  return String(rangeVar?.relname ?? '').toLowerCase();
-}
-
-/** The schema a relation is qualified with (`billing.jobs`), for spreading into a fact: nothing when unqualified. */
-export function schemaOf(rangeVar: Node | undefined): { schema?: string } {
-  const schema = rangeVar?.schemaname;
-  return schema ? { schema: String(schema).toLowerCase() } : {};
-}
-
 function asBoolean(value: unknown): boolean | undefined {
   if (typeof value === 'boolean') return value;
   if (typeof value === 'string') {
@@ -446,7 +426,7 @@ function settingCast(typeCast: Node, span: Span): SettingCast | undefined {
   return { setting: read.setting, missingOk: read.missingOk, nullif, type, span };
 }
 
-function lockingRead(select: Node, fallback: Span, spanAt: (loc: number | undefined, len?: number) => Span): LockingRead {
+function lockingRead(select: Node, fallback: Span, spanAt: SpanAt): LockingRead {
   const clauses = select.lockingClause.map((l: Node) => l.LockingClause);
   const strongest = clauses[0] ?? {};
   const lockedRels = clauses.flatMap((c: Node) => (c.lockedRels ?? []).map((r: Node) => relationName(r.RangeVar)));
@@ -481,88 +461,13 @@ function lockingRead(select: Node, fallback: Span, spanAt: (loc: number | undefi
     strength: LOCK_STRENGTH[strongest.strength] ?? 'update',
     skipLocked: clauses.some((c: Node) => c.waitPolicy === 'LockWaitSkip'),
     nowait: clauses.some((c: Node) => c.waitPolicy === 'LockWaitError'),
-    where: comparisons(select.whereClause, spanAt),
+    // The rows locked are the statement's own: all of FROM, or those FOR UPDATE OF names (by alias or name).
+    where: comparisons(select.whereClause, spanAt, 0, new Set(lockedRels.length ? [...lockedRels, ...locked] : [...fromTables, ...aliases.keys()])),
     span: fromLocations.length ? spanAt(fromLocations[0]) : fallback,
   };
 }
 
-function columnOf(node: Node | undefined): string | undefined {
-  const fields = node?.ColumnRef?.fields;
-  if (!fields) return undefined;
-  const last = fields[fields.length - 1];
-  return last?.String?.sval?.toLowerCase();
-}
-
-function collectNames(node: Node | undefined, columns: string[], functions: string[]): void {
-  if (!node || typeof node !== 'object') return;
-  if (Array.isArray(node)) {
-    for (const item of node) collectNames(item, columns, functions);
-    return;
-  }
-  if (node.ColumnRef) {
-    const column = columnOf(node);
-    if (column) columns.push(column);
-    return;
-  }
-  if (node.FuncCall) functions.push(functionName(node.FuncCall));
-  for (const key in node) if (node[key] && typeof node[key] === 'object') collectNames(node[key], columns, functions);
-}
-
-/** A placeholder, also with a cast: `$1`, `$1::bigint`. */
-function isParam(node: Node | undefined): boolean {
-  return Boolean(node?.ParamRef || node?.TypeCast?.arg?.ParamRef);
-}
-
-/** `$N` (also cast) as a value: N kept for the value the host binds to it. */
-function paramValue(node: Node | undefined): { kind: 'param'; number?: number } {
-  const number = (node?.ParamRef ?? node?.TypeCast?.arg?.ParamRef)?.number;
-  return typeof number === 'number' ? { kind: 'param', number } : { kind: 'param' };
-}
-
-/** The numbers of the placeholders in an expression, in order. */
-function paramNumbersIn(node: Node | undefined, out: number[] = []): number[] {
-  if (!node || typeof node !== 'object') return out;
-  if (Array.isArray(node)) {
-    for (const item of node) paramNumbersIn(item, out);
-    return out;
-  }
-  if (typeof node.ParamRef?.number === 'number') out.push(node.ParamRef.number);
-  for (const key in node) if (node[key] && typeof node[key] === 'object') paramNumbersIn(node[key], out);
-  return out;
-}
-
-
-function stringsIn(node: Node | undefined, out: string[] = []): string[] {
-  if (!node || typeof node !== 'object') return out;
-  if (Array.isArray(node)) {
-    for (const item of node) stringsIn(item, out);
-    return out;
-  }
-  if (node.A_Const?.sval) out.push(String(node.A_Const.sval.sval ?? ''));
-  for (const key in node) if (node[key] && typeof node[key] === 'object') stringsIn(node[key], out);
-  return out;
-}
-
-/** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
-function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } {
-  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } = {};
-  const intervals = intervalsIn(node);
-  if (intervals.length === 1) details.intervalSeconds = intervals[0];
-  const bound = intervals.length === 0 ? boundIntervalsIn(node) : [];
-  if (bound.length === 1) details.boundInterval = bound[0];
-  if (withStrings) {
-    const strings = stringsIn(node);
-    if (strings.length) details.strings = strings;
-  }
-  if (hasParam(node)) {
-    details.params = true;
-    const numbers = paramNumbersIn(node);
-    if (numbers.length) details.paramNumbers = numbers;
-  }
-  return details;
-}
-
-function assignedValue(column: string, value: Node | undefined): AssignedValue {
+function assignedValue(column: string, value: Node | undefined, spanAt?: SpanAt): AssignedValue {
   const literal = constValue(value);
   if (literal !== undefined) return { kind: 'literal', value: literal };
   if (isParam(value)) return paramValue(value);
@@ -582,97 +487,36 @@ function assignedValue(column: string, value: Node | undefined): AssignedValue {
   const columns: string[] = [];
   const functions: string[] = [];
   collectNames(value, columns, functions);
-  return { kind: 'expression', columns, functions, ...expressionDetails(value, true) };
+  const cases = spanAt ? caseBranches(value, spanAt) : undefined;
+  return { kind: 'expression', columns, functions, ...expressionDetails(value, true), ...(cases ? { cases } : {}) };
 }
 
-function comparedValue(node: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth: number): ComparedValue {
-  const literal = constValue(node);
-  if (literal !== undefined) return { kind: 'literal', value: literal };
-  if (isParam(node)) return paramValue(node);
-  if (node?.SubLink) return subqueryValue(node.SubLink.subselect, spanAt, depth);
-  const column = columnOf(node);
-  if (column) return { kind: 'column', column };
-  const columns: string[] = [];
-  const functions: string[] = [];
-  collectNames(node, columns, functions);
-  return { kind: 'expression', functions, ...expressionDetails(node, true) };
+/** The branches of a searched CASE (also cast, `case ... end::job_state`): each WHEN's comparisons and the strings its result gives; the ELSE last, without `when`. */
+function caseBranches(value: Node | undefined, spanAt: SpanAt): CaseBranch[] | undefined {
+  let node = value;
+  while (node?.TypeCast) node = node.TypeCast.arg;
+  const expr = node?.CaseExpr;
+  if (!expr || expr.arg) return undefined;
+  const branches: CaseBranch[] = [];
+  for (const item of expr.args ?? []) {
+    const when = item.CaseWhen;
+    if (!when) return undefined;
+    branches.push({ when: comparisons(when.expr, spanAt), strings: stringsIn(when.result) });
+  }
+  branches.push({ strings: stringsIn(expr.defresult) });
+  return branches;
 }
 
-/** How deep subqueries inside subqueries are read (a liveness check is one level down). */
-const MAX_SUBQUERY_DEPTH = 2;
-
-/** A subquery's FROM tables and WHERE (`worker_id in (select id from workers where last_seen < ...)`). */
-function subqueryValue(subselect: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth: number): ComparedValue {
-  const select = subselect?.SelectStmt;
-  if (!select || depth >= MAX_SUBQUERY_DEPTH) return { kind: 'subquery' };
-  const tables: string[] = [];
-  const schemas: (string | null)[] = [];
-  const collect = (item: Node | undefined) => {
-    if (item?.RangeVar) {
-      tables.push(relationName(item.RangeVar));
-      schemas.push(item.RangeVar.schemaname ?? null);
-    } else if (item?.JoinExpr) {
-      collect(item.JoinExpr.larg);
-      collect(item.JoinExpr.rarg);
-    }
-  };
-  for (const item of select.fromClause ?? []) collect(item);
-  const where = comparisons(select.whereClause, spanAt, depth + 1);
-  return schemas.some((schema) => schema !== null) ? { kind: 'subquery', tables, schemas, where } : { kind: 'subquery', tables, where };
-}
-
-function comparisons(where: Node | undefined, spanAt: (loc: number | undefined, len?: number) => Span, depth = 0): Comparison[] {
-  const out: Comparison[] = [];
-  const visit = (node: Node | undefined, underOr: boolean, negated = false) => {
-    if (!node) return;
-    if (node.BoolExpr) {
-      const not = node.BoolExpr.boolop === 'NOT_EXPR';
-      const or = node.BoolExpr.boolop === 'OR_EXPR' || not;
-      for (const arg of node.BoolExpr.args ?? []) visit(arg, underOr || or, negated !== not);
-      return;
-    }
-    const valueOf = (value: Node | undefined) => comparedValue(value, spanAt, depth);
-    const push = (c: Comparison) => out.push(negated ? { ...c, negated: true } : c);
-    const expr = node.A_Expr;
-    if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
-      const op = expr.kind === 'AEXPR_IN' ? 'in' : String(expr.name?.[0]?.String?.sval ?? '');
-      const left = columnOf(expr.lexpr);
-      const right = columnOf(expr.rexpr);
-      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
-      else if (right && MIRRORED_OPERATOR[op])
-        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
-      return;
-    }
-    // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)
-    const sublink = node.SubLink;
-    if (sublink?.subLinkType === 'ANY_SUBLINK') {
-      const column = columnOf(sublink.testexpr);
-      if (column) push({ column, op: 'in', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.testexpr.ColumnRef.location, column.length) });
-      return;
-    }
-    if (sublink?.subLinkType === 'EXISTS_SUBLINK') {
-      push({ column: '', op: 'exists', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.location, 'exists'.length) });
-      return;
-    }
-    if (node.NullTest) {
-      const column = columnOf(node.NullTest.arg);
-      if (column)
-        push({
-          column,
-          op: node.NullTest.nulltesttype === 'IS_NOT_NULL' ? 'is not null' : 'is null',
-          value: { kind: 'literal', value: null },
-          underOr,
-          span: spanAt(node.NullTest.arg.ColumnRef.location, column.length),
-        });
-    }
-  };
-  visit(where, false);
-  return out;
+/** The names a statement's own rows are referred to by: the table's and its alias. */
+function namesOf(relation: Node | undefined): Set<string> {
+  const names = new Set([relationName(relation)]);
+  if (relation?.alias?.aliasname) names.add(String(relation.alias.aliasname).toLowerCase());
+  return names;
 }
 
 const withCopy = (copy: RowWrite['copy']) => (copy ? { copy } : {});
 
-function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, len?: number) => Span, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
+function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCtes?: ReadonlyMap<string, Node>): RowWrite {
   const op = type === 'UpdateStmt' ? 'update' : type === 'DeleteStmt' ? 'delete' : 'insert';
   const assignments: ColumnAssignment[] = [];
   const from = op === 'update' ? node.fromClause : node.usingClause;
@@ -682,7 +526,7 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
       const res = target.ResTarget;
       if (!res?.name) continue;
       const column = String(res.name).toLowerCase();
-      assignments.push({ column, value: assignedValue(column, resolve(res.val)), span: spanAt(res.location, column.length) });
+      assignments.push({ column, value: assignedValue(column, resolve(res.val), spanAt), span: spanAt(res.location, column.length) });
     }
   }
   return {
@@ -691,7 +535,7 @@ function rowWrite(type: string, node: Node, spanAt: (loc: number | undefined, le
     ...schemaOf(node.relation),
     assignments,
     // Also what a CTE or subquery the write joins by the table's own column says of the same rows.
-    where: [...comparisons(node.whereClause, spanAt), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
+    where: [...comparisons(node.whereClause, spanAt, 0, namesOf(node.relation)), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
     ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),

@@ -138,7 +138,15 @@ export type AssignedValue =
       paramNumbers?: number[];
       /** The parse node of the one interval whose length a placeholder gives (`make_interval(mins => $1)`), read with the bound values by intervalOf. */
       boundInterval?: object;
+      /** A searched CASE (`case when attempts >= max_attempts then 'dead' else 'queued' end`): which rows get which strings. */
+      cases?: CaseBranch[];
     };
+
+/** One branch of a searched CASE: the comparisons of its WHEN (none for the ELSE) and the strings its result gives. */
+export interface CaseBranch {
+  when?: Comparison[];
+  strings: string[];
+}
 
 export interface ColumnAssignment {
   column: string;
@@ -172,6 +180,8 @@ export type ComparedValue =
       strings?: string[];
       /** The placeholders it uses ($N as N), for their bound values: the list of `status in ($1, $2)`. */
       paramNumbers?: number[];
+      /** `now() - <a length>`: a time before now, also by a length computed per row (`now() - timeout * interval '1 second'`). */
+      beforeNow?: boolean;
     };
 
 export interface Comparison {

@@ -204,3 +204,10 @@ export function isNowPlus(node: Node | undefined): boolean {
   if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '+') return false;
   return isNow(expr.lexpr) !== isNow(expr.rexpr);
 }
+
+/** A time before now by an amount: `now() - interval '30 seconds'`, `now() - timeout * interval '1 second' - interval '30 seconds'`. */
+export function isNowMinus(node: Node | undefined): boolean {
+  const expr = withoutCast(node)?.A_Expr;
+  if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '-') return false;
+  return isNow(expr.lexpr) || isNowMinus(expr.lexpr);
+}

@@ -3,7 +3,8 @@
 // caller), the PL/pgSQL blocks whose EXCEPTION handler catches a failed cast,
 // and the SQL that EXECUTE builds at run time.
 import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
-import { extractFacts, nodeType, type Node } from './extract.ts';
+import { extractFacts, type Node } from './extract.ts';
+import { nodeType } from './nodes.ts';
 import { bodyCarriesNoFact } from './fact-free.ts';
 import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';

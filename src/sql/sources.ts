@@ -52,7 +52,9 @@ function outputOf(select: Node, column: string): Node | undefined {
     const fields = res.val.ColumnRef?.fields;
     if (fields?.[fields.length - 1]?.String?.sval?.toLowerCase() === column) return res.val;
   }
-  return undefined;
+  // `select *` (or `select t.*`) passes every column of its FROM through: the column of that name.
+  const star = (select.targetList ?? []).some((t: Node) => t.ResTarget?.val?.ColumnRef?.fields?.some((f: Node) => f.A_Star));
+  return star ? { ColumnRef: { fields: [{ String: { sval: column } }] } } : undefined;
 }
 
 /** A column reference qualified by a FROM item's name: `next.visible_at`. */
@@ -169,9 +171,18 @@ function conditionsOn(select: Node, table: string, ctes: ReadonlyMap<string, Nod
   const sources = sourcesOf(from, ctes);
   // A conjunct is about the table's rows when it names its columns, and every other column it names is a value a CTE or subquery gives.
   const ofTable = (parts: string[]) => (parts.length === 1 ? !joined : parts[parts.length - 2] === name);
+  // Also a column of the table compared with a value computed from other rows' columns (`started_at < now() - f.timeout *
+  // interval '1 second'`): not a join, a per-row length.
+  const valueOfOthers = (c: Node) => {
+    const expr = c.A_Expr;
+    if (expr?.kind !== 'AEXPR_OP') return false;
+    const own = [expr.lexpr, expr.rexpr].find((side) => refParts(side) && ofTable(refParts(side)!));
+    const other = own === expr.lexpr ? expr.rexpr : expr.lexpr;
+    return own !== undefined && !other?.ColumnRef && !other?.SubLink && columnRefs(other).every((parts) => !ofTable(parts));
+  };
   const kept = candidates.filter((c) => {
     const refs = columnRefs(c);
-    return refs.some(ofTable) && refs.every((parts) => ofTable(parts) || (parts.length === 2 && parts[0] !== name && sources.has(parts[0])));
+    return (refs.some(ofTable) && refs.every((parts) => ofTable(parts) || (parts.length === 2 && parts[0] !== name && sources.has(parts[0])))) || valueOfOthers(c);
   });
   return [...through, ...kept.map((c) => substituted(c, sources, ctes, depth))];
 }

@@ -87,7 +87,13 @@ describe('Django queue reading', () => {
       '    Job.objects.filter(id=job_id).update(status=Case(When(attempts__gte=5, then=Value(Job.STATUS_DEAD)), default=Value("queued")))',
     ]);
     const status = writes(model)[0].assignments[0];
-    assert.deepEqual(status.value, { kind: 'expression', columns: ['attempts'], functions: [], strings: ['dead', 'queued'] });
+    const { cases, ...value } = status.value as Extract<typeof status.value, { kind: 'expression' }>;
+    assert.deepEqual(value, { kind: 'expression', columns: ['attempts'], functions: [], strings: ['dead', 'queued'] });
+    // Read branch by branch too: which rows get 'dead'.
+    assert.deepEqual(cases?.map((b) => [b.when?.map((c) => `${c.column} ${c.op}`), b.strings]), [
+      [['attempts >='], ['dead']],
+      [undefined, ['queued']],
+    ]);
   });
 
   test('Q objects: | and & as OR and AND; a ~Q is left out', () => {

@@ -96,14 +96,32 @@ describe('reading by role', () => {
       "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks t set state = 'waiting' from gone g where t.state = 'busy' and t.runner_id = g.id;",
       "with gone as (select id from runners where beat_at < now() - interval '10 minutes') update tasks set state = 'waiting' from gone where tasks.runner_id = gone.id and tasks.state = 'busy';",
       "update tasks set state = 'waiting' from (select id from runners where beat_at < now() - interval '10 minutes') g where runner_id = g.id and state = 'busy';",
+      // The other table's column first: still the tasks of those runners, not a write of one task by its id.
+      "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks set state = 'waiting' from gone where gone.id = tasks.runner_id and tasks.state = 'busy';",
+      "with gone as (delete from runners where beat_at < now() - interval '10 minutes' returning id) update tasks t set state = 'waiting' from gone g where g.id = t.runner_id and t.state = 'busy';",
     ]) {
-      const sweep = facts(sql).sweeps.find((s) => s.table === 'tasks');
+      const q = facts(sql);
+      assert.deepEqual(q.finishes, [], sql);
+      const sweep = q.sweeps.find((s) => s.table === 'tasks');
       assert.ok(sweep?.reclaimAt && sweep.requeue, sql);
       assert.equal(sweep.leaseSeconds, 600, sql);
       assert.deepEqual(sweep.byWorkerBeat, { table: 'runners', column: 'beat_at' }, sql);
     }
     const fresh = "with live as (select id from runners where beat_at > now() - interval '10 minutes') update tasks t set state = 'waiting' from live l where t.state = 'busy' and t.runner_id = l.id;";
     assert.deepEqual(facts(fresh).sweeps.filter((s) => s.table === 'tasks'), [], 'the jobs of live workers are not taken back');
+  });
+  test("a sweep's own counter: the column it counts as it takes jobs back and stops below; not a limit it raises", () => {
+    const requeue = (set: string, where: string) =>
+      facts(`update tasks set state = 'queued', started_at = null${set} where state = 'started' and started_at < now() - interval '5 minutes'${where};`).sweeps[0];
+    const counted = requeue(', requeues = requeues + 1', ' and requeues < max_requeues');
+    assert.ok(counted.increments && counted.limitAt);
+    const raised = requeue(', max_attempts = max_attempts + 1', '');
+    assert.ok(!raised.increments && !raised.limitAt, 'raising the limit counts nothing');
+    // A per-row timeout (`now() - k.timeout * interval '1 second'`) is still a time before now: expired leases are taken back.
+    const perRow = facts(
+      "with s as (select t.id from tasks t join kinds k on k.name = t.kind where t.state = 'started' and t.started_at < now() - k.timeout * interval '1 second' for update of t skip locked) update tasks t set state = 'queued' from s where t.id = s.id;",
+    ).sweeps[0];
+    assert.ok(perRow?.reclaimAt && perRow.requeue);
   });
   test('a fresh heartbeat in a positive subquery is no reclaim (jobs of live workers)', () => {
     const q = facts("update jobs set status = 'queued' where status = 'running' and worker_id in (select id from workers where last_seen > now() - interval '1 minute');");

@@ -112,6 +112,32 @@ test('a comparison written value-first is read column-first', () => {
   assert.deepEqual(write.where.map((c) => [c.column, c.op]), [['locked_until', '<']]);
 });
 
+test('a searched CASE is read branch by branch: the comparisons of each WHEN and the strings it gives', () => {
+  const write = only(analyzeSql("update jobs set status = case when attempts >= max_attempts then 'dead'::job_state else 'queued' end::job_state, note = case kind when 'a' then 'x' end")).rowWrites[0];
+  const [status, note] = write.assignments.map((a) => a.value);
+  assert.deepEqual(status.kind === 'expression' && status.cases?.map((b) => [b.when?.map((c) => [c.column, c.op]), b.strings]), [
+    [[['attempts', '>=']], ['dead']],
+    [undefined, ['queued']],
+  ]);
+  assert.equal(note.kind === 'expression' && note.cases, undefined, 'a simple CASE (case kind when ...) compares no column by itself');
+});
+
+test('a join condition is read from the side of the own table, whichever side of the operator it is on', () => {
+  const ownSide = (sql: string) => only(analyzeSql(sql)).rowWrites[0].where.filter((c) => c.value.kind === 'column').map((c) => [c.column, c.op, c.value.kind === 'column' && c.value.column]);
+  const expected = [['runner_id', '=', 'id']];
+  assert.deepEqual(ownSide('update tasks set state = $1 from gone where tasks.runner_id = gone.id'), expected);
+  assert.deepEqual(ownSide('update tasks set state = $1 from gone where gone.id = tasks.runner_id'), expected);
+  assert.deepEqual(ownSide('update tasks t set state = $1 from gone g where g.id = t.runner_id'), expected);
+  assert.deepEqual(ownSide('delete from tasks using gone where gone.id > tasks.runner_id'), [['runner_id', '<', 'id']]);
+  // Unqualified on one side: read as written.
+  assert.deepEqual(ownSide('update tasks set state = $1 from gone where gone.id = runner_id'), [['id', '=', 'runner_id']]);
+  const read = only(analyzeSql('select t.id from tasks t join runners r on true where r.id = t.runner_id for update of t skip locked'));
+  assert.deepEqual(read.lockingReads[0].where.map((c) => [c.column, c.op]), [['runner_id', '=']]);
+  const sub = only(analyzeSql('update tasks set state = $1 where exists (select 1 from runners r where tasks.runner_id = r.id and r.beat_at > now())')).rowWrites[0];
+  const inner = sub.where[0].value;
+  assert.deepEqual(inner.kind === 'subquery' && inner.where?.map((c) => c.column), ['id', 'beat_at']);
+});
+
 test('CREATE POLICY reads settings; ENABLE and FORCE ROW LEVEL SECURITY', () => {
   const sql = "create policy p on app.jobs using (tenant_id = nullif(current_setting('app.tenant', true), '')::int); alter table app.jobs enable row level security; alter table app.jobs force row level security";
   const [policy, enable, force] = analyzeSql(sql).statements;

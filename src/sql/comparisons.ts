@@ -1,0 +1,193 @@
+// The comparisons of a WHERE (or a join condition) as facts: `column op value`,
+// with the value read as a literal, a placeholder, another column, an expression
+// or a subquery with its own tables and WHERE. Also the small readers of column
+// names and placeholders that the values of a write's SET share.
+import type { ComparedValue, Comparison, Span } from './facts.ts';
+import type { Node } from './extract.ts';
+import { boundIntervalsIn, intervalsIn, isNowMinus } from './interval.ts';
+import { functionName, relationName } from './nodes.ts';
+import { constValue, hasParam } from './values.ts';
+
+/** Maps a byte offset (and a length) of the parsed text to a span of the caller's text. */
+export type SpanAt = (loc: number | undefined, len?: number) => Span;
+
+const MIRRORED_OPERATOR: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=', '=': '=', '<>': '<>', '!=': '!=' };
+
+export function columnOf(node: Node | undefined): string | undefined {
+  const fields = node?.ColumnRef?.fields;
+  if (!fields) return undefined;
+  const last = fields[fields.length - 1];
+  return last?.String?.sval?.toLowerCase();
+}
+
+export function collectNames(node: Node | undefined, columns: string[], functions: string[]): void {
+  if (!node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const item of node) collectNames(item, columns, functions);
+    return;
+  }
+  if (node.ColumnRef) {
+    const column = columnOf(node);
+    if (column) columns.push(column);
+    return;
+  }
+  if (node.FuncCall) functions.push(functionName(node.FuncCall));
+  for (const key in node) if (node[key] && typeof node[key] === 'object') collectNames(node[key], columns, functions);
+}
+
+/** A placeholder, also with a cast: `$1`, `$1::bigint`. */
+export function isParam(node: Node | undefined): boolean {
+  return Boolean(node?.ParamRef || node?.TypeCast?.arg?.ParamRef);
+}
+
+/** `$N` (also cast) as a value: N kept for the value the host binds to it. */
+export function paramValue(node: Node | undefined): { kind: 'param'; number?: number } {
+  const number = (node?.ParamRef ?? node?.TypeCast?.arg?.ParamRef)?.number;
+  return typeof number === 'number' ? { kind: 'param', number } : { kind: 'param' };
+}
+
+/** The numbers of the placeholders in an expression, in order. */
+function paramNumbersIn(node: Node | undefined, out: number[] = []): number[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) paramNumbersIn(item, out);
+    return out;
+  }
+  if (typeof node.ParamRef?.number === 'number') out.push(node.ParamRef.number);
+  for (const key in node) if (node[key] && typeof node[key] === 'object') paramNumbersIn(node[key], out);
+  return out;
+}
+
+
+export function stringsIn(node: Node | undefined, out: string[] = []): string[] {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) stringsIn(item, out);
+    return out;
+  }
+  if (node.A_Const?.sval) out.push(String(node.A_Const.sval.sval ?? ''));
+  for (const key in node) if (node[key] && typeof node[key] === 'object') stringsIn(node[key], out);
+  return out;
+}
+
+/** The optional details of an expression value: its one constant interval, its strings, its placeholders. */
+export function expressionDetails(node: Node | undefined, withStrings: boolean): { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } {
+  const details: { intervalSeconds?: number; strings?: string[]; params?: boolean; paramNumbers?: number[]; boundInterval?: object } = {};
+  const intervals = intervalsIn(node);
+  if (intervals.length === 1) details.intervalSeconds = intervals[0];
+  const bound = intervals.length === 0 ? boundIntervalsIn(node) : [];
+  if (bound.length === 1) details.boundInterval = bound[0];
+  if (withStrings) {
+    const strings = stringsIn(node);
+    if (strings.length) details.strings = strings;
+  }
+  if (hasParam(node)) {
+    details.params = true;
+    const numbers = paramNumbersIn(node);
+    if (numbers.length) details.paramNumbers = numbers;
+  }
+  return details;
+}
+
+function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number): ComparedValue {
+  const literal = constValue(node);
+  if (literal !== undefined) return { kind: 'literal', value: literal };
+  if (isParam(node)) return paramValue(node);
+  if (node?.SubLink) return subqueryValue(node.SubLink.subselect, spanAt, depth);
+  const column = columnOf(node);
+  if (column) return { kind: 'column', column };
+  const columns: string[] = [];
+  const functions: string[] = [];
+  collectNames(node, columns, functions);
+  // `now() - <a length>`: a cutoff in the past, also when the length is computed per row.
+  return { kind: 'expression', functions, ...expressionDetails(node, true), ...(isNowMinus(node) ? { beforeNow: true } : {}) };
+}
+
+/** How deep subqueries inside subqueries are read (a liveness check is one level down). */
+const MAX_SUBQUERY_DEPTH = 2;
+
+/** A subquery's FROM tables and WHERE (`worker_id in (select id from workers where last_seen < ...)`). */
+function subqueryValue(subselect: Node | undefined, spanAt: SpanAt, depth: number): ComparedValue {
+  const select = subselect?.SelectStmt;
+  if (!select || depth >= MAX_SUBQUERY_DEPTH) return { kind: 'subquery' };
+  const tables: string[] = [];
+  const schemas: (string | null)[] = [];
+  const names = new Set<string>();
+  const collect = (item: Node | undefined) => {
+    if (item?.RangeVar) {
+      tables.push(relationName(item.RangeVar));
+      schemas.push(item.RangeVar.schemaname ?? null);
+      names.add(relationName(item.RangeVar));
+      if (item.RangeVar.alias?.aliasname) names.add(String(item.RangeVar.alias.aliasname).toLowerCase());
+    } else if (item?.JoinExpr) {
+      collect(item.JoinExpr.larg);
+      collect(item.JoinExpr.rarg);
+    }
+  };
+  for (const item of select.fromClause ?? []) collect(item);
+  const where = comparisons(select.whereClause, spanAt, depth + 1, names);
+  return schemas.some((schema) => schema !== null) ? { kind: 'subquery', tables, schemas, where } : { kind: 'subquery', tables, where };
+}
+
+/** The name a column reference is qualified with (`tasks` of `tasks.runner_id`), lower-cased; undefined when unqualified. */
+function qualifierOf(node: Node | undefined): string | undefined {
+  const fields = node?.ColumnRef?.fields;
+  const name = fields?.length >= 2 ? fields[fields.length - 2]?.String?.sval : undefined;
+  return typeof name === 'string' ? name.toLowerCase() : undefined;
+}
+
+/**
+ * The comparisons of a WHERE, each read from the side of a column. `own` names the statement's own table
+ * (its name and alias: the rows written or locked): where one side is a column qualified by another FROM
+ * item and the other a column of the own table (`gone.id = tasks.runner_id`), the own column is the one compared.
+ */
+export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, own?: ReadonlySet<string>): Comparison[] {
+  const out: Comparison[] = [];
+  const visit = (node: Node | undefined, underOr: boolean, negated = false) => {
+    if (!node) return;
+    if (node.BoolExpr) {
+      const not = node.BoolExpr.boolop === 'NOT_EXPR';
+      const or = node.BoolExpr.boolop === 'OR_EXPR' || not;
+      for (const arg of node.BoolExpr.args ?? []) visit(arg, underOr || or, negated !== not);
+      return;
+    }
+    const valueOf = (value: Node | undefined) => comparedValue(value, spanAt, depth);
+    const push = (c: Comparison) => out.push(negated ? { ...c, negated: true } : c);
+    const expr = node.A_Expr;
+    if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
+      const op = expr.kind === 'AEXPR_IN' ? 'in' : String(expr.name?.[0]?.String?.sval ?? '');
+      const right = columnOf(expr.rexpr);
+      const [leftFrom, rightFrom] = [qualifierOf(expr.lexpr), qualifierOf(expr.rexpr)];
+      const ownOnRight = own !== undefined && leftFrom !== undefined && rightFrom !== undefined && !own.has(leftFrom) && own.has(rightFrom);
+      const left = ownOnRight ? undefined : columnOf(expr.lexpr);
+      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
+      else if (right && MIRRORED_OPERATOR[op])
+        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
+      return;
+    }
+    // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)
+    const sublink = node.SubLink;
+    if (sublink?.subLinkType === 'ANY_SUBLINK') {
+      const column = columnOf(sublink.testexpr);
+      if (column) push({ column, op: 'in', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.testexpr.ColumnRef.location, column.length) });
+      return;
+    }
+    if (sublink?.subLinkType === 'EXISTS_SUBLINK') {
+      push({ column: '', op: 'exists', value: subqueryValue(sublink.subselect, spanAt, depth), underOr, span: spanAt(sublink.location, 'exists'.length) });
+      return;
+    }
+    if (node.NullTest) {
+      const column = columnOf(node.NullTest.arg);
+      if (column)
+        push({
+          column,
+          op: node.NullTest.nulltesttype === 'IS_NOT_NULL' ? 'is not null' : 'is null',
+          value: { kind: 'literal', value: null },
+          underOr,
+          span: spanAt(node.NullTest.arg.ColumnRef.location, column.length),
+        });
+    }
+  };
+  visit(where, false);
+  return out;
+}
