@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { forEachCodeChar, isIdentChar, regionEnd } from './lexer.ts';
+import { blockCommentEnd, forEachCodeChar, isIdentChar, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -273,17 +273,9 @@ export function holdsNoStatement(text: string): boolean {
       if (newline < 0) return true;
       i = newline + 1;
     } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
-      let depth = 0;
-      do {
-        if (text.charCodeAt(i) === 47 && text.charCodeAt(i + 1) === 42) {
-          depth++;
-          i += 2;
-        } else if (text.charCodeAt(i) === 42 && text.charCodeAt(i + 1) === 47) {
-          depth--;
-          i += 2;
-        } else i++;
-      } while (depth > 0 && i < text.length);
-      if (depth > 0) return false;
+      const end = blockCommentEnd(text, i);
+      if (end === undefined) return false;
+      i = end;
     } else return false;
   }
   return true;

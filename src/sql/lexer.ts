@@ -74,6 +74,11 @@ export function skipQuoted(text: string, start: number, quote: number, backslash
 }
 
 export function skipBlockComment(text: string, start: number): number {
+  return blockCommentEnd(text, start) ?? text.length;
+}
+
+/** Where the block comment at `start` ends (PostgreSQL nests them), or undefined when it is never closed. */
+export function blockCommentEnd(text: string, start: number): number | undefined {
   let depth = 0;
   let i = start;
   while (i < text.length) {
@@ -88,7 +93,7 @@ export function skipBlockComment(text: string, start: number): number {
       i++;
     }
   }
-  return text.length;
+  return undefined;
 }
 
 /** `$tag$` or `$$` at `i`, or undefined when `$` starts something else (`$1`). */

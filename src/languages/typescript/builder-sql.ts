@@ -244,8 +244,16 @@ export function subquery(w: SqlWriter, node: Node, build: (top: TSESTree.CallExp
   return true;
 }
 
-/** The assignments of `.set({...})` / `.update({...})`: `status = 'done', attempts = attempts + 1`. */
-export function assignments(w: SqlWriter, node: Node | undefined, keyColumn: (key: string) => string): boolean {
+/**
+ * The assignments of `.set({...})` / `.update({...})`: `status = 'done', attempts = attempts + 1`. `writeValue`
+ * writes a property's value (by default as the value it is); a driver module may read its own forms there.
+ */
+export function assignments(
+  w: SqlWriter,
+  node: Node | undefined,
+  keyColumn: (key: string) => string,
+  writeValue: (column: string, value: Node) => void = (_column, value) => w.value(value),
+): boolean {
   let object = unwrap(node);
   if (isFunction(object) && object.body && object.body.type !== 'BlockStatement') object = unwrap(object.body as Node);
   if (object?.type !== 'ObjectExpression') return false;
@@ -254,8 +262,9 @@ export function assignments(w: SqlWriter, node: Node | undefined, keyColumn: (ke
   parts.forEach((p, i) => {
     if (i > 0) w.text(', ', p);
     const key = p.key.type === 'Identifier' ? p.key.name : String((p.key as TSESTree.Literal).value);
-    w.text(`${keyColumn(key)} = `, p);
-    w.value(p.value as Node);
+    const column = keyColumn(key);
+    w.text(`${column} = `, p);
+    writeValue(column, p.value as Node);
   });
   return true;
 }

@@ -16,7 +16,7 @@
 //   for rows under the limit: `AND attempt_count < $MAX`, mapped to the test;
 //   an update inside that `if` runs for the rows at the limit (`>= $MAX`).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { chainOf, type BuilderHost, type ChainLink, type SqlWriter } from '../builder-sql.ts';
+import { assignments, chainOf, type BuilderHost, type ChainLink, type SqlWriter } from '../builder-sql.ts';
 import type { Value } from '../flow/types.ts';
 import { children, isFunction, propertyName, unwrap, type Node } from '../syntax.ts';
 
@@ -119,19 +119,11 @@ function rowPlus(node: Node | undefined, host: BuilderHost, depth = 0, bare = fa
 
 /** The assignments of `.update({...})`, a column set to its row value plus n read as the increment it is. */
 export function knexAssignments(w: SqlWriter, node: Node | undefined): boolean {
-  const object = unwrap(node);
-  if (object?.type !== 'ObjectExpression') return false;
-  const parts = object.properties.filter((p) => p.type === 'Property' && !p.computed) as TSESTree.Property[];
-  if (parts.length === 0) return false;
-  parts.forEach((p, i) => {
-    if (i > 0) w.text(', ', p);
-    const key = p.key.type === 'Identifier' ? p.key.name : String((p.key as TSESTree.Literal).value);
-    w.text(`${key} = `, p);
-    const own = rowPlus(p.value as Node, w.host);
-    if (own && own.column === key) w.text(`${key} + ${own.plus}`, p.value);
-    else w.value(p.value as Node);
+  return assignments(w, node, (key) => key, (column, value) => {
+    const own = rowPlus(value, w.host);
+    if (own && own.column === column) w.text(`${column} + ${own.plus}`, value);
+    else w.value(value);
   });
-  return true;
 }
 
 /** The statements of the block that holds `call` (a statement of it contains the call), and the index of that statement. */
