@@ -11,7 +11,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
 import type { TableValue, Value } from './flow/types.ts';
-import { isFunction, propertyName, stringValue, unwrap, type Node } from './syntax.ts';
+import { isFunction, namedProperties, propertyName, stringValue, unwrap, type Node } from './syntax.ts';
 
 export interface BuilderHost {
   /** What an expression holds (a pool, a transaction handle, a table declared in code). */
@@ -257,11 +257,10 @@ export function assignments(
   let object = unwrap(node);
   if (isFunction(object) && object.body && object.body.type !== 'BlockStatement') object = unwrap(object.body as Node);
   if (object?.type !== 'ObjectExpression') return false;
-  const parts = object.properties.filter((p) => p.type === 'Property' && !p.computed) as TSESTree.Property[];
+  const parts = namedProperties(object);
   if (parts.length === 0) return false;
-  parts.forEach((p, i) => {
+  parts.forEach(({ key, property: p }, i) => {
     if (i > 0) w.text(', ', p);
-    const key = p.key.type === 'Identifier' ? p.key.name : String((p.key as TSESTree.Literal).value);
     const column = keyColumn(key);
     w.text(`${column} = `, p);
     writeValue(column, p.value as Node);

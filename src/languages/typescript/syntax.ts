@@ -152,6 +152,27 @@ export function objectProperty(object: TSESTree.ObjectExpression, key: string): 
   return undefined;
 }
 
+/** The properties of an object literal written with a plain key (`a: 1`, `'a': 1`, not `[a]: 1`), each with its key as a name. */
+export function namedProperties(object: TSESTree.ObjectExpression): { key: string; property: TSESTree.Property }[] {
+  return (object.properties.filter((p) => p.type === 'Property' && !p.computed) as TSESTree.Property[]).map((property) => ({
+    key: property.key.type === 'Identifier' ? property.key.name : String((property.key as TSESTree.Literal).value),
+    property,
+  }));
+}
+
+/** The nodes from `root` down to `node` (both included); empty when `node` is not inside `root`. */
+export function pathTo(root: Node, node: Node): Node[] {
+  const path: Node[] = [root];
+  let current: Node = root;
+  for (let depth = 0; current !== node && depth < 500; depth++) {
+    const next: Node | undefined = children(current).find((c) => c.range[0] <= node.range[0] && node.range[1] <= c.range[1]);
+    if (!next) return [];
+    path.push(next);
+    current = next;
+  }
+  return current === node ? path : [];
+}
+
 /** Names bound by a pattern (`const { rows: [job] } = ...` binds job). */
 export function patternNames(pattern: Node | null | undefined, out: TSESTree.Identifier[] = []): TSESTree.Identifier[] {
   if (!pattern) return out;

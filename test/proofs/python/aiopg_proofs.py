@@ -7,13 +7,10 @@ connection and reports what it sees.
     /usr/bin/python3 test/proofs/python/aiopg_proofs.py <proof> <worker-url>
 """
 
-import asyncio
-import json
-import sys
 
 import aiopg
 
-from fixtures import PROBE, load
+from fixtures import PROBE, load, run_async_proof
 
 
 def one_connection_pools(url):
@@ -75,11 +72,5 @@ async def proof_local(url):
 PROOFS = {"session": proof_session, "local": proof_local}
 
 
-def main():
-    name, url = sys.argv[1], sys.argv[2].replace("postgres://", "postgresql://", 1)
-    result = asyncio.run(PROOFS[name](url))
-    print(json.dumps({"python": sys.version.split()[0], "aiopg": aiopg.__version__, "result": result}))
-
-
 if __name__ == "__main__":
-    main()
+    run_async_proof(PROOFS, {"aiopg": aiopg.__version__})

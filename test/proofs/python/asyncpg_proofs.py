@@ -6,13 +6,10 @@ sees. Run with the role pgq_tenant_role granted to the worker role.
     /usr/bin/python3 test/proofs/python/asyncpg_proofs.py <proof> <worker-url>
 """
 
-import asyncio
-import json
-import sys
 
 import asyncpg
 
-from fixtures import load
+from fixtures import load, run_async_proof
 
 PROBE = "select current_setting('app.tenant', true), current_user::text, current_setting('search_path'), session_user::text"
 
@@ -78,12 +75,5 @@ async def jobs(module, count=4):
 PROOFS = {"reset": proof_reset, "discard": proof_discard}
 
 
-def main():
-    name, url = sys.argv[1], sys.argv[2].replace("postgres://", "postgresql://", 1)
-    owner_url = sys.argv[3].replace("postgres://", "postgresql://", 1) if len(sys.argv) > 3 else None
-    result = asyncio.run(PROOFS[name](url, owner_url))
-    print(json.dumps({"python": sys.version.split()[0], "asyncpg": asyncpg.__version__, "result": result}))
-
-
 if __name__ == "__main__":
-    main()
+    run_async_proof(PROOFS, {"asyncpg": asyncpg.__version__})

@@ -7,14 +7,11 @@ gets the connection the job used.
     /usr/bin/python3 test/proofs/python/databases_proofs.py <proof> <worker-url>
 """
 
-import asyncio
-import json
-import sys
 from urllib.parse import urlsplit
 
 import databases
 
-from fixtures import PROBE, load
+from fixtures import PROBE, load, run_async_proof
 
 
 def pointed_at(url):
@@ -71,11 +68,5 @@ async def proof_local(url):
 PROOFS = {"session": proof_session, "local": proof_local}
 
 
-def main():
-    name, url = sys.argv[1], sys.argv[2].replace("postgres://", "postgresql://", 1)
-    result = asyncio.run(PROOFS[name](url))
-    print(json.dumps({"python": sys.version.split()[0], "databases": databases.__version__, "result": result}))
-
-
 if __name__ == "__main__":
-    main()
+    run_async_proof(PROOFS, {"databases": databases.__version__})

@@ -4,7 +4,9 @@ A fixture reads its database from DATABASE_URL, which the proof sets to the
 seeded test database (the worker role, subject to RLS) before importing it.
 """
 
+import asyncio
 import importlib.util
+import json
 import os
 import sys
 
@@ -21,6 +23,14 @@ def load(relative_path, url, name=None):
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def run_async_proof(proofs, versions):
+    """The command line of an async proof script: runs the proof named by argv[1] with the URLs after it (the worker's,
+    then the owner's where a proof needs it) and prints the Python version, `versions` and the result as JSON."""
+    name, urls = sys.argv[1], [url.replace("postgres://", "postgresql://", 1) for url in sys.argv[2:]]
+    result = asyncio.run(proofs[name](*urls))
+    print(json.dumps({"python": sys.version.split()[0], **versions, "result": result}))
 
 
 PROBE = "select current_setting('app.tenant', true), current_user::text, (select count(*) from invoices)"

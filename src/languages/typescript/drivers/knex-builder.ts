@@ -18,7 +18,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { assignments, chainOf, type BuilderHost, type ChainLink, type SqlWriter } from '../builder-sql.ts';
 import type { Value } from '../flow/types.ts';
-import { children, isFunction, propertyName, unwrap, type Node } from '../syntax.ts';
+import { isFunction, namedProperties, pathTo, propertyName, unwrap, type Node } from '../syntax.ts';
 
 const TABLE_LINKS = new Set(['()', 'table', 'from', 'into']);
 /** Links that make a chain a query of its own. */
@@ -126,19 +126,17 @@ export function knexAssignments(w: SqlWriter, node: Node | undefined): boolean {
   });
 }
 
-/** The statements of the block that holds `call` (a statement of it contains the call), and the index of that statement. */
+/** The nodes from `root` down to `call`, no deeper than 200 levels. */
+const pathDown = (root: Node, call: Node): Node[] => pathTo(root, call).slice(0, 201);
+
+/** The statements of the innermost block that holds `call` (a statement of it contains the call), and the index of that statement. */
 function blockAround(root: Node, call: Node): { body: TSESTree.Statement[]; index: number } | undefined {
-  let found: { body: TSESTree.Statement[]; index: number } | undefined;
-  const visit = (node: Node, depth: number) => {
-    if (depth > 200) return;
-    if (node.type === 'BlockStatement' || node.type === 'Program') {
-      const index = node.body.findIndex((s) => s.range[0] <= call.range[0] && call.range[1] <= s.range[1]);
-      if (index >= 0) found = { body: node.body as TSESTree.Statement[], index };
-    }
-    for (const child of children(node)) if (child.range[0] <= call.range[0] && call.range[1] <= child.range[1]) visit(child, depth + 1);
-  };
-  visit(root, 0);
-  return found;
+  const path = pathDown(root, call);
+  for (let i = path.length - 2; i >= 0; i--) {
+    const node = path[i];
+    if (node.type === 'BlockStatement' || node.type === 'Program') return { body: node.body as TSESTree.Statement[], index: node.body.indexOf(path[i + 1] as TSESTree.Statement) };
+  }
+  return undefined;
 }
 
 /** A block that always leaves: its last statement is continue, return, throw or break. */
@@ -149,15 +147,12 @@ function leaves(node: Node): boolean {
 
 /** The innermost `if` whose consequent (not its test, not its else) holds `call`. */
 function ifAround(root: Node, call: Node): TSESTree.IfStatement | undefined {
-  let found: TSESTree.IfStatement | undefined;
-  const inside = (n: Node | null | undefined) => !!n && n.range[0] <= call.range[0] && call.range[1] <= n.range[1];
-  const visit = (node: Node, depth: number) => {
-    if (depth > 200) return;
-    if (node.type === 'IfStatement') found = inside(node.consequent as Node) ? node : undefined;
-    for (const child of children(node)) if (inside(child)) visit(child, depth + 1);
-  };
-  visit(root, 0);
-  return found;
+  const path = pathDown(root, call);
+  for (let i = path.length - 2; i >= 0; i--) {
+    const node = path[i];
+    if (node.type === 'IfStatement') return path[i + 1] === node.consequent ? node : undefined;
+  }
+  return undefined;
 }
 
 /** `V > L`, `V >= L` where V is the row's count (plus n): the column and the bound. */
@@ -191,8 +186,7 @@ export function countGuard(program: Node | undefined, call: Node, update: Node |
   if (over) return { column: over.column, op: '>=', bound: over.bound, at: around!.test as Node };
   const object = unwrap(update);
   if (object?.type !== 'ObjectExpression') return undefined;
-  const counters = (object.properties.filter((p) => p.type === 'Property' && !p.computed) as TSESTree.Property[]).flatMap((p) => {
-    const key = p.key.type === 'Identifier' ? p.key.name : String((p.key as TSESTree.Literal).value);
+  const counters = namedProperties(object).flatMap(({ key, property: p }) => {
     const own = rowPlus(p.value as Node, host);
     return own && own.column === key && own.plus > 0 ? [{ node: p.value as Node, column: key }] : [];
   });

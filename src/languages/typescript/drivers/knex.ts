@@ -5,7 +5,7 @@
 // `.forUpdate().skipLocked()`) read as the SQL they send.
 import { linkNamed, subquery, type BuiltQuery, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { callbackArg, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
+import { callbackArg, namedProperties, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
 import type { Value } from '../flow/types.ts';
 import { databaseReceiver } from './conventions.ts';
 import type { DriverModel } from './model.ts';
@@ -40,11 +40,10 @@ function condition(w: SqlWriter, link: ChainLink, build: (top: TSESTree.CallExpr
   }
   const object = unwrap(args[0]);
   if (args.length === 1 && object?.type === 'ObjectExpression') {
-    const parts = object.properties.filter((p) => p.type === 'Property' && !p.computed) as TSESTree.Property[];
+    const parts = namedProperties(object);
     if (parts.length === 0) return false;
-    parts.forEach((p, i) => {
+    parts.forEach(({ key, property: p }, i) => {
       if (i > 0) w.text(' AND ', link.call);
-      const key = p.key.type === 'Identifier' ? p.key.name : String((p.key as TSESTree.Literal).value);
       w.text(`${key} = `, p);
       w.value(p.value as Node);
     });

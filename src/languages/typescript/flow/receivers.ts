@@ -8,7 +8,7 @@
 // syntax tree alone; the driver modules decide what it means for their
 // library (drivers/conventions.ts).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { children, dottedName, isFunction, patternNames, propertyName, unwrap, type Call, type Node } from '../syntax.ts';
+import { dottedName, isFunction, pathTo, patternNames, propertyName, unwrap, type Call, type Node } from '../syntax.ts';
 
 /**
  * How a receiver's name is bound where the query is:
@@ -19,19 +19,6 @@ import { children, dottedName, isFunction, patternNames, propertyName, unwrap, t
  * - 'other': anything else (an assignment, a destructuring, a global).
  */
 export type Bound = 'import' | 'made' | 'injected' | 'parameter' | 'other';
-
-/** The nodes from the program down to `node` (both included). */
-export function pathTo(program: TSESTree.Program, node: Node): Node[] {
-  const path: Node[] = [program];
-  let current: Node = program;
-  for (let depth = 0; current !== node && depth < 500; depth++) {
-    const next: Node | undefined = children(current).find((c) => c.range[0] <= node.range[0] && node.range[1] <= c.range[1]);
-    if (!next) return [];
-    path.push(next);
-    current = next;
-  }
-  return current === node ? path : [];
-}
 
 /** The declaration of `name` in the scopes of `path` (innermost first): how it is bound, and the index of the scope that binds it. */
 function bindingIn(path: readonly Node[], name: string): { bound: Bound; at: number } | undefined {
