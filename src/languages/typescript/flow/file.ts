@@ -485,7 +485,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /**
    * What a type annotation says a name holds: a driver's type (`pg.PoolClient`,
    * `Knex.Transaction`, `NodePgDatabase<...>`), one of a union with
-   * null/undefined, `typeof db`, or a type alias of this file or exported by a
+   * null/undefined, a union of one driver's handles, `typeof db`, or a type alias of this file or exported by a
    * project module (`export type Db = typeof db`).
    */
   typeMeaning(type: TSESTree.TypeNode, walk: { value(node: Node): Value | undefined }, depth = 0): TypeMeaning | Value | undefined {
