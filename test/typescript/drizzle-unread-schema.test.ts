@@ -90,3 +90,23 @@ export async function finish(id: number, table: unknown) {
 }`);
   assert.deepEqual(localTable, []);
 });
+
+test('raw SQL that interpolates a table the walk read names it as its pgTable call does, as its builders do; an unread one stays its interpolation', () => {
+  const writes = writesOf(`import { eq, sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { archived } from './schema';
+const tasks = pgTable('export_task', { id: integer('id').primaryKey(), status: text('status') });
+const db = drizzle(process.env.URL ?? '');
+export async function take() {
+  await db.execute(sql\`UPDATE \${tasks} SET status = 'running' WHERE id = 1\`);
+  await db.execute(sql\`UPDATE \${archived} SET status = 'gone' WHERE id = 1\`);
+}
+export async function finish(id: number) {
+  await db.update(tasks).set({ status: 'done' }).where(eq(tasks.id, id));
+}`);
+  assert.deepEqual(
+    writes.map((w) => w.where.split(':')[0]),
+    ['autocommit pool update export_task', 'autocommit pool update ${archived}', 'autocommit pool update export_task'],
+  );
+});

@@ -58,7 +58,7 @@ export interface ChainLink {
 export type ChainReader = (input: { links: ChainLink[]; top: TSESTree.CallExpression; executes: boolean; writer: SqlWriter; build: (inner: TSESTree.CallExpression) => BuiltQuery | undefined }) => boolean;
 
 function isDb(v: Value | undefined): boolean {
-  return v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'conn';
+  return v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'conn' || v?.kind === 'opaque';
 }
 
 /** The calls of a chain from its root: `db.update(jobs).set(x).where(y)` -> root `db`, links update, set, where. */
@@ -298,7 +298,7 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
     }
   }
   const driver = on && 'driver' in on ? on.driver : on?.kind === 'conn' ? on.conn.driver : undefined;
-  if (!on || !(on.kind === 'pool' || on.kind === 'tx' || on.kind === 'conn') || !driver) return undefined;
+  if (!on || !isDb(on) || !driver) return undefined;
   const read = readerOf(driver);
   if (!read) return undefined;
   const w = new SqlWriter(host);

@@ -7,8 +7,8 @@
 // when that module loaded: autocommit on a pool connection, as
 // `db.execute(sql`...`)` on it is read in drizzle.ts). An unread table is
 // named the way its interpolation `${jobs}` in raw SQL is named (flow/sites.ts
-// nameHoleTables), so the builder's finish and the raw claim are statements on
-// one table; its columns are the snake_case of their keys (Drizzle's
+// nameHoleTables; a pgTable the walk read is its declared name in both), so
+// the builder's finish and the raw claim are statements on one table; its columns are the snake_case of their keys (Drizzle's
 // convention, as builder-sql.ts column() reads any table). A condition given
 // by name (`const where = fenced ? and(...) : eq(...)`) is read through the
 // name; a conditional one only when both branches send the same SQL: where

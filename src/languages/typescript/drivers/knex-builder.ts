@@ -25,7 +25,7 @@ const TABLE_LINKS = new Set(['()', 'table', 'from', 'into']);
 const SENDS = new Set(['update', 'increment', 'decrement', 'del', 'delete', 'insert', 'forUpdate', 'forShare', 'forNoKeyUpdate', 'forKeyShare']);
 
 function knexDb(v: Value | undefined): boolean {
-  return (v?.kind === 'pool' || v?.kind === 'tx') && v.driver === 'knex';
+  return (v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'opaque') && v.driver === 'knex';
 }
 
 /** `const db = wrap(trx, ...)` with `wrap` from a module the scan cannot read: the Knex value it was given. */

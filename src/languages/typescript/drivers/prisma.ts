@@ -49,7 +49,7 @@ export const prisma: DriverModel = {
   types: { TransactionClient: 'tx', PrismaClient: 'pool' },
   wrapsPool: true,
   // prisma.job / tx.job: a model's delegate, whose calls run where the client or transaction client runs.
-  member: (object, name) => ((object.kind === 'pool' || object.kind === 'tx') && !name.startsWith('$') && /^[a-z]\w*$/i.test(name) ? object : undefined),
+  member: (object, name) => ((object.kind === 'pool' || object.kind === 'tx' || object.kind === 'opaque') && !name.startsWith('$') && /^[a-z]\w*$/i.test(name) ? object : undefined),
   builder: readModelCall,
   make(maker, node, ctx) {
     // new PrismaPg(pool) runs on that pool; new PrismaPg({ connectionString }) makes a node-postgres pool of its own.

@@ -384,7 +384,7 @@ export abstract class Bindings implements DriverContext {
     const known = this.file.typeMeaning(type, this);
     if (!known) return undefined;
     // `typeof db`: the value itself (a pool, most often).
-    if ('kind' in known) return known.kind === 'pool' ? known : undefined;
+    if ('kind' in known) return known.kind === 'pool' || known.kind === 'opaque' ? known : undefined;
     const label = type?.type === 'TSTypeReference' ? (type.typeName.type === 'Identifier' ? type.typeName.name : type.typeName.type === 'TSQualifiedName' ? type.typeName.right.name : 'typed') : 'typed';
     switch (known.what) {
       case 'pool':

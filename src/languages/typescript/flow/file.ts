@@ -15,7 +15,7 @@ import { Env } from './env.ts';
 import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { readImports, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
-import { utilityType } from './utility-types.ts';
+import { oneDriversHandle, utilityType } from './utility-types.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
@@ -485,7 +485,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /**
    * What a type annotation says a name holds: a driver's type (`pg.PoolClient`,
    * `Knex.Transaction`, `NodePgDatabase<...>`), one of a union with
-   * null/undefined, `typeof db`, or a type alias of this file or exported by a
+   * null/undefined, a union of one driver's handles, `typeof db`, or a type alias of this file or exported by a
    * project module (`export type Db = typeof db`).
    */
   typeMeaning(type: TSESTree.TypeNode, walk: { value(node: Node): Value | undefined }, depth = 0): TypeMeaning | Value | undefined {
@@ -493,7 +493,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     switch (type.type) {
       case 'TSUnionType': {
         const meanings = type.types.filter((t) => t.type !== 'TSUndefinedKeyword' && t.type !== 'TSNullKeyword').map((t) => this.typeMeaning(t, walk, depth + 1));
-        return meanings.length === 1 ? meanings[0] : undefined;
+        return meanings.length === 1 ? meanings[0] : oneDriversHandle(meanings);
       }
       case 'TSTypeQuery':
         return type.exprName.type === 'Identifier' ? walk.value(type.exprName) : undefined;

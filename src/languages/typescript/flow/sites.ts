@@ -203,7 +203,10 @@ export abstract class Sites extends Bindings {
     const analysis = analyzeHostText(host, query.placeholders, extraHoles);
     // SQL we cannot parse is unknown here, not an error: ESLint has no place for it and the text may not be SQL at all.
     analysis.errors = [];
-    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text);
+    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text, (node) => {
+      const value = this.value(node);
+      return value?.kind === 'table' ? value.table.name : undefined;
+    });
     if (analysis.statements.length === 0) return;
     if (this.options.shadow) {
       // Walked at a call for what it does to the caller's connection: its site is the function's own walk's.
@@ -343,15 +346,16 @@ function receiverName(at: Node): string | undefined {
  * instead (`${table}`, `${this_table}`), so the claim and the finish that
  * interpolate the same names are statements on the same table (each hole has
  * a number of its own: the same `${schema}` read as a new schema in every
- * statement).
+ * statement). A hole that holds a table the walk read (Drizzle's `pgTable('jobs',
+ * ...)`) is that table's name, as its builders name it.
  */
-function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string): void {
+function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string, declared: (node: Node) => string | undefined): void {
   if (holes.size === 0) return;
   const rename = (table: string): string => {
     const match = /^(?:(.*)\.)?pgq_param_(\d+)$/.exec(table);
     const node = match ? holes.get(Number(match[2])) : undefined;
     if (!match || !node) return table;
-    const name = `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
+    const name = declared(node) ?? `\${${source.slice(node.range[0], node.range[1]).replace(/\s+/g, '').replace(/\./g, '_')}}`;
     return match[1] ? `${match[1]}.${name}` : name;
   };
   const renameSchema = <S extends string | null | undefined>(schema: S): S => (schema ? (rename(schema) as S) : schema);

@@ -86,7 +86,7 @@ export type Value =
   | { kind: 'tx'; driver: Driver; tx: Tx; configId?: string }
   /** A handle before its callback: Kysely's `db.transaction()` before `.execute(fn)`. */
   | { kind: 'builder'; driver: Driver; of: 'transaction' | 'connection'; configId?: string }
-  /** A connection object whose driver is known but whose use we cannot tell (an untyped parameter named like one). */
+  /** A handle whose driver is known but whose use we cannot tell (a parameter typed `Knex | Knex.Transaction`): its calls are the driver's, in no transaction we can name. */
   | { kind: 'opaque'; driver: Driver };
 
 /** What a type a driver exports stands for: `pg.PoolClient`, postgres.js `TransactionSql`, `Knex.Transaction`. */

@@ -2,7 +2,9 @@
 // `Promise<T>` are what T is; `ReturnType<Sql['reserve']>` is what that pool
 // method gives (a checked-out connection, where the driver names the method
 // among its checkouts). So `type Reserved = Awaited<ReturnType<SQL['reserve']>>`
-// types a reserved connection.
+// types a reserved connection. A union of one driver's handles (`Knex |
+// Knex.Transaction`, `Pool | PoolClient`) is that driver's handle, in a use
+// the type cannot tell.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { driverOfValue, type TypeMeaning, type Value } from './types.ts';
@@ -21,4 +23,17 @@ export function utilityType(name: string, type: TSESTree.TSTypeReference, meanin
   const driver = 'kind' in of ? driverOfValue(of) : of.driver;
   if (!pool || !driver) return undefined;
   return drivers.of(driver)?.checkoutMethods?.includes(key) ? { driver, what: 'checked-out' } : undefined;
+}
+
+/**
+ * A union whose members are all one driver's handles: that handle when they
+ * all say the same (`PoolClient | PoolClient`), else the driver's handle of
+ * unknown use (a pool or a transaction: which one the caller decides), so its
+ * calls are read as that driver's and placed in no transaction it can name.
+ */
+export function oneDriversHandle(meanings: readonly (TypeMeaning | Value | undefined)[]): TypeMeaning | Value | undefined {
+  const handles = meanings.map((m) => (m && !('kind' in m) ? m : undefined));
+  const first = handles[0];
+  if (!first || handles.some((h) => h?.driver !== first.driver)) return undefined;
+  return handles.every((h) => h!.what === first.what) ? first : { kind: 'opaque', driver: first.driver };
 }

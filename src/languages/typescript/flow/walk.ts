@@ -556,7 +556,7 @@ export class Walk extends Handing {
   }
 
   private isDbValue(v: Value | undefined): boolean {
-    return !!v && (v.kind === 'pool' || v.kind === 'conn' || v.kind === 'tx' || v.kind === 'builder' || v.kind === 'tag');
+    return !!v && (v.kind === 'pool' || v.kind === 'conn' || v.kind === 'tx' || v.kind === 'builder' || v.kind === 'tag' || v.kind === 'opaque');
   }
 
   private isWork(call: Call): boolean {
