@@ -127,6 +127,17 @@ describe('reading by role', () => {
     const unjoined = facts("update tasks set state = 'waiting' where id in (select t.id from tasks t, runners r where t.state = 'busy' and now() - r.beat_at > interval '2 minutes');").sweeps[0];
     assert.equal(unjoined?.byWorkerBeat, undefined, 'no join ties the job to the runner');
   });
+  test("a claim that takes back a job by its lease's age (`now() - locked_at > interval '10 minutes'`) takes back expired leases", () => {
+    const claimOf = (age: string) =>
+      facts(
+        "update jobs set status = 'running', locked_at = now(), attempts = attempts + 1 where id = (select id from jobs " +
+          `where (status = 'queued' or (status = 'running' and ${age})) and attempts < max_attempts order by id for update skip locked limit 1) returning id;`,
+      ).claims[0];
+    const aged = claimOf("now() - locked_at > interval '10 minutes'");
+    assert.ok(aged?.reclaimAt && aged.limitAt);
+    assert.equal(aged.leaseSeconds, 600);
+    assert.equal(claimOf("now() - locked_at < interval '10 minutes'")?.reclaimAt, undefined, 'a young lease is not taken back');
+  });
   test("a sweep's own counter: the column it counts as it takes jobs back and stops below; not a limit it raises", () => {
     const requeue = (set: string, where: string) =>
       facts(`update tasks set state = 'queued', started_at = null${set} where state = 'started' and started_at < now() - interval '5 minutes'${where};`).sweeps[0];
