@@ -12,9 +12,9 @@ interface Options {
 
 interface PolicyFacts {
   /** Tables the code claims rows from (FOR UPDATE SKIP LOCKED, a lease UPDATE ... RETURNING), and whether the tenant is set first. */
-  claims: (TableName & { at: Ref; tenantFirst: boolean; inCallback?: SqlSite['runsInCallback'] })[];
+  claims: (TableName & { at: Ref; tenantFirst: boolean; inCallback?: SqlSite['runsInCallback']; tenantSettings?: string[] })[];
   /** Where a function runs its callers' callback on a connection: whether it set the tenant on it first, in the same transaction. */
-  callbackRuns?: (FunctionRef & { parameter: number; connectionArgument: number; tenantFirst: boolean })[];
+  callbackRuns?: (FunctionRef & { parameter: number; connectionArgument: number; tenantFirst: boolean; tenantSettings?: string[] })[];
   /** ENABLE ROW LEVEL SECURITY. */
   rls: (TableName & { at: Ref })[];
   /** Policies that read a tenant setting. */
@@ -40,20 +40,21 @@ function read(file: FileModel, options: Options): PolicyFacts {
   // A claim that rests on a function defined elsewhere (`leaseBy`) is not known to be one here.
   const leaseClaims = queueFactsOf(file).claims.filter((c) => !c.leaseBy);
   // A per-tenant worker: the tenant is set in the same transaction (or the same call) before the claim.
-  const setsTenant = (other: (typeof statements)[number]) =>
-    other.statement.settingWrites.some((w) => {
-      if (w.via !== 'set' && w.via !== 'set_config') return false;
+  // The tenant settings a statement writes (`?` for a name the code gives): the policy's own must be among them.
+  const tenantWrites = (other: (typeof statements)[number]) =>
+    other.statement.settingWrites.flatMap((w) => {
+      if (w.via !== 'set' && w.via !== 'set_config') return [];
       const resolved = resolveWrite(w, other.site.params);
-      return isTenant(resolved.name) && !resolved.clears;
+      return isTenant(resolved.name) && !resolved.clears ? [resolved.name?.toLowerCase() ?? UNKNOWN_SETTING] : [];
     });
+  const setsTenant = (other: (typeof statements)[number]) => tenantWrites(other).length > 0;
   const sameTransaction = (a: SqlSite['scope'], b: SqlSite['scope']) => a.kind === 'transaction' && b.kind === 'transaction' && a.id === b.id;
   const tenantSetBefore = (site: SqlSite, statement: StatementFacts) =>
-    statements.some(
-      (other) => other.statement.span.start < statement.span.start && (other.site === site || sameTransaction(site.scope, other.site.scope)) && setsTenant(other),
-    );
+    statements.filter((other) => other.statement.span.start < statement.span.start && (other.site === site || sameTransaction(site.scope, other.site.scope)) && setsTenant(other));
+  const settingsOf = (set: typeof statements) => (set.length > 0 ? { tenantSettings: [...new Set(set.flatMap(tenantWrites))] } : {});
   for (const run of file.callbackCalls ?? []) {
-    const tenantFirst = statements.some((other) => other.statement.span.start < run.span.start && sameTransaction(run.scope, other.site.scope) && setsTenant(other));
-    (facts.callbackRuns ??= []).push({ ...run.function, parameter: run.parameter, connectionArgument: run.connectionArgument, tenantFirst });
+    const set = statements.filter((other) => other.statement.span.start < run.span.start && sameTransaction(run.scope, other.site.scope) && setsTenant(other));
+    (facts.callbackRuns ??= []).push({ ...run.function, parameter: run.parameter, connectionArgument: run.connectionArgument, tenantFirst: set.length > 0, ...settingsOf(set) });
   }
   for (const { site, statement } of statements) {
     const claimed = new Set<string>();
@@ -61,13 +62,15 @@ function read(file: FileModel, options: Options): PolicyFacts {
       if (!lock.skipLocked) continue;
       for (const name of tablesOf(lock)) {
         claimed.add(writtenName(name));
-        facts.claims.push({ ...name, at: ref(lock.span), tenantFirst: tenantSetBefore(site, statement), ...inCallback(site) });
+        const set = tenantSetBefore(site, statement);
+        facts.claims.push({ ...name, at: ref(lock.span), tenantFirst: set.length > 0, ...settingsOf(set), ...inCallback(site) });
       }
     }
     for (const claim of leaseClaims) {
       const name = nameOf(claim.table, claim.schema);
       if (claimed.has(writtenName(name)) || !statement.rowWrites.some((w) => sameSpan(w.span, claim.at.span))) continue;
-      facts.claims.push({ ...name, at: claim.at, tenantFirst: tenantSetBefore(site, statement), ...inCallback(site) });
+      const set = tenantSetBefore(site, statement);
+      facts.claims.push({ ...name, at: claim.at, tenantFirst: set.length > 0, ...settingsOf(set), ...inCallback(site) });
     }
     const created = statement.createdTable;
     if (created && hasLeaseShape(created.columns)) (facts.leaseShaped ??= []).push(nameOf(created.table, created.schema));
@@ -79,6 +82,13 @@ function read(file: FileModel, options: Options): PolicyFacts {
   }
   return facts;
 }
+
+/** A tenant setting whose name the code gives: it may be the policy's. */
+const UNKNOWN_SETTING = '?';
+
+/** The worker set the policy's setting (or one whose name it cannot read) before it claimed. */
+const setsPolicySetting = (run: { tenantFirst: boolean; tenantSettings?: string[] }, setting: string) =>
+  run.tenantFirst && (!run.tenantSettings || setting === '' || run.tenantSettings.some((s) => s === UNKNOWN_SETTING || s === setting.toLowerCase()));
 
 const inCallback = (site: SqlSite) => (site.runsInCallback ? { inCallback: site.runsInCallback } : {});
 
@@ -118,11 +128,11 @@ export default defineRule<Options, PolicyFacts>({
     // A claim in a callback of a project function (withTenant(tenantId, async (client) => claim)): per-tenant when
     // every place that function runs the callback, on the connection the claim uses, set the tenant there first.
     const callbackRuns = files.flatMap(({ facts }) => facts.callbackRuns ?? []);
-    const runsWithTenant = (via: NonNullable<SqlSite['runsInCallback']>) => {
+    const runsWithTenant = (via: NonNullable<SqlSite['runsInCallback']>, setting: string) => {
       const runs = callbackRuns.filter(
         (r) => r.module === via.function.module && r.at === via.function.at && r.parameter === via.argument && r.connectionArgument === via.parameter,
       );
-      return runs.length > 0 && runs.every((r) => r.tenantFirst);
+      return runs.length > 0 && runs.every((r) => setsPolicySetting(r, setting));
     };
     const out: Decision[] = [];
     for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
@@ -134,7 +144,8 @@ export default defineRule<Options, PolicyFacts>({
         if (!enabled) continue;
         const tableClaims = claims.filter((c) => c.key === key);
         // A per-tenant worker sets the tenant before it claims: the policy is what it wants. Quiet when every claim does.
-        const blind = tableClaims.filter((c) => !c.tenantFirst && !(c.inCallback && runsWithTenant(c.inCallback)));
+        // A worker that set another tenant setting than the one the policy reads is blind to it too.
+        const blind = tableClaims.filter((c) => !setsPolicySetting(c, policy.setting) && !(c.inCallback && runsWithTenant(c.inCallback, policy.setting)));
         // With no claim in the scanned files (`pgq-audit scan ./migrations`), the lease design's columns make it a queue.
         const shaped = tableClaims.length === 0 && leaseShaped.has(key);
         const isQueue = queueTables ? queueTables.includes(key) : blind.length > 0 || shaped;
@@ -143,6 +154,7 @@ export default defineRule<Options, PolicyFacts>({
         const data = { policy: policy.name, table: writtenName(policy), setting: policy.setting };
         const elsewhere = [
           claim && claim.file !== file && !queueTables ? `claimed at ${place(claim.file, claim.at, file)}` : undefined,
+          claim?.tenantSettings ? `the worker sets ${claim.tenantSettings.map((t) => `'${t}'`).join(', ')} before it claims, not '${policy.setting}'` : undefined,
           shaped && !claim && !queueTables ? 'a queue by its columns: a status, an attempt counter and a lease end; its claim is not in the scanned files' : undefined,
           enabled.file !== file ? `row level security enabled at ${place(enabled.file, enabled.at, file)}` : undefined,
         ].filter(Boolean);

@@ -67,10 +67,14 @@ export function staleWorker(where: readonly Comparison[], table: string): { comp
   };
   const seconds = (c: Comparison) => (c.value.kind === 'expression' && c.value.intervalSeconds !== undefined ? Math.abs(c.value.intervalSeconds) : undefined);
   for (const c of where) {
-    if (c.value.kind === 'subquery' && c.value.where && c.value.tables?.length && !c.value.tables.map(tableOf).includes(table)) {
+    if (c.value.kind === 'subquery' && c.value.where && c.value.tables?.length) {
       const negated = c.negated === true;
-      const inner = c.value.where.find((x) => !x.negated && stale(x, negated) && (TIMESTAMP_COLUMN.test(x.column) || WORKER_BEAT_COLUMN.test(x.column)));
-      if (inner) return { comparison: inner, seconds: seconds(inner), beat: { table: tableOf(c.value.tables[0]), column: inner.column } };
+      // The subquery reads other tables only, or joins the jobs to another one (`jobs join workers on lock_by = workers.id`):
+      // then the stale time stamp must be the other table's, not a time stamp of the job.
+      const ofJobs = c.value.tables.map(tableOf).includes(table);
+      const other = (x: Comparison) => (ofJobs ? x.table !== undefined && tableOf(x.table) !== table : true);
+      const inner = c.value.where.find((x) => !x.negated && other(x) && stale(x, negated) && (TIMESTAMP_COLUMN.test(x.column) || WORKER_BEAT_COLUMN.test(x.column)));
+      if (inner) return { comparison: inner, seconds: seconds(inner), beat: { table: tableOf(inner.table ?? c.value.tables[0]), column: inner.column } };
     }
     if (WORKER_BEAT_COLUMN.test(c.column) && stale(c, c.negated === true)) return { comparison: c, seconds: seconds(c), beat: { column: c.column } };
   }

@@ -528,8 +528,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const dead = write.op === 'delete' || marksOut || (byLimit?.exhausted ?? values).some((v) => DEAD_STATUS.test(v));
   const done = write.op === 'delete' || (values.length > 0 && values.every((v) => DONE_STATUS.test(v)));
   const byId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal');
-  // By the id of a job a worker holds (`id = $1`), not only joined with the rows of a CTE (`t.id = r.id`) that found them expired.
-  const byHeldId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column');
+  // By the id of a job a worker holds (`id = $1`), not only joined with the rows of a CTE (`t.id = r.id`) or picked by a
+  // subquery (`id in (select ...)`) that found them expired.
+  const byHeldId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.value.kind !== 'subquery');
   const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
 
   // Also a write of the expired jobs at the limit that retires them nowhere (`set last_error = ...`): where their dead state belongs.

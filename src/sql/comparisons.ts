@@ -4,7 +4,7 @@
 // names and placeholders that the values of a write's SET share.
 import type { ComparedValue, Comparison, Span } from './facts.ts';
 import type { Node } from './extract.ts';
-import { boundIntervalsIn, intervalsIn, isNowMinus } from './interval.ts';
+import { ageColumn, boundIntervalsIn, intervalsIn, isNowMinus } from './interval.ts';
 import { functionName, relationName } from './nodes.ts';
 import { constValue, hasParam } from './values.ts';
 
@@ -103,6 +103,23 @@ function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number): C
   return { kind: 'expression', functions, ...expressionDetails(node, true), ...(isNowMinus(node) ? { beforeNow: true } : {}) };
 }
 
+/** Comparing an age (`now() - t`) with a length: `age >= x` means `t <= now() - x`. */
+const AGE_OPERATOR: Record<string, string> = { '<': '>', '>': '<', '<=': '>=', '>=': '<=' };
+
+/** `now() - t op x` (or `x op now() - t`) as `t op' now() - x`, with the cutoff as a node of its own. */
+function ageComparison(expr: Node, op: string): { column: string; op: string; cutoff: Node; at: Node } | undefined {
+  const leftAge = ageColumn(expr.lexpr);
+  const age = leftAge ?? ageColumn(expr.rexpr);
+  if (!age) return undefined;
+  const length = leftAge ? expr.rexpr : expr.lexpr;
+  const column = columnOf(age.column);
+  if (!column || columnOf(length)) return undefined;
+  // The age on the left: `age >= x` is `t <= now() - x` (the operator turned); on the right, `x <= age` is the same.
+  const turned = leftAge ? AGE_OPERATOR[op] : op;
+  const cutoff = { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '-' } }], lexpr: age.now, rexpr: length, location: expr.location } };
+  return { column, op: turned, cutoff, at: age.column };
+}
+
 /** How deep subqueries inside subqueries are read (a liveness check is one level down). */
 const MAX_SUBQUERY_DEPTH = 2;
 
@@ -113,19 +130,29 @@ function subqueryValue(subselect: Node | undefined, spanAt: SpanAt, depth: numbe
   const tables: string[] = [];
   const schemas: (string | null)[] = [];
   const names = new Set<string>();
+  // Each name a column may be qualified with (the table's, its alias), to the table; and whether a join ties two of them.
+  const tableByName = new Map<string, string>();
+  let linked = false;
   const collect = (item: Node | undefined) => {
     if (item?.RangeVar) {
-      tables.push(relationName(item.RangeVar));
+      const table = relationName(item.RangeVar);
+      tables.push(table);
       schemas.push(item.RangeVar.schemaname ?? null);
-      names.add(relationName(item.RangeVar));
-      if (item.RangeVar.alias?.aliasname) names.add(String(item.RangeVar.alias.aliasname).toLowerCase());
+      names.add(table);
+      tableByName.set(table, table);
+      if (item.RangeVar.alias?.aliasname) {
+        names.add(String(item.RangeVar.alias.aliasname).toLowerCase());
+        tableByName.set(String(item.RangeVar.alias.aliasname).toLowerCase(), table);
+      }
     } else if (item?.JoinExpr) {
       collect(item.JoinExpr.larg);
       collect(item.JoinExpr.rarg);
+      linked ||= comparisons(item.JoinExpr.quals, spanAt, MAX_SUBQUERY_DEPTH).some((c) => c.op === '=' && c.value.kind === 'column' && !c.underOr);
     }
   };
   for (const item of select.fromClause ?? []) collect(item);
-  const where = comparisons(select.whereClause, spanAt, depth + 1, names);
+  // A join of tables on a column (`jobs join workers on lock_by = workers.id`): each compared column says whose it is.
+  const where = comparisons(select.whereClause, spanAt, depth + 1, names, linked && tables.length > 1 ? tableByName : undefined);
   return schemas.some((schema) => schema !== null) ? { kind: 'subquery', tables, schemas, where } : { kind: 'subquery', tables, where };
 }
 
@@ -141,8 +168,13 @@ function qualifierOf(node: Node | undefined): string | undefined {
  * (its name and alias: the rows written or locked): where one side is a column qualified by another FROM
  * item and the other a column of the own table (`gone.id = tasks.runner_id`), the own column is the one compared.
  */
-export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, own?: ReadonlySet<string>): Comparison[] {
+export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, own?: ReadonlySet<string>, qualify?: ReadonlyMap<string, string>): Comparison[] {
   const out: Comparison[] = [];
+  // In a join: the table a qualified column is of.
+  const tableOf = (node: Node | undefined): { table?: string } => {
+    const table = qualify?.get(qualifierOf(node) ?? '');
+    return table === undefined ? {} : { table };
+  };
   const visit = (node: Node | undefined, underOr: boolean, negated = false) => {
     if (!node) return;
     if (node.BoolExpr) {
@@ -160,9 +192,16 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, 
       const [leftFrom, rightFrom] = [qualifierOf(expr.lexpr), qualifierOf(expr.rexpr)];
       const ownOnRight = own !== undefined && leftFrom !== undefined && rightFrom !== undefined && !own.has(leftFrom) && own.has(rightFrom);
       const left = ownOnRight ? undefined : columnOf(expr.lexpr);
-      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length) });
+      // An age against a length (`now() - last_seen >= $1`, `interval '5 minutes' < now() - locked_at`): the time stamp
+      // against the cutoff it means (`last_seen <= now() - $1`), read as that comparison.
+      const aged = !left && !right && AGE_OPERATOR[op] ? ageComparison(expr, op) : undefined;
+      if (aged) {
+        push({ column: aged.column, op: aged.op, value: valueOf(aged.cutoff), underOr, span: spanAt(aged.at.ColumnRef.location, aged.column.length), ...tableOf(aged.at) });
+        return;
+      }
+      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length), ...tableOf(expr.lexpr) });
       else if (right && MIRRORED_OPERATOR[op])
-        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length) });
+        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length), ...tableOf(expr.rexpr) });
       return;
     }
     // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)

@@ -194,6 +194,8 @@ export interface Comparison {
   underOr: boolean;
   /** The comparison sits under a NOT (`not exists (...)`, `worker_id not in (...)`); such comparisons are also underOr. */
   negated?: boolean;
+  /** In a subquery that joins its tables on a column: the table the compared column is qualified with (`workers` of `w.last_seen`). */
+  table?: string;
   span: Span;
 }
 

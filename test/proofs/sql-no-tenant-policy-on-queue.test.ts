@@ -123,3 +123,30 @@ test("a migration with the lease design's columns and a tenant policy: a tenant-
     await worker.end();
   }
 });
+
+test("a per-tenant worker that sets another setting than the policy reads (bad-other-setting.sql) claims none of its tenant's jobs; the one that sets the policy's (good-same-setting.sql) claims one", { timeout: 120_000 }, async () => {
+  const takeAs = async (fixture: string) => {
+    const owner = new pg.Client(db.ownerUrl);
+    await owner.connect();
+    try {
+      await owner.query('drop table if exists tenant_exports cascade');
+      await owner.query(readFixture(fixture));
+      await owner.query('grant select, update on tenant_exports to pgq_worker');
+      await owner.query('insert into tenant_exports (tenant_id) select 1 + g % 3 from generate_series(1, 6) g');
+    } finally {
+      await owner.end();
+    }
+    const worker = new pg.Client(db.workerUrl);
+    await worker.connect();
+    try {
+      await worker.query('begin');
+      const { rows } = await worker.query('select tenant_id from take_export(2)');
+      await worker.query('commit');
+      return rows.map((r) => r.tenant_id);
+    } finally {
+      await worker.end();
+    }
+  };
+  assert.deepEqual(await takeAs('sql/no-tenant-policy-on-queue/bad-other-setting.sql'), []);
+  assert.deepEqual(await takeAs('sql/no-tenant-policy-on-queue/good-same-setting.sql'), [2]);
+});

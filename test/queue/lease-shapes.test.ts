@@ -110,6 +110,34 @@ describe('reading by role', () => {
     const fresh = "with live as (select id from runners where beat_at > now() - interval '10 minutes') update tasks t set state = 'waiting' from live l where t.state = 'busy' and t.runner_id = l.id;";
     assert.deepEqual(facts(fresh).sweeps.filter((s) => s.table === 'tasks'), [], 'the jobs of live workers are not taken back');
   });
+  test('a sweep that picks the jobs by a subquery joining them to their workers, by the age of the beat (`now() - r.beat_at > ...`)', () => {
+    const sweepOf = (where: string) =>
+      facts(`update tasks set state = 'waiting', runner_id = null where id in (select t.id from tasks t join runners r on t.runner_id = r.id where t.state = 'busy' and ${where});`).sweeps[0];
+    for (const where of ["now() - r.beat_at > interval '2 minutes'", "interval '2 minutes' < now() - r.beat_at", "r.beat_at < now() - interval '2 minutes'"]) {
+      const sweep = sweepOf(where);
+      assert.ok(sweep?.reclaimAt && sweep.requeue, where);
+      assert.equal(sweep.leaseSeconds, 120, where);
+      assert.deepEqual(sweep.byWorkerBeat, { table: 'runners', column: 'beat_at' }, where);
+    }
+    const fromCode = sweepOf('now() - r.beat_at >= $1');
+    assert.ok(fromCode?.reclaimAt && fromCode.leaseSeconds === undefined, 'a window the code binds');
+    // A young beat is a live worker; a time stamp of the job itself is not its worker's beat; a join on nothing ties no job to a worker.
+    assert.equal(sweepOf("now() - r.beat_at < interval '2 minutes'"), undefined, 'the jobs of live workers are not taken back');
+    assert.equal(sweepOf("now() - t.queued_at > interval '2 minutes'")?.byWorkerBeat, undefined, "the job's own time stamp");
+    const unjoined = facts("update tasks set state = 'waiting' where id in (select t.id from tasks t, runners r where t.state = 'busy' and now() - r.beat_at > interval '2 minutes');").sweeps[0];
+    assert.equal(unjoined?.byWorkerBeat, undefined, 'no join ties the job to the runner');
+  });
+  test("a claim that takes back a job by its lease's age (`now() - locked_at > interval '10 minutes'`) takes back expired leases", () => {
+    const claimOf = (age: string) =>
+      facts(
+        "update jobs set status = 'running', locked_at = now(), attempts = attempts + 1 where id = (select id from jobs " +
+          `where (status = 'queued' or (status = 'running' and ${age})) and attempts < max_attempts order by id for update skip locked limit 1) returning id;`,
+      ).claims[0];
+    const aged = claimOf("now() - locked_at > interval '10 minutes'");
+    assert.ok(aged?.reclaimAt && aged.limitAt);
+    assert.equal(aged.leaseSeconds, 600);
+    assert.equal(claimOf("now() - locked_at < interval '10 minutes'")?.reclaimAt, undefined, 'a young lease is not taken back');
+  });
   test("a sweep's own counter: the column it counts as it takes jobs back and stops below; not a limit it raises", () => {
     const requeue = (set: string, where: string) =>
       facts(`update tasks set state = 'queued', started_at = null${set} where state = 'started' and started_at < now() - interval '5 minutes'${where};`).sweeps[0];

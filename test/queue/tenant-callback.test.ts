@@ -59,6 +59,11 @@ test('the wrapper sets the tenant on the client before it runs the callback, whi
   assert.equal(await policyFindings({ 'scope.ts': wrapper(setsTenant), 'worker.ts': worker('client') }), 0);
 });
 
+test('the wrapper sets a tenant setting the policy does not read (app.org, not app.tenant) before it runs the callback: reported', async () => {
+  const setsOther = setsTenant.replace("'app.tenant'", "'app.org'");
+  assert.equal(await policyFindings({ 'scope.ts': wrapper(setsOther), 'worker.ts': worker('client') }), 1);
+});
+
 test('the callback claims on the pool, not on the client the tenant was set on: reported', async () => {
   assert.equal(await policyFindings({ 'scope.ts': wrapper(setsTenant), 'worker.ts': worker('pool') }), 1);
 });

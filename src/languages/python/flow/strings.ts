@@ -461,6 +461,13 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
       out.push(identifierFor(identifier), arg.from, arg.to);
       continue;
     }
+    // UPDATE {jobs} with jobs=self.jobs_table (a name the analysis cannot read): a value cannot stand where a table
+    // is named, so it is the table the expression names; the same expression names the same table in every statement.
+    const named = arg ? unwrap(arg) : undefined;
+    if (named && (named.name === 'VariableName' || named.name === 'MemberExpression') && (identifierPosition(out.text) || qualifierPosition(template.text, field!.end))) {
+      out.push(identifierFor(ctx.text.slice(named.from, named.to)), arg!.from, arg!.to);
+      continue;
+    }
     if (arg) formatArgs.set(out.text.length, arg);
     copy(field!.start, field!.end);
   }
