@@ -1,6 +1,6 @@
 import {
   defineRule,
-  isCustomSetting,
+  isApplicationSetting,
   requestScopedMatcher,
   requestSettingsOptionSchema,
   settingsOptionSchema,
@@ -35,8 +35,9 @@ export default defineRule<Options>({
   defaultOptions: {},
   triggers: ['current_setting'],
   check({ file, options, report }) {
-    // Only custom settings read '' after RESET or the end of a local transaction; built-in ones always have a value.
-    const isTenant = options.settings ? tenantSettingMatcher(options.settings) : (name: string | undefined) => !!name && isCustomSetting(name);
+    // Only custom settings read '' after RESET or the end of a local transaction; built-in ones always have a value,
+    // and so do those an extension registers (citus.shard_count), whose RESET gives back the extension's default.
+    const isTenant = options.settings ? tenantSettingMatcher(options.settings) : (name: string | undefined) => !!name && isApplicationSetting(name);
     // PostgREST sets request.* at the start of every request's transaction: a request never sees ''.
     const isRequestScoped = requestScopedMatcher(options.requestSettings);
     const checked = (setting: string | undefined) => isTenant(setting) && !isRequestScoped(setting);

@@ -13,6 +13,7 @@ export const EXTENSION_PREFIXES = [
   'pg_qualstats', 'pg_squeeze', 'pgrouting', 'plv8', 'plperl', 'plpython', 'pltcl', 'orafce', 'pg_repack', 'pg_net',
   'pgtle', 'vectors', 'ivfflat', 'hnsw', 'neon', 'rds', 'azure', 'cloudsql', 'alloydb', 'google_columnar_engine',
   'supautils', 'safeupdate', 'pg_stat_monitor', 'pg_store_plans', 'powa', 'wal2json', 'bdr', 'pgactive', 'pg_failover_slots',
+  'columnar',
 ];
 
 /** Settings that select a tenant's schema or role. */
@@ -29,10 +30,16 @@ export function isCustomSetting(name: string): boolean {
 }
 
 export function defaultTenantSetting(name: string): boolean {
-  if (IDENTITY_SETTINGS.includes(name)) return true;
+  return IDENTITY_SETTINGS.includes(name) || isApplicationSetting(name);
+}
+
+/**
+ * A custom setting no known extension owns: the application's (app.tenant). An extension registers its own
+ * (citus.shard_count) with a default when its library loads, so RESET gives that default back, never ''.
+ */
+export function isApplicationSetting(name: string): boolean {
   if (!isCustomSetting(name)) return false;
-  const prefix = name.slice(0, name.indexOf('.'));
-  return !EXTENSION_PREFIXES.includes(prefix);
+  return !EXTENSION_PREFIXES.includes(name.slice(0, name.indexOf('.')));
 }
 
 /** `globs` replaces the default when given (e.g. ["app.tenant*", "search_path"]). */

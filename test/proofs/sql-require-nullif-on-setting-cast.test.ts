@@ -243,3 +243,25 @@ test("PostgREST's per-claim settings: an anonymous request after a member's fail
     }
   }
 });
+
+test("an extension's registered setting never reads '': after a local write ended and after RESET, the cast gives its default; an application setting reads ''", { timeout: 120_000 }, async () => {
+  // auto_explain ships with PostgreSQL and registers auto_explain.* when loaded, as citus does citus.* and columnar.*.
+  const client = new pg.Client(db.ownerUrl);
+  await client.connect();
+  try {
+    await client.query("load 'auto_explain'");
+    const cast = async (setting: string) => {
+      try {
+        return (await client.query('select current_setting($1)::int as v', [setting])).rows[0].v as number;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    await client.query("begin; select set_config('auto_explain.log_min_duration', '250', true), set_config('app.shard_budget', '250', true); commit");
+    assert.deepEqual([await cast('auto_explain.log_min_duration'), await cast('app.shard_budget')], [-1, 'invalid input syntax for type integer: ""']);
+    await client.query("set auto_explain.log_min_duration = 250; reset auto_explain.log_min_duration; set app.shard_budget = '250'; reset app.shard_budget");
+    assert.deepEqual([await cast('auto_explain.log_min_duration'), await cast('app.shard_budget')], [-1, 'invalid input syntax for type integer: ""']);
+  } finally {
+    await client.end();
+  }
+});

@@ -368,6 +368,24 @@ describe('scopes', () => {
     assert.equal(model.fatal, undefined);
     assert.equal(kind(siteOf(model, 'select 1').scope), 'transaction');
   });
+
+  test('the repairs count in UTF-16 units: an emoji (two units, one code point) before a parenthesized with or a `1.` float moves nothing', () => {
+    const text = [
+      'from psycopg_pool import ConnectionPool',
+      'pool = ConnectionPool("")',
+      'BADGE = "\u{1F525} hot"',
+      'SCALE = 2.',
+      'with (',
+      '    pool.connection() as conn,',
+      '    conn.cursor() as cur,',
+      '):',
+      '    cur.execute("select 1")',
+      '',
+    ].join('\n');
+    const model = parse(text);
+    assert.equal(model.fatal, undefined);
+    assert.equal(kind(siteOf(model, 'select 1').scope), 'transaction');
+  });
 });
 
 describe('connection configuration', () => {

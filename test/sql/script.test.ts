@@ -244,6 +244,53 @@ describe('what real repositories run', () => {
   });
 });
 
+describe('what the tools around a file put in it', () => {
+  test("pg_dump's `-- Name: x; Type: TABLE; ...` comments are no query headers: the file's top-level SET search_path stays the script's", () => {
+    const dump = '--\n-- Name: carts; Type: TABLE; Schema: shop; Owner: -\n--\nset search_path = shop, pg_catalog;\ncreate table carts (id int);\n';
+    assert.equal(readScript(dump, 'x.sql').queries, undefined);
+    assert.deepEqual(parse(dump).sites.map((s) => s.scope.kind), ['script', 'script']);
+    assert.equal(readScript('-- name: cart_by_id(cart_id)^\nselect * from carts where id = :cart_id;', 'x.sql').queries, 'aiosql/yesql');
+    assert.equal(readScript('-- name: ListCarts :many\nselect * from carts;', 'x.sql').queries, 'sqlc');
+    assert.equal(readScript('-- name: drop-cart!\ndelete from carts where id = :id;', 'x.sql').queries, 'aiosql/yesql');
+  });
+
+  test('C preprocessor lines are blanked, in dollar-quoted bodies too (with their continuations); PL/pgSQL #variable_conflict stays', () => {
+    const text = '#include "a/b.sql"\n#define N \\\n  2\nselect 1;\ndo $$\nbegin\n#if PG_VERSION_NUM >= 150000\n  perform 1;\n#endif\nend $$;\n'
+      + 'create function f() returns int language plpgsql as $f$\n#variable_conflict use_column\nbegin return 1; end $f$;\n';
+    const reading = readScript(text, 'x.sql');
+    assert.equal(reading.sql.length, text.length);
+    assert.ok(!/#(include|define|if|endif)/.test(reading.sql), reading.sql);
+    assert.match(reading.sql, /#variable_conflict use_column/);
+    assert.doesNotMatch(reading.sql, /^ *2$/m, 'the continued #define line is blanked');
+    const model = parseEvery(text);
+    assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
+    assert.equal(readScript('select a\n  # b from t;', 'x.sql').sql, 'select a\n  # b from t;', "xor's # at a line start is SQL");
+  });
+
+  test("psql variables a runner passes: ARRAY[:a, :b] holds them, :'name' is a string where no parameter may stand", () => {
+    const text = "select f(array[:port_a, :port_b]) from t where x = arr[:n];\ncreate server s foreign data wrapper postgres_fdw options (host 'h', port :'port_a');";
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), [':port_a', ':port_b', ":'port_a'"]);
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).fatal], [[], undefined]);
+  });
+
+  test('a variable alone on its line at a statement start runs what it holds: read as nothing; one inside a statement is a value', () => {
+    const text = "select 'select 1' as cmd \\gset\n:cmd;\n\\set load '\\\\copy t from ' :'f'\n:load -- twice\n:load\nselect * from t where id =\n  :id;\n\\set known 'select 2;'\n:known\n";
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), [':id', ':known'], 'the :\'f\' of a \\set line is psql\'s, not SQL');
+    const model = parseEvery(text);
+    assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
+    assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['SelectStmt', 'SelectStmt', 'SelectStmt']);
+  });
+
+  test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {
+    const text = 'create policy ${t}_owner on ${t} using (true);\ncreate index idx_${t} on ${t} (a);';
+    const reading = readScript(text, 'x.sql');
+    assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), ['${t}_owner', '${t}', 'idx_${t}', '${t}']);
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).fatal], [[], undefined]);
+  });
+});
+
 describe('files that are not PostgreSQL', () => {
   test('are skipped with one warning only when they do not parse: a PostgreSQL file that mentions PRAGMA parses and is read', () => {
     const model = parse('-- PRAGMA foreign_keys is SQLite; here we use real constraints\ncreate table t (id int primary key);');

@@ -338,7 +338,7 @@ export function repairParenthesizedWith(text: string): string {
   if (!/\bwith\b/.test(text)) return text;
   let out: string[] | undefined;
   const blank = (open: number, close: number) => {
-    out ??= [...text];
+    out ??= text.split(''); // by UTF-16 unit, as the offsets count: [...text] splits by code point, one off after an emoji
     out[open] = ' ';
     out[close] = ' ';
     blankLayout(text, open + 1, close, out);
@@ -467,7 +467,7 @@ export function repairTrailingDotFloats(text: string): string {
       let j = i;
       while (j < text.length && /[\d_]/.test(text[j])) j++;
       if (text[j] === '.' && !/[\w.]/.test(text[j + 1] ?? '')) {
-        out ??= [...text];
+        out ??= text.split(''); // by UTF-16 unit, as the offsets count: [...text] splits by code point, one off after an emoji
         out[j] = ' ';
       }
       i = j;

@@ -57,6 +57,9 @@ export const sqlFrontEnd: FrontEnd = {
     const form = reading.migration ? `${reading.migration} migration` : reading.psql ? 'psql script' : 'BEGIN';
     let transaction: Scope | undefined;
     let transactions = 0;
+    // A DO block or procedure that commits (PL/pgSQL COMMIT, ROLLBACK) starts a new transaction after it: per body,
+    // how many it has ended before the statement, and where its last statement ended.
+    const bodies = new Map<string, { ended: number; last: number }>();
     for (const statement of analysis.statements) {
       const effect = statement.routine ? 'none' : transactionEffect(statement);
       if (effect === 'opens') {
@@ -66,7 +69,13 @@ export const sqlFrontEnd: FrontEnd = {
       // A named query of a query file runs where the application runs it.
       let scope: Scope = transaction ?? (reading.queries ? { kind: 'unknown' } : { kind: 'script' });
       if (statement.routine) {
-        scope = { kind: 'transaction', id: `${file}#${statement.routine.name}`, form: `${statement.routine.kind} body`, rollsBackOnError: true };
+        const key = `${statement.routine.kind} ${statement.routine.name}`;
+        const body = bodies.get(key) ?? { ended: 0, last: statement.span.start };
+        if (endsTransaction(text.slice(body.last, statement.span.start))) body.ended++;
+        body.last = statement.span.end;
+        bodies.set(key, body);
+        const id = `${file}#${statement.routine.name}${body.ended > 0 ? `#${body.ended}` : ''}`;
+        scope = { kind: 'transaction', id, form: `${statement.routine.kind} body`, rollsBackOnError: true };
       }
       // A DO block runs where it stands; a function or procedure body where it is called.
       const runsHere = !statement.routine || statement.routine.kind === 'do';
@@ -90,6 +99,17 @@ export const sqlFrontEnd: FrontEnd = {
     return model;
   },
 };
+
+/**
+ * PL/pgSQL's COMMIT or ROLLBACK (with AND [NO] CHAIN) among the code between two statements of a body: the next
+ * statement runs in a new transaction. Read in source order, so a COMMIT in one branch of an IF counts for the code
+ * after the IF too: what follows is not reported rather than reported wrongly.
+ */
+function endsTransaction(between: string): boolean {
+  if (!/commit|rollback/i.test(between)) return false;
+  const code = between.replace(/'(?:[^']|'')*'|--[^\n]*|\/\*[\s\S]*?\*\//g, ' ');
+  return /(?:^|[;\s])(?:commit|rollback)(?:\s+and\s+(?:no\s+)?chain)?\s*;/i.test(code);
+}
 
 /** What the file was read as, for its parse error: the user sees whether the tool that runs it was recognised. */
 function readAsHint(reading: ScriptReading): string {

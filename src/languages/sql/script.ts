@@ -37,10 +37,16 @@ const DRIZZLE = /^-->\s*statement-breakpoint\b/i;
 const RACKET_LANG = /^(?:\uFEFF)?#lang[ \t]+([\w/-]+)[^\n]*/;
 /** north's `-- @up {`, `-- @down {` and `-- }` lines: each block is run as its own script. */
 const NORTH_BLOCK = /^--\s*(?:@(?:up|down)\s*\{|\})\s*$/;
+/** A C preprocessor directive at the start of a line: no SQL starts with `#` and a word. */
+const CPP_DIRECTIVE = /^#[ \t]*(?:include|if|ifdef|ifndef|elif|else|endif|define|undef|pragma|error|line)\b/;
 /** Markers that start a new statement (the SQL before them needs no `;`). */
 const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
 
-const NAMED_QUERY = /^--\s*name:\s*[\w.-]+(?:[!<>*#^$]+)?\s*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?/im;
+/**
+ * A `-- name:` header of aiosql, yesql (the name, its suffix, aiosql's parameter list) or sqlc (`:one`, ...): nothing
+ * else on the line. pg_dump's `-- Name: x; Type: TABLE; Schema: public; Owner: -` describes the object that follows.
+ */
+const NAMED_QUERY = /^--[ \t]*name:[ \t]*[\w.-]+(?:[!<>*#^$]+)?(?:\([^)\n]*\)(?:[!<>*#^$]+)?)?[ \t]*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?[ \t]*\r?$/im;
 const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
@@ -146,6 +152,7 @@ export function readScript(text: string, file: string): ScriptReading {
         const close = text.indexOf(tag, i + tag.length);
         const end = close < 0 ? length : close + tag.length;
         if (close > 0) bodyPlaceholders(text, i + tag.length, close, variables, holes);
+        if (close > 0) cppLines(text, i + tag.length, close).forEach(([from, to]) => blank(from, to));
         if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
           // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
           const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
@@ -153,13 +160,13 @@ export function readScript(text: string, file: string): ScriptReading {
         }
         i = end;
       } else if (text[i + 1] === '{') {
-        // ${name} (Flyway placeholders, goose ENVSUB, envsubst): filled before the SQL runs.
-        const close = text.indexOf('}', i + 2);
-        if (close > 0 && close - i < 200 && !text.slice(i + 2, close).includes('\n')) {
-          holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(text.slice(i, close + 1)) });
-          i = close + 1;
-        } else i++;
+        i = templateAt(text, i, i, holes);
       } else i++;
+    } else if (c === 36 /* $ */ && text[i + 1] === '{' && (holes.at(-1)?.end ?? 0) <= i) {
+      // tenant_${id}: the name the template builds starts before it.
+      let start = i;
+      while (start > 0 && isIdentChar(text.charCodeAt(start - 1)) && text[start - 1] !== '$') start--;
+      i = (holes.at(-1)?.end ?? 0) <= start ? templateAt(text, start, i, holes) : i + 1;
     } else if (c === 64 /* @ */ && EXTENSION_PLACEHOLDER.test(text.slice(i, i + 80))) {
       // An extension script's @extschema@, @extschema:cube@, @extowner@: CREATE EXTENSION puts the name in.
       const end = text.indexOf('@', i + 1) + 1;
@@ -190,6 +197,13 @@ export function readScript(text: string, file: string): ScriptReading {
         i = skipCopyData(i - 1);
         statementStart = i;
       }
+    } else if (c === 58 /* : */ && wholeStatementVariable(text, i, lineEnd(i), variables) && asParsed(text.slice(statementStart, i)).trim() === '') {
+      // `:create_cmd;` alone: a statement (or a meta-command such as \copy) the runner or a \gset put in the variable.
+      // What it runs is not in the file: it is read as nothing.
+      const end = i + 1 + bareNameAt(text, i + 1).length;
+      blank(i, end);
+      i = end;
+      statementStart = end;
     } else if (c === 58 /* : */) {
       const holesBefore = holes.length;
       const next = placeholderAtColon(text, i, variables, holes);
@@ -208,6 +222,12 @@ export function readScript(text: string, file: string): ScriptReading {
       } else i++;
     } else if (c === 63 /* ? */) {
       i = qmarkAt(text, i, holes);
+    } else if (c === 35 /* # */ && atLineStart(i) && CPP_DIRECTIVE.test(text.slice(i, i + 16))) {
+      // A C preprocessor line: the build runs the file through cpp first (an extension's `#include "udfs/f/latest.sql"`).
+      // The included file is read on its own; both branches of an #if are read.
+      const end = cppDirectiveEnd(text, i, length);
+      blank(i, end);
+      i = end;
     } else if (c === 64 /* @ */ && queries === 'sqlc' && /[A-Za-z_]/.test(text[i + 1] ?? '') && !isIdentChar(text.charCodeAt(i - 1))) {
       // sqlc's @name parameters.
       let j = i + 1;
@@ -265,7 +285,9 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
   // a[1:n], a[:n], and a word right before (time literals are in strings) are not variables; `x:::name` is a cast to one.
   // psql itself fills in a variable it has wherever it stands, so one the script \set is one even there (`ARRAY[:id1, :id2]`).
-  if ((prev === 93 || prev === 91 || isIdentChar(prev)) && !variables.has(bareNameAt(text, i + 1))) return i + 1;
+  // ARRAY[ builds an array, it is not a slice: `ARRAY[:node, :port]` holds variables the runner passes (psql -v).
+  const arrayStart = prev === 91 && /\barray\s*$/i.test(text.slice(Math.max(0, i - 12), i - 1));
+  if ((prev === 93 || (prev === 91 && !arrayStart) || isIdentChar(prev)) && !variables.has(bareNameAt(text, i + 1))) return i + 1;
   if (next === "'" || next === '"') {
     const close = text.indexOf(next, i + 2);
     const name = close > 0 ? text.slice(i + 2, close) : '';
@@ -273,7 +295,8 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
     const value = variables.get(name);
     if (value !== undefined) holes.push({ start: i, end: close + 1, text: next === "'" ? `'${value.replace(/'/g, "''")}'` : quoteIdentifier(value) });
     else if (next === '"') holes.push({ start: i, end: close + 1, identifier: true, identifierText: quoteIdentifier(`:${name}`) });
-    else holes.push({ start: i, end: close + 1, identifierText: quoteIdentifier(`:${name}`) });
+    // psql writes :'name' as a string literal: where no parameter may stand (a server's OPTIONS), it is one.
+    else holes.push({ start: i, end: close + 1, identifierText: `':${name}'` });
     return close + 1;
   }
   const name = bareNameAt(text, i + 1);
@@ -283,6 +306,61 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   const value = variables.get(name);
   holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
+}
+
+/**
+ * A psql variable that is a whole line (`:cmd` or `:cmd;`) whose text the file does not show, or shows as a
+ * meta-command (`\set cmd '\\copy t from ...'`): psql runs what it holds.
+ */
+function wholeStatementVariable(text: string, i: number, end: number, variables: Map<string, string>): boolean {
+  const alone = /^:([A-Za-z_]\w*)[ \t]*;?[ \t]*(?:--.*)?\r?$/.exec(text.slice(i, end));
+  if (!alone) return false;
+  const value = variables.get(alone[1]);
+  return value === undefined || value.trimStart().startsWith('\\');
+}
+
+/**
+ * ${name} (Flyway placeholders, goose ENVSUB, envsubst, a JS template's text) at `dollar`: filled before the SQL
+ * runs. Letters and digits around it are part of the one name it builds (`${name}_tenant_id`, from `start`).
+ * Returns where to go on.
+ */
+function templateAt(text: string, start: number, dollar: number, holes: Hole[]): number {
+  const close = text.indexOf('}', dollar + 2);
+  if (close < 0 || close - dollar >= 200 || text.slice(dollar + 2, close).includes('\n')) return dollar + 1;
+  let end = close + 1;
+  while (end < text.length && isIdentChar(text.charCodeAt(end)) && text[end] !== '$') end++;
+  holes.push({ start, end, identifierText: quoteIdentifier(text.slice(start, end)) });
+  return end;
+}
+
+/** Where the C preprocessor directive at `i` ends: its line, and the lines a `\` at the end continues it to. */
+function cppDirectiveEnd(text: string, i: number, limit: number): number {
+  const lineEnd = (from: number) => {
+    const newline = text.indexOf('\n', from);
+    return newline < 0 || newline > limit ? limit : newline;
+  };
+  let end = lineEnd(i);
+  while (end < limit && /\\\r?$/.test(text.slice(Math.max(i, end - 2), end))) end = lineEnd(end + 1);
+  return end;
+}
+
+/**
+ * The C preprocessor lines of a dollar-quoted body (cpp reads the whole file, strings and bodies too). PL/pgSQL's
+ * own `#variable_conflict`, `#print_strict_params` and `#option` are not among them.
+ */
+function cppLines(text: string, start: number, end: number): [number, number][] {
+  const out: [number, number][] = [];
+  const body = text.slice(start, end);
+  if (!body.includes('#')) return out;
+  const line = /^[ \t]*#/gm;
+  for (let m = line.exec(body); m; m = line.exec(body)) {
+    const hash = start + m.index + m[0].length - 1;
+    if (!CPP_DIRECTIVE.test(text.slice(hash, hash + 16))) continue;
+    const stop = cppDirectiveEnd(text, hash, end);
+    out.push([hash, stop]);
+    line.lastIndex = stop - start;
+  }
+  return out;
 }
 
 /** The name that starts at `start` (letters, digits, `_`), or ''. */
