@@ -16,9 +16,22 @@ export interface ColumnNames {
 }
 
 const snakeCase = (column: string) => column.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+/** Answers kept per vocabulary: the queue model asks about the same few columns many times per statement. */
+const MAX_KNOWN_COLUMNS = 4096;
 function byWords(names: RegExp, folded = true): ColumnNames {
   const withoutUnderscores = folded ? new RegExp(names.source.replace(/_/g, ''), names.flags) : undefined;
-  return { test: (column) => names.test(snakeCase(column)) || (withoutUnderscores !== undefined && !column.includes('_') && withoutUnderscores.test(column.toLowerCase())) };
+  const known = new Map<string, boolean>();
+  return {
+    test(column) {
+      let answer = known.get(column);
+      if (answer === undefined) {
+        answer = names.test(snakeCase(column)) || (withoutUnderscores !== undefined && !column.includes('_') && withoutUnderscores.test(column.toLowerCase()));
+        if (known.size >= MAX_KNOWN_COLUMNS) known.clear();
+        known.set(column, answer);
+      }
+      return answer;
+    },
+  };
 }
 
 /** Attempt counters: River `attempt`, graphile-worker `attempts`, pg-boss `retry_count`, Que `error_count`, pgmq `read_ct`. */

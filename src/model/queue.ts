@@ -215,8 +215,10 @@ function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIn
 }
 
 function readQueueFacts(model: FileModel): QueueFacts {
-  const ref = refMaker(model.text);
   const facts: QueueFacts = { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] };
+  // Every fact below comes of a row write or a function's `select now() + ...`: a file with neither (a migration of DDL) has none.
+  if (!model.sites.some((site) => site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
+  const ref = refMaker(model.text);
   const jobScopes = new Set(model.jobTransactions.map((j) => j.scopeId));
 
   const entries: Entry[] = [];

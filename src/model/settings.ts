@@ -44,16 +44,20 @@ export function isApplicationSetting(name: string): boolean {
 
 /** `globs` replaces the default when given (e.g. ["app.tenant*", "search_path"]). */
 export function tenantSettingMatcher(globs: readonly string[] | undefined): TenantSettingMatcher {
-  if (!globs || globs.length === 0) {
-    const matcher = ((name: string | undefined) => name !== undefined && defaultTenantSetting(name)) as TenantSettingMatcher;
-    Object.defineProperty(matcher, 'describe', { value: 'custom settings, search_path and role' });
-    return matcher;
-  }
+  if (!globs || globs.length === 0) return DEFAULT_TENANT_MATCHER;
+  // Rules ask once per file with their options' one array: its matcher is made once (defineProperty on a new function is not cheap).
+  let matcher = tenantMatchers.get(globs);
+  if (matcher) return matcher;
   const test = globMatcher(globs);
-  const matcher = ((name: string | undefined) => name !== undefined && test(name)) as TenantSettingMatcher;
+  matcher = ((name: string | undefined) => name !== undefined && test(name)) as TenantSettingMatcher;
   Object.defineProperty(matcher, 'describe', { value: globs.join(', ') });
+  tenantMatchers.set(globs, matcher);
   return matcher;
 }
+
+const DEFAULT_TENANT_MATCHER = ((name: string | undefined) => name !== undefined && defaultTenantSetting(name)) as TenantSettingMatcher;
+Object.defineProperty(DEFAULT_TENANT_MATCHER, 'describe', { value: 'custom settings, search_path and role' });
+const tenantMatchers = new WeakMap<readonly string[], TenantSettingMatcher>();
 
 /** The JSON schema of the shared `settings` option. */
 export const settingsOptionSchema = {

@@ -29,6 +29,11 @@ export interface AnalyzeOptions {
    * file's offsets: done while the shared analysis of a short text is copied out, not in a second walk.
    */
   mapSpan?: (span: Span) => Span;
+  /**
+   * Whether the analysis may be kept for the next call with the same text (the default). A whole .sql
+   * file is read once per scan: keeping it would only cost the key and a copy of every statement.
+   */
+  memo?: boolean;
 }
 
 /** Texts above this size are parsed in batches of statements, not at once. */
@@ -48,7 +53,7 @@ const MEMO_MAX_ENTRIES = 4096;
 const memo = new Map<string, SqlAnalysis>();
 
 function memoKey(source: string, options: AnalyzeOptions): string | undefined {
-  if (source.length > MEMO_MAX_CHARS) return undefined;
+  if (source.length > MEMO_MAX_CHARS || options.memo === false) return undefined;
   const holes = options.holes?.length ? JSON.stringify(options.holes) : '';
   return `${options.placeholders ?? 'dollar'}\u0000${options.onlyFacts === true ? 1 : 0}\u0000${holes}\u0000${source}`;
 }

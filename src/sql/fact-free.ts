@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { blockCommentEnd, forEachCodeChar, isIdentChar, regionEnd } from './lexer.ts';
+import { blockCommentEnd, isIdentChar, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -78,6 +78,9 @@ const ACCESS_METHODS = new Set(['btree', 'hash', 'gist', 'spgist', 'gin', 'brin'
 /** Statement words in a routine body: the statements a rule reads (a setting, a row write or lock, transaction control, dynamic SQL). */
 const BODY_STATEMENT_WORDS = new Set(['set', 'reset', 'discard', 'deallocate', 'commit', 'rollback', 'call', 'select', 'insert', 'update', 'delete', 'merge', 'execute']);
 
+/** Whether a string, quoted name, dollar quote or comment may start at this character (regionEnd says whether one does). */
+const opensRegion = (c: number): boolean => c === 39 /* ' */ || c === 34 /* " */ || c === 45 /* - */ || c === 47 /* / */ || c === 36; /* $ */
+
 /** The text's tokens: words, quoted identifiers, literals (strings, dollar-quoted bodies, numbers, $N) and punctuation; comments dropped. */
 function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
   const tokens: Token[] = [];
@@ -87,7 +90,7 @@ function tokensOf(text: string, start: number, end: number, max = Infinity): Tok
     const c = text.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13 || c === 12) {
       i++;
-    } else if ((skipped = regionEnd(text, i, end)) >= 0) {
+    } else if (opensRegion(c) && (skipped = regionEnd(text, i, end)) >= 0) {
       // A string or dollar-quoted body is one literal, a quoted name its text; a comment is nothing.
       if (c === 39 /* ' */ || c === 36 /* $ */) tokens.push({ kind: 'literal', text: c === 39 ? "'" : '$' });
       else if (c === 34 /* " */) tokens.push({ kind: 'quoted', text: text.slice(i + 1, skipped - 1).replace(/""/g, '"') });
@@ -236,11 +239,22 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     start = at;
     first = -1;
   };
-  forEachCodeChar(text, (i) => {
+  // lexer.ts's forEachCodeChar, written out: regionEnd is asked only at the characters that may open a region.
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
     const c = text.charCodeAt(i);
+    if (opensRegion(c)) {
+      const skipped = regionEnd(text, i, length);
+      if (skipped >= 0) {
+        i = skipped;
+        continue;
+      }
+    }
     if (c === 59 /* ; */) end(i + 1);
     else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
-  });
+    i++;
+  }
   end(text.length);
   if (blanked.length === 0) return { text, holes: [...holes], skipped: 0 };
   let out = '';

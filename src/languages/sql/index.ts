@@ -30,10 +30,11 @@ export const sqlFrontEnd: FrontEnd = {
     // Only the statements that can carry a fact are parsed (a migration's CREATE INDEX, GRANT and COMMENT are not), except
     // in a function definition read from a database (`pgq-audit db`): its body's syntax is the point there.
     const onlyFacts = !options.sql?.parseEvery && !file.startsWith('db:');
-    let analysis = analyzeSql(reading.sql, { holes: reading.holes, onlyFacts });
+    // A file's text is analysed once per scan: not kept for a next call (analyze.ts's memo is for host code's queries).
+    let analysis = analyzeSql(reading.sql, { holes: reading.holes, onlyFacts, memo: false });
     // A file with a statement that does not parse is parsed whole, as the tool that runs it would: every statement that
     // does not parse is reported, and a file none of whose statements parses is one fatal message (or not PostgreSQL).
-    if (analysis.errors.length > 0 && analysis.skipped) analysis = analyzeSql(reading.sql, { holes: reading.holes });
+    if (analysis.errors.length > 0 && analysis.skipped) analysis = analyzeSql(reading.sql, { holes: reading.holes, memo: false });
 
     const detection: DialectDetection = options.sql?.dialectDetection ?? 'warn';
     if (analysis.errors.length > 0 && detection !== 'off') {
