@@ -9,7 +9,7 @@ import { before, test } from 'node:test';
 import type { FileModel } from '../../src/model/index.ts';
 import { TYPESCRIPT_EXTENSIONS } from '../../src/languages/extensions.ts';
 import { buildTypeScriptModel, typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
-import { parseTypeScriptProgram, parseWithOxc, parseWithTypeScriptEstree, tooDeepForOxc } from '../../src/languages/typescript/parse.ts';
+import { parseTypeScriptProgram, parseWithOxc, parseWithTypeScriptEstree, tooDeepForOxc, weighsTooDeep } from '../../src/languages/typescript/parse.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
 
 before(() => loadSqlParser());
@@ -129,6 +129,24 @@ test('nesting deep enough to overflow oxc is left to typescript-estree: one pars
     const model = typescriptFrontEnd.parse(text, 'deep.ts', {});
     assert.ok(model.fatal || model.sites.length > 0, `${name}: a model or a parse error`);
   }
+  // A text of up to 1,000 characters is not weighed: no character weighs more than an open bracket's 30 of the 30,000.
+  const heaviest: Record<string, (n: number) => string> = {
+    ...forms,
+    brackets: (n) => '(['.repeat(n),
+    angles: (n) => 'A<'.repeat(n),
+    'chains in brackets': (n) => '?('.repeat(n),
+    'unary in brackets': (n) => '!('.repeat(n),
+    'else in brackets': (n) => 'else('.repeat(n),
+  };
+  for (const [name, make] of Object.entries(heaviest)) {
+    for (let n = 1; make(n).length <= 1_100; n++) {
+      const text = make(n);
+      assert.equal(tooDeepForOxc(text), text.length > 1_000 && weighsTooDeep(text), `${name} x${n}`);
+      if (text.length <= 1_000) assert.equal(weighsTooDeep(text), false, `${name} x${n}: ${text.length} characters weigh too little`);
+    }
+  }
+  assert.equal(weighsTooDeep('('.repeat(1_000)), false, 'the heaviest 1,000 characters are not too deep');
+  assert.equal(weighsTooDeep('('.repeat(1_001)), true, 'one more is');
   // Depth is measured, not counted: a bundle-sized file full of ?, =>, else, if and unary operators at shallow depth goes to oxc.
   const shallow = Array.from({ length: 20_000 }, (_, i) => `const notify${i} = (a) => a ? !a.ok && -a.n < +b : typeof a?.x ?? "(("; if (i < 2) f(/[(]/); else if (a) g(); else h(a => a);`).join('\n');
   assert.ok(shallow.length > 2_000_000);

@@ -76,7 +76,20 @@ const CHAIN_COST = 10;
 const UNARY_COST = 2;
 const MAX_DEPTH_COST = 30_000;
 
+/**
+ * Each character is weighed at most once and at most BRACKET_COST: an open bracket or `<` in its own
+ * term, a chain link (`?`, `=>`), an `else` or a unary operator in the one level opened at its level
+ * while it counts, or in the check at its own level. A text this short is never too deep, and is not
+ * read (most modules are shorter).
+ */
+const NEVER_TOO_DEEP_CHARS = Math.floor(MAX_DEPTH_COST / BRACKET_COST);
+
 export function tooDeepForOxc(text: string): boolean {
+  return text.length > NEVER_TOO_DEEP_CHARS && weighsTooDeep(text);
+}
+
+/** The weighing itself, whatever the length (tooDeepForOxc skips the short texts). */
+export function weighsTooDeep(text: string): boolean {
   /** Per open bracket level: the chain links and else links counted at that level. */
   const chains: number[] = [0];
   const elses: number[] = [0];

@@ -13,7 +13,7 @@ import { children, isFunction, span, unwrap, type FunctionNode, type Node } from
 import { finishConfigs } from './configs.ts';
 import { Env } from './env.ts';
 import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
-import { readImports, valueOfType } from './imports.ts';
+import { importsOf, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { oneDriversHandle, utilityType } from './utility-types.ts';
 import { collectJobTransactions, type SiteMeta } from './jobs.ts';
@@ -134,7 +134,6 @@ export class TsFile implements ExportingModule, FunctionOwner {
   readonly txByKey = new Map<string, Tx>();
   readonly consumed = new WeakSet<Node>();
   readonly awaited = new WeakSet<Node>();
-  readonly constants: ReadonlyMap<string, ConstEntry[]>;
   readonly resolveContext: ResolveContext;
   /** For values bound to SQL: the file's constants, then the literal constants the project's modules export to it. */
   readonly valueContext: ResolveContext;
@@ -157,6 +156,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   resolved: Resolutions = new Map();
   private readonly importValues = new Map<string, Value | undefined>();
   private readonly exportValues = new Map<string, Value | undefined>();
+  private constantIndex?: ReadonlyMap<string, ConstEntry[]>;
   private moduleEnv?: Env;
   private walkOfModule?: Walker;
   /** An imported module is walked when first asked what a name or expression holds (ensureRun). */
@@ -172,10 +172,9 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.text = model.text;
     this.drivers = context.drivers;
     this.functions = new FunctionIndex(program);
-    this.imports = readImports(program, this.drivers);
+    this.imports = importsOf(program, this.drivers);
     this.queryFunctions = options.queryFunctions ?? [];
     this.fileDriver = this.imports.drivers.length === 1 ? this.imports.drivers[0] : 'unknown';
-    this.constants = constantsOf(program);
     this.resolveContext = {
       source: this.text,
       constant: (name, at) => {
@@ -185,6 +184,11 @@ export class TsFile implements ExportingModule, FunctionOwner {
       imported: (name, _at, members) => this.importedText(name, members),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
+  }
+
+  /** The file's consts, indexed when first asked for (a module read for the values of its functions may need none). */
+  get constants(): ReadonlyMap<string, ConstEntry[]> {
+    return (this.constantIndex ??= constantsOf(this.program));
   }
 
   /** The innermost const that binds `name` where `at` is. */

@@ -8,6 +8,18 @@ import type { DriverRegistry } from '../drivers/index.ts';
 import { patternNames, span, stringValue, unwrap, type Node } from '../syntax.ts';
 import type { Imports, TypeMeaning } from './types.ts';
 
+/** What readImports read of each program, per driver registry: a module is read at several import depths, and by the scan. */
+const importsByProgram = new WeakMap<TSESTree.Program, { drivers: DriverRegistry; imports: Imports }>();
+
+/** readImports, once per program and driver registry (nothing changes an Imports once read). */
+export function importsOf(program: TSESTree.Program, drivers: DriverRegistry): Imports {
+  const known = importsByProgram.get(program);
+  if (known?.drivers === drivers) return known.imports;
+  const imports = readImports(program, drivers);
+  importsByProgram.set(program, { drivers, imports });
+  return imports;
+}
+
 /** Imports, `import x = require()` and top-level `const x = require('pg')`. */
 export function readImports(program: TSESTree.Program, drivers: DriverRegistry): Imports {
   const imports: Imports = { names: new Map(), drivers: [], types: new Map(), project: new Map() };
