@@ -80,6 +80,12 @@ export const sqlalchemy: PythonDriver = {
       if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
       return { kind: 'conn', conn };
     }
+    // Session.connection(execution_options={...}): the options apply when the Session procures its connection, at
+    // its first statement; once a statement ran they are ignored (SQLAlchemy warns).
+    if (method === 'connection' && conn.flow.dirty === false) {
+      const level = sessionIsolation(call, walk.file.readContext);
+      if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
+    }
     if (method === 'connection' || method === 'begin' || method === 'begin_nested') return { kind: 'conn', conn };
     return undefined;
   },
@@ -106,6 +112,12 @@ export const sqlalchemy: PythonDriver = {
   orm: sqlalchemyOrm,
   forFile: (file) => ({ prepare: () => readListeners(file) }),
 };
+
+function sessionIsolation(call: { args: Parameters<typeof keyword>[0] }, ctx: ReadContext): Node | undefined {
+  const options = keyword(call.args, 'execution_options');
+  const map = options ? readDict(options, ctx) : undefined;
+  return map && map !== 'unknown' ? map.get('isolation_level') : undefined;
+}
 
 function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
   const args = callParts(callNode, ctx.text)!.args;
