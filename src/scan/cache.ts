@@ -14,7 +14,7 @@
 // is taken from the cache (scan.ts, projectPassKey). Suppressions apply on
 // every scan.
 import { isAscii } from 'node:buffer';
-import { hash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.ts';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -196,7 +196,7 @@ export function cacheFilePath(location: string, cwd: string): string {
 }
 
 export function contentHash(bytes: Uint8Array): string {
-  return hash('sha1', bytes);
+  return nodeCrypto().hash('sha1', bytes);
 }
 
 /**
@@ -241,7 +241,7 @@ export class ContextHasher {
       if (names.includes('.git') || dirname(dir) === dir) break;
       dir = dirname(dir);
     }
-    return parts.length === 0 ? '' : hash('sha1', parts.join('\n'));
+    return parts.length === 0 ? '' : nodeCrypto().hash('sha1', parts.join('\n'));
   }
 
   private list(dir: string): string[] {
@@ -261,7 +261,7 @@ export class ContextHasher {
     let value = this.hashes.get(path);
     if (value === undefined) {
       try {
-        value = hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
+        value = nodeCrypto().hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
       } catch {
         value = 'unreadable';
       }
@@ -297,7 +297,7 @@ export function toolFingerprint(): string {
     }
   };
   for (const folder of folders) walk(join(root, folder));
-  fingerprint = hash('sha1', parts.join('\n'));
+  fingerprint = nodeCrypto().hash('sha1', parts.join('\n'));
   return fingerprint;
 }
 
@@ -341,7 +341,7 @@ export class AnalysisCache {
     config: AnalysisConfig,
     extra: unknown,
   ) {
-    this.key = hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
+    this.key = nodeCrypto().hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
     let stored: CacheFile | undefined;
     try {
       stored = JSON.parse(readAsciiOrUtf8(file)) as CacheFile;

@@ -9,7 +9,7 @@
 // has read everything; a per-file time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
-import { hash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.ts';
 import { resolve } from 'node:path';
 import { ruleMeta } from '../../rules/meta.ts';
 import { UnitResolver } from '../config/units.ts';
@@ -385,7 +385,7 @@ function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, Project
     const unit = unitOf(file);
     lines.push(`${file}\t${key}\t${reported.has(file) ? 1 : 0}\t${unit.root}\t${unit.defaultSchema ?? ''}`);
   }
-  return hash('sha1', lines.join('\n'));
+  return nodeCrypto().hash('sha1', lines.join('\n'));
 }
 
 function fileResult(filePath: string, messages: Finding[] = [], source?: string): FileResult {

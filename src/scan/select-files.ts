@@ -3,7 +3,7 @@
 // are reported, while every file of the project still lends its facts to
 // cross-file rules (so a changed file is judged against the whole project).
 import type * as ChildProcess from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { nodeCrypto } from '../node-crypto.ts';
 import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { relative, resolve, sep } from 'node:path';
@@ -77,7 +77,7 @@ export function parseShard(text: string): Shard {
  * one shard's category do not move to another).
  */
 export function shardOf(path: string, count: number): number {
-  return (createHash('sha1').update(path).digest().readUInt32BE(0) % count) + 1;
+  return (nodeCrypto().createHash('sha1').update(path).digest().readUInt32BE(0) % count) + 1;
 }
 
 /** The top folder of the git work tree holding `dir`, or undefined outside one (or without git). */

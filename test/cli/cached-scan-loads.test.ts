@@ -47,3 +47,25 @@ test('a scan served from the cache loads no rule and no SQL analyzer; a cold one
   assert.ok(cold.includes('src/sql') && cold.some((m) => m.startsWith('rules/')), `a cold scan analyses: ${cold.join(', ')}`);
   assert.deepEqual(heavy(loadedBy(args, dir)), [], 'the second scan takes every file from the cache');
 });
+
+/** The built-in modules one run of the CLI loaded (node:crypto is `crypto`). */
+function builtinsLoadedBy(args: string[], cwd: string): string[] {
+  const record = join(mkdtempSync(join(tmpdir(), 'pgq-builtins-')), 'builtins.txt');
+  const hook = join(repoRoot, 'test/helpers/record-builtins.mjs');
+  const run = runCli(args, { cwd, env: { NODE_OPTIONS: `--import ${hook}`, PGQ_RECORD_BUILTINS: record } });
+  assert.ok(run.code === 0 || run.code === 1, run.stderr);
+  return readFileSync(record, 'utf8').split('\n').filter(Boolean);
+}
+
+test('a scan without --cache loads no node:crypto (nothing hashes); one with --cache does', () => {
+  const dir = project({
+    'db/tenant.sql': BAD_SESSION_SQL,
+    'src/jobs.ts': "import { Pool } from 'pg';\nconst pool = new Pool();\nexport const run = (t: string) => pool.query(\"select set_config('app.tenant', $1, false)\", [t]);\n",
+    'app/jobs.py': "import psycopg\n\n\ndef run(conn, t):\n    conn.execute(\"select set_config('app.tenant', %s, false)\", (t,))\n",
+  });
+  const plain = builtinsLoadedBy(['scan', '.', '--format', 'json'], dir);
+  assert.ok(plain.includes('vm'), `the record holds what the scan loaded: ${plain.join(', ')}`);
+  assert.ok(!plain.includes('crypto'), 'a plain scan hashes nothing');
+  const cached = builtinsLoadedBy(['scan', '.', '--format', 'json', '--cache', '--cache-location', join(dir, 'cache.json')], dir);
+  assert.ok(cached.includes('crypto'), 'the cache keys files by their hash');
+});

@@ -27,6 +27,15 @@ export function children(node: Node): Node[] {
   return out;
 }
 
+/**
+ * The first child named `name`: node.getChild(name) without the cursor and the array of every match
+ * (no node of Lezer's Python grammar is in a group of these names, so the name alone decides).
+ */
+export function childNamed(node: Node, name: string): Node | null {
+  for (let c = node.firstChild; c; c = c.nextSibling) if (c.name === name) return c;
+  return null;
+}
+
 export interface Arg {
   /** Keyword name for `name=value`. */
   name?: string;
@@ -37,24 +46,28 @@ export interface Arg {
 /** The arguments of an ArgList, grouped at its top-level commas. */
 export function argsOf(argList: Node | null | undefined, text: string): Arg[] {
   if (!argList || argList.name !== 'ArgList') return [];
-  const groups: Node[][] = [[]];
-  for (const c of children(argList)) {
-    if (c.name === '(' || c.name === ')') continue;
-    if (c.name === ',') {
-      groups.push([]);
-      continue;
-    }
-    groups[groups.length - 1].push(c);
-  }
   const args: Arg[] = [];
-  for (const group of groups) {
-    if (group.length === 0) continue;
-    const [first, second, third] = group;
+  // Each group between top-level commas is read by its first three nodes; sibling links, no array per group.
+  let first: Node | undefined;
+  let second: Node | undefined;
+  let third: Node | undefined;
+  const flush = () => {
+    if (!first) return;
     if ((first.name === '*' || first.name === '**') && second) args.push({ star: first.name, value: second });
     else if (first.name === 'VariableName' && second?.name === 'AssignOp' && text.slice(second.from, second.to) === '=' && third) {
       args.push({ name: text.slice(first.from, first.to), value: third });
     } else args.push({ value: first });
+    first = second = third = undefined;
+  };
+  for (let c = argList.firstChild; c; c = c.nextSibling) {
+    const kind = c.name;
+    if (kind === 'Comment' || kind === '(' || kind === ')') continue;
+    if (kind === ',') flush();
+    else if (!first) first = c;
+    else if (!second) second = c;
+    else if (!third) third = c;
   }
+  flush();
   return args;
 }
 

@@ -55,9 +55,11 @@ export abstract class CallWalk extends BindingWalk {
   /** Handles every call under `node`, arguments before the call that takes them. */
   protected walkExpressionCalls(node: Node, skipTop: boolean): void {
     const visit = (n: Node, top: boolean) => {
-      if (n.name === 'LambdaExpression' || n.name === 'FunctionDefinition' || n.name === 'ClassDefinition') return;
-      for (const child of children(n)) visit(child, false);
-      if (n.name === 'CallExpression' && !(top && skipTop)) this.handleCall(n);
+      const kind = n.name;
+      if (kind === 'LambdaExpression' || kind === 'FunctionDefinition' || kind === 'ClassDefinition') return;
+      // Sibling links, not children(): no array per node (comments are skipped as children() skips them).
+      for (let child = n.firstChild; child; child = child.nextSibling) if (child.name !== 'Comment') visit(child, false);
+      if (kind === 'CallExpression' && !(top && skipTop)) this.handleCall(n);
     };
     visit(node, true);
   }

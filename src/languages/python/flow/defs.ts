@@ -1,21 +1,21 @@
 // Small readings of Python syntax the walk needs: a def's name, parameters
 // and body, `with` items, decorators, annotations, literal booleans.
-import { children, keyword, positional, unwrap, type Arg, type Node } from '../syntax.ts';
+import { childNamed, children, keyword, positional, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export function defName(def: Node, text: string): string {
-  const id = def.getChild('VariableName');
+  const id = childNamed(def, 'VariableName');
   return id ? text.slice(id.from, id.to) : '<def>';
 }
 
 /** The statements of a def's, class's or compound statement's Body (or of a Body itself). */
 export function bodyStatements(node: Node): Node[] {
-  const body = node.name === 'Body' ? node : node.getChild('Body');
+  const body = node.name === 'Body' ? node : childNamed(node, 'Body');
   if (!body) return [];
   return children(body).filter((c) => c.name !== ':');
 }
 
 export function unwrapDecorated(node: Node): Node | undefined {
-  if (node.name === 'DecoratedStatement') return node.getChild('FunctionDefinition') ?? node.getChild('ClassDefinition') ?? undefined;
+  if (node.name === 'DecoratedStatement') return childNamed(node, 'FunctionDefinition') ?? childNamed(node, 'ClassDefinition') ?? undefined;
   return node;
 }
 
@@ -35,7 +35,7 @@ export interface Parameter {
 }
 
 export function parameters(def: Node, text: string): Parameter[] {
-  const list = def.getChild('ParamList');
+  const list = childNamed(def, 'ParamList');
   if (!list) return [];
   const params: Parameter[] = [];
   let pending: 'star' | 'kwargs' | undefined;

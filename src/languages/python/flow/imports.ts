@@ -119,8 +119,10 @@ export function moduleConstants(tree: Tree, text: string, binders?: readonly Nod
   const count = (node: Node) => {
     if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
       const parts = children(node);
-      const lastOp = parts.map((p) => p.name).lastIndexOf(node.name === 'AssignStatement' ? 'AssignOp' : 'UpdateOp');
-      for (const part of parts.slice(0, Math.max(0, lastOp))) for (const name of boundNames(part, text)) bump(name);
+      const op = node.name === 'AssignStatement' ? 'AssignOp' : 'UpdateOp';
+      let lastOp = parts.length - 1;
+      while (lastOp >= 0 && parts[lastOp].name !== op) lastOp--;
+      for (let i = 0; i < lastOp; i++) bindNames(parts[i], text, bump);
     } else if (node.name === 'ScopeStatement') {
       // `global NAME` in a function: the name can be rebound there, so it is no constant.
       for (const part of children(node)) if (part.name === 'VariableName') assigned.set(text.slice(part.from, part.to), 2);
@@ -128,7 +130,7 @@ export function moduleConstants(tree: Tree, text: string, binders?: readonly Nod
       const parts = children(node);
       for (let i = 0; i < parts.length; i++) {
         if ((node.name === 'WithStatement' && parts[i].name === 'as') || (node.name === 'ForStatement' && parts[i].name === 'for')) {
-          for (const name of boundNames(parts[i + 1], text)) bump(name);
+          bindNames(parts[i + 1], text, bump);
         }
       }
     }
@@ -145,11 +147,11 @@ export function moduleConstants(tree: Tree, text: string, binders?: readonly Nod
   return values;
 }
 
-function boundNames(node: Node | undefined, text: string): string[] {
-  if (!node) return [];
-  if (node.name === 'VariableName') return [text.slice(node.from, node.to)];
-  if (node.name === 'TupleExpression' || node.name === 'ArrayExpression' || node.name === 'ParenthesizedExpression') {
-    return children(node).flatMap((c) => boundNames(c, text));
+/** Each name a target binds (a name, or the names of a tuple, list or parenthesized target), in order. */
+function bindNames(node: Node | undefined, text: string, bind: (name: string) => void): void {
+  if (!node) return;
+  if (node.name === 'VariableName') bind(text.slice(node.from, node.to));
+  else if (node.name === 'TupleExpression' || node.name === 'ArrayExpression' || node.name === 'ParenthesizedExpression') {
+    for (let c = node.firstChild; c; c = c.nextSibling) if (c.name !== 'Comment') bindNames(c, text, bind);
   }
-  return [];
 }

@@ -4,13 +4,21 @@
 // yield), assignments. Each connection's flow (flow/scopes.ts) is copied at
 // a fork and merged where paths meet.
 import { CONNECTION_ATTRIBUTES, instanceOrm, opensOnNewConnection, transactionBlockOf } from '../drivers/index.ts';
-import { callParts, children, dottedName, methodCall, unwrap, type Node } from '../syntax.ts';
+import { callParts, childNamed, children, dottedName, methodCall, unwrap, type Node } from '../syntax.ts';
 import type { WalkInfo } from './bindings.ts';
 import { CallWalk, type Instance } from './calls.ts';
 import { bodyStatements, defName, isContextManager, literalBool, withItems } from './defs.ts';
 import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd, scopeOf } from './scopes.ts';
 import type { Binding, Conn, Flow } from './types.ts';
 import { work } from '../../../work.ts';
+
+/** The yield a statement is: `yield x` on its own, or as the expression of an expression statement. */
+function yieldOf(statement: Node): Node | null {
+  if (statement.name === 'YieldStatement') return statement;
+  if (statement.name !== 'ExpressionStatement') return null;
+  // Not getChild(): every statement of every walked body asks.
+  return childNamed(statement, 'YieldExpression');
+}
 
 export class Walk extends CallWalk {
   /** Walking a @contextmanager at a `with`: stop at its first yield and keep what it yields. */
@@ -33,8 +41,7 @@ export class Walk extends CallWalk {
 
   /** `yield conn` in a @contextmanager: what the caller's `with ... as conn` gets, and its state there. */
   private captureYield(statement: Node): boolean {
-    const yieldNode =
-      statement.name === 'YieldStatement' ? statement : statement.name === 'ExpressionStatement' ? statement.getChild('YieldExpression') : null;
+    const yieldNode = yieldOf(statement);
     if (!yieldNode) return false;
     const value = children(yieldNode).find((c) => c.name !== 'yield');
     this.walkExpression(yieldNode);
@@ -52,8 +59,7 @@ export class Walk extends CallWalk {
    * after the yield does not settle what was written before it.
    */
   private handOut(statement: Node): void {
-    const yieldNode =
-      statement.name === 'YieldStatement' ? statement : statement.name === 'ExpressionStatement' ? statement.getChild('YieldExpression') : null;
+    const yieldNode = yieldOf(statement);
     const value = yieldNode ? unwrap(children(yieldNode).find((c) => c.name !== 'yield')) : undefined;
     const name = value ? dottedName(value, this.text) : undefined;
     const binding = name ? this.lookup(name) : undefined;
@@ -241,7 +247,7 @@ export class Walk extends CallWalk {
 
   /** The calls of a class body's statements, its defs aside; names it binds are the class's, not the module's. */
   private walkClassBodyCalls(node: Node): void {
-    const body = node.getChild('Body');
+    const body = childNamed(node, 'Body');
     if (!body) return;
     for (const statement of bodyStatements(body)) {
       if (statement.name === 'ClassDefinition') this.walkClassBodyCalls(statement);
@@ -330,7 +336,7 @@ export class Walk extends CallWalk {
         this.env.delete(target);
       }
     }
-    const body = node.getChild('Body');
+    const body = childNamed(node, 'Body');
     if (body) this.walkBlock(bodyStatements(body));
     const dead = this.dead;
     this.dead = false;
