@@ -349,7 +349,7 @@ function receiverName(at: Node): string | undefined {
  * statement). A hole that holds a table the walk read (Drizzle's `pgTable('jobs',
  * ...)`) is that table's name, as its builders name it.
  */
-function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string, declared: (node: Node) => string | undefined): void {
+export function nameHoleTables(analysis: SqlAnalysis, holes: ReadonlyMap<number, Node>, source: string, declared: (node: Node) => string | undefined): void {
   if (holes.size === 0) return;
   const rename = (table: string): string => {
     const match = /^(?:(.*)\.)?pgq_param_(\d+)$/.exec(table);
