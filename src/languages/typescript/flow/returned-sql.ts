@@ -14,7 +14,7 @@ import { holeExpressions } from '../params.ts';
 import { analyzeHostText } from '../sql-sites.ts';
 import { resolveText, type ResolveContext } from '../strings.ts';
 import { objectProperty, unwrap, type Node } from '../syntax.ts';
-import { nameHoleTables } from './sites.ts';
+import { nameHoleTables } from '../hole-tables.ts';
 
 interface ReturnedSqlFile {
   readonly program: TSESTree.Program;
