@@ -167,6 +167,8 @@ export interface ResolveContext {
    * module; `members`: the properties read from it (`q.CLAIM` with `import * as q`, `Q.claim` of an exported object).
    */
   imported?(name: string, at: Node, members?: readonly string[]): HostText | undefined;
+  /** Told of each helper function whose returned SQL was read at a call (flow/returned-sql.ts reads the others). */
+  readHelper?(fn: Node): void;
 }
 
 /** What a function returns when that is one expression: an arrow's body, or the single return of its block. */
@@ -196,6 +198,7 @@ function helperText(call: TSESTree.CallExpression, ctx: ResolveContext, depth: n
     else if (p.type === 'AssignmentPattern' && p.left.type === 'Identifier') bindings.set(p.left.name, (call.arguments[i] as Node | undefined) ?? p.right);
   });
   const resolved = resolveText(returned, { ...ctx, bindings, caller: ctx }, depth + 1);
+  if (resolved) ctx.readHelper?.(fn);
   return resolved ? { ...resolved, pinned: span(call) } : undefined;
 }
 

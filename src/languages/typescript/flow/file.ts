@@ -11,6 +11,7 @@ import type { DriverRegistry } from '../drivers/index.ts';
 import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { finishConfigs } from './configs.ts';
+import { returnedSqlSites } from './returned-sql.ts';
 import { Env } from './env.ts';
 import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { importsOf, valueOfType } from './imports.ts';
@@ -134,6 +135,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
   readonly txByKey = new Map<string, Tx>();
   readonly consumed = new WeakSet<Node>();
   readonly awaited = new WeakSet<Node>();
+  readonly readHelpers = new WeakSet<Node>();
   readonly resolveContext: ResolveContext;
   /** For values bound to SQL: the file's constants, then the literal constants the project's modules export to it. */
   readonly valueContext: ResolveContext;
@@ -182,6 +184,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
         return best?.element === undefined ? best?.init : undefined;
       },
       imported: (name, _at, members) => this.importedText(name, members),
+      readHelper: (fn) => this.readHelpers.add(fn),
     };
     this.valueContext = { ...this.resolveContext, constant: (name, at) => this.resolveContext.constant(name, at) ?? this.importedConstant(name) };
   }
@@ -588,6 +591,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     for (const [fn, hook] of this.hooks) {
       for (const site of this.model.sites) if (!site.callback && fn.range[0] <= site.span.start && site.span.end <= fn.range[1]) site.callback = { configId: hook.configId, role: hook.role };
     }
+    returnedSqlSites(this);
     // In source order (module-level pools are made before the walk reaches them).
     for (const entry of this.configs) entry.config.callbacks.sort((a, b) => a.span.start - b.span.start);
     this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);
