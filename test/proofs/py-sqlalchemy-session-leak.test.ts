@@ -4,7 +4,9 @@
 // whether it was committed. Committed (engine.begin(), Session.commit(),
 // AUTOCOMMIT): the next job, setting nothing, reads tenant 1's 20,000 rows.
 // Not committed (engine.connect() left without commit()), SET LOCAL, or a
-// NullPool connection (closed at checkin): no tenant, 0 rows.
+// NullPool connection (closed at checkin): no tenant, 0 rows. An engine a
+// function makes checks out the setting in its own loop, but not in the next
+// call's engine (good-function-engine.py).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -13,10 +15,12 @@ import { runProof, type ProofOutput } from './python/run-python.ts';
 type Seen = { setting: string | null; rows: number };
 let db: TestDatabase;
 let out: ProofOutput<{ bad: Record<string, Seen>; good: Record<string, Seen>; listener_search_path: string }>;
+let functionEngine: ProofOutput<{ after_tenant: Record<string, number>; next_call: Record<string, number> }>;
 
 before(async () => {
   db = await startTestDatabase();
   out = await runProof('session-leak', db.workerUrl, 'sqlalchemy');
+  functionEngine = await runProof('function-engine', db.workerUrl, 'sqlalchemy');
 });
 after(async () => {
   await db?.stop();
@@ -34,4 +38,9 @@ test('an uncommitted, local or NullPool setting does not reach the next checkout
   assert.deepEqual(out.result.good.run_report_uncommitted, { setting: '', rows: 0 }, 'rolled back at checkin');
   assert.deepEqual(out.result.good.run_job_null_pool, { setting: null, rows: 0 }, 'a new connection: the setting was never set there');
   assert.equal(out.result.listener_search_path, 'public', 'the connect listener re-applies its constant on the reused connection');
+});
+
+test("an engine a function checks out in a loop hands the turn with no tenant the last tenant's connection; a new call's engine does not", { timeout: 180_000 }, () => {
+  assert.deepEqual(functionEngine.result.after_tenant, { '1': 20000, None: 20000 }, 'bad-function-engine.py: the turn without a tenant counts tenant 1');
+  assert.deepEqual(functionEngine.result.next_call, { None: 0, '1': 20000 }, 'the next call makes its own engine: no tenant, no rows');
 });

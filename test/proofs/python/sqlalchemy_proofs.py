@@ -48,12 +48,23 @@ def proof_session_leak(url):
     }
 
 
+def proof_function_engine(url):
+    # The engine a function makes and checks out in a loop: the turn without a tenant gets the connection
+    # the turn before it set tenant 1 on, committed.
+    # A second call makes a new engine: its turn without a tenant, first, sees none, though the first call's
+    # engine still holds the connection with tenant 1 on it (what makes a function's own one-checkout engine safe).
+    bad = load("python/no-session-tenant-setting/bad-function-engine.py", url)
+    after_tenant = bad.count_for_each([1, None])
+    next_call = bad.count_for_each([None, 1])
+    return {"after_tenant": {str(k): v for k, v in after_tenant.items()}, "next_call": {str(k): v for k, v in next_call.items()}}
+
+
 def search_path(engine):
     with engine.connect() as conn:
         return conn.execute(text("select current_setting('search_path')")).scalar()
 
 
-PROOFS = {"session-leak": proof_session_leak}
+PROOFS = {"session-leak": proof_session_leak, "function-engine": proof_function_engine}
 
 
 def main():

@@ -18,6 +18,7 @@ import { moduleConstants, qualifiedName, readImports, type Imports } from './imp
 import { collectJobTransactions } from './jobs.ts';
 import { MAX_MODULES, classConstant, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { handedInPoolConfig } from './project-pools.ts';
+import { usedOnceByItsFunction } from './local-pools.ts';
 import { perTenantMaker, tenantFactoryCall } from './tenant-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
 import { resolveText, type HostText, type ResolveContext } from './strings.ts';
@@ -347,6 +348,7 @@ class PythonFile implements EngineFile {
       if (!maker) continue;
       const entry = readConfig(call, maker, this.readContext);
       if (maker.kind === 'pool' && perTenantMaker(call, this.text)) entry.config.reuse = 'per-tenant';
+      else if (maker.kind === 'pool' && !entry.config.reuse && usedOnceByItsFunction(call, this.text)) entry.config.reuse = 'single-connection';
       this.entries.set(call.from, entry);
       this.model.connections.push(entry.config);
     }
