@@ -105,6 +105,31 @@ function copyOf(value: unknown, copies: Map<object, unknown>, mapSpan: ((span: S
 }
 
 function analyzeText(source: string, options: AnalyzeOptions): SqlAnalysis {
+  return withoutUncheckedBodyErrors(source, analyzeStatements(source, options));
+}
+
+/** `SET check_function_bodies = false` (pg_dump writes it), or the same through set_config. */
+const BODIES_UNCHECKED = /\bset\s+(?:session\s+)?check_function_bodies\s*(?:=|\bto\b)\s*'?(?:false|off|0)\b|set_config\s*\(\s*'check_function_bodies'\s*,\s*'(?:false|off|0)'/i;
+
+/**
+ * After a script turns check_function_bodies off, PostgreSQL creates a
+ * PL/pgSQL or SQL function (one with a quoted body, not BEGIN ATOMIC) without
+ * parsing its body (it fails only when called), so
+ * the file is valid: a body that does not parse there is counted as not read,
+ * not reported as the file's parse error.
+ */
+function withoutUncheckedBodyErrors(source: string, analysis: SqlAnalysis): SqlAnalysis {
+  if (analysis.errors.length === 0 || !/check_function_bodies/i.test(source)) return analysis;
+  const off = BODIES_UNCHECKED.exec(source);
+  if (!off) return analysis;
+  const kept = analysis.errors.filter((e) => !(/^(?:PL\/pgSQL|SQL) body of /.test(e.message) && e.span.start > off.index));
+  if (kept.length === analysis.errors.length) return analysis;
+  analysis.skipped = (analysis.skipped ?? 0) + analysis.errors.length - kept.length;
+  analysis.errors = kept;
+  return analysis;
+}
+
+function analyzeStatements(source: string, options: AnalyzeOptions): SqlAnalysis {
   const analysis: SqlAnalysis = { statements: [], errors: [] };
   const style = options.placeholders ?? 'dollar';
   let text = source;

@@ -4,7 +4,8 @@
 // (fixtures/sql-not-postgresql), none gets a fatal message; those others get
 // one warning each, or none, or a parse error, as sql.dialectDetection says.
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { scan } from '../../src/scan/scan.ts';
@@ -42,6 +43,19 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
       results.filter((r) => r.filePath.startsWith(foreign)).map((r) => r.filePath.slice(foreign.length + 1)).sort(),
       readdirSync(foreign).sort(),
     );
+  });
+
+  test('a function body that does not parse is a parse error unless check_function_bodies was turned off before it', async () => {
+    const text = readFileSync(join(root, 'unchecked-function-bodies.sql'), 'utf8');
+    const dir = mkdtempSync(join(tmpdir(), 'pgq-unchecked-'));
+    // The same file with the SET after the functions: PostgreSQL parses the bodies at CREATE and rejects the first.
+    const setAfter = text.replace('SET check_function_bodies = false;\n', '') + 'SET check_function_bodies = false;\n';
+    writeFileSync(join(dir, 'set-after.sql'), setAfter);
+    const { results } = await scan({ paths: [join(root, 'unchecked-function-bodies.sql'), join(dir, 'set-after.sql')], concurrency: 'off' });
+    const fatal = (name: string) => results.find((r) => r.filePath.endsWith(name))!.messages.filter((m) => m.fatal).map((m) => m.message);
+    assert.deepEqual(fatal('unchecked-function-bodies.sql'), []);
+    assert.equal(fatal('set-after.sql').length, 1);
+    assert.match(fatal('set-after.sql')[0], /PL\/pgSQL body of billing\.close_period/);
   });
 
   test('dialectDetection "quiet" skips them silently, "off" parses them as PostgreSQL', async () => {
