@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { blockCommentEnd, isIdentChar, regionEnd } from './lexer.ts';
+import { blockCommentEnd, forEachCodeChar, isIdentChar, opensRegion, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -77,9 +77,6 @@ const ACCESS_METHODS = new Set(['btree', 'hash', 'gist', 'spgist', 'gin', 'brin'
 
 /** Statement words in a routine body: the statements a rule reads (a setting, a row write or lock, transaction control, dynamic SQL). */
 const BODY_STATEMENT_WORDS = new Set(['set', 'reset', 'discard', 'deallocate', 'commit', 'rollback', 'call', 'select', 'insert', 'update', 'delete', 'merge', 'execute']);
-
-/** Whether a string, quoted name, dollar quote or comment may start at this character (regionEnd says whether one does). */
-const opensRegion = (c: number): boolean => c === 39 /* ' */ || c === 34 /* " */ || c === 45 /* - */ || c === 47 /* / */ || c === 36; /* $ */
 
 /** The text's tokens: words, quoted identifiers, literals (strings, dollar-quoted bodies, numbers, $N) and punctuation; comments dropped. */
 function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
@@ -239,22 +236,11 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     start = at;
     first = -1;
   };
-  // lexer.ts's forEachCodeChar, written out: regionEnd is asked only at the characters that may open a region.
-  const length = text.length;
-  let i = 0;
-  while (i < length) {
+  forEachCodeChar(text, (i) => {
     const c = text.charCodeAt(i);
-    if (opensRegion(c)) {
-      const skipped = regionEnd(text, i, length);
-      if (skipped >= 0) {
-        i = skipped;
-        continue;
-      }
-    }
     if (c === 59 /* ; */) end(i + 1);
     else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
-    i++;
-  }
+  });
   end(text.length);
   if (blanked.length === 0) return { text, holes: [...holes], skipped: 0 };
   let out = '';

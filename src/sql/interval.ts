@@ -205,7 +205,6 @@ export function isNowPlus(node: Node | undefined): boolean {
   return isNow(expr.lexpr) !== isNow(expr.rexpr);
 }
 
-/** A time before now by an amount: `now() - interval '30 seconds'`, `now() - timeout * interval '1 second' - interval '30 seconds'`. */
 /** `now() - t` with `t` a column: the age of a time stamp, as its column and its now() node. */
 export function ageColumn(node: Node | undefined): { column: Node; now: Node } | undefined {
   const expr = withoutCast(node)?.A_Expr;
@@ -214,6 +213,7 @@ export function ageColumn(node: Node | undefined): { column: Node; now: Node } |
   return column?.ColumnRef ? { column, now: expr.lexpr } : undefined;
 }
 
+/** A time before now by an amount: `now() - interval '30 seconds'`, `now() - timeout * interval '1 second' - interval '30 seconds'`. */
 export function isNowMinus(node: Node | undefined): boolean {
   const expr = withoutCast(node)?.A_Expr;
   if (expr?.kind !== 'AEXPR_OP' || expr.name?.[0]?.String?.sval !== '-') return false;

@@ -10,7 +10,7 @@ export function forEachCodeChar(text: string, onCode: (index: number) => number 
   const length = text.length;
   let i = 0;
   while (i < length) {
-    const skipped = regionEnd(text, i, length);
+    const skipped = opensRegion(text.charCodeAt(i)) ? regionEnd(text, i, length) : -1;
     if (skipped >= 0) {
       i = skipped;
       continue;
@@ -19,6 +19,9 @@ export function forEachCodeChar(text: string, onCode: (index: number) => number 
     i = typeof next === 'number' ? next : i + 1;
   }
 }
+
+/** Whether a string, quoted name, dollar quote or comment may start at this character: the only ones regionEnd opens at. */
+export const opensRegion = (c: number): boolean => c === 39 /* ' */ || c === 34 /* " */ || c === 45 /* - */ || c === 47 /* / */ || c === 36; /* $ */
 
 /**
  * Where a string literal, quoted identifier, comment or dollar-quoted body
