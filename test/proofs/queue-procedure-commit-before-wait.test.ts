@@ -36,11 +36,10 @@ async function atFirstPause(procedure: string): Promise<{ archived: number; hold
   const call = caller.query(`call ${procedure}(10)`);
   let seen: { archived: number; holdsXid: boolean } | undefined;
   for (let i = 0; i < 200 && !seen; i++) {
-    const { rows } = await watcher.query(
-      "select backend_xid is not null as holds, (select count(*)::int from receipts_archive) as archived from pg_stat_activity where pid = $1 and wait_event = 'PgSleep'",
-      [pid],
-    );
-    if (rows.length > 0) seen = { archived: rows[0].archived, holdsXid: rows[0].holds };
+    const { rows } = await watcher.query("select backend_xid is not null as holds from pg_stat_activity where pid = $1 and wait_event = 'PgSleep'", [pid]);
+    // The count in a statement of its own, begun after the pause was seen: a snapshot taken with the pause
+    // query could predate the commit just before the pause (the 0.5 s pause outlasts this second query).
+    if (rows.length > 0) seen = { archived: (await watcher.query('select count(*)::int as n from receipts_archive')).rows[0].n, holdsXid: rows[0].holds };
     else await new Promise((r) => setTimeout(r, 20));
   }
   await call;
