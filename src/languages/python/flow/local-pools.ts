@@ -12,7 +12,7 @@
 // out once, outside any loop: no other job can ever be handed the connection a
 // session-level write is left on. The Python side of the TS one-connection
 // script client ('single-connection').
-import { children, type Node } from '../syntax.ts';
+import { children, methodCall, type Node } from '../syntax.ts';
 import { enclosingDef } from './tenant-pools.ts';
 
 /** What a function may do with its pool without sharing it: check one connection out, or dispose of it. */
@@ -51,16 +51,14 @@ export function usedOnceByItsFunction(call: Node, text: string): boolean {
       return;
     }
     if (n.name !== 'VariableName' || n.from === parts[0].from || text.slice(n.from, n.to) !== holder) return;
-    const member = n.parent;
-    const property = member?.name === 'MemberExpression' && member.firstChild?.from === n.from ? member.lastChild : null;
-    const method = property?.name === 'PropertyName' ? text.slice(property.from, property.to) : undefined;
-    const called = member?.parent?.name === 'CallExpression' && member.parent.firstChild?.from === member.from;
-    if (!method || !called) {
+    // Only `holder.method(...)` keeps it the function's: any other use may hand it on.
+    const used = methodCall(n.parent?.parent, text);
+    if (!used || used.object.from !== n.from) {
       shared = true;
       return;
     }
-    if (HARMLESS.has(method)) return;
-    if (!CHECKOUT.has(method) || insideLoop(member, def)) shared = true;
+    if (HARMLESS.has(used.method)) return;
+    if (!CHECKOUT.has(used.method) || insideLoop(used.call.callee, def)) shared = true;
     else checkouts += 1;
   });
   return !shared && checkouts === 1;
