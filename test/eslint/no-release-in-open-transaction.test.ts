@@ -46,6 +46,18 @@ ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-tra
     throw e;
   }
 }`,
+    // A list of statements with no BEGIN, sent in turn: nothing is left open.
+    `${header}const steps = ['VACUUM jobs', 'ANALYZE jobs'];
+export async function run() {
+  const client = await pool.connect();
+  try { for (const sql of steps) await client.query(sql); } finally { client.release(); }
+}`,
+    // The loop's name declared again inside the body: not unrolled (the body's \`sql\` is another value).
+    `${header}const steps = ['BEGIN', 'select 1', 'COMMIT'];
+export async function run(other: string) {
+  const client = await pool.connect();
+  try { for (const sql of steps) { const sql2 = sql; { const sql = other; await client.query(sql); } void sql2; } } finally { client.release(); }
+}`,
     // No transaction at all.
     `${header}const client = await pool.connect();\ntry { await work(client); } finally { client.release(); }`,
     // A rollback before the early return.
@@ -58,6 +70,21 @@ ruleTester.run('no-release-in-open-transaction', pgqRule('no-release-in-open-tra
 }`,
   ],
   invalid: [
+    {
+      // A list of statements sent in turn: BEGIN opens the transaction the failing next statement leaves open.
+      code: `${header}const steps = ['BEGIN', 'CREATE INDEX jobs_by_day ON jobs (created_at)', 'COMMIT'];
+export async function run() {
+  const client = await pool.connect();
+  try {
+    for (const sql of steps) {
+      await client.query(sql);
+    }
+  } finally {
+    client.release();
+  }
+}`,
+      errors: [{ messageId: 'errorPath', line: 12, column: 5 }],
+    },
     {
       // release(failed) where only an 'error' handler sets failed: still undefined when the job fails on its own.
       code: `${header}export async function run() {

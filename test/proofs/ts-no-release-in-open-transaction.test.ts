@@ -4,7 +4,9 @@
 // fixture rolls back first: the next checkout is idle and sees nothing. The same
 // for release(clientError) where only the client's 'error' handler sets
 // clientError (bad-release-event-error.ts): a job that fails on its own leaves
-// it undefined, and node-postgres takes the connection back as it is.
+// it undefined, and node-postgres takes the connection back as it is. And for
+// a list of statements sent in turn (bad-statement-list.ts): the statement
+// after BEGIN fails, and the finally hands back the open transaction.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -15,6 +17,8 @@ let bad: Record<string, any>;
 let good: Record<string, any>;
 let eventBad: Record<string, any>;
 let eventGood: Record<string, any>;
+let listBad: Record<string, any>;
+let listGood: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   defineGlobal('handlers', {
@@ -26,9 +30,11 @@ before(async () => {
   good = await importFixture('no-release-in-open-transaction/good.ts', db.workerUrl);
   eventBad = await importFixture('no-release-in-open-transaction/bad-release-event-error.ts', db.workerUrl);
   eventGood = await importFixture('no-release-in-open-transaction/good-release-event-error.ts', db.workerUrl);
+  listBad = await importFixture('no-release-in-open-transaction/bad-statement-list.ts', db.workerUrl);
+  listGood = await importFixture('no-release-in-open-transaction/good-statement-list.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good, eventBad, eventGood].filter(Boolean));
+  await endPools(...[bad, good, eventBad, eventGood, listBad, listGood].filter(Boolean));
   await db?.stop();
 });
 
@@ -89,4 +95,27 @@ test('good-release-event-error fixture: rolled back before release(clientError),
   assert.deepEqual(await nextCheckout(eventGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
   await assert.rejects(eventGood.inTenantDestroyOnFailure(2, failingWork), /the job failed/);
   assert.deepEqual(await nextCheckout(eventGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+});
+
+/** An error PostgreSQL raised (the index cannot be built: no such column, or the worker does not own the table). */
+const sqlError = (error: { code?: string }) => typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code);
+
+test('bad-statement-list fixture: the statement after BEGIN fails, and the next job on the connection fails in that aborted transaction', async () => {
+  await assert.rejects(listBad.migrate(), sqlError);
+  const client = await listBad.pool.connect();
+  try {
+    // The next job's first statement fails: the connection is still in the migration's aborted transaction.
+    // (getTransactionStatus() is not asked: node-postgres may reject the failed query before it reads the 'E'.)
+    await assert.rejects(client.query('select count(*) from invoices'), /current transaction is aborted/);
+  } finally {
+    await client.query('rollback');
+    client.release();
+  }
+});
+
+test('good-statement-list fixture: rolled back before release, the next checkout is idle; a list with no BEGIN leaves nothing open', async () => {
+  await assert.rejects(listGood.migrate(), sqlError);
+  assert.deepEqual(await nextCheckout(listGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+  await listGood.tidy();
+  assert.deepEqual(await nextCheckout(listGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
 });

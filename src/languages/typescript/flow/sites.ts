@@ -13,6 +13,7 @@ import { analyzeHostText } from '../sql-sites.ts';
 import { constantInit, resolveText, templateText, type HostText } from '../strings.ts';
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
+import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
@@ -20,6 +21,8 @@ import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from '.
 export abstract class Sites extends Bindings {
   /** The state the next throw point leaves with, when it is not the current one (a BEGIN that fails opens nothing). */
   protected throwState?: State;
+  /** In a loop walked once per constant statement: the statement its name holds in this iteration. */
+  private stepBindings?: ReadonlyMap<string, Node>;
 
   release(conn: Conn, call: Call): void {
     if (!this.state.reachable) return;
@@ -193,11 +196,28 @@ export abstract class Sites extends Bindings {
     }
   }
 
+  /** A loop over constant SQL statements (flow/unroll.ts): walks `body` once per statement, in order; false for any other loop. */
+  protected walkedAsSteps(loop: Node, body: () => void): boolean {
+    const unrolled = unrolledLoop(loop, this.file.resolveContext);
+    if (!unrolled) return false;
+    const outer = this.stepBindings;
+    try {
+      for (const step of unrolled.steps) {
+        this.stepBindings = new Map(outer ?? []).set(unrolled.name, step);
+        body();
+      }
+    } finally {
+      this.stepBindings = outer;
+    }
+    return true;
+  }
+
   protected site(query: QueryCall): void {
     let host: HostText | undefined;
+    const ctx = this.file.resolveContext;
     if (query.synthesized) host = query.synthesized;
     else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
-    else host = resolveText(query.text, this.file.resolveContext);
+    else host = resolveText(query.text, this.stepBindings ? { ...ctx, bindings: this.stepBindings, caller: ctx } : ctx);
     if (!host) return;
     if (query.pinnedTo) host = { ...host, pinned: query.pinnedTo };
     const extraHoles = this.file.drivers.of(query.driver)?.holes?.(host.text) ?? [];

@@ -187,6 +187,7 @@ export class Walk extends Handing {
   }
 
   private loop(node: Node, body: () => void, atLeastOnce = false): void {
+    if (this.walkedAsSteps(node, body)) return;
     // Walked once: a flag the body sets may hold either value when it starts again.
     this.forgetFlags(node);
     const before = this.state.clone();
