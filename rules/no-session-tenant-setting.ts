@@ -11,9 +11,13 @@ import {
   tenantSettingMatcher,
   asLevel,
   type FileModel,
+  type FunctionRef,
+  type HandedValue,
+  type ParameterRef,
   type SqlSite,
   type Suggestion,
 } from '../src/model/index.ts';
+import { handedConnections, onlyDedicated } from '../src/model/handed.ts';
 import { crossFileParts, displayPath, type Decision, type FileFacts } from '../src/model/cross-file.ts';
 import { refMaker, type Ref } from '../src/model/queue.ts';
 import type { CallArgument, SettingWrite, StatementFacts } from '../src/sql/index.ts';
@@ -29,7 +33,7 @@ const IDENTITY = new Set(['search_path', 'role', 'session_authorization']);
 
 interface SessionFacts {
   /** What this file shows by itself; a finding in a PostgREST pre-request hook is dropped when the hook is known. */
-  findings: { at: Ref; messageId: string; data: Record<string, string>; routine?: string; suggestion?: Suggestion; namedQuery?: boolean }[];
+  findings: { at: Ref; messageId: string; data: Record<string, string>; routine?: string; suggestion?: Suggestion; namedQuery?: boolean; onParameter?: ParameterRef }[];
   /** Settings the named queries of query files clear (RESET x, set_config(x, '', false)); `*` for RESET ALL and DISCARD ALL. */
   queryResets?: string[];
   /** Routines named by `pgrst.db_pre_request` (ALTER ROLE ... SET): PostgREST runs them at the start of every request. */
@@ -38,6 +42,9 @@ interface SessionFacts {
   levelRoutines: { name: string; at: Ref; setting: string; parameter: string; index: number; defaultLevel?: boolean }[];
   /** Calls of routines, with their literal arguments. */
   calls: { name: string; at: Ref; args: CallArgument[] }[];
+  /** What calls of project functions hand their parameters (TS/JS): which connection a finding `onParameter` runs on. */
+  handedValues: HandedValue[];
+  escapedFunctions: FunctionRef[];
 }
 
 const bare = (name: string) => name.slice(name.lastIndexOf('.') + 1);
@@ -63,7 +70,7 @@ function read(file: FileModel, options: Options): SessionFacts {
   const isTenant = tenantSettingMatcher(options.settings);
   const isRequestScoped = requestScopedMatcher(options.requestSettings);
   const ref = refMaker(file.text);
-  const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [] };
+  const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [], handedValues: file.handedValues ?? [], escapedFunctions: file.escapedFunctions ?? [] };
   for (const { site, statement } of statementsOf(file)) {
     if (isNamedQuery(site)) {
       const resets = queryResetsOf(site, statement);
@@ -93,6 +100,7 @@ function read(file: FileModel, options: Options): SessionFacts {
         ...(routine ? { routine } : {}),
         ...(finding.suggestion ? { suggestion: finding.suggestion } : {}),
         ...(isNamedQuery(site) && !statement.routine ? { namedQuery: true } : {}),
+        ...(finding.onParameter ? { onParameter: finding.onParameter } : {}),
       });
     }
   }
@@ -124,7 +132,8 @@ function queryResetsOf(site: SqlSite, statement: StatementFacts): string[] {
 }
 
 type Judgement =
-  | { kind: 'report'; messageId: keyof typeof messages; data: Record<string, string>; suggestion?: Suggestion }
+  /** `onParameter`: the connection is the one the callers hand in as that parameter; a single-connection client from each of them keeps the write to one job. */
+  | { kind: 'report'; messageId: keyof typeof messages; data: Record<string, string>; suggestion?: Suggestion; onParameter?: ParameterRef }
   | { kind: 'level-from-parameter'; setting: string; parameter: string };
 
 function judge(
@@ -156,7 +165,7 @@ function judge(
       return { kind: 'report', messageId: 'genericSetter', data: { routine: routineName, parameter: resolved.nameChosenBy.name } };
     }
     if (resolved.nameChosenBy.kind === 'caller-parameter' && site.connection.kind !== 'dedicated') {
-      return { kind: 'report', messageId: 'genericHelper', data: { function: site.functionName ?? 'This helper', parameter: resolved.nameChosenBy.name } };
+      return { kind: 'report', messageId: 'genericHelper', data: { function: site.functionName ?? 'This helper', parameter: resolved.nameChosenBy.name }, ...handed(site) };
     }
     return undefined;
   }
@@ -175,15 +184,20 @@ function judge(
   if (resolved.level !== 'session') return undefined;
   if (inRoutine) return { kind: 'report', messageId: 'routine', data };
   if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
-  if (statement.routine) return { kind: 'report', messageId: 'routine', data }; // a DO block, on the file's connection
+  if (statement.routine) return { kind: 'report', messageId: 'routine', data, ...handed(site) }; // a DO block, on the file's connection
   // A .sql file's own search_path and role, at its top or in its own BEGIN ... COMMIT (a migration, a pg_dump).
   if (site.driver === 'sql' && IDENTITY.has(resolved.name) && (site.scope.kind === 'script' || site.scope.kind === 'transaction')) return undefined;
   // Inside the job's transaction the local form is the fix; outside one it would do nothing (no-local-setting-outside-transaction).
   const suggestion = site.scope.kind === 'transaction' ? localForm(file.text, write) : undefined;
   // A flag (app.is_platform_admin = 'false') carries a permission or a mode to the next job, not a tenant.
   const flag = flagValue(resolved.literal);
-  if (flag !== undefined) return { kind: 'report', messageId: 'sessionFlag', data: { ...data, value: flag }, ...(suggestion ? { suggestion } : {}) };
-  return { kind: 'report', messageId: 'session', data, ...(suggestion ? { suggestion } : {}) };
+  if (flag !== undefined) return { kind: 'report', messageId: 'sessionFlag', data: { ...data, value: flag }, ...(suggestion ? { suggestion } : {}), ...handed(site) };
+  return { kind: 'report', messageId: 'session', data, ...(suggestion ? { suggestion } : {}), ...handed(site) };
+}
+
+/** A site on a connection its function's callers hand in (a parameter the front end cannot type): which one is theirs to say. */
+function handed(site: SqlSite): { onParameter?: ParameterRef } {
+  return site.clientParameter ? { onParameter: site.clientParameter } : {};
 }
 
 /** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */
@@ -199,10 +213,15 @@ function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (
   // A query file that also offers the setting's reset: the application pairs them (set at checkout, reset at release,
   // as pgx's BeforeAcquire and AfterRelease do), in code that may not be scanned. Whether it calls the reset is unknown.
   const queryResets = new Set(files.flatMap(({ facts }) => facts.queryResets ?? []));
+  // Which connections the calls these files show hand a parameter: a single-connection client (`new Client()`) from each is one job's.
+  let handedTo: ReturnType<typeof handedConnections> | undefined;
+  const onlyOneJobs = (p: ParameterRef) =>
+    onlyDedicated((handedTo ??= handedConnections({ handedValues: files.flatMap(({ facts }) => facts.handedValues), escapedFunctions: files.flatMap(({ facts }) => facts.escapedFunctions) }))(p));
   const out: Decision[] = [];
   for (const { file, facts } of files) {
     for (const f of facts.findings) {
       if (f.routine && hooks.has(bare(f.routine))) continue; // PostgREST runs it first in every request: its value never reaches another request
+      if (f.onParameter && onlyOneJobs(f.onParameter)) continue;
       if (f.namedQuery && f.data.setting && (queryResets.has(f.data.setting) || queryResets.has('*'))) continue;
       out.push({ file, at: f.at, messageId: f.messageId, data: f.data });
     }
@@ -255,7 +274,8 @@ export default defineRule<Options, SessionFacts>({
   },
   defaultOptions: {},
   // .rpc(: Supabase's call of a routine whose level parameter the call passes.
-  triggers: ['set_config', SET_STATEMENT, '.rpc('],
+  // A module that checks a client out or opens one may hand it to a function whose session write then runs on it.
+  triggers: ['set_config', SET_STATEMENT, '.rpc(', { byLanguage: { typescript: /poolclient|reservedsql|\.(?:connect|reserve)\(\s*\)/i } }],
   hasSuggestions: true,
   check({ file, options, report }) {
     // The per-file part, with the suggestions the facts carry.

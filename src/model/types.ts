@@ -113,6 +113,41 @@ export interface SqlSite {
    * transaction the callers' connection is in at their calls (`connectionCalls`).
    */
   runsOnParameter?: { function: FunctionRef; parameter: number };
+  /**
+   * The site's connection is not known here (a parameter without a driver's
+   * type): it is the one the callers hand in as this parameter, whatever its
+   * transaction state (`handedValues` say which connections they hand).
+   */
+  clientParameter?: ParameterRef;
+}
+
+/** A parameter of a project function, or a property of it (`{ client }` of an options object). */
+export interface ParameterRef {
+  function: FunctionRef;
+  parameter: number;
+  property?: string;
+}
+
+/**
+ * What a call hands a parameter of the function it calls (TS/JS): which
+ * connection, not its transaction state (`connectionCalls` carry that). A
+ * connection of a kind, the caller's own parameter (its callers say), a
+ * function of the project (a callback: a call of the parameter holding it
+ * runs it), or a value the front end cannot tell.
+ */
+export interface HandedValue {
+  /** The function called: a project function, or whatever function a parameter holds (`run(client)`, `run` a callback parameter). */
+  to: { function: FunctionRef } | { heldBy: ParameterRef };
+  argument: number;
+  /** The value is this property of an object literal argument (`migrate({ client })`). */
+  property?: string;
+  /** A spread argument: it may be any parameter from `argument` on. */
+  rest?: true;
+  value:
+    | { kind: 'connection'; use: ConnectionUse['kind'] }
+    | { kind: 'parameter'; of: ParameterRef }
+    | { kind: 'function'; function: FunctionRef }
+    | { kind: 'unknown' };
 }
 
 /** A function of the project: the module that declares it and where its node starts there. */
@@ -311,6 +346,10 @@ export interface FileModel {
   callbackCalls?: CallbackCall[];
   /** Calls of project functions that hand them a connection (TS/JS). */
   connectionCalls?: ConnectionCall[];
+  /** What calls of project functions, and of functions parameters hold, hand their parameters (TS/JS). */
+  handedValues?: HandedValue[];
+  /** Project functions passed to calls the front end cannot follow: they are called with arguments it does not see (TS/JS). */
+  escapedFunctions?: FunctionRef[];
 }
 
 export interface CommentDirective {

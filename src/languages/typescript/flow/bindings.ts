@@ -407,11 +407,13 @@ export abstract class Bindings implements DriverContext {
 
   bindPattern(pattern: Node, value: Value | undefined): void {
     if (pattern.type === 'Identifier') {
+      if (this.env.vars.has(pattern.name)) this.env.rebound.add(pattern.name);
       this.env.vars.set(pattern.name, value);
       this.env.flags.delete(pattern.name);
       return;
     }
     for (const id of patternNames(pattern)) {
+      if (this.env.vars.has(id.name)) this.env.rebound.add(id.name);
       this.env.vars.set(id.name, undefined);
       this.env.flags.delete(id.name);
     }

@@ -1,4 +1,5 @@
 // The names a scope binds, and what each holds as far as the walk can tell.
+import type { FunctionNode } from '../syntax.ts';
 import type { Value } from './types.ts';
 
 export class Env {
@@ -11,7 +12,19 @@ export class Env {
    * states know the flag by (a parameter given such a flag shares its key).
    */
   readonly flags = new Map<string, string>();
-  constructor(readonly parent?: Env) {}
+  /** Names bound again after the function's parameters (assigned, or declared anew in a block): no longer what its caller handed in. */
+  readonly rebound = new Set<string>();
+  /** `fn`: the function this scope is the body of (its parameters are bound here). */
+  constructor(
+    readonly parent?: Env,
+    readonly fn?: FunctionNode,
+  ) {}
+
+  /** The scope that binds a name. */
+  holder(name: string): Env | undefined {
+    for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return env;
+    return undefined;
+  }
 
   isParameter(name: string): boolean {
     for (let env: Env | undefined = this; env; env = env.parent) if (env.vars.has(name)) return env.params.has(name);
@@ -39,6 +52,7 @@ export class Env {
     for (let env: Env | undefined = this; env; env = env.parent) {
       if (env.vars.has(name)) {
         env.vars.set(name, value);
+        env.rebound.add(name);
         return;
       }
     }

@@ -5,14 +5,15 @@
 // callback as the project function that runs it hands it). A parameter is in
 // that entry state until the function moves it (BEGIN, COMMIT) or hands it to
 // a call the walk does not follow. Rules join these facts across files
-// (model `connectionCalls`, `runsOnParameter`, `callbackCalls`).
+// (model `connectionCalls`, `runsOnParameter`, `callbackCalls`). Which
+// connection a parameter holds, whatever its state: client-handing.ts.
 import type { ConnectionCall } from '../../../model/index.ts';
 import { methodOf, span, unwrap, type Call, type Node } from '../syntax.ts';
-import { Sites } from './sites.ts';
+import { ClientHanding } from './client-handing.ts';
 import { allEntry, leftEntry } from './state.ts';
 import type { Conn } from './types.ts';
 
-export abstract class Handing extends Sites {
+export abstract class Handing extends ClientHanding {
   /** A callback's parameters this call runs on or is handed: from here on they are not as the project function handed them. */
   protected touchCallbackParameters(call: Call): void {
     const touched = this.options.callbackOf?.touched;
@@ -31,7 +32,10 @@ export abstract class Handing extends Sites {
    * connections whose state this walk knows). Returns the connections handed.
    */
   protected handedAway(call: Call, record: boolean): Conn[] {
-    if (record) this.handingCall(call);
+    if (record) {
+      this.handingCall(call);
+      this.handValues(call);
+    }
     const handed: Conn[] = [];
     for (const arg of call.arguments) {
       const v = arg.type === 'SpreadElement' ? undefined : this.value(arg);

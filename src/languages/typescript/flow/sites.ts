@@ -15,6 +15,7 @@ import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type C
 import { Bindings } from './bindings.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
+import { parameterOf, receiverOf } from './parameters.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
@@ -255,6 +256,10 @@ export abstract class Sites extends Bindings {
     if (param && query.on?.kind === 'conn' && this.state.reachable && allEntry(this.state.atoms(query.on.conn))) {
       site.runsOnParameter = { function: { module: this.file.model.file, at: param.fn.range[0] }, parameter: param.index };
     }
+    // A receiver the walk cannot tell that is a parameter as the callers hand it in: their connections are its.
+    const receiver = connection.kind === 'unknown' ? receiverOf(query.at) : undefined;
+    const clientParameter = receiver ? parameterOf(this.env, this.file.model.file, receiver) : undefined;
+    if (clientParameter) site.clientParameter = clientParameter;
     const params = hostParams(
       host,
       query.text,
@@ -324,7 +329,7 @@ export abstract class Sites extends Bindings {
   }
 
   /** Where a site runs: its transaction and its connection. */
-  private placement(on: Value | undefined): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
+  protected placement(on: Value | undefined): { scope: Scope; connection: ConnectionUse; tx?: Tx } {
     if (this.options.arrayTx && on === this.options.arrayTx.on) {
       const tx = this.options.arrayTx.tx;
       const configId = 'configId' in on ? on.configId : undefined;

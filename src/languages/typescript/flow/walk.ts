@@ -247,7 +247,7 @@ export class Walk extends Handing {
     const hook = this.file.hooks.get(fn);
     const state = this.state.clone();
     if (!runsNow) for (const conn of state.conns.keys()) state.set(conn, { kind: 'unknown' });
-    const walk = new Walk(this.file, new Env(this.env), state, {
+    const walk = new Walk(this.file, new Env(this.env, fn), state, {
       name: name ?? this.options.name,
       thisEnv: fn.type === 'ArrowFunctionExpression' ? this.options.thisEnv : extra.thisEnv ?? this.options.thisEnv,
       callbackTxs: extra.callbackTxs ?? (runsNow ? this.options.callbackTxs : []),

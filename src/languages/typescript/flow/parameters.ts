@@ -1,0 +1,49 @@
+// Which parameter of an enclosing function a name holds as its callers hand
+// it in (not assigned or declared anew since): the receiver of a site, or an
+// argument handed on, read by what binds it, never by what it is called.
+import type { FunctionRef, ParameterRef } from '../../../model/index.ts';
+import { memberKeyName, methodOf, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import type { Env } from './env.ts';
+
+export const refOf = (module: string, fn: FunctionNode): FunctionRef => ({ module, at: fn.range[0] });
+
+/**
+ * The parameter (or a property of it: `options.client`, or `{ client }`
+ * destructured in the parameter list) of an enclosing function that a name
+ * holds as the caller handed it in: not assigned or declared anew since.
+ */
+export function parameterOf(env: Env, module: string, node: Node | null | undefined): ParameterRef | undefined {
+  const n = unwrap(node);
+  if (n?.type === 'Identifier') return boundParameter(env, module, n.name);
+  if (n?.type !== 'MemberExpression' || n.computed) return undefined;
+  const object = unwrap(n.object);
+  const property = propertyName(n);
+  if (object?.type !== 'Identifier' || property === undefined) return undefined;
+  const whole = boundParameter(env, module, object.name);
+  return whole && whole.property === undefined ? { ...whole, property } : undefined;
+}
+
+function boundParameter(env: Env, module: string, name: string): ParameterRef | undefined {
+  const holder = env.holder(name);
+  const fn = holder?.fn;
+  if (!fn || holder.rebound.has(name)) return undefined;
+  // TypeScript's `this` parameter takes no argument.
+  const params = fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this'));
+  for (const [parameter, param] of params.entries()) {
+    if (param.type === 'Identifier' && param.name === name) return { function: refOf(module, fn), parameter };
+    if (param.type !== 'ObjectPattern') continue;
+    for (const p of param.properties) {
+      if (p.type !== 'Property' || p.computed || p.value.type !== 'Identifier' || p.value.name !== name) continue;
+      const property = memberKeyName(p);
+      return property === undefined ? undefined : { function: refOf(module, fn), parameter, property };
+    }
+  }
+  // A parameter with a default, a rest parameter, a nested pattern: what arrives is not only what the callers hand.
+  return undefined;
+}
+
+/** The receiver a query is sent on: `client` of `client.query(...)`, `sql` of sql`...`. */
+export function receiverOf(at: Node): Node | undefined {
+  if (at.type === 'TaggedTemplateExpression') return at.tag;
+  return at.type === 'CallExpression' ? methodOf(at)?.object : undefined;
+}
