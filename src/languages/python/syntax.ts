@@ -71,6 +71,15 @@ export function argsOf(argList: Node | null | undefined, text: string): Arg[] {
   return args;
 }
 
+/** argsOf(argList).length > 0, without grouping them: some child of the ArgList is more than a parenthesis, a comma or a comment. */
+export function hasArguments(argList: Node): boolean {
+  for (let c = argList.firstChild; c; c = c.nextSibling) {
+    const kind = c.name;
+    if (kind !== 'Comment' && kind !== '(' && kind !== ')' && kind !== ',') return true;
+  }
+  return false;
+}
+
 export function positional(args: Arg[], index: number): Node | undefined {
   return args.filter((a) => !a.name && !a.star)[index]?.value;
 }
