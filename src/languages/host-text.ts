@@ -35,8 +35,9 @@ export class HostTextBuilder {
 
   /** Appends `chars`, every unit of them mapped to the host range [from, to) (one escape, one character). */
   push(chars: string, from: number, to: number): void {
+    // The text in one piece: a string per unit would be a rope of one-unit strings to flatten later.
+    this.text += chars;
     for (let k = 0; k < chars.length; k++) {
-      this.text += chars[k];
       this.starts.push(from);
       this.ends.push(to);
     }

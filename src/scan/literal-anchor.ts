@@ -151,16 +151,18 @@ class LiteralScanner {
       const state = order[at];
       this.lengths[state] = [...(own[state] > 0 ? [own[state]] : []), ...(state === 0 ? [] : this.lengths[fail[state]])];
       this.ending[state] = this.lengths[state].length > 0 ? 1 : 0;
-      for (let byte = 0; byte < 256; byte++) {
-        const lower = byte >= 0x41 && byte <= 0x5a ? byte + 0x20 : byte;
-        const child = children[state].get(lower);
-        if (child !== undefined) {
-          if (byte === lower) {
-            fail[child] = state === 0 ? 0 : this.table[fail[state] * 256 + lower] / 256;
-            order.push(child);
-          }
-          this.table[state * 256 + byte] = child * 256;
-        } else this.table[state * 256 + byte] = state === 0 ? 0 : this.table[fail[state] * 256 + byte];
+      // A byte with no child goes where the failure state goes (the root's: to the root, row 0): the failure
+      // state's row, copied whole, then the children's bytes over it, both cases of a letter.
+      if (state !== 0) this.table.copyWithin(state * 256, fail[state] * 256, fail[state] * 256 + 256);
+      // In byte order, as the breadth-first order has always been.
+      for (const lower of [...children[state].keys()].sort((a, b) => a - b)) {
+        // No byte folds to an upper-case letter: a literal's upper-case character is never reached.
+        if (lower >= 0x41 && lower <= 0x5a) continue;
+        const child = children[state].get(lower)!;
+        fail[child] = state === 0 ? 0 : this.table[fail[state] * 256 + lower] / 256;
+        order.push(child);
+        this.table[state * 256 + lower] = child * 256;
+        if (lower >= 0x61 && lower <= 0x7a) this.table[state * 256 + lower - 0x20] = child * 256;
       }
     }
   }

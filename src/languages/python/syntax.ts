@@ -71,6 +71,15 @@ export function argsOf(argList: Node | null | undefined, text: string): Arg[] {
   return args;
 }
 
+/** argsOf(argList).length > 0, without grouping them: some child of the ArgList is more than a parenthesis, a comma or a comment. */
+export function hasArguments(argList: Node): boolean {
+  for (let c = argList.firstChild; c; c = c.nextSibling) {
+    const kind = c.name;
+    if (kind !== 'Comment' && kind !== '(' && kind !== ')' && kind !== ',') return true;
+  }
+  return false;
+}
+
 export function positional(args: Arg[], index: number): Node | undefined {
   return args.filter((a) => !a.name && !a.star)[index]?.value;
 }
@@ -348,7 +357,6 @@ function knownGap(error: Node, text: string): boolean {
  * statement on one logical line, at the same offsets.
  */
 export function repairParenthesizedWith(text: string): string {
-  if (!/\bwith\b/.test(text)) return text;
   let out: string[] | undefined;
   const blank = (open: number, close: number) => {
     out ??= text.split(''); // by UTF-16 unit, as the offsets count: [...text] splits by code point, one off after an emoji
@@ -356,9 +364,7 @@ export function repairParenthesizedWith(text: string): string {
     out[close] = ' ';
     blankLayout(text, open + 1, close, out);
   };
-  const pattern = /(^|[\n;:])[ \t]*(?:async[ \t]+)?with\b[ \t]*/g;
-  for (const match of text.matchAll(pattern)) {
-    const start = (match.index ?? 0) + match[0].length;
+  for (const start of withHeaderStarts(text)) {
     if (text[start] === '(') {
       // with (a as b, c as d):
       const close = matchingParen(text, start);
@@ -373,6 +379,37 @@ export function repairParenthesizedWith(text: string): string {
     }
   }
   return out ? (out as string[]).join('') : text;
+}
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t';
+const opensStatement = (c: string | undefined) => c === '\n' || c === ';' || c === ':';
+const isWordChar = (c: string | undefined) => c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c === '_');
+
+/**
+ * Where each `with` statement's items begin: the offsets after the matches of
+ * /(^|[\n;:])[ \t]*(?:async[ \t]+)?with\b[ \t]*\/g, found from each `with` in the
+ * text (indexOf) and read around it, instead of trying the regex at every offset
+ * of the file. The matches cannot overlap (after its first character a match
+ * holds no [\n;:]), so each `with` is judged on its own.
+ */
+function withHeaderStarts(text: string): number[] {
+  const starts: number[] = [];
+  for (let at = text.indexOf('with'); at >= 0; at = text.indexOf('with', at + 4)) {
+    if (isWordChar(text[at + 4])) continue;
+    let before = at;
+    while (isBlank(text[before - 1])) before--;
+    let opens = before === 0 || opensStatement(text[before - 1]);
+    if (!opens && before < at && before >= 5 && text.startsWith('async', before - 5)) {
+      let first = before - 5;
+      while (isBlank(text[first - 1])) first--;
+      opens = first === 0 || opensStatement(text[first - 1]);
+    }
+    if (!opens) continue;
+    let end = at + 4;
+    while (isBlank(text[end])) end++;
+    starts.push(end);
+  }
+  return starts;
 }
 
 /** Offset of the `:` that ends a compound statement's header starting at `from` (outside brackets and strings). */

@@ -14,6 +14,14 @@ export interface VersionPin {
 }
 
 const cache = new Map<string, VersionPin | null>();
+/** Per folder: it holds .git (where the search for a pin stops). Asked once per folder, as `cache` reads each folder's files once. */
+const gitFolders = new Map<string, boolean>();
+
+function holdsGit(dir: string): boolean {
+  let known = gitFolders.get(dir);
+  if (known === undefined) gitFolders.set(dir, (known = existsSync(join(dir, '.git'))));
+  return known;
+}
 
 /** psycopg (3) as pinned near `file`; undefined when no project file says. */
 export function psycopgPin(file: string): VersionPin | undefined {
@@ -21,7 +29,7 @@ export function psycopgPin(file: string): VersionPin | undefined {
   for (let depth = 0; depth < 12; depth++) {
     const found = pinInDirectory(dir);
     if (found !== null) return found;
-    if (existsSync(join(dir, '.git'))) return undefined;
+    if (holdsGit(dir)) return undefined;
     const parent = dirname(dir);
     if (parent === dir) return undefined;
     dir = parent;
@@ -124,4 +132,5 @@ export function compareVersions(a: string, b: string): number {
 /** Forgets what was read (tests that write project files). */
 export function clearVersionCache(): void {
   cache.clear();
+  gitFolders.clear();
 }

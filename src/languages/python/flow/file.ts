@@ -9,7 +9,7 @@ import type { Driver, FileModel, HostParam, ResetCallback } from '../../../model
 import type { FrontEndOptions } from '../../types.ts';
 import { DRIVERS, SQL_TEXT, annotationOf, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
-import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
+import { callParts, children, dottedName, hasArguments, span, unwrap, type Node } from '../syntax.ts';
 import { annotationType, bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
 import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
@@ -296,7 +296,8 @@ class PythonFile implements EngineFile {
     const called = new Set<number>();
     for (const node of this.index.calls) {
       const call = callParts(node, this.text);
-      if (!call || call.args.length === 0) continue;
+      // Most calls of a file are never asked for their arguments: whether there are any is enough here.
+      if (!call || !hasArguments(call.argList)) continue;
       const def = this.resolveDef(call.callee, node);
       if (def?.name === 'FunctionDefinition') called.add(def.from);
     }

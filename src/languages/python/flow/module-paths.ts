@@ -10,6 +10,17 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 export const UNIT_MARKERS = ['pyproject.toml', 'setup.cfg', 'setup.py', 'manage.py'];
 
 const roots = new Map<string, string>();
+/** Per folder: it holds a unit marker or .git (a unit's root). Asked once per folder, not once per file under it; as long-lived as `roots`. */
+const marked = new Map<string, boolean>();
+
+function isUnitRoot(dir: string): boolean {
+  let known = marked.get(dir);
+  if (known === undefined) {
+    known = UNIT_MARKERS.some((m) => existsSync(join(dir, m))) || existsSync(join(dir, '.git'));
+    marked.set(dir, known);
+  }
+  return known;
+}
 
 /** The project unit a file belongs to: the nearest folder with a marker, else the repository root, else the file's folder. */
 export function projectRoot(file: string): string {
@@ -19,11 +30,7 @@ export function projectRoot(file: string): string {
   let dir = start;
   let found: string | undefined;
   for (let depth = 0; depth < 16; depth++) {
-    if (UNIT_MARKERS.some((m) => existsSync(join(dir, m)))) {
-      found = dir;
-      break;
-    }
-    if (existsSync(join(dir, '.git'))) {
+    if (isUnitRoot(dir)) {
       found = dir;
       break;
     }
@@ -86,4 +93,5 @@ function packageBase(file: string, top: string): string | undefined {
 /** Forgets the project units found (tests that rewrite files). */
 export function clearRoots(): void {
   roots.clear();
+  marked.clear();
 }

@@ -87,19 +87,32 @@ export function numberPlaceholders(host: HostText, style: PlaceholderStyle): Num
   const holeAt = new Set(host.holes.map((h) => h.start));
   const from = (k: number) => host.pinned?.start ?? host.starts[k];
   const to = (k: number) => host.pinned?.end ?? host.ends[k];
+  /** The units [a, b) as they are, each at its own host range: the text in one piece, not a unit at a time. */
+  const flush = (a: number, b: number) => {
+    out.text += text.slice(a, b);
+    for (let m = a; m < b; m++) {
+      out.starts.push(from(m));
+      out.ends.push(to(m));
+    }
+  };
+  /** The units [k, end): runs of text, and each hole a hole. */
+  const copyRange = (k: number, end: number) => {
+    let run = k;
+    for (; k < end; k++) {
+      if (!holeAt.has(k)) continue;
+      flush(run, k);
+      out.hole(from(k), to(k));
+      run = k + 1;
+    }
+    flush(run, end);
+  };
   let k = 0;
   for (const edit of edits) {
-    for (; k < edit.start; k++) {
-      if (holeAt.has(k)) out.hole(from(k), to(k));
-      else out.push(text[k], from(k), to(k));
-    }
+    copyRange(k, edit.start);
     out.push(edit.replacement, from(edit.start), to(edit.end - 1));
     k = edit.end;
   }
-  for (; k < text.length; k++) {
-    if (holeAt.has(k)) out.hole(from(k), to(k));
-    else out.push(text[k], from(k), to(k));
-  }
+  copyRange(k, text.length);
   return { host: { ...host, ...out.done(host.span) }, refs };
 }
 

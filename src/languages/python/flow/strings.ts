@@ -24,6 +24,15 @@ export interface HostText extends BaseHostText {
 
 export { toHost };
 
+/** Appends source[from, to) as it is written, each unit mapped to its own offset: a run of plain characters in one piece. */
+export function pushSourceRun(out: HostTextBuilder, source: string, from: number, to: number): void {
+  out.text += source.slice(from, to);
+  for (let k = from; k < to; k++) {
+    out.starts.push(k);
+    out.ends.push(k + 1);
+  }
+}
+
 class Builder extends HostTextBuilder {
   build(node: Node, composed: boolean): HostText {
     return { ...this.done(span(node)), composed };
@@ -73,8 +82,16 @@ function decodeLiteral(node: Node, text: string, out: Builder, replacement?: (ex
       i += escape.length;
       continue;
     }
-    out.push(c, i, i + 1);
-    i++;
+    // A run of characters that stand for themselves, up to the next one that may not (an escape, a brace, a replacement).
+    const stop = r < replacements.length ? Math.min(end, replacements[r].from) : end;
+    let j = i + 1;
+    while (j < stop) {
+      const d = text[j];
+      if (d === '\\' || (isFormat && (d === '{' || d === '}'))) break;
+      j++;
+    }
+    pushSourceRun(out, text, i, j);
+    i = j;
   }
   return true;
 }
