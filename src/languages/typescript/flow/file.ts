@@ -13,7 +13,7 @@ import { children, isFunction, span, unwrap, type FunctionNode, type Node } from
 import { finishConfigs } from './configs.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Env } from './env.ts';
-import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { moduleLevelExport, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { importsOf, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { oneDriversHandle, utilityType } from './utility-types.ts';
@@ -664,27 +664,3 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
   };
   visit(program, program.range);
 }
-
-/**
- * What a module exports as `name` other than by `export const`: its default export's value (`export default {
- * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }` (or `= QUERIES` where
- * `const QUERIES = { NAME: ... }`), `exports.NAME = ...`.
- */
-function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
-  for (const statement of program.body) {
-    if (statement.type === 'ExportDefaultDeclaration' && name === 'default') {
-      const d = statement.declaration;
-      return d.type === 'FunctionDeclaration' || d.type === 'ClassDeclaration' || d.type === 'TSDeclareFunction' ? undefined : (d as Node);
-    }
-    if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression' || statement.expression.operator !== '=') continue;
-    const { left, right } = statement.expression;
-    const target = commonJsTarget(left as Node);
-    if (target === name) return right as Node;
-    if (target === 'module.exports') {
-      const value = memberInit(commonJsObject(program, right as Node), name);
-      if (value) return value;
-    }
-  }
-  return undefined;
-}
-
