@@ -23,6 +23,7 @@ interface ShapeRow {
   skipped: number;
   importParses?: number;
   reusedParses?: number;
+  importWalks?: number;
   parsed?: number;
 }
 
@@ -76,6 +77,7 @@ export async function runShapesBench(argv: string[]): Promise<{ ok: boolean }> {
       const api = measure('scan-api.mjs', [root, JSON.stringify({ paths: [shape.root], cwd: shape.root, concurrency: 'off' })]);
       row.importParses = api.importParses;
       row.reusedParses = api.reusedParses;
+      row.importWalks = api.importWalks;
       row.parsed = api.stats?.parsed;
       if (!values['no-eslint']) row.eslint = measure('eslint.mjs', [root, shape.root, 'auto', shape.root]);
     }
@@ -110,7 +112,8 @@ export async function runShapesBench(argv: string[]): Promise<{ ok: boolean }> {
     const reused = parses.reusedParses ?? 0;
     console.log(
       `\nmonorepo, one scan in-process: ${parses.parsed} files analysed, ${parses.importParses} parses of imported project modules; ` +
-        `${(parses.parsed ?? 0) - reused + (parses.importParses ?? 0)} TS parses in all (${reused} files analysed on the parse of an import)`,
+        `${(parses.parsed ?? 0) - reused + (parses.importParses ?? 0)} TS parses in all (${reused} files analysed on the parse of an import); ` +
+        `${parses.importWalks ?? '-'} walks of imported modules`,
     );
   }
   return { ok: rows.every((r) => r.fatal === 0) };

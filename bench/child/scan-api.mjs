@@ -15,4 +15,4 @@ const { scan } = await import(pathToFileURL(join(root, 'dist/src/scan/scan.js'))
 const result = await scan(options);
 // Parses of imported project modules, when the scan ran in this thread and the build counts them.
 const modules = await import(pathToFileURL(join(root, 'dist/src/languages/typescript/flow/modules.js')).href);
-note({ stats: result.stats, findings: result.results.reduce((n, r) => n + r.messages.length, 0), importParses: modules.moduleParses?.count, reusedParses: modules.moduleParses?.reused });
+note({ stats: result.stats, findings: result.results.reduce((n, r) => n + r.messages.length, 0), importParses: modules.moduleParses?.count, reusedParses: modules.moduleParses?.reused, importWalks: modules.moduleParses?.walks });

@@ -21,19 +21,29 @@ export function isNode(value: unknown): value is Node {
 
 /** Child nodes in source order (type annotations left out: they hold no SQL). */
 export function children(node: Node): Node[] {
+  // Called for most nodes of every file and imported module: no closure, and a key whose value is
+  // not an object (a name, a flag, a literal's value) is passed over before the set is asked.
   const out: Node[] = [];
+  const record = node as unknown as Record<string, unknown>;
   // Keys mostly come in source order; only some nodes (a template's quasis and expressions) need the sort.
   let ordered = true;
-  const add = (child: Node) => {
-    if (ordered && out.length > 0 && out[out.length - 1].range[0] > child.range[0]) ordered = false;
-    out.push(child);
-  };
-  for (const key in node) {
-    if (SKIP_KEYS.has(key)) continue;
-    const value = (node as unknown as Record<string, unknown>)[key];
+  let last = -Infinity;
+  for (const key in record) {
+    const value = record[key];
+    if (typeof value !== 'object' || value === null || SKIP_KEYS.has(key)) continue;
     if (Array.isArray(value)) {
-      for (const item of value) if (isNode(item)) add(item);
-    } else if (isNode(value)) add(value);
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        if (!isNode(item)) continue;
+        if (item.range[0] < last) ordered = false;
+        last = item.range[0];
+        out.push(item);
+      }
+    } else if (isNode(value)) {
+      if (value.range[0] < last) ordered = false;
+      last = value.range[0];
+      out.push(value);
+    }
   }
   return ordered ? out : out.sort((a, b) => a.range[0] - b.range[0]);
 }

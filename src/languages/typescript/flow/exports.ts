@@ -6,7 +6,7 @@
 // module.exports = api`) and `exports.pool = ...`, and exported type aliases
 // (`export type Db = typeof db`).
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { unfrozen } from '../strings.ts';
+import { memberInit, unfrozen } from '../strings.ts';
 import { isFunction, propertyName, span, unwrap, type Node } from '../syntax.ts';
 import type { TypeMeaning, Value } from './types.ts';
 
@@ -165,3 +165,27 @@ export function readExportedType<M extends ExportingModule>(
   }
   return undefined;
 }
+
+/**
+ * What a module exports as `name` other than by `export const`: its default export's value (`export default {
+ * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }` (or `= QUERIES` where
+ * `const QUERIES = { NAME: ... }`), `exports.NAME = ...`.
+ */
+export function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
+  for (const statement of program.body) {
+    if (statement.type === 'ExportDefaultDeclaration' && name === 'default') {
+      const d = statement.declaration;
+      return d.type === 'FunctionDeclaration' || d.type === 'ClassDeclaration' || d.type === 'TSDeclareFunction' ? undefined : (d as Node);
+    }
+    if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression' || statement.expression.operator !== '=') continue;
+    const { left, right } = statement.expression;
+    const target = commonJsTarget(left as Node);
+    if (target === name) return right as Node;
+    if (target === 'module.exports') {
+      const value = memberInit(commonJsObject(program, right as Node), name);
+      if (value) return value;
+    }
+  }
+  return undefined;
+}
+

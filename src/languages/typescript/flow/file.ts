@@ -13,7 +13,7 @@ import { children, isFunction, span, unwrap, type FunctionNode, type Node } from
 import { finishConfigs } from './configs.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Env } from './env.ts';
-import { commonJsObject, commonJsTarget, readExport, readExportedType, type ExportingModule } from './exports.ts';
+import { moduleLevelExport, readExport, readExportedType, type ExportingModule } from './exports.ts';
 import { importsOf, valueOfType } from './imports.ts';
 import { runnerParameters } from './runner-exports.ts';
 import { oneDriversHandle, utilityType } from './utility-types.ts';
@@ -21,6 +21,7 @@ import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
+import { declaredExport, exportedDeclarations, returnsNoValue } from './declared.ts';
 import { isolatedWork, WorkLimitExceeded } from '../../../work.ts';
 import { type ConfigEntry, type Conn, type FunctionOwner, type Imports, type PoolHook, type TableValue, type Tx, type TxInfo, type TypeMeaning, type Value } from './types.ts';
 
@@ -211,7 +212,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
 
   run(): void {
     this.runState = 'running';
-    const moduleEnv = new Env();
+    // The scope `exported` began for a module of declarations only, with the bindings it made.
+    const moduleEnv = this.moduleEnv ?? new Env();
     const walk = this.context.walker(this, moduleEnv, new State(), undefined);
     this.moduleEnv = moduleEnv;
     this.walkOfModule = walk;
@@ -233,6 +235,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     if (this.runState === 'waiting') {
       try {
         // Its steps are its own (work.ts): the module is walked once per process, for whichever file asks first.
+        moduleParses.walks++;
         isolatedWork(() => this.run());
       } catch {
         // A module whose walk fails holds nothing known, as one that does not parse.
@@ -380,6 +383,16 @@ export class TsFile implements ExportingModule, FunctionOwner {
   /** What this module exports as `name` ('default', or 'module.exports' for a CommonJS require of the whole). */
   exported(name: string): Value | undefined {
     if (this.exportValues.has(name)) return this.exportValues.get(name);
+    // A module of function declarations only exports each as itself, known without its walk (declared.ts).
+    const declared = exportedDeclarations(this.program)?.get(name);
+    if (declared) {
+      const env = (this.moduleEnv ??= new Env());
+      let value = env.vars.get(name);
+      // The binding the walk starts from (walk.ts `statements` hoists a declaration not bound yet), made first here.
+      if (!value) env.vars.set(name, (value = { kind: 'function', node: declared, owner: this, env }));
+      this.exportValues.set(name, value);
+      return value;
+    }
     if (!this.ensureRun()) return undefined;
     this.exportValues.set(name, undefined); // a cycle of re-exports reads as unknown
     const value = readExport(this, name);
@@ -464,6 +477,10 @@ export class TsFile implements ExportingModule, FunctionOwner {
 
   /** What a function returns: the first value its returns hold. A hoisted declaration not walked yet is walked now. */
   returnsOf(fn: FunctionNode, env: unknown): Value | undefined {
+    if (this.runState !== 'running' && declaredExport(this.program, fn)) {
+      // What the walk of a module of declarations only records for it (declared.ts), without the walk where that is nothing.
+      if (returnsNoValue(fn) || !this.ensureRun()) return undefined;
+    }
     if (!this.walked.has(fn) && env instanceof Env) {
       const name = fn.type === 'FunctionDeclaration' ? fn.id?.name : undefined;
       const walk = () => this.context.walker(this, env, new State(), name).nestedFunction(fn, name, false);
@@ -664,27 +681,3 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
   };
   visit(program, program.range);
 }
-
-/**
- * What a module exports as `name` other than by `export const`: its default export's value (`export default {
- * ... }`, `export default QUERIES`), and CommonJS `module.exports = { NAME: ... }` (or `= QUERIES` where
- * `const QUERIES = { NAME: ... }`), `exports.NAME = ...`.
- */
-function moduleLevelExport(program: TSESTree.Program, name: string): Node | undefined {
-  for (const statement of program.body) {
-    if (statement.type === 'ExportDefaultDeclaration' && name === 'default') {
-      const d = statement.declaration;
-      return d.type === 'FunctionDeclaration' || d.type === 'ClassDeclaration' || d.type === 'TSDeclareFunction' ? undefined : (d as Node);
-    }
-    if (statement.type !== 'ExpressionStatement' || statement.expression.type !== 'AssignmentExpression' || statement.expression.operator !== '=') continue;
-    const { left, right } = statement.expression;
-    const target = commonJsTarget(left as Node);
-    if (target === name) return right as Node;
-    if (target === 'module.exports') {
-      const value = memberInit(commonJsObject(program, right as Node), name);
-      if (value) return value;
-    }
-  }
-  return undefined;
-}
-
