@@ -5,7 +5,12 @@
 // migrations (0.5 MB) took 310-340 ms of CPU in a fresh process, 95-115 ms on
 // Liftoff alone; TurboFan's code is faster only after several MB of SQL,
 // more than most projects hold. Set in the CLI only: a program that loads the
-// ESLint plugin or the API keeps its own V8 settings.
-import { setFlagsFromString } from 'node:v8';
+// ESLint plugin or the API keeps its own V8 settings. Made when the wasm is
+// about to be compiled (src/before-wasm.ts): node:v8 is loaded only then.
+import { createRequire } from 'node:module';
+import { beforeWasm } from '../before-wasm.ts';
 
-setFlagsFromString('--liftoff-only');
+beforeWasm(() => {
+  const v8 = createRequire(import.meta.url)('node:v8') as typeof import('node:v8');
+  v8.setFlagsFromString('--liftoff-only');
+});

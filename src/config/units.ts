@@ -51,8 +51,12 @@ export class UnitResolver {
   /** Per folder of a file: the config that governs it, and the unit its files are in unless `units` says. */
   private readonly byFolder = new Map<string, { governing: UnitConfig | undefined; unit?: ProjectUnit }>();
 
-  /** `config`: the one config that governs every file (--config); otherwise each file's nearest. */
-  constructor(private readonly options: { config?: UnitConfig; cwd?: string } = {}) {}
+  /**
+   * `config`: the one config that governs every file (--config); otherwise each file's nearest.
+   * `listed`: folders whose entries the scan's walk listed, each with those of UNIT_MARKERS it
+   * holds (discover.ts): a marker a listed folder lacks is not looked for again.
+   */
+  constructor(private readonly options: { config?: UnitConfig; cwd?: string; listed?: ReadonlyMap<string, readonly string[]> } = {}) {}
 
   unitOf(file: string): ProjectUnit {
     const path = resolve(file);
@@ -141,18 +145,21 @@ export class UnitResolver {
     if (folder) return folder;
     folder = { isRoot: false };
     const cwd = this.options.cwd ?? process.cwd();
-    if (isFile(join(dir, CONFIG_FILE))) {
+    // One stat per marker the folder's listing has (it may be a link, or a folder), or three for a folder not listed.
+    const listed = this.options.listed?.get(dir);
+    const isFile = (name: string) => (listed === undefined || listed.includes(name)) && isRegularFile(join(dir, name));
+    if (isFile(CONFIG_FILE)) {
       folder.config = readConfigFile(join(dir, CONFIG_FILE), cwd);
       folder.isRoot = true;
     }
     const pkgPath = join(dir, 'package.json');
-    if (isFile(pkgPath)) {
+    if (isFile('package.json')) {
       const pkg = readPackageJson(pkgPath);
       if (!folder.config && pkg && PACKAGE_JSON_KEY in pkg) folder.config = readConfigFile(pkgPath, cwd);
       // One that does not parse is still a project's package.json.
       if (!pkg || Object.keys(pkg).some((key) => !MODULE_FORMAT_KEYS.has(key))) folder.isRoot = true;
     }
-    if (isFile(join(dir, 'pyproject.toml'))) folder.isRoot = true;
+    if (isFile('pyproject.toml')) folder.isRoot = true;
     this.folders.set(dir, folder);
     return folder;
   }
@@ -167,7 +174,10 @@ function readPackageJson(path: string): Record<string, unknown> | undefined {
   }
 }
 
-function isFile(path: string): boolean {
+/** The names that make a folder a unit's root (or hold its config): what UnitResolver looks for in each folder. */
+export const UNIT_MARKERS: ReadonlySet<string> = new Set([CONFIG_FILE, 'package.json', 'pyproject.toml']);
+
+function isRegularFile(path: string): boolean {
   try {
     // One stat, not an existsSync before it: every folder above a file with facts asks three times.
     return statSync(path, { throwIfNoEntry: false })?.isFile() ?? false;

@@ -21,6 +21,12 @@ export interface DiscoverOptions {
   /** Extra ignore globs (config `ignores`), relative to each scanned folder. */
   ignores?: readonly string[];
   cwd?: string;
+  /**
+   * Names (lower-case) to look for in every folder the walk lists: each folder listed is set in
+   * `folders` with those of its entries (of any type) that have one of the names, in any case. A folder not in the map was
+   * not listed. The project units' markers (src/config/units.ts) are found so, without a stat.
+   */
+  listing?: { names: ReadonlySet<string>; folders: Map<string, string[]> };
 }
 
 export async function discoverFiles(paths: readonly string[], options: DiscoverOptions): Promise<string[]> {
@@ -58,7 +64,7 @@ export async function discoverFiles(paths: readonly string[], options: DiscoverO
       // Files ignored through a folder above are the whole rule set's to decide, not the file index's.
       above.push({ ...loaded, files: loaded.files || forced, prefix, index: forced ? undefined : loaded.index });
     }
-    walk(absolute, '', above, { extensions, extra, files });
+    walk(absolute, '', above, { extensions, extra, files, listing: options.listing });
   }
   // One folder lists its files sorted already; several inputs may overlap or come in any order.
   return sortedUnique(files);
@@ -111,7 +117,11 @@ interface WalkState {
   extensions: ReadonlySet<string>;
   extra?: (path: string) => boolean;
   files: string[];
+  listing?: DiscoverOptions['listing'];
 }
+
+/** A folder without any of the names looked for (shared: most folders). */
+const NONE_LISTED: string[] = [];
 
 /**
  * One synchronous pass over the tree (the fastest way Node lists many folders): skips
@@ -125,6 +135,15 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
     return; // unreadable folders are skipped, not fatal
+  }
+  if (state.listing) {
+    let found = NONE_LISTED;
+    // Lower-cased: on a file system that ignores case, a stat of the name finds `Package.json` too.
+    for (const entry of entries) {
+      const name = entry.name.toLowerCase();
+      if (state.listing.names.has(name)) found = [...found, name];
+    }
+    state.listing.folders.set(dir, found);
   }
   let here = levels;
   if (entries.some((e) => e.name === '.gitignore' && e.isFile())) {

@@ -12,7 +12,7 @@
 import { nodeCrypto } from '../node-crypto.ts';
 import { resolve } from 'node:path';
 import { ruleMeta } from '../../rules/meta.ts';
-import { UnitResolver } from '../config/units.ts';
+import { UNIT_MARKERS, UnitResolver } from '../config/units.ts';
 import type { LoadedConfig } from '../config/load.ts';
 import { countSeverities, type FileResult, type Finding } from '../engine/findings.ts';
 import { addProjectFindings, runProjectRules, type ProjectFacts, type UnitOf } from '../engine/project-pass.ts';
@@ -138,10 +138,12 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
   const startedAt = Date.now();
   const cwd = options.cwd ?? process.cwd();
   const active = activeRules(options.rules);
-  const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd });
+  // The walk notes which folders hold a unit's marker: the units below are then found without a stat per folder.
+  const listing = { names: UNIT_MARKERS, folders: new Map<string, string[]>() };
+  const discovered = await discoverFiles(options.paths, { extensions: supportedExtensions(), ignores: options.ignores, cwd, listing });
   const { files, all } = selectFiles(discovered, options.selection, cwd);
   // Cross-file rules decide per project unit: a parent folder's scan gives each unit what it gets alone.
-  const units = new UnitResolver({ config: options.unitConfig, cwd });
+  const units = new UnitResolver({ config: options.unitConfig, cwd, listed: listing.folders });
   // Files outside the selection are read only when a cross-file rule needs their facts.
   const reported = new Set(files);
   const collects = active.some((a) => a.rule.crossFile);

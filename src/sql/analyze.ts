@@ -1,7 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts } from './extract.ts';
-import { holdsNoStatement, keepFactStatements } from './fact-free.ts';
+import { holdsNoStatement, keepFactStatements, type FactStatements } from './fact-free.ts';
 import type { Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -130,19 +130,44 @@ function withoutUncheckedBodyErrors(source: string, analysis: SqlAnalysis): SqlA
 }
 
 function analyzeStatements(source: string, options: AnalyzeOptions): SqlAnalysis {
+  if (options.onlyFacts !== true) return parseStatementsOf(source, options);
+  const holes = options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : [];
+  const kept = keepFactStatements(source, holes);
+  // Every statement blanked (a migration of DDL alone): nothing is left to parse.
+  const analysis: SqlAnalysis = kept.skipped > 0 && holdsNoStatement(kept.text) ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
+  analysis.skipped = kept.skipped + (analysis.skipped ?? 0);
+  if (kept.tables.length > 0) analysis.statements = withCreatedTables(analysis.statements, kept.tables, source);
+  return analysis;
+}
+
+/**
+ * The statements of the CREATE TABLEs read from their words (fact-free.ts) put among the parsed
+ * ones, in the order of the text, with the facts and the span a parse gives them. They count as
+ * skipped: a file with a statement that does not parse is parsed whole (languages/sql).
+ */
+function withCreatedTables(parsed: StatementFacts[], tables: FactStatements['tables'], text: string): StatementFacts[] {
+  const out: StatementFacts[] = [];
+  let k = 0;
+  const add = () => {
+    const { start, end, created } = tables[k++];
+    const facts = emptyFacts('CreateStmt', trimSpan(text, { start, end }));
+    facts.createdTable = created;
+    out.push(facts);
+  };
+  // A routine body's statements lie inside their CREATE FUNCTION: none of them is before a table created after it.
+  for (const statement of parsed) {
+    while (k < tables.length && tables[k].start < statement.span.start) add();
+    out.push(statement);
+  }
+  while (k < tables.length) add();
+  return out;
+}
+
+function parseStatementsOf(text: string, options: AnalyzeOptions, keptHoles?: Hole[]): SqlAnalysis {
   const analysis: SqlAnalysis = { statements: [], errors: [] };
   const style = options.placeholders ?? 'dollar';
-  let text = source;
-  let holes = options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : [];
+  const holes = keptHoles ?? (options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : []);
   const onlyFacts = options.onlyFacts === true;
-  if (onlyFacts) {
-    const kept = keepFactStatements(source, holes);
-    text = kept.text;
-    holes = kept.holes;
-    analysis.skipped = kept.skipped;
-    // Every statement blanked (a migration of DDL alone): nothing is left to parse.
-    if (kept.skipped > 0 && holdsNoStatement(text)) return analysis;
-  }
   if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts)) return analysis;
 
   // Recovery and batching: statement by statement, grouped while they parse.

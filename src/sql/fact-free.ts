@@ -216,6 +216,94 @@ function objectName(before: Token | undefined, name: Token): boolean {
   return before.kind === 'punct' && before.text === ')' && word === 'include';
 }
 
+/** Words that are never a table's or a column's name unquoted (PostgreSQL's type_func_name keywords; the reserved ones are in NOT_FUNCTION_NAMES). */
+const NOT_COLUMN_NAMES = new Set([
+  'authorization', 'binary', 'collation', 'concurrently', 'cross', 'current_schema', 'freeze', 'full', 'ilike', 'inner', 'is', 'isnull',
+  'join', 'left', 'like', 'natural', 'notnull', 'outer', 'overlaps', 'right', 'similar', 'tablesample', 'verbose',
+]);
+/** The first word of a table element that is not a column: a table constraint or LIKE (EXCLUDE may also be a column's name: parsed). */
+const TABLE_CONSTRAINT_WORDS = new Set(['constraint', 'primary', 'unique', 'check', 'foreign', 'like']);
+
+/** What CREATE TABLE creates: the table, its schema when qualified, and its columns' names lower-cased (the fact extract.ts reads of it). */
+export interface CreatedTable {
+  table: string;
+  schema?: string;
+  columns: string[];
+}
+
+/** A name as PostgreSQL reads it unchanged (no truncation at 63 bytes, no keyword), lower-cased as the facts have it. */
+function plainName(token: Token | undefined): string | undefined {
+  if (!token || (token.kind !== 'word' && token.kind !== 'quoted')) return undefined;
+  const name = token.text;
+  // ASCII only, so its length is its length in bytes: PostgreSQL truncates a name of 64 bytes or more.
+  if (name.length === 0 || name.length > 63 || !/^[\x20-\x7e]*$/.test(name)) return undefined;
+  if (token.kind === 'word' && (NOT_FUNCTION_NAMES.has(name) || NOT_COLUMN_NAMES.has(name))) return undefined;
+  return name.toLowerCase();
+}
+
+/**
+ * The table a top-level statement, text[start, end), creates, when the
+ * statement is a plain CREATE TABLE name (columns and constraints) whose words
+ * can carry no other fact: what a parse would give, read from its words
+ * alone (a migration's CREATE TABLE costs the most of its parse). Anything
+ * else (AS, OF, PARTITION OF, INHERITS, WITH, a name or element not plainly
+ * one) is left to the parser: undefined.
+ */
+export function createdTableOf(text: string, start = 0, end = text.length): CreatedTable | undefined {
+  // The head first: most statements met here are no CREATE TABLE.
+  const head = tokensOf(text, start, end, 4);
+  if (wordAt(head, 0) !== 'create' || !head.some((t) => t.kind === 'word' && t.text === 'table')) return undefined;
+  const tokens = tokensOf(text, start, end);
+  let n = 1;
+  if (wordAt(tokens, n) === 'global' || wordAt(tokens, n) === 'local') n++;
+  const persistence = wordAt(tokens, n);
+  if (persistence === 'temp' || persistence === 'temporary' || persistence === 'unlogged') n++;
+  if (wordAt(tokens, n++) !== 'table') return undefined;
+  if (wordAt(tokens, n) === 'if' && wordAt(tokens, n + 1) === 'not' && wordAt(tokens, n + 2) === 'exists') n += 3;
+  const first = plainName(tokens[n++]);
+  if (first === undefined) return undefined;
+  let schema: string | undefined;
+  let table = first;
+  if (tokens[n]?.kind === 'punct' && tokens[n].text === '.') {
+    const second = plainName(tokens[n + 1]);
+    if (second === undefined) return undefined;
+    schema = first;
+    table = second;
+    n += 2;
+  }
+  if (tokens[n]?.kind !== 'punct' || tokens[n].text !== '(') return undefined;
+  const open = n;
+  const columns: string[] = [];
+  let depth = 0;
+  let element = open + 1;
+  let close = -1;
+  for (let i = open; i < tokens.length && close < 0; i++) {
+    const t = tokens[i];
+    if (t.kind !== 'punct') continue;
+    if (t.text === '(') {
+      depth++;
+      continue;
+    }
+    const closes = t.text === ')' && --depth === 0;
+    if (!closes && !(t.text === ',' && depth === 1)) continue;
+    if (closes) close = i;
+    // CREATE TABLE t (): a table of no columns.
+    if (closes && i === open + 1) break;
+    // One element, tokens[element, i): a column (its name, then at least its type) or a table constraint.
+    const elementHead = tokens[element];
+    if (i === element) return undefined;
+    if (!(elementHead.kind === 'word' && TABLE_CONSTRAINT_WORDS.has(elementHead.text))) {
+      const column = elementHead.kind === 'word' && elementHead.text === 'exclude' ? undefined : plainName(elementHead);
+      if (column === undefined || i - element < 2) return undefined;
+      columns.push(column);
+    }
+    element = i + 1;
+  }
+  if (close < 0 || tokens.slice(close + 1).some((t) => t.kind !== 'punct' || t.text !== ';')) return undefined;
+  if (mayCarryFact(tokens, 'statement')) return undefined;
+  return schema === undefined ? { table, columns } : { table, schema, columns };
+}
+
 export interface FactStatements {
   /** The text with every statement that carries no fact blanked (newlines kept): offsets stay. */
   text: string;
@@ -223,16 +311,31 @@ export interface FactStatements {
   holes: Hole[];
   /** How many statements were blanked. */
   skipped: number;
+  /** Blanked CREATE TABLE statements and what each creates, in order; `end` is past the statement's `;`, if any. */
+  tables: { start: number; end: number; created: CreatedTable }[];
 }
 
 /** Blanks the statements of `text` that carry no fact, so one parse reads only the others. */
 export function keepFactStatements(text: string, holes: readonly Hole[]): FactStatements {
   const blanked: { start: number; end: number }[] = [];
+  const tables: FactStatements['tables'] = [];
   // Statements end at top-level semicolons (as splitStatements says); most start with a word that settles it.
   let start = 0;
   let first = -1;
+  let h = 0;
   const end = (at: number) => {
-    if (first >= 0 && mayBeFactFree(text, first) && statementCarriesNoFact(text, start, at)) blanked.push({ start, end: at });
+    if (first >= 0 && mayBeFactFree(text, first)) {
+      if (statementCarriesNoFact(text, start, at)) blanked.push({ start, end: at });
+      else {
+        // A CREATE TABLE read from its words (not one a host interpolates into: the parse says what that is).
+        while (h < holes.length && holes[h].start < start) h++;
+        const created = h < holes.length && holes[h].start < at ? undefined : createdTableOf(text, first, at);
+        if (created) {
+          blanked.push({ start, end: at });
+          tables.push({ start: first, end: at, created });
+        }
+      }
+    }
     start = at;
     first = -1;
   };
@@ -242,7 +345,7 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
   });
   end(text.length);
-  if (blanked.length === 0) return { text, holes: [...holes], skipped: 0 };
+  if (blanked.length === 0) return { text, holes: [...holes], skipped: 0, tables };
   let out = '';
   let last = 0;
   for (const span of blanked) {
@@ -255,7 +358,7 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     while (k < blanked.length && blanked[k].end <= hole.start) k++;
     return !(k < blanked.length && hole.start >= blanked[k].start && hole.start < blanked[k].end);
   });
-  return { text: out, holes: kept, skipped: blanked.length };
+  return { text: out, holes: kept, skipped: blanked.length, tables };
 }
 
 /**

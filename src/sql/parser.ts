@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Node } from './extract.ts';
 import { work } from '../work.ts';
+import { prepareWasm } from '../before-wasm.ts';
 
 type PgQuery = typeof import('libpg-query');
 
@@ -18,6 +19,7 @@ export function loadSqlParser(): Promise<void> {
   // it and the files it requires (about 20 ms of a cold scan, on the critical path); the module is
   // the same one either way.
   loaded ??= Promise.resolve().then(async () => {
+    prepareWasm();
     const module = createRequire(import.meta.url)('libpg-query') as PgQuery;
     await module.loadModule();
     pgQuery = module;
@@ -36,6 +38,7 @@ let instances = 0;
  * left to the garbage collector.
  */
 export async function reloadSqlParser(): Promise<void> {
+  prepareWasm();
   const module = (await import(`${import.meta.resolve('libpg-query')}?instance=${++instances}`)) as PgQuery;
   await module.loadModule();
   pgQuery = module;
@@ -54,6 +57,7 @@ export async function reloadSqlParser(): Promise<void> {
  */
 export function startLoadingSqlParser(): Promise<void> {
   if (!loaded) {
+    prepareWasm();
     const require = createRequire(import.meta.url);
     compileWasmNow(require);
     const module = require('libpg-query') as PgQuery;

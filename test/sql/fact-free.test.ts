@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 import { readScript } from '../../src/languages/sql/script.ts';
-import { bodyCarriesNoFact, holdsNoStatement, statementCarriesNoFact } from '../../src/sql/fact-free.ts';
+import { bodyCarriesNoFact, createdTableOf, holdsNoStatement, statementCarriesNoFact } from '../../src/sql/fact-free.ts';
 import { analyzeSql, loadSqlParser, type StatementFacts } from '../../src/sql/index.ts';
 
 await loadSqlParser();
@@ -210,4 +210,70 @@ test('a migration of statements that all carry no fact is analysed to what a par
     [['app.tenant']],
   );
   assert.equal(left.skipped, 3);
+});
+
+describe('CREATE TABLE read from its words', () => {
+  /** Every statement's facts, whole: kind, span and all. */
+  const whole = (text: string, onlyFacts: boolean) => JSON.parse(JSON.stringify(analyzeSql(text, { onlyFacts, memo: false }).statements)) as unknown;
+
+  test('a plain CREATE TABLE is not parsed, and gives the facts and the span a parse gives', () => {
+    const tables = [
+      'create table jobs (id bigserial primary key, status text not null default \'new\', attempts int not null default 0, locked_until timestamptz)',
+      'CREATE TABLE IF NOT EXISTS "Billing"."Jobs" ("Id" bigint, "State" text, CONSTRAINT jobs_pk PRIMARY KEY ("Id"), CHECK ("State" <> \'\'))',
+      'create unlogged table app.queue (id uuid default gen_random_uuid(), payload jsonb, price numeric(10, 2), unique (id), foreign key (id) references app.other (id) on delete cascade)',
+      'create global temporary table scratch (a int, like other including all)',
+      'create table empty ()',
+      'create table t (a int) -- a note after the statement, before its semicolon\n  ',
+      'create table t2 (a int, b text collate "C", c int generated always as (a * 2) stored, d varchar(20) check (d in (\'x\', \'y\')))',
+    ];
+    const text = `-- 0001: tables, between statements a parse reads
+set search_path = app;
+${tables.map((t, i) => `/* ${i} ${'é'.repeat(i)} */ ${t};`).join('\n')}
+create or replace function app_enter(p bigint) returns void language plpgsql as $$ begin perform set_config('app.tenant', p::text, true); end $$;
+create table last_one (id int, status text)`;
+    const some = analyzeSql(text, { onlyFacts: true, memo: false });
+    assert.equal(some.statements.filter((s) => s.kind === 'CreateStmt').length, tables.length + 1);
+    assert.ok((some.skipped ?? 0) >= tables.length + 1, `skipped ${some.skipped}`);
+    assert.deepEqual(whole(text, true), whole(text, false));
+    for (const table of tables) assert.notEqual(createdTableOf(table), undefined, table);
+  });
+
+  test('what is not plainly a column list, or may carry a fact, or is named past what a parse keeps, is parsed', () => {
+    for (const text of [
+      'create table t as select * from jobs for update',
+      'create table t of job_type',
+      'create table t partition of jobs for values in (1)',
+      'create table t (a int) inherits (base)',
+      'create table t (a int) with (fillfactor = 70)',
+      'create table t (a int) partition by range (a)',
+      "create table t (tenant_id int default current_setting('app.tenant')::int)",
+      'create table t (id int default next_job_id())',
+      'create table t (id int default (select max(id) from jobs))',
+      'create table t (exclude text)',
+      'create table t (a int,)',
+      'create table t (a)',
+      'create table t (left int)',
+      'create table select (a int)',
+      'create table a.b.c (a int)',
+      `create table t (${'a'.repeat(64)} int)`,
+      'create table t ("naïve" int)',
+      'create table t ("" int)',
+      'create table t (a int); select 1',
+      'create table {{ .Schema }}.jobs (id int)',
+      'create table t (a int',
+      'create index i on t (a)',
+    ]) {
+      assert.equal(createdTableOf(text), undefined, text);
+    }
+    // A host's interpolation in the statement: the parse says what it is.
+    const reading = readScript('create table :"schema".jobs (id int, status text);\n', 'q.sql');
+    const some = analyzeSql(reading.sql, { holes: reading.holes, onlyFacts: true, memo: false });
+    assert.deepEqual(some.statements, analyzeSql(reading.sql, { holes: reading.holes, memo: false }).statements);
+  });
+
+  test('a broken file is parsed whole: the CREATE TABLE read from its words does not hide a statement that does not parse', () => {
+    const model = sqlFrontEnd.parse('create table jobs (id int, status text);\nselec 1;\n', 'db/migrations/002_jobs.sql', {});
+    assert.deepEqual(model.sqlErrors.map((e) => e.message), ['syntax error at or near "selec"']);
+    assert.ok(model.sites.some((s) => s.analysis.statements.some((st) => st.createdTable?.table === 'jobs')));
+  });
 });

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { validateConfig } from '../../src/config/validate.ts';
-import { UnitResolver } from '../../src/config/units.ts';
+import { UNIT_MARKERS, UnitResolver } from '../../src/config/units.ts';
+import { discoverFiles } from '../../src/scan/discover.ts';
 import { ConfigError } from '../../src/engine/rule-config.ts';
 import { project } from '../cli/project.ts';
 
@@ -43,6 +44,30 @@ test('the nearest package.json, pyproject.toml or pgq-audit config is the unit',
       'scripts/f.sql': '. public',
     },
   );
+});
+
+test("the walk's listing of each folder finds the same units without a stat per folder, and is what the resolver reads", { timeout: 10_000 }, async () => {
+  const dir = project({
+    'package.json': JSON.stringify({ name: 'root' }),
+    'apps/web/PACKAGE.JSON': JSON.stringify({ name: 'web' }),
+    'apps/web/src/a.ts': '',
+    'apps/worker/pyproject.toml/readme.md': 'a folder of that name is no marker',
+    'apps/worker/b.py': '',
+    'apps/db/pgq-audit.config.json': JSON.stringify({ defaultSchema: 'app' }),
+    'apps/db/migrations/c.sql': '',
+  });
+  const listing = { names: UNIT_MARKERS, folders: new Map<string, string[]>() };
+  await discoverFiles([dir], { extensions: ['.ts', '.py', '.sql'], listing });
+  assert.deepEqual(listing.folders.get(join(dir, 'apps/web')), ['package.json']);
+  assert.deepEqual(listing.folders.get(join(dir, 'apps/web/src')), []);
+  assert.deepEqual(listing.folders.get(join(dir, 'apps/worker')), ['pyproject.toml']);
+  const files = ['apps/web/src/a.ts', 'apps/worker/b.py', 'apps/db/migrations/c.sql'];
+  // PACKAGE.JSON is a marker only where the file system ignores case: the stat the listing leads to says which.
+  assert.deepEqual(unitsOf(dir, files, new UnitResolver({ listed: listing.folders })), unitsOf(dir, files));
+  // A folder listed without markers is not looked into again: the listing is what the resolver reads.
+  const unlisted = new Map(listing.folders);
+  unlisted.set(join(dir, 'apps/db'), []);
+  assert.equal(unitsOf(dir, ['apps/db/migrations/c.sql'], new UnitResolver({ listed: unlisted }))['apps/db/migrations/c.sql'], '. public');
 });
 
 test("a config's units: the first matching entry, at the outermost matching folder; files as units; nested configs govern below them", { timeout: 10_000 }, () => {
