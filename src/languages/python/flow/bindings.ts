@@ -168,7 +168,8 @@ export abstract class BindingWalk implements WalkApi {
     const key = `scoped:${factory.entry?.config.id ?? '?'}`;
     const known = this.env.get(key);
     if (known?.kind === 'conn') return known.conn;
-    const conn = this.newConn(factory.driver, use, kind.origin, factory.entry, 'unknown', kind.exitEnds);
+    // Whatever other code did with it before, a statement on it runs in a transaction unless its engine is in autocommit.
+    const conn = this.newConn(factory.driver, use, kind.origin, factory.entry, factory.entry?.config.autocommit ?? 'unknown', kind.exitEnds);
     conn.shared = true;
     this.env.set(key, { kind: 'conn', conn });
     return conn;

@@ -11,7 +11,7 @@
 // 3.0.3 (Debian's python3-flask-sqlalchemy) and measured in
 // test/proofs/py-flask-sqlalchemy.test.ts.
 import { newConfigEntry, readDict } from '../../flow/config.ts';
-import type { Binding, ConfigEntry, Maker, PoolBinding, ReadContext, WalkApi } from '../../flow/types.ts';
+import type { Binding, ConfigEntry, FileApi, Maker, PoolBinding, ReadContext, WalkApi } from '../../flow/types.ts';
 import { callParts, keyword, type Node } from '../../syntax.ts';
 import { dbapiOf, readEngineOptions } from './engines.ts';
 
@@ -64,4 +64,20 @@ export function extensionAttribute(pool: PoolBinding, attribute: string): Bindin
 export function extensionMethod(walk: WalkApi, pool: PoolBinding, method: string): Binding | undefined {
   if (!isExtension(pool) || method !== 'session') return undefined;
   return { kind: 'conn', conn: walk.sessionOf({ entry: pool.entry, scoped: true, driver: pool.driver }) };
+}
+
+const SQLALCHEMY_NAME = /\b(\w+)\.(text|select|update|delete|insert)\s*\(/g;
+
+/**
+ * `db.text(...)`, `db.select(Job)`: the extension's instance stands for the
+ * names of the sqlalchemy module too (3.x's __getattr__, 2.x's copied
+ * attributes), so the file's qualified names read them as SQLAlchemy's. For
+ * an instance made here or imported from a project module.
+ */
+export function aliasExtensions(file: FileApi): void {
+  const owners = new Set([...file.text.matchAll(SQLALCHEMY_NAME)].map((m) => m[1]));
+  for (const name of owners) {
+    const binding = file.globals.get(name) ?? (file.imports.fromImports.has(name) ? file.importedStatic(name) : undefined);
+    if (binding?.kind === 'pool' && binding.entry.maker.name === FLASK_EXTENSION) file.imports.names.set(name, 'sqlalchemy');
+  }
 }

@@ -10,7 +10,7 @@ import { readDict } from '../../flow/config.ts';
 import type { Binding, Conn, ReadContext, WalkApi } from '../../flow/types.ts';
 import { keyword, type CallParts, type Node } from '../../syntax.ts';
 import { readConfig } from './engines.ts';
-import { extensionAttribute, extensionMethod, FLASK_EXTENSION, FLASK_MAKERS, readExtensionConfig } from './flask-sqlalchemy.ts';
+import { aliasExtensions, extensionAttribute, extensionMethod, FLASK_EXTENSION, FLASK_MAKERS, readExtensionConfig } from './flask-sqlalchemy.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { readListeners } from './events.ts';
 import { sqlalchemyOrm } from './orm.ts';
@@ -100,7 +100,12 @@ export const sqlalchemy: PythonDriver = {
     return undefined;
   },
   orm: sqlalchemyOrm,
-  forFile: (file) => ({ prepare: () => readListeners(file) }),
+  forFile: (file) => ({
+    prepare: () => {
+      aliasExtensions(file);
+      readListeners(file);
+    },
+  }),
 };
 
 /** A method of a Session or Connection that gives it back (with options): execution_options(), connection(), begin(). */
