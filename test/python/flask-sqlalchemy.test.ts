@@ -131,3 +131,22 @@ test('a plain scoped_session is read as db.session is: each statement in a trans
   assert.equal(siteWith(model, 'select 2').scope.kind, 'autocommit');
   assert.equal(siteWith(model, 'select 3').scope.kind, 'transaction', 'once a statement ran, the Session keeps its connection and ignores the options');
 });
+
+test('a builder called on a module name (db.select, sa.select) roots its chain: the claim is read as SQL', () => {
+  const model = parse([
+    'import sqlalchemy as sa',
+    'from flask_sqlalchemy import SQLAlchemy',
+    'db = SQLAlchemy()',
+    'class Job(db.Model):',
+    '    __tablename__ = "jobs"',
+    '    id = db.Column(db.Integer, primary_key=True)',
+    '    status = db.Column(db.String)',
+    'def claim():',
+    '    db.session.scalars(db.select(Job).where(Job.status == "queued").limit(1).with_for_update(skip_locked=True)).first()',
+    'def claim_sa():',
+    '    db.session.scalars(sa.select(Job).where(Job.status == "queued").limit(1).with_for_update(skip_locked=True)).first()',
+  ]);
+  const claims = model.sites.filter((s) => s.analysis.statements.some((st) => st.lockingReads.some((r) => r.skipLocked && r.tables.includes('jobs'))));
+  assert.equal(claims.length, 2, model.sites.map((s) => model.text.slice(s.span.start, s.span.end)).join(' | '));
+  for (const site of claims) assert.equal(site.scope.kind, 'transaction');
+});
