@@ -6,11 +6,12 @@
 // pool_size=1 every job gets the same backend. A committed session setting
 // (set_config(..., false), SET, on db.session or db.engine.begin()) is what
 // the next job and the next app context read: tenant 1's 20,000 rows. SET
-// LOCAL / set_config(..., true) in the Session's own transaction, or a
-// NullPool engine, leave nothing: 0 rows. An AUTOCOMMIT connection as the
-// Session's first use, or an AUTOCOMMIT engine, ends the local setting with
-// its own statement: the job reads 0 rows; once the Session has a
-// connection, connection(execution_options=...) is ignored.
+// LOCAL / set_config(..., true) in the Session's own transaction, a SET
+// rolled back by db.session.remove(), or a NullPool engine leave nothing:
+// 0 rows. An AUTOCOMMIT connection as the Session's first use, or an
+// AUTOCOMMIT engine, ends the local setting with its own statement: the job
+// reads 0 rows; once the Session has a connection,
+// connection(execution_options=...) is ignored.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -58,6 +59,7 @@ test('a committed session setting reaches the next job and the next app context:
 test('a local setting in the Session\'s transaction, or a NullPool engine, leaves the next job no tenant', { timeout: 180_000 }, () => {
   assert.deepEqual(leak.result.good.bill, [20000, 0]);
   assert.deepEqual(leak.result.good.archive, [20000, 0]);
+  assert.deepEqual(leak.result.good.removed, [20000, 0], 'a SET never committed is rolled back by db.session.remove()');
   assert.deepEqual(leak.result.good.next_context, [0]);
   assert.deepEqual(leak.result.good.null_pool, [20000, 0]);
 });

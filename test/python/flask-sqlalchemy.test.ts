@@ -150,3 +150,42 @@ test('a builder called on a module name (db.select, sa.select) roots its chain: 
   assert.equal(claims.length, 2, model.sites.map((s) => model.text.slice(s.span.start, s.span.end)).join(' | '));
   for (const site of claims) assert.equal(site.scope.kind, 'transaction');
 });
+
+test('Model.query is db.session.query(Model): the claim on the extension\'s scoped Session, in its transaction', () => {
+  const model = parse([
+    'from flask_sqlalchemy import SQLAlchemy',
+    'db = SQLAlchemy()',
+    'class Job(db.Model):',
+    '    __tablename__ = "jobs"',
+    '    id = db.Column(db.Integer, primary_key=True)',
+    '    status = db.Column(db.String)',
+    'class Plain:',
+    '    query = None',
+    'def claim():',
+    '    job = Job.query.filter_by(status="queued").with_for_update(skip_locked=True).first()',
+    '    Plain.query.filter_by(status="queued").first()',
+    '    db.session.commit()',
+  ]);
+  const [db] = model.connections;
+  const claim = siteWith(model, 'Job.query');
+  assert.deepEqual(claim.connection, { kind: 'pooled-client', configId: db.id });
+  assert.equal(claim.scope.kind, 'transaction');
+  const [read] = claim.analysis.statements.flatMap((s) => s.lockingReads);
+  assert.deepEqual([read.tables, read.skipLocked], [['jobs'], true]);
+  assert.equal(model.sites.length, 1, 'Plain is no model: its query attribute is not read');
+});
+
+test('db.session.remove() closes the Session: what it left open is rolled back, a new transaction follows', () => {
+  const model = parse([
+    ...header,
+    'def job(t):',
+    '    db.session.execute(text("SET app.t = :t"), {"t": t})',
+    '    db.session.remove()',
+    '    db.session.execute(text("select 1"))',
+  ]);
+  const set = siteWith(model, 'SET app.t');
+  const next = siteWith(model, 'select 1');
+  assert.equal(set.scope.kind, 'transaction');
+  assert.equal(next.scope.kind, 'transaction');
+  assert.notDeepEqual(next.scope, set.scope);
+});

@@ -54,6 +54,7 @@ def proof_session_leak(url):
     result["good"] = {
         "bill": good.work([("bill", 1), ("count", None)]),
         "archive": good.work([("archive", 1), ("count", None)]),
+        "removed": good.work([("peek", 1), ("count", None)]),
         "next_context": good.work([("count", None)]),
         "null_pool": good.work_reports([1, None]),
     }

@@ -11,7 +11,7 @@
 // 3.0.3 (Debian's python3-flask-sqlalchemy) and measured in
 // test/proofs/py-flask-sqlalchemy.test.ts.
 import { newConfigEntry, readDict } from '../../flow/config.ts';
-import type { Binding, ConfigEntry, FileApi, Maker, PoolBinding, ReadContext, WalkApi } from '../../flow/types.ts';
+import type { Binding, ConfigEntry, Conn, FileApi, Maker, PoolBinding, ReadContext, WalkApi } from '../../flow/types.ts';
 import { callParts, keyword, type Node } from '../../syntax.ts';
 import { dbapiOf, readEngineOptions } from './engines.ts';
 
@@ -67,6 +67,10 @@ export function extensionMethod(walk: WalkApi, pool: PoolBinding, method: string
 }
 
 const SQLALCHEMY_NAME = /\b(\w+)\.(text|select|update|delete|insert)\s*\(/g;
+const EXTENSION_USE = /\b(\w+)\.(session|Model|engine)\b/g;
+
+/** The extensions a file makes or imports (read by aliasExtensions). */
+const extensions = new WeakMap<FileApi, ConfigEntry[]>();
 
 /**
  * `db.text(...)`, `db.select(Job)`: the extension's instance stands for the
@@ -75,9 +79,24 @@ const SQLALCHEMY_NAME = /\b(\w+)\.(text|select|update|delete|insert)\s*\(/g;
  * an instance made here or imported from a project module.
  */
 export function aliasExtensions(file: FileApi): void {
-  const owners = new Set([...file.text.matchAll(SQLALCHEMY_NAME)].map((m) => m[1]));
+  const aliased = new Set([...file.text.matchAll(SQLALCHEMY_NAME)].map((m) => m[1]));
+  const owners = new Set([...aliased, ...[...file.text.matchAll(EXTENSION_USE)].map((m) => m[1])]);
+  const found: ConfigEntry[] = [];
   for (const name of owners) {
     const binding = file.globals.get(name) ?? (file.imports.fromImports.has(name) ? file.importedStatic(name) : undefined);
-    if (binding?.kind === 'pool' && binding.entry.maker.name === FLASK_EXTENSION) file.imports.names.set(name, 'sqlalchemy');
+    if (binding?.kind !== 'pool' || binding.entry.maker.name !== FLASK_EXTENSION) continue;
+    found.push(binding.entry);
+    if (aliased.has(name)) file.imports.names.set(name, 'sqlalchemy');
   }
+  extensions.set(file, found);
+}
+
+/**
+ * `Job.query`: Flask-SQLAlchemy's `db.session.query(Job)` (a query_property
+ * of the scoped Session): the Session of the file's one extension; when the
+ * file names none or several, a scoped Session of an engine not known.
+ */
+export function modelQuerySession(walk: WalkApi): Conn {
+  const found = extensions.get(walk.file) ?? [];
+  return walk.sessionOf({ entry: found.length === 1 ? found[0] : undefined, scoped: true, driver: 'sqlalchemy' });
 }

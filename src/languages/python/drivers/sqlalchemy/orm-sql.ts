@@ -161,6 +161,12 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     modelArg = positional(chain.steps[0].args, 0);
     steps = chain.steps.slice(1);
     rootCall = chain.steps[0].node;
+  } else if (chain && isModelQuery(chain.root, ctx)) {
+    // Model.query: session.query(Model) on the scoped Session (Flask-SQLAlchemy's, or a query_property).
+    kind = 'query';
+    modelArg = chain.root.firstChild!;
+    steps = chain.steps;
+    rootCall = chain.root;
   } else {
     const root = chain ? chain.root : expr;
     if (root.name !== 'CallExpression') return undefined;
@@ -206,6 +212,13 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     return undefined;
   }
   return w.build(span(expr));
+}
+
+/** `Job.query`, where Job is a model the code defines: its query property. */
+export function isModelQuery(node: Node, ctx: OrmContext): boolean {
+  if (node.name !== 'MemberExpression' || node.lastChild?.name !== 'PropertyName') return false;
+  if (ctx.text.slice(node.lastChild.from, node.lastChild.to) !== 'query') return false;
+  return !!node.firstChild && ctx.model(node.firstChild) !== undefined;
 }
 
 /** SELECT <column or *> FROM t WHERE ... [LIMIT 1] FOR UPDATE [SKIP LOCKED]: a select() chain. */
