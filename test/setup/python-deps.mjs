@@ -1,5 +1,5 @@
 // The Python proofs drive Debian's own packages (psycopg 3, psycopg_pool,
-// psycopg2, SQLAlchemy, asyncpg, Django, aiopg, databases; pip and flit_core to install
+// psycopg2, SQLAlchemy, asyncpg, Django, aiopg, databases, Flask-SQLAlchemy; pip and flit_core to install
 // python/) with Debian's /usr/bin/python3. On a
 // fresh machine they are not installed, and the test command must not need
 // root: the .deb files are fetched with `apt-get download` and unpacked with
@@ -35,6 +35,14 @@ export const PACKAGES = {
   'python3-async-timeout': 'async_timeout',
   // databases (encode) 0.7.0, over SQLAlchemy 1.4 and the asyncpg or aiopg backend.
   'python3-databases': 'databases',
+  // Flask-SQLAlchemy 3.0 on Flask 2.2 (db.session, a scoped_session over SQLAlchemy 1.4) and what Flask imports.
+  'python3-flask-sqlalchemy': 'flask_sqlalchemy',
+  'python3-flask': 'flask',
+  'python3-werkzeug': 'werkzeug',
+  'python3-jinja2': 'jinja2',
+  'python3-markupsafe': 'markupsafe',
+  'python3-itsdangerous': 'itsdangerous',
+  'python3-click': 'click',
   // `pip install ./python` offline (test/python-guard/package.test.ts): pip, and flit_core, python/'s build backend.
   'python3-pip': 'pip',
   flit: 'flit_core',

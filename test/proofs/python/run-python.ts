@@ -1,6 +1,6 @@
 // Runs one proof of a script in test/proofs/python/ (psycopg_proofs.py by
 // default; sqlalchemy_proofs.py, asyncpg_proofs.py, django_proofs.py,
-// aiopg_proofs.py, databases_proofs.py) with
+// aiopg_proofs.py, databases_proofs.py, flask_sqlalchemy_proofs.py) with
 // Debian's Python (or PGQ_PYTHON) and returns what it measured. The scripts
 // import the fixtures and run their functions. A missing interpreter or a
 // missing package is a failure with the install line, never a skip.
@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const PYTHON = process.env.PGQ_PYTHON ?? '/usr/bin/python3';
-const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool python3-sqlalchemy python3-asyncpg python3-django python3-aiopg python3-databases';
+const INSTALL = 'run the tests with `npm test` (it fetches Debian\'s packages into node_modules/.cache), or apt-get install python3-psycopg python3-psycopg-pool python3-sqlalchemy python3-asyncpg python3-django python3-aiopg python3-databases python3-flask-sqlalchemy';
 
 /** What each proof script imports. */
 const SCRIPTS = {
@@ -18,6 +18,7 @@ const SCRIPTS = {
   django: { file: 'django_proofs.py', modules: ['django', 'psycopg2'] },
   aiopg: { file: 'aiopg_proofs.py', modules: ['aiopg'] },
   databases: { file: 'databases_proofs.py', modules: ['databases', 'aiopg', 'asyncpg'] },
+  flask: { file: 'flask_sqlalchemy_proofs.py', modules: ['flask_sqlalchemy', 'flask', 'sqlalchemy', 'psycopg2'] },
 } as const;
 export type ProofScript = keyof typeof SCRIPTS;
 

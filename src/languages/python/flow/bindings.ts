@@ -128,7 +128,19 @@ export abstract class BindingWalk implements WalkApi {
       this.env.set(name, binding);
       return binding;
     }
-    return undefined;
+    return this.attributeOf(name);
+  }
+
+  /** `db.session`: an attribute of a driver's object that its driver says is another. */
+  private attributeOf(name: string): Binding | undefined {
+    const dot = name.lastIndexOf('.');
+    if (dot <= 0) return undefined;
+    const owner = this.lookup(name.slice(0, dot));
+    if (!owner || owner.kind === 'cursor') return undefined;
+    const driver = owner.kind === 'conn' ? owner.conn.driver : owner.driver;
+    const binding = driverNamed(driver)?.attribute?.(this, owner, name.slice(dot + 1));
+    if (binding) this.env.set(name, binding);
+    return binding;
   }
 
   private instantiate(binding: StaticBinding): Binding {
@@ -156,7 +168,8 @@ export abstract class BindingWalk implements WalkApi {
     const key = `scoped:${factory.entry?.config.id ?? '?'}`;
     const known = this.env.get(key);
     if (known?.kind === 'conn') return known.conn;
-    const conn = this.newConn(factory.driver, use, kind.origin, factory.entry, 'unknown', kind.exitEnds);
+    // Whatever other code did with it before, a statement on it runs in a transaction unless its engine is in autocommit.
+    const conn = this.newConn(factory.driver, use, kind.origin, factory.entry, factory.entry?.config.autocommit ?? 'unknown', kind.exitEnds);
     conn.shared = true;
     this.env.set(key, { kind: 'conn', conn });
     return conn;
@@ -251,7 +264,7 @@ export abstract class BindingWalk implements WalkApi {
     const method = methodCall(expr, this.text);
     if (!method) return undefined;
     const object = this.receiver(method.object, method.method === 'cursor' || method.method === 'execute');
-    if (object?.kind === 'factory') return driverNamed(object.driver)?.factoryMethod?.(this, object, method.method);
+    if (object?.kind === 'factory') return driverNamed(object.driver)?.factoryMethod?.(this, object, method.method, method.call);
     if (object?.kind === 'pool') {
       const checkout = checkoutOf(object.driver, method.method);
       if (checkout) {

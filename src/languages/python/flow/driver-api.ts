@@ -101,7 +101,9 @@ export interface PythonDriver {
   readonly checkouts?: readonly CheckoutRow[];
   /** Other methods of a pool binding (an engine's execution_options): undefined when not a binding. */
   poolMethod?(walk: WalkApi, pool: PoolBinding, method: string, call: CallParts): Binding | undefined;
-  factoryMethod?(walk: WalkApi, factory: Factory, method: string): Binding | undefined;
+  factoryMethod?(walk: WalkApi, factory: Factory, method: string, call: CallParts): Binding | undefined;
+  /** An attribute of one of its objects that is another (Flask-SQLAlchemy's `db.session`, `db.engine`). */
+  attribute?(walk: WalkApi, binding: Binding, attribute: string): Binding | undefined;
   /** A method of a connection that gives a binding (the connection itself, with options). */
   connectionMethod?(walk: WalkApi, conn: Conn, method: string, call: CallParts): Binding | undefined;
 

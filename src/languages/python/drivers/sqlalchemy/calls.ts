@@ -2,7 +2,7 @@
 // select/update/delete builders), exec_driver_sql(), scalars(),
 // session.delete(obj) of an instance the code read. Its pending instance
 // changes are written at commit(), flush() and its next query (autoflush).
-import { executed } from '../../flow/scopes.ts';
+import { ended, executed } from '../../flow/scopes.ts';
 import type { Conn, WalkApi } from '../../flow/types.ts';
 import { deleteInstance } from '../../orm/writer.ts';
 import { sqlalchemyStatement } from './orm-sql.ts';
@@ -16,6 +16,12 @@ const RUNS = new Set(['execute', 'exec', 'scalars', 'scalar', 'stream', 'stream_
 /** True when the call was SQL or a session write; false when it is none of these; undefined for the DBAPI connection's calls. */
 export function connectionCall(walk: WalkApi, node: Node, conn: Conn, name: string, args: Arg[], via: 'conn' | 'cursor'): boolean | undefined {
   if (via !== 'conn' || conn.origin === 'sa.raw') return undefined;
+  // scoped_session.remove() (db.session.remove(), what Flask-SQLAlchemy runs at the app context's teardown): closes
+  // the Session, which rolls back what it left open.
+  if (name === 'remove' && conn.shared && conn.origin === 'sa.session' && args.length === 0) {
+    ended(conn, 'rollback');
+    return true;
+  }
   if (FLUSHES.has(name)) walk.flushInstances(conn);
   if (name === 'exec_driver_sql' || (RUNS.has(name) && args.length > 0)) {
     const argument = sqlArgument(args);

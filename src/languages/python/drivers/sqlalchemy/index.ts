@@ -6,9 +6,11 @@
 // committed one survives to the next checkout. NullPool closes every
 // connection at checkin: nothing is reused. Measured on PostgreSQL 17.10
 // with SQLAlchemy 1.4.46 + psycopg2 2.9.5.
-import { newConfigEntry, keywordMap, readDict } from '../../flow/config.ts';
-import type { ConfigEntry, Maker, ReadContext } from '../../flow/types.ts';
-import { callParts, keyword, positional, unwrap, type Node } from '../../syntax.ts';
+import { readDict } from '../../flow/config.ts';
+import type { Binding, Conn, ReadContext, WalkApi } from '../../flow/types.ts';
+import { keyword, type CallParts, type Node } from '../../syntax.ts';
+import { readConfig } from './engines.ts';
+import { aliasExtensions, extensionAttribute, extensionMethod, FLASK_EXTENSION, FLASK_MAKERS, readExtensionConfig } from './flask-sqlalchemy.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { readListeners } from './events.ts';
 import { sqlalchemyOrm } from './orm.ts';
@@ -23,8 +25,6 @@ const ENGINE_MAKERS = [
   'sqlmodel.create_engine',
 ];
 
-const RESET_REASON = "SQLAlchemy's pool rolls back every connection returned to it (reset on return): committed session settings survive it";
-
 /** Methods of a Connection or Session that send SQL given as their first argument. */
 const METHODS = new Set(['execute', 'exec_driver_sql', 'scalars', 'scalar', 'stream', 'stream_scalars']);
 
@@ -36,8 +36,12 @@ export const sqlalchemy: PythonDriver = {
   modules: ['sqlalchemy', 'sqlmodel'],
   handedIn: SESSION,
   sessions: SESSION,
-  makers: ENGINE_MAKERS.map((path) => ({ path, kind: 'pool' as const, name: path.slice(path.lastIndexOf('.') + 1) })),
-  readConfig,
+  makers: [
+    ...ENGINE_MAKERS.map((path) => ({ path, kind: 'pool' as const, name: path.slice(path.lastIndexOf('.') + 1) })),
+    ...FLASK_MAKERS.map((path) => ({ path, kind: 'pool' as const, name: FLASK_EXTENSION })),
+  ],
+  readConfig: (call, maker, ctx) => (maker.name === FLASK_EXTENSION ? readExtensionConfig(call, maker, ctx) : readConfig(call, maker, ctx)),
+  attribute: (walk, binding, attribute) => (binding.kind === 'pool' ? extensionAttribute(binding, attribute) : undefined),
   annotations: {
     'sqlalchemy.engine.Engine': 'pool',
     'sqlalchemy.Engine': 'pool',
@@ -64,31 +68,17 @@ export const sqlalchemy: PythonDriver = {
     { method: 'raw_connection', origin: 'sa.raw', autocommit: false },
   ],
   poolMethod(walk, pool, method, call) {
-    if (method !== 'execution_options') return undefined;
+    if (method !== 'execution_options') return extensionMethod(walk, pool, method);
     const level = keyword(call.args, 'isolation_level');
     return { ...pool, autocommit: level ? isolationIsAutocommit(level, walk.file.readContext) : pool.autocommit };
   },
-  factoryMethod(walk, factory, method) {
+  factoryMethod(walk, factory, method, call) {
     // SessionLocal.begin(): a new Session inside a transaction (the `with` opens it); scoped.connection() is the scoped Session's.
     if (method === 'begin') return { kind: 'conn', conn: walk.sessionOf({ ...factory, scoped: false }) };
-    if (factory.scoped && method === 'connection') return { kind: 'conn', conn: walk.sessionOf(factory) };
+    if (factory.scoped && method === 'connection') return sessionMethod(walk, walk.sessionOf(factory), method, call);
     return undefined;
   },
-  connectionMethod(walk, conn, method, call) {
-    if (method === 'execution_options') {
-      const level = keyword(call.args, 'isolation_level');
-      if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
-      return { kind: 'conn', conn };
-    }
-    // Session.connection(execution_options={...}): the options apply when the Session procures its connection, at
-    // its first statement; once a statement ran they are ignored (SQLAlchemy warns).
-    if (method === 'connection' && conn.flow.dirty === false) {
-      const level = sessionIsolation(call, walk.file.readContext);
-      if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
-    }
-    if (method === 'connection' || method === 'begin' || method === 'begin_nested') return { kind: 'conn', conn };
-    return undefined;
-  },
+  connectionMethod: sessionMethod,
   transactionBlocks: [
     { method: 'begin', onlyInItsFiles: true, onNewConnection: true },
     { method: 'begin_nested', onlyInItsFiles: true },
@@ -110,55 +100,33 @@ export const sqlalchemy: PythonDriver = {
     return undefined;
   },
   orm: sqlalchemyOrm,
-  forFile: (file) => ({ prepare: () => readListeners(file) }),
+  forFile: (file) => ({
+    prepare: () => {
+      aliasExtensions(file);
+      readListeners(file);
+    },
+  }),
 };
+
+/** A method of a Session or Connection that gives it back (with options): execution_options(), connection(), begin(). */
+function sessionMethod(walk: WalkApi, conn: Conn, method: string, call: CallParts): Binding | undefined {
+  if (method === 'execution_options') {
+    const level = keyword(call.args, 'isolation_level');
+    if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
+    return { kind: 'conn', conn };
+  }
+  // Session.connection(execution_options={...}): the options apply when the Session procures its connection, at
+  // its first statement; once a statement ran they are ignored (SQLAlchemy warns).
+  if (method === 'connection' && conn.flow.dirty === false) {
+    const level = sessionIsolation(call, walk.file.readContext);
+    if (level) conn.flow.autocommit = isolationIsAutocommit(level, walk.file.readContext);
+  }
+  if (method === 'connection' || method === 'begin' || method === 'begin_nested') return { kind: 'conn', conn };
+  return undefined;
+}
 
 function sessionIsolation(call: { args: Parameters<typeof keyword>[0] }, ctx: ReadContext): Node | undefined {
   const options = keyword(call.args, 'execution_options');
   const map = options ? readDict(options, ctx) : undefined;
   return map && map !== 'unknown' ? map.get('isolation_level') : undefined;
-}
-
-function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
-  const args = callParts(callNode, ctx.text)!.args;
-  const entry = newConfigEntry(callNode, maker);
-  const { config } = entry;
-  const splat = args.some((a) => a.star === '**');
-  const options = keywordMap(args);
-  const executionOptions = options.get('execution_options');
-  const executionMap = executionOptions ? readDict(executionOptions, ctx) : new Map<string, Node>();
-  const isolation = options.get('isolation_level') ?? (executionMap !== 'unknown' ? executionMap.get('isolation_level') : undefined);
-  if (isolation) config.autocommit = isolationIsAutocommit(isolation, ctx);
-  else config.autocommit = splat || executionMap === 'unknown' ? 'unknown' : false;
-  const poolclass = options.get('poolclass');
-  const poolName = poolclass ? ctx.qualify(unwrap(poolclass)!) ?? ctx.text.slice(poolclass.from, poolclass.to) : undefined;
-  if (poolName && /(^|\.)(NullPool|AsyncAdaptedNullPool)$/.test(poolName)) config.reuse = 'no-reuse';
-  const resetOnReturn = options.get('pool_reset_on_return');
-  const noReset = resetOnReturn && /^(None|False)$/.test(ctx.text.slice(resetOnReturn.from, resetOnReturn.to));
-  if (!noReset && config.reuse !== 'no-reuse') config.driverReset = { statements: ['ROLLBACK'], reason: RESET_REASON };
-  const url = positional(args, 0) ?? keyword(args, 'url');
-  const dialect = url ? dialectOf(url, ctx) : undefined;
-  if (dialect && dialect !== 'pg8000') entry.dbapi = dialect;
-  if (dialect === 'asyncpg') {
-    config.preparedStatements = 'yes';
-    config.preparedReason = "SQLAlchemy's asyncpg dialect caches prepared statements per connection (prepared_statement_cache_size defaults to 100)";
-  } else if (dialect === 'psycopg') {
-    config.preparedStatements = 'yes';
-    config.preparedReason = 'psycopg prepares a query on its 6th execution, prepare_threshold defaults to 5';
-  } else if (dialect === 'psycopg2' || dialect === 'pg8000') {
-    config.preparedStatements = 'no';
-    config.preparedReason = `${dialect} does not prepare statements`;
-  }
-  return entry;
-}
-
-/** The DBAPI of a SQLAlchemy URL literal: postgresql:// is psycopg2. */
-function dialectOf(node: Node, ctx: ReadContext): 'psycopg2' | 'psycopg' | 'asyncpg' | 'pg8000' | undefined {
-  let expr = unwrap(node);
-  if (expr?.name === 'VariableName') expr = unwrap(ctx.valueOf(expr));
-  if (!expr || (expr.name !== 'String' && expr.name !== 'FormatString')) return undefined;
-  const match = /^[rRfFuU]*['"](postgres(?:ql)?)(?:\+(\w+))?:\/\//.exec(ctx.text.slice(expr.from, expr.to));
-  if (!match) return undefined;
-  const dbapi = match[2] ?? 'psycopg2';
-  return dbapi === 'psycopg2' || dbapi === 'psycopg' || dbapi === 'asyncpg' || dbapi === 'pg8000' ? dbapi : undefined;
 }

@@ -3,7 +3,7 @@
 // select/update/delete/insert builders with where() conditions and values(),
 // subqueries as values, and the reads of one row the code keeps.
 import { argsOf, children, dottedName, keyword, positional, span, unwrap, type Arg, type Node } from '../../syntax.ts';
-import { columnOf, emptyHost, flatten, isTrue, literal, SqlWriter, type BuiltStatement, type ModelRef, type OrmContext, type Step } from '../../orm/writer.ts';
+import { columnOf, emptyHost, flatten as flattenCalls, isTrue, literal, SqlWriter, type BuiltStatement, type ModelRef, type OrmContext, type Step } from '../../orm/writer.ts';
 
 
 const COMPARE: Record<string, string> = { '==': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
@@ -124,6 +124,19 @@ function saAssignments(args: Arg[], w: SqlWriter): boolean {
   return true;
 }
 
+const MODULE_BUILDER = /^(?:sqlalchemy(?:\.sql|\.sql\.expression|\.future|\.dialects\.postgresql)?|sqlmodel(?:\.sql\.expression)?)\.(select|update|delete|insert)$/;
+
+/**
+ * The chain of method calls ending at `node`, rooted at its builder: a call
+ * of a module's function (`sa.select(M)`, Flask-SQLAlchemy's `db.select(M)`)
+ * is the root, not a method of the name it is called on.
+ */
+function flatten(node: Node, ctx: OrmContext): ReturnType<typeof flattenCalls> {
+  const chain = flattenCalls(node, ctx.text);
+  if (!chain || chain.root.name === 'CallExpression' || !MODULE_BUILDER.test(ctx.qualify(chain.steps[0].node.firstChild!) ?? '')) return chain;
+  return chain.steps.length > 1 ? { root: chain.steps[0].node, steps: chain.steps.slice(1) } : undefined;
+}
+
 /**
  * SQLAlchemy statements as SQL: select(M)...with_for_update(skip_locked=True),
  * update(M).where(...).values(...), delete(M).where(...), insert(M).values(...),
@@ -137,7 +150,7 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     return value ? sqlalchemyStatement(value, ctx, depth + 1) : undefined;
   }
   if (!expr || expr.name !== 'CallExpression') return undefined;
-  const chain = flatten(expr, ctx.text);
+  const chain = flatten(expr, ctx);
   // The builder: select(M) / update(M) / delete(M) / insert(M) at the root, or session.query(M).
   let rootCall: Node | undefined;
   let kind: string | undefined;
@@ -148,6 +161,12 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     modelArg = positional(chain.steps[0].args, 0);
     steps = chain.steps.slice(1);
     rootCall = chain.steps[0].node;
+  } else if (chain && isModelQuery(chain.root, ctx)) {
+    // Model.query: session.query(Model) on the scoped Session (Flask-SQLAlchemy's, or a query_property).
+    kind = 'query';
+    modelArg = chain.root.firstChild!;
+    steps = chain.steps;
+    rootCall = chain.root;
   } else {
     const root = chain ? chain.root : expr;
     if (root.name !== 'CallExpression') return undefined;
@@ -195,6 +214,13 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
   return w.build(span(expr));
 }
 
+/** `Job.query`, where Job is a model the code defines: its query property. */
+export function isModelQuery(node: Node, ctx: OrmContext): boolean {
+  if (node.name !== 'MemberExpression' || node.lastChild?.name !== 'PropertyName') return false;
+  if (ctx.text.slice(node.lastChild.from, node.lastChild.to) !== 'query') return false;
+  return !!node.firstChild && ctx.model(node.firstChild) !== undefined;
+}
+
 /** SELECT <column or *> FROM t WHERE ... [LIMIT 1] FOR UPDATE [SKIP LOCKED]: a select() chain. */
 function writeSelect(w: SqlWriter, rootCall: Node, selected: Node, model: ModelRef, steps: Step[]): void {
   const ctx = w.ctx;
@@ -225,7 +251,7 @@ function ownerModel(node: Node, ctx: OrmContext): ModelRef | undefined {
 /** `select(...)....scalar_subquery()` as a value: its SQL in parentheses, or false when it is not one. */
 export function writeSubquery(w: SqlWriter, node: Node): boolean {
   const ctx = w.ctx;
-  const chain = flatten(node, ctx.text);
+  const chain = flatten(node, ctx);
   const root = chain ? chain.root : node;
   if (root.name !== 'CallExpression' || !/^(?:sqlalchemy(\.sql|\.sql\.expression|\.future)?|sqlmodel)\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return false;
   const selected = positional(argsOf(root.lastChild, ctx.text), 0);
@@ -242,7 +268,7 @@ export function writeSubquery(w: SqlWriter, node: Node): boolean {
  * session.scalars(select(M)...).first(), session.execute(select(M)...).scalar_one().
  */
 export function sqlalchemyInstanceRead(node: Node, ctx: OrmContext): BuiltStatement | undefined {
-  const chain = flatten(node, ctx.text);
+  const chain = flatten(node, ctx);
   if (!chain) return undefined;
   const { steps } = chain;
   if (steps[0].method === 'get' && steps.length === 1) {
@@ -265,7 +291,7 @@ function selectModel(node: Node | undefined, ctx: OrmContext, depth = 0): ModelR
   let expr = unwrap(node);
   if (expr?.name === 'VariableName' && depth < 3) expr = unwrap(ctx.valueOf(expr));
   if (expr?.name !== 'CallExpression') return undefined;
-  const chain = flatten(expr, ctx.text);
+  const chain = flatten(expr, ctx);
   const root = chain ? chain.root : expr;
   if (root.name !== 'CallExpression' || !/\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return undefined;
   const model = positional(argsOf(root.lastChild, ctx.text), 0);

@@ -4,7 +4,8 @@
 // Session (attribute writes pending until its next flush).
 import { executed } from '../../flow/scopes.ts';
 import type { Conn, WalkApi } from '../../flow/types.ts';
-import { sqlalchemyInstanceRead, sqlalchemyStatement, writeSubquery } from './orm-sql.ts';
+import { isModelQuery, sqlalchemyInstanceRead, sqlalchemyStatement, writeSubquery } from './orm-sql.ts';
+import { modelQuerySession } from './flask-sqlalchemy.ts';
 import { methodCall, span, unwrap, type Node } from '../../syntax.ts';
 import type { DriverOrm } from '../../flow/driver-api.ts';
 
@@ -17,6 +18,7 @@ export const sqlalchemyOrm: DriverOrm = {
     return built?.returnsInstance ? { built, conn: instanceConn(walk, expr) } : undefined;
   },
   chain(walk, node, root, first, outer) {
+    if (isModelQuery(root, walk.ormContext())) return outer ? 'query' : 'step';
     if (first === 'query' && root.name !== 'CallExpression') {
       const binding = walk.receiver(root, false);
       const isSession = binding?.kind === 'conn' ? binding.conn.driver === 'sqlalchemy' : binding?.kind === 'factory' && binding.scoped;
@@ -43,6 +45,7 @@ function instanceConn(walk: WalkApi, expr: Node): Conn | undefined {
     const method = methodCall(current, walk.text);
     if (!method) return undefined;
     const object = unwrap(method.object);
+    if (object && isModelQuery(object, walk.ormContext())) return modelQuerySession(walk);
     if (object && object.name !== 'CallExpression') {
       const binding = walk.receiver(object, false);
       if (binding?.kind === 'factory' && binding.scoped) return walk.sessionOf(binding);
