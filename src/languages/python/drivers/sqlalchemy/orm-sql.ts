@@ -13,6 +13,11 @@ function saCondition(node: Node, w: SqlWriter, depth = 0): boolean {
   const expr = unwrap(node);
   if (!expr || depth > 8) return false;
   const ctx = w.ctx;
+  // `eligible = or_(...)` then `.where(eligible)`: the condition the name holds where it is used.
+  if (expr.name === 'VariableName') {
+    const value = ctx.valueOf(expr);
+    return value ? saCondition(value, w, depth + 1) : false;
+  }
   if (expr.name === 'BinaryExpression') {
     const [left, op, right] = children(expr);
     const operator = op ? ctx.text.slice(op.from, op.to) : '';
@@ -185,7 +190,7 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     w.raw(')', rootCall);
   } else if (lock) {
     writeSelect(w, rootCall, modelArg!, model, steps);
-    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name } };
+    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name, locked: true } };
   } else {
     if (kind === 'query' && last && ['first', 'one', 'one_or_none', 'get'].includes(last.method)) {
       return { host: emptyHost(expr), params: [], returnsInstance: { table: model.table, name: model.name } };
@@ -242,7 +247,7 @@ export function writeSubquery(w: SqlWriter, node: Node): boolean {
  * session.scalars(select(M)...).first(), session.execute(select(M)...).scalar_one().
  */
 export function sqlalchemyInstanceRead(node: Node, ctx: OrmContext): BuiltStatement | undefined {
-  const chain = flatten(node, ctx.text);
+  const chain = resultChain(node, ctx);
   if (!chain) return undefined;
   const { steps } = chain;
   if (steps[0].method === 'get' && steps.length === 1) {
@@ -259,6 +264,23 @@ export function sqlalchemyInstanceRead(node: Node, ctx: OrmContext): BuiltStatem
   const built = statement ? sqlalchemyStatement(statement, ctx) : undefined;
   const model = built?.returnsInstance ?? selectModel(statement, ctx);
   return model ? { host: emptyHost(node), params: [], returnsInstance: model } : undefined;
+}
+
+/** Methods of a Result that read its rows: `result.scalar_one_or_none()`, `result.scalars().first()`. */
+const RESULT_READS = new Set(['scalar_one_or_none', 'scalar_one', 'scalar', 'scalars', 'first', 'one', 'one_or_none', 'fetchone']);
+
+/**
+ * The call chain of a read, with a Result kept in a name followed to the call
+ * that made it: `result = await session.execute(stmt)` then
+ * `job = result.scalar_one_or_none()` is `session.execute(stmt).scalar_one_or_none()`.
+ */
+export function resultChain(node: Node, ctx: OrmContext): { root: Node; steps: Step[] } | undefined {
+  const chain = flatten(node, ctx.text);
+  if (!chain || chain.root.name !== 'VariableName' || !RESULT_READS.has(chain.steps[0].method)) return chain;
+  const made = unwrap(ctx.valueOf(chain.root));
+  const before = made?.name === 'CallExpression' ? flatten(made, ctx.text) : undefined;
+  if (!before || !before.steps.some((s) => s.method === 'execute' || s.method === 'scalars' || s.method === 'exec')) return chain;
+  return { root: before.root, steps: [...before.steps, ...chain.steps] };
 }
 
 function selectModel(node: Node | undefined, ctx: OrmContext, depth = 0): ModelRef | undefined {
