@@ -103,22 +103,35 @@ function saWhere(steps: Step[], w: SqlWriter): void {
   }
 }
 
-/** values(status="done", attempts=Job.attempts + 1) or values({Job.status: "done"}) / update({"status": "done"}). */
+/** The `key: value` pairs of a dict literal whose keys are column names or columns. */
+function dictPairs(dict: Node, w: SqlWriter, pairs: [string, Node, Node][]): void {
+  const parts = children(dict).filter((c) => c.name !== '{' && c.name !== '}');
+  for (let i = 0; i + 2 < parts.length + 1; i++) {
+    if (parts[i].name === ',') continue;
+    const key = parts[i];
+    const value = parts[i + 2];
+    if (parts[i + 1]?.name !== ':' || !value) break;
+    const column = literal(key, w.ctx) ?? columnOf(key, w.ctx);
+    if (column) pairs.push([column, value, key]);
+    i += 2;
+  }
+}
+
+/**
+ * values(status="done", attempts=Job.attempts + 1) or values({Job.status: "done"}) / update({"status": "done"}),
+ * or values(**changes) with `changes = {"status": "done", ...}` assigned once in the function (keys the code
+ * adds later on some paths, `changes["result"] = r`, are not read).
+ */
 function saAssignments(args: Arg[], w: SqlWriter): boolean {
   const pairs: [string, Node, Node][] = [];
   for (const a of args) if (a.name) pairs.push([a.name, a.value, a.value]);
   const dict = unwrap(positional(args, 0));
-  if (dict?.name === 'DictionaryExpression') {
-    const parts = children(dict).filter((c) => c.name !== '{' && c.name !== '}');
-    for (let i = 0; i + 2 < parts.length + 1; i++) {
-      if (parts[i].name === ',') continue;
-      const key = parts[i];
-      const value = parts[i + 2];
-      if (parts[i + 1]?.name !== ':' || !value) break;
-      const column = literal(key, w.ctx) ?? columnOf(key, w.ctx);
-      if (column) pairs.push([column, value, key]);
-      i += 2;
-    }
+  if (dict?.name === 'DictionaryExpression') dictPairs(dict, w, pairs);
+  for (const a of args) {
+    if (a.star !== '**') continue;
+    const held = unwrap(a.value);
+    const value = held?.name === 'VariableName' ? unwrap(w.ctx.valueOf(held)) : held;
+    if (value?.name === 'DictionaryExpression') dictPairs(value, w, pairs);
   }
   if (pairs.length === 0) return false;
   pairs.forEach(([column, value, at], k) => {
