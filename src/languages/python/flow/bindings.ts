@@ -183,7 +183,7 @@ export abstract class BindingWalk implements WalkApi {
   }
 
   /** A connection handed in (a parameter, an attribute): from a pool the project makes, when they all agree. */
-  private handedInConn(driver: Driver, at: Node): Conn {
+  protected handedInConn(driver: Driver, at: Node): Conn {
     const kind = handedIn(driver);
     const entry = this.file.handedInPool(driver, at);
     return this.newConn(driver, { kind: 'unknown', ...(entry ? { configId: entry.config.id } : {}) }, kind.origin, entry, 'unknown', kind.exitEnds);

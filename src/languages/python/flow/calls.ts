@@ -247,7 +247,10 @@ export abstract class CallWalk extends BindingWalk {
     for (const instance of [...this.dirtyInstances]) {
       if (instance.conn !== conn || !instance.pending) continue;
       this.dirtyInstances.delete(instance);
-      const built = updateInstance(instance, instance.pending, this.ormContext());
+      // A row the session locked, written back where the session's transaction is not known (a Session handed in):
+      // the write belongs to the locking read's transaction, which the model cannot tie it to. Left unread.
+      const unplaced = instance.locked && scopeOf(conn, this.file.model.file).kind !== 'transaction';
+      const built = unplaced ? undefined : updateInstance(instance, instance.pending, this.ormContext());
       instance.pending = undefined;
       if (built) this.builtSite(built, conn);
     }

@@ -12,6 +12,12 @@ import { BINDING_STATEMENTS } from './imports.ts';
 /** The statements a def's own readers look for (ownStatements). */
 const OWN_STATEMENTS: ReadonlySet<string> = new Set([...BINDING_STATEMENTS, 'ReturnStatement']);
 
+/** One binding statement of a name in a def, and its value when it is a plain `name = value`. */
+interface Rebinding {
+  statement: Node;
+  value?: Node;
+}
+
 /** A scope the pass is in: a def (its own statements are those of its Body) or a class or lambda. */
 interface Scope {
   def?: { from: number; statements: Node[]; body?: { from: number; to: number } };
@@ -29,6 +35,8 @@ export class DefIndex {
   private readonly own = new Map<number, Node[]>();
   private readonly nestedDefsOf = new Map<number, Map<string, Node[]>>();
   private readonly localsCache = new Map<number, Map<string, Node>>();
+  /** Per def, the names it binds more than once: every binding statement in order, with its plain value when it has one. */
+  private readonly rebindsCache = new Map<number, Map<string, Rebinding[]>>();
 
   constructor(
     tree: Tree,
@@ -124,24 +132,57 @@ export class DefIndex {
     if (!def) return new Map();
     const cached = this.localsCache.get(def.from);
     if (cached) return cached;
-    const counts = new Map<string, number>();
-    const values = new Map<string, Node>();
+    const bindings = new Map<string, Rebinding[]>();
+    const note = (name: string, statement: Node, value?: Node) => {
+      const list = bindings.get(name);
+      if (list) list.push({ statement, value });
+      else bindings.set(name, [{ statement, value }]);
+    };
     const params = new Set(parameters(def, this.text).map((p) => p.name));
     for (const node of this.ownStatements(def)) {
       if (node.name === 'AssignStatement' || node.name === 'UpdateStatement') {
         const parts = children(node);
         const target = parts[0];
         if (target?.name !== 'VariableName') continue;
-        const name = this.text.slice(target.from, target.to);
-        counts.set(name, (counts.get(name) ?? 0) + 1);
-        if (node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3) values.set(name, parts[2]);
+        const plain = node.name === 'AssignStatement' && parts[1]?.name === 'AssignOp' && parts.length === 3;
+        note(this.text.slice(target.from, target.to), node, plain ? parts[2] : undefined);
       } else if (node.name === 'ForStatement' || node.name === 'WithStatement') {
-        for (const c of children(node)) if (c.name === 'VariableName') counts.set(this.text.slice(c.from, c.to), 2);
+        for (const c of children(node)) if (c.name === 'VariableName') note(this.text.slice(c.from, c.to), node);
       }
     }
-    for (const name of [...values.keys()]) if (counts.get(name) !== 1 || params.has(name)) values.delete(name);
+    const values = new Map<string, Node>();
+    const rebinds = new Map<string, Rebinding[]>();
+    for (const [name, list] of bindings) {
+      if (params.has(name)) continue;
+      if (list.length === 1 && list[0].value) values.set(name, list[0].value);
+      else if (list.length > 1) rebinds.set(name, list);
+    }
     this.localsCache.set(def.from, values);
+    this.rebindsCache.set(def.from, rebinds);
     return values;
+  }
+
+  /**
+   * The value of a name the def binds more than once, at a use: the last
+   * plain assignment before the use, when it is in a block that holds the use
+   * (so it ran on every path there: `stmt = a` in the if branch that uses it,
+   * `stmt = b` in the code after), and no later binding can reach the use
+   * around a loop. Else undefined.
+   */
+  private reachingValue(def: Node, name: string, use: Node): Node | undefined {
+    const list = this.rebindsCache.get(def.from)?.get(name);
+    if (!list) return undefined;
+    let chosen: Rebinding | undefined;
+    for (const b of list) if (b.statement.to <= use.from) chosen = b;
+    const block = chosen?.statement.parent;
+    if (!chosen?.value || !block || use.from < block.from || use.to > block.to) return undefined;
+    for (const b of list) {
+      if (b.statement.from < use.from) continue;
+      for (let p: Node | null = use.parent; p && p.from >= def.from && p !== def; p = p.parent) {
+        if ((p.name === 'ForStatement' || p.name === 'WhileStatement') && b.statement.from < p.to) return undefined;
+      }
+    }
+    return chosen.value;
   }
 
   /** The value of a name assigned once in the def that contains `node`. */
@@ -149,8 +190,10 @@ export class DefIndex {
     let def: Node | null = node.parent;
     while (def && def.name !== 'FunctionDefinition') def = def.parent;
     if (!def) return undefined;
-    const value = this.localsOf(def).get(this.text.slice(node.from, node.to));
+    const name = this.text.slice(node.from, node.to);
+    const value = this.localsOf(def).get(name);
     // Only a value assigned before the use.
-    return value && value.to <= node.from ? value : undefined;
+    if (value) return value.to <= node.from ? value : undefined;
+    return this.reachingValue(def, name, node);
   }
 }

@@ -438,13 +438,19 @@ class PythonFile implements EngineFile {
     }
   }
 
-  /** `self.pool = pool` with the method's `pool: asyncpg.Pool`: the attribute is that pool, made elsewhere. */
+  /**
+   * `self.pool = pool` with the method's `pool: asyncpg.Pool`: the attribute is that pool, made elsewhere.
+   * `self.session = session` with `session: AsyncSession` (a repository object): the attribute is a
+   * connection handed in, the same one in every method, in a state no method knows.
+   */
   private annotatedPoolAttr(target: Node | undefined, value: Node | undefined, annotated: Map<string, Node>): [string, StaticBinding] | undefined {
     const name = dottedName(target, this.text);
     const annotation = value?.name === 'VariableName' ? annotated.get(this.text.slice(value.from, value.to)) : undefined;
-    const pool = annotation ? annotationOf(this.qualify(annotationType(annotation))) : undefined;
-    const entry = pool?.kind === 'pool' && annotation ? (this.assumedPool(pool.driver.name, annotation) ?? this.handedInPool(pool.driver.name, annotation)) : undefined;
-    return name && entry ? [name, { kind: 'pool', entry }] : undefined;
+    const typed = annotation ? annotationOf(this.qualify(annotationType(annotation))) : undefined;
+    if (!name || !typed || !annotation) return undefined;
+    if (typed.kind === 'conn') return [name, { kind: 'session', entry: this.handedInPool(typed.driver.name, annotation), driver: typed.driver.name }];
+    const entry = this.assumedPool(typed.driver.name, annotation) ?? this.handedInPool(typed.driver.name, annotation);
+    return entry ? [name, { kind: 'pool', entry }] : undefined;
   }
 
   /** A def's statements that bind a name or return, not those of the defs, classes and lambdas inside it (DefIndex). */

@@ -11,6 +11,7 @@ import { bodyStatements, defName, isContextManager, literalBool, withItems } fro
 import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd, scopeOf } from './scopes.ts';
 import type { Binding, Conn, Flow } from './types.ts';
 import { work } from '../../../work.ts';
+import { yieldedConnection } from './generators.ts';
 
 /** The yield a statement is: `yield x` on its own, or as the expression of an expression statement. */
 function yieldOf(statement: Node): Node | null {
@@ -173,7 +174,14 @@ export class Walk extends CallWalk {
     // for job in Job.objects.select_for_update(skip_locked=True)...: each job is an instance of the model.
     const inAt = parts.findIndex((p) => p.name === 'in');
     const loopTarget = node.name === 'ForStatement' && inAt > 0 ? parts[inAt - 1] : undefined;
-    if (loopTarget?.name === 'VariableName' && parts[inAt + 1]) this.bindInstance(this.text.slice(loopTarget.from, loopTarget.to), parts[inAt + 1]);
+    if (loopTarget?.name === 'VariableName' && parts[inAt + 1]) {
+      const name = this.text.slice(loopTarget.from, loopTarget.to);
+      // `async for session in get_session():` with `-> AsyncGenerator[AsyncSession, None]`: a Session handed in.
+      const iterable = unwrap(parts[inAt + 1]);
+      const driver = iterable ? yieldedConnection(this.file, iterable) : undefined;
+      if (driver) this.env.set(name, { kind: 'conn', conn: this.handedInConn(driver.name, loopTarget) });
+      else this.bindInstance(name, parts[inAt + 1]);
+    }
     if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
     if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
   }

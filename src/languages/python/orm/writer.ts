@@ -20,6 +20,8 @@ export interface ModelRef {
   assigned?: Map<string, Node>;
   /** Django: what the model's `objects` is (`JobQuerySet.as_manager()`, `JobManager()`), in the module of the model. */
   manager?: { source: ModuleSource; value: Node };
+  /** The row was read by a locking read (`with_for_update()`): what the code writes back to it is part of that read's transaction. */
+  locked?: boolean;
 }
 
 export interface OrmContext {
@@ -82,6 +84,12 @@ export function isOuterCall(node: Node): boolean {
 export class SqlWriter {
   readonly out = new HostTextBuilder();
   readonly params: HostParam[] = [];
+  /**
+   * Set while writing the values an UPDATE of one row of this table assigns: there,
+   * an instance of the table read before (`job.attempts` in `job.attempts = job.attempts + 1`)
+   * stands for the row's own column, as the database would compute it. Never in a WHERE.
+   */
+  ownRow?: string;
 
   constructor(readonly ctx: OrmContext) {}
 
@@ -112,6 +120,14 @@ export class SqlWriter {
       case 'BinaryExpression': {
         const [left, op, right] = children(expr);
         const operator = op ? this.ctx.text.slice(op.from, op.to) : '';
+        // The row's own nullable column with a default (`job.attempts or 0`), as the database reads it.
+        if (operator === 'or' && this.ownRow !== undefined && left && right) {
+          this.raw('coalesce(', expr);
+          this.value(left, at, depth + 1);
+          this.raw(', ', op!);
+          this.value(right, at, depth + 1);
+          return this.raw(')', expr);
+        }
         if ((operator === '+' || operator === '-') && left && right) {
           const seconds = intervalSeconds(right, this.ctx);
           this.value(left, at, depth + 1);
@@ -127,6 +143,8 @@ export class SqlWriter {
         if (isNow(name)) return this.raw('now()', expr);
         if (this.ctx.subquery?.(this, expr)) return;
         const args = argsOf(expr.lastChild, this.ctx.text);
+        // `int(job.attempts or 0) + 1`: Python's int() of the row's own counter is the counter.
+        if (name === 'int' && this.ownRow !== undefined && args.length === 1 && !args[0].name && !args[0].star) return this.value(args[0].value, at, depth + 1);
         if (/(^|\.)F$/.test(name)) {
           const column = literal(positional(args, 0), this.ctx);
           if (column) return this.raw(column.replace(/__/g, '.'), expr);
@@ -143,6 +161,8 @@ export class SqlWriter {
         if (constant !== undefined) return this.raw(constant, expr);
         const column = columnOf(expr, this.ctx);
         if (column) return this.raw(column, expr);
+        const owner = this.ownRow !== undefined && expr.lastChild?.name === 'PropertyName' ? expr.firstChild : undefined;
+        if (owner && this.ctx.instance(owner)?.table === this.ownRow) return this.raw(this.ctx.text.slice(expr.lastChild!.from, expr.lastChild!.to), expr);
         return this.placeholder(expr, at);
       }
       case 'VariableName': {
@@ -263,11 +283,13 @@ export function updateInstance(instance: ModelRef, assigned: Map<string, { value
   const first = writes[0][1].at;
   const w = new SqlWriter(ctx);
   w.raw(`UPDATE ${instance.table} SET `, first);
+  w.ownRow = instance.table;
   writes.forEach(([column, { value, at }], k) => {
     if (k > 0) w.raw(', ', at);
     w.raw(`${column} = `, at);
     w.value(value, value);
   });
+  w.ownRow = undefined;
   w.raw(' WHERE id = ', first);
   w.placeholder(undefined, first);
   return w.build(span(first));

@@ -341,11 +341,13 @@ export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | u
       const columns = [...(instance.assigned ?? new Map<string, Node>())].filter(([c]) => !named || named.includes(c));
       if (columns.length === 0) return undefined;
       w.raw(`UPDATE ${instance.table} SET `, last.node);
+      w.ownRow = instance.table;
       columns.forEach(([column, value], k) => {
         if (k > 0) w.raw(', ', value);
         w.raw(`${column} = `, value);
         w.value(value, value);
       });
+      w.ownRow = undefined;
       w.raw(' WHERE id = ', last.node);
       w.placeholder(undefined, last.node);
     }

@@ -13,6 +13,11 @@ function saCondition(node: Node, w: SqlWriter, depth = 0): boolean {
   const expr = unwrap(node);
   if (!expr || depth > 8) return false;
   const ctx = w.ctx;
+  // `eligible = or_(...)` then `.where(eligible)`: the condition the name holds where it is used.
+  if (expr.name === 'VariableName') {
+    const value = ctx.valueOf(expr);
+    return value ? saCondition(value, w, depth + 1) : false;
+  }
   if (expr.name === 'BinaryExpression') {
     const [left, op, right] = children(expr);
     const operator = op ? ctx.text.slice(op.from, op.to) : '';
@@ -98,22 +103,35 @@ function saWhere(steps: Step[], w: SqlWriter): void {
   }
 }
 
-/** values(status="done", attempts=Job.attempts + 1) or values({Job.status: "done"}) / update({"status": "done"}). */
+/** The `key: value` pairs of a dict literal whose keys are column names or columns. */
+function dictPairs(dict: Node, w: SqlWriter, pairs: [string, Node, Node][]): void {
+  const parts = children(dict).filter((c) => c.name !== '{' && c.name !== '}');
+  for (let i = 0; i + 2 < parts.length + 1; i++) {
+    if (parts[i].name === ',') continue;
+    const key = parts[i];
+    const value = parts[i + 2];
+    if (parts[i + 1]?.name !== ':' || !value) break;
+    const column = literal(key, w.ctx) ?? columnOf(key, w.ctx);
+    if (column) pairs.push([column, value, key]);
+    i += 2;
+  }
+}
+
+/**
+ * values(status="done", attempts=Job.attempts + 1) or values({Job.status: "done"}) / update({"status": "done"}),
+ * or values(**changes) with `changes = {"status": "done", ...}` assigned once in the function (keys the code
+ * adds later on some paths, `changes["result"] = r`, are not read).
+ */
 function saAssignments(args: Arg[], w: SqlWriter): boolean {
   const pairs: [string, Node, Node][] = [];
   for (const a of args) if (a.name) pairs.push([a.name, a.value, a.value]);
   const dict = unwrap(positional(args, 0));
-  if (dict?.name === 'DictionaryExpression') {
-    const parts = children(dict).filter((c) => c.name !== '{' && c.name !== '}');
-    for (let i = 0; i + 2 < parts.length + 1; i++) {
-      if (parts[i].name === ',') continue;
-      const key = parts[i];
-      const value = parts[i + 2];
-      if (parts[i + 1]?.name !== ':' || !value) break;
-      const column = literal(key, w.ctx) ?? columnOf(key, w.ctx);
-      if (column) pairs.push([column, value, key]);
-      i += 2;
-    }
+  if (dict?.name === 'DictionaryExpression') dictPairs(dict, w, pairs);
+  for (const a of args) {
+    if (a.star !== '**') continue;
+    const held = unwrap(a.value);
+    const value = held?.name === 'VariableName' ? unwrap(w.ctx.valueOf(held)) : held;
+    if (value?.name === 'DictionaryExpression') dictPairs(value, w, pairs);
   }
   if (pairs.length === 0) return false;
   pairs.forEach(([column, value, at], k) => {
@@ -204,7 +222,7 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     w.raw(')', rootCall);
   } else if (lock) {
     writeSelect(w, rootCall, modelArg!, model, steps);
-    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name } };
+    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name, locked: true } };
   } else {
     if (kind === 'query' && last && ['first', 'one', 'one_or_none', 'get'].includes(last.method)) {
       return { host: emptyHost(expr), params: [], returnsInstance: { table: model.table, name: model.name } };
@@ -268,7 +286,7 @@ export function writeSubquery(w: SqlWriter, node: Node): boolean {
  * session.scalars(select(M)...).first(), session.execute(select(M)...).scalar_one().
  */
 export function sqlalchemyInstanceRead(node: Node, ctx: OrmContext): BuiltStatement | undefined {
-  const chain = flatten(node, ctx);
+  const chain = resultChain(node, ctx);
   if (!chain) return undefined;
   const { steps } = chain;
   if (steps[0].method === 'get' && steps.length === 1) {
@@ -285,6 +303,23 @@ export function sqlalchemyInstanceRead(node: Node, ctx: OrmContext): BuiltStatem
   const built = statement ? sqlalchemyStatement(statement, ctx) : undefined;
   const model = built?.returnsInstance ?? selectModel(statement, ctx);
   return model ? { host: emptyHost(node), params: [], returnsInstance: model } : undefined;
+}
+
+/** Methods of a Result that read its rows: `result.scalar_one_or_none()`, `result.scalars().first()`. */
+const RESULT_READS = new Set(['scalar_one_or_none', 'scalar_one', 'scalar', 'scalars', 'first', 'one', 'one_or_none', 'fetchone']);
+
+/**
+ * The call chain of a read, with a Result kept in a name followed to the call
+ * that made it: `result = await session.execute(stmt)` then
+ * `job = result.scalar_one_or_none()` is `session.execute(stmt).scalar_one_or_none()`.
+ */
+export function resultChain(node: Node, ctx: OrmContext): { root: Node; steps: Step[] } | undefined {
+  const chain = flatten(node, ctx);
+  if (!chain || chain.root.name !== 'VariableName' || !RESULT_READS.has(chain.steps[0].method)) return chain;
+  const made = unwrap(ctx.valueOf(chain.root));
+  const before = made?.name === 'CallExpression' ? flatten(made, ctx) : undefined;
+  if (!before || !before.steps.some((s) => s.method === 'execute' || s.method === 'scalars' || s.method === 'exec')) return chain;
+  return { root: before.root, steps: [...before.steps, ...chain.steps] };
 }
 
 function selectModel(node: Node | undefined, ctx: OrmContext, depth = 0): ModelRef | undefined {

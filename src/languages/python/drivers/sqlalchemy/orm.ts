@@ -38,9 +38,10 @@ export const sqlalchemyOrm: DriverOrm = {
   },
 };
 
-/** The Session a read ran on: the receiver at the root of its chain. */
+/** The Session a read ran on: the receiver at the root of its chain (through a Result kept in a name, `result.scalar_one()`). */
 function instanceConn(walk: WalkApi, expr: Node): Conn | undefined {
   let current: Node | undefined = expr;
+  let followed = false;
   for (let k = 0; current && k < 12; k++) {
     const method = methodCall(current, walk.text);
     if (!method) return undefined;
@@ -49,7 +50,12 @@ function instanceConn(walk: WalkApi, expr: Node): Conn | undefined {
     if (object && object.name !== 'CallExpression') {
       const binding = walk.receiver(object, false);
       if (binding?.kind === 'factory' && binding.scoped) return walk.sessionOf(binding);
-      return binding?.kind === 'conn' ? binding.conn : undefined;
+      if (binding?.kind === 'conn') return binding.conn;
+      const made = !followed && object.name === 'VariableName' ? unwrap(walk.ormContext().valueOf(object)) : undefined;
+      if (made?.name !== 'CallExpression') return undefined;
+      followed = true;
+      current = made;
+      continue;
     }
     current = object;
   }
