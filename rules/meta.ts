@@ -13,7 +13,7 @@ export const ruleMeta: readonly RuleMeta[] = [
     languages: ['sql', 'typescript', 'python'],
     schema: { type: 'object', properties: { settings: { type: 'array', items: { type: 'string' }, description: 'Globs of the settings that carry tenant context. Replaces the default: every custom dotted setting (app.tenant, ...) except extension prefixes, plus search_path and role.' }, requestSettings: { type: 'array', items: { type: 'string' }, description: 'Globs of the settings a request-scoped server (PostgREST, Supabase) rewrites at the start of every request, so a leftover value never reaches the next request. Default ["request.*"] except PostgREST\'s per-claim, per-header and per-cookie settings (request.jwt.claim.role excepted), which it writes only in the requests that carry them; [] checks them like any tenant setting.' } }, additionalProperties: false },
     defaultOptions: {},
-    triggers: ['set_config', /set(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+(?:(?:local|session)(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+)?(?:role(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+|session(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+authorization|[^\s;]+(?:\s|\\[nrt])*(?:=|to(?:\s|\\[nrt])))/i, '.rpc('],
+    triggers: ['set_config', /set(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+(?:(?:local|session)(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+)?(?:role(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+|session(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+authorization|[^\s;]+(?:\s|\\[nrt])*(?:=|to(?:\s|\\[nrt])))/i, '.rpc(', { byLanguage: { typescript: /poolclient|reservedsql|\.(?:connect|reserve)\(\s*\)/i } }],
     hasSuggestions: true,
     crossFile: true,
   },
