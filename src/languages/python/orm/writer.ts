@@ -38,6 +38,8 @@ export interface OrmContext {
   subquery?(w: SqlWriter, node: Node): boolean;
   /** The SQL literal of a class constant the expression names (`Job.Status.RUNNING`, Django's choices). */
   constant?(node: Node): string | undefined;
+  /** The def of this file a callee names (`rows`, `self.rows`), seen from `at`. */
+  defOf?(callee: Node, at: Node): Node | undefined;
 }
 
 export interface BuiltStatement {
