@@ -22,6 +22,8 @@ export interface ModelRef {
   manager?: { source: ModuleSource; value: Node };
   /** The row was read by a locking read (`with_for_update()`): what the code writes back to it is part of that read's transaction. */
   locked?: boolean;
+  /** SQLAlchemy Core: a `Table("jobs", ...)`, whose own `update()`, `delete()` and `insert()` build statements. */
+  core?: boolean;
 }
 
 export interface OrmContext {
