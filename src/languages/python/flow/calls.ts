@@ -230,6 +230,7 @@ export abstract class CallWalk extends BindingWalk {
       instance: (n) => this.instanceOf(n),
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
       constant: (n) => this.file.models.constantOf(n, this.file),
+      defOf: (callee, at) => this.file.resolveDef(callee, at),
     };
   }
 

@@ -105,7 +105,7 @@ export function modelIn(source: ModuleSource, name: string): ModelRef | undefine
   const call = value ? callParts(value, source.text) : undefined;
   if (call && /(^|\.)Table$/.test(qualifiedName(call.callee, source.text, source.imports) ?? source.text.slice(call.callee.from, call.callee.to))) {
     const table = stringOf(positional(call.args, 0), source);
-    if (table) return { table, name };
+    if (table) return { table, name, core: true };
   }
   return undefined;
 }

@@ -22,6 +22,8 @@ export interface ModelRef {
   manager?: { source: ModuleSource; value: Node };
   /** The row was read by a locking read (`with_for_update()`): what the code writes back to it is part of that read's transaction. */
   locked?: boolean;
+  /** SQLAlchemy Core: a `Table("jobs", ...)`, whose own `update()`, `delete()` and `insert()` build statements. */
+  core?: boolean;
 }
 
 export interface OrmContext {
@@ -38,6 +40,8 @@ export interface OrmContext {
   subquery?(w: SqlWriter, node: Node): boolean;
   /** The SQL literal of a class constant the expression names (`Job.Status.RUNNING`, Django's choices). */
   constant?(node: Node): string | undefined;
+  /** The def of this file a callee names (`rows`, `self.rows`), seen from `at`. */
+  defOf?(callee: Node, at: Node): Node | undefined;
 }
 
 export interface BuiltStatement {

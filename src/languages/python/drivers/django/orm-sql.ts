@@ -278,11 +278,37 @@ function compareAndSet(args: Arg[], sets: Arg[], table: string, update: Node, w:
     const read = unwrap(ctx.valueOf(holder)) ?? loopSource(update, ctx.text.slice(holder.from, holder.to), ctx.text);
     const chain = read ? readChain(read, ctx) : undefined;
     const root = chain?.root;
-    if (!chain || root?.name !== 'MemberExpression' || !/\.(objects|_default_manager|_base_manager)$/.test(ctx.text.slice(root.from, root.to))) continue;
+    if (!chain || root?.name !== 'MemberExpression' || !MANAGER_ROOT.test(ctx.text.slice(root.from, root.to))) continue;
     if (ctx.model(root.firstChild!)?.table !== table) continue;
     for (const step of chain.steps) if (step.method === 'filter' || step.method === 'get') djangoConditions(step.args, w, first);
     return;
   }
+}
+
+const MANAGER_ROOT = /\.(objects|_default_manager|_base_manager)$/;
+
+/**
+ * A chain that starts at a helper of this file returning a manager or a
+ * queryset (`def rows(self): return Job.objects.using("queue")`, called as
+ * `self.rows().filter(...)` or `rows().filter(...)`): the helper's one
+ * returned chain in front of the call's own steps, so the chain is read from
+ * `Job.objects` as if written there. Any other root is left as it is.
+ */
+function throughHelper(chain: { root: Node; steps: Step[] }, ctx: OrmContext): { root: Node; steps: Step[] } {
+  const { root, steps } = chain;
+  let call: Node | undefined;
+  let rest = steps;
+  if (root.name === 'CallExpression' && unwrap(root.firstChild)?.name === 'VariableName') call = root;
+  else if (root.name === 'VariableName' && steps.length > 1 && /^(self|cls)$/.test(ctx.text.slice(root.from, root.to))) {
+    call = steps[0].node;
+    rest = steps.slice(1);
+  }
+  const def = call && ctx.defOf ? ctx.defOf(call.firstChild!, call) : undefined;
+  const returned = def?.name === 'FunctionDefinition' ? onlyReturn(def) : undefined;
+  if (!returned) return chain;
+  const inner = returned.name === 'MemberExpression' ? { root: returned, steps: [] } : flatten(returned, ctx.text);
+  if (inner?.root.name !== 'MemberExpression' || !MANAGER_ROOT.test(ctx.text.slice(inner.root.from, inner.root.to))) return chain;
+  return { root: inner.root, steps: [...inner.steps, ...rest] };
 }
 
 /** The query chain of a read, without its slice (`qs[:10]`). */
@@ -294,7 +320,8 @@ function readChain(read: Node, ctx: OrmContext, depth = 0): ReturnType<typeof fl
     const value = unwrap(ctx.valueOf(expr));
     return value ? readChain(value, ctx, depth + 1) : undefined;
   }
-  const chain = expr ? flatten(expr, ctx.text) : undefined;
+  const flat = expr ? flatten(expr, ctx.text) : undefined;
+  const chain = flat ? throughHelper(flat, ctx) : undefined;
   // pending.order_by("id") where pending = Task.objects.filter(...): the steps of both.
   if (chain?.root.name === 'VariableName' && depth < 3) {
     const value = unwrap(ctx.valueOf(chain.root));
@@ -323,9 +350,9 @@ function loopSource(node: Node, name: string, text: string): Node | undefined {
  * `instance.save()` / `instance.delete()` on an instance the code read.
  */
 export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | undefined {
-  const chain = flatten(node, ctx.text);
-  if (!chain) return undefined;
-  const { root, steps } = chain;
+  const flat = flatten(node, ctx.text);
+  if (!flat) return undefined;
+  const { root, steps } = throughHelper(flat, ctx);
   const last = steps[steps.length - 1];
   // instance.save() / instance.delete()
   if (steps.length === 1 && (last.method === 'save' || last.method === 'delete')) {

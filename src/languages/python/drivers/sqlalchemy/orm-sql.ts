@@ -185,6 +185,12 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     modelArg = chain.root.firstChild!;
     steps = chain.steps;
     rootCall = chain.root;
+  } else if (chain && CORE_METHODS.has(chain.steps[0].method) && !positional(chain.steps[0].args, 0) && ctx.model(chain.root)?.core) {
+    // jobs.update().values(...).where(...): a Core Table's own builder, as update(jobs) is.
+    kind = chain.steps[0].method;
+    modelArg = chain.root;
+    steps = chain.steps.slice(1);
+    rootCall = chain.steps[0].node;
   } else {
     const root = chain ? chain.root : expr;
     if (root.name !== 'CallExpression') return undefined;
@@ -231,6 +237,9 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
   }
   return w.build(span(expr));
 }
+
+/** The statements a Core Table builds with its own methods (`jobs.update()`). */
+const CORE_METHODS = new Set(['update', 'delete', 'insert']);
 
 /** `Job.query`, where Job is a model the code defines: its query property. */
 export function isModelQuery(node: Node, ctx: OrmContext): boolean {
