@@ -151,6 +151,8 @@ export interface SweepFact {
   limitAt?: Ref;
   /** Takes jobs whose lease expired, or whose worker stopped beating. */
   reclaimAt?: Ref;
+  /** The job's column it takes them back by (`reserved_at < now() - ...`). */
+  reclaimColumn?: string;
   leaseSeconds?: number;
   /** The jobs are taken back because their worker's heartbeat is stale (a workers table's `last_seen`), not a lease of the job. */
   byWorkerBeat?: { table?: string; column: string };
@@ -328,6 +330,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           increments: w.increments,
           limitAt: w.limit ? ref(w.limit.span) : w.attemptInCase ? ref(w.statusSpan ?? write.span) : undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
+          reclaimColumn: w.reclaim?.column || undefined,
           leaseSeconds: w.reclaimSeconds,
           byWorkerBeat: w.workerBeat,
         });
