@@ -51,6 +51,13 @@ export const WORKER_BEAT_COLUMN = byWords(/^(last_seen|last_seen_at|seen_at|last
 export const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|scheduled_for|scheduled_time|not_before|available_at|execute_at|perform_at|process_at|process_after|due_at|start_after|visible_after|created_at|inserted_at|enqueued_at)$/);
 /** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
 export const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
+/**
+ * The time of a recurring row's last or next turn (`last_alerted_at`, `next_report_at`): a cadence, not a lease, when
+ * the claim writes no state and nothing ever finishes the row (src/model/queue.ts). Not a beat, a lock or an attempt.
+ */
+export const CADENCE_COLUMN = byWords(
+  /^(last|next)_(?![a-z_]*(heartbeat|beat|seen|ping|alive|active|check_?in|lock|lease|claim|reserv|attempt|retr|tri|try|pick|fetch|start|visib|run_?after))[a-z_]+_(at|on|time)$/,
+);
 export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
 export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);
 

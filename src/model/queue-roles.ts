@@ -21,6 +21,10 @@ export function fenceOf(fact: { compared: readonly string[] }, table: TableFacts
 /** A heartbeat of the table's lease: it moves the lease column of a claim (or a lease column by its name). */
 export function extendsLease(heartbeat: { column: string }, table: TableFacts): boolean {
   if (table.claims.some((c) => c.fact.leaseColumn === heartbeat.column)) return true;
+  // Where every claim and sweep names the column it takes jobs back by, a write of another column (`started_at`,
+  // `deadline` as a reserved job is started) extends no lease that anything takes back.
+  const takesBackBy = [...table.claims.map((c) => (c.fact.byWorkerBeat ? undefined : c.fact.leaseColumn)), ...table.sweeps.filter((s) => s.fact.reclaimAt).map((s) => (s.fact.byWorkerBeat ? undefined : s.fact.reclaimColumn))];
+  if (takesBackBy.every((column) => column !== undefined)) return takesBackBy.includes(heartbeat.column);
   return LEASE_END_COLUMN.test(heartbeat.column) || LEASE_START_COLUMN.test(heartbeat.column);
 }
 

@@ -22,6 +22,7 @@ import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type T
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
   ATTEMPT_COLUMN,
+  CADENCE_COLUMN,
   DEAD_STATUS,
   DONE_STATUS,
   ID_COLUMN,
@@ -93,6 +94,11 @@ export interface ClaimFact {
    * takes back by (`available_at < now()`) to their value. Kept where the project defines one so (`futureTimes`).
    */
   leaseBy?: string[];
+  /**
+   * The claim writes no state and its lease column names a cadence (`last_alerted_at = now()`, `next_digest_at = now() +
+   * interval '1 day'`): a recurring row's turn, not a job's lease, unless something finishes the table's rows.
+   */
+  cadence?: boolean;
 }
 
 export interface FinishFact {
@@ -145,6 +151,8 @@ export interface SweepFact {
   limitAt?: Ref;
   /** Takes jobs whose lease expired, or whose worker stopped beating. */
   reclaimAt?: Ref;
+  /** The job's column it takes them back by (`reserved_at < now() - ...`). */
+  reclaimColumn?: string;
   leaseSeconds?: number;
   /** The jobs are taken back because their worker's heartbeat is stale (a workers table's `last_seen`), not a lease of the job. */
   byWorkerBeat?: { table?: string; column: string };
@@ -301,6 +309,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           takes: w.takes,
           byWorkerBeat: w.workerBeat,
           leaseBy,
+          cadence: (w.sets.length === 0 && w.takes.length === 0 && w.lease !== undefined && CADENCE_COLUMN.test(w.lease.column)) || undefined,
         });
         continue;
       }
@@ -321,6 +330,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           increments: w.increments,
           limitAt: w.limit ? ref(w.limit.span) : w.attemptInCase ? ref(w.statusSpan ?? write.span) : undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
+          reclaimColumn: w.reclaim?.column || undefined,
           leaseSeconds: w.reclaimSeconds,
           byWorkerBeat: w.workerBeat,
         });
@@ -633,7 +643,10 @@ export function leaseTables(files: readonly { file: string; facts: QueueFacts; d
     for (const fact of facts.heartbeats) of(fact, defaultSchema).heartbeats.push({ file, fact });
     for (const fact of facts.sweeps) of(fact, defaultSchema).sweeps.push({ file, fact });
   }
-  return [...tables.values()].filter((t) => t.claims.length > 0);
+  // A row taken on a cadence and finished by nothing (no state, no finish, sweep or heartbeat of the table) recurs by
+  // design: each turn is a new run, and a crash is only retried at the next turn. Its claims are not leases.
+  const recurring = (t: TableFacts) => t.claims.every((c) => c.fact.cadence) && t.finishes.length === 0 && t.sweeps.length === 0 && t.heartbeats.length === 0;
+  return [...tables.values()].filter((t) => t.claims.length > 0 && !recurring(t));
 }
 
 /** Human form of a lease length: "2 s", "30 min", "4 h". */
