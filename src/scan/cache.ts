@@ -27,13 +27,18 @@ import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
 /** Bumped when the cache file's shape changes: a file of another format is ignored and rewritten. */
-const FORMAT = 6;
+const FORMAT = 7;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
 
 interface CacheFile {
   format: number;
+  /**
+   * What the entries were made under (format, tool fingerprint, config), as the text itself rather than
+   * a hash of it: a few kilobytes compared as a string, where hashing needed node:crypto, whose loading
+   * was 5 % of a cached scan that otherwise hashes nothing.
+   */
   key: string;
   /**
    * Each file an analysis read besides its own, as it was when read, once for all the entries that
@@ -48,7 +53,7 @@ interface CacheFile {
    * of a codebase, so one string each rather than an object.
    */
   skipped: Record<string, string>;
-  /** The findings of the last project pass, and the key of what it decided over. */
+  /** The findings of the last project pass, and the key of what it decided over (its text: see scan.ts, projectPassKey). */
   project?: { key: string; findings: ProjectFindings };
 }
 
@@ -273,7 +278,10 @@ export class ContextHasher {
 
 let fingerprint: string | undefined;
 
-/** The tool's version plus the sizes and times of its own modules, so a rebuilt pgq-audit never reads a stale cache. */
+/**
+ * The tool's version plus the sizes and times of its own modules, so a rebuilt pgq-audit never reads a
+ * stale cache. The text itself (a line per module), part of the cache's key, which is compared as text.
+ */
 export function toolFingerprint(): string {
   if (fingerprint) return fingerprint;
   const root = packageRoot();
@@ -297,7 +305,7 @@ export function toolFingerprint(): string {
     }
   };
   for (const folder of folders) walk(join(root, folder));
-  fingerprint = nodeCrypto().hash('sha1', parts.join('\n'));
+  fingerprint = parts.join('\n');
   return fingerprint;
 }
 
@@ -341,7 +349,7 @@ export class AnalysisCache {
     config: AnalysisConfig,
     extra: unknown,
   ) {
-    this.key = nodeCrypto().hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
+    this.key = JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra });
     let stored: CacheFile | undefined;
     try {
       stored = JSON.parse(readAsciiOrUtf8(file)) as CacheFile;
@@ -503,12 +511,22 @@ export class AnalysisCache {
 
   /**
    * What fixes the facts of a file this scan analysed or took from the cache: its content key and the
-   * hashes of the files its analysis read. Undefined for a file without an entry of this scan.
+   * hashes of the files its analysis read, these as their places in `table` (each stored dependency
+   * line, numbered in the order the key first names it, listed whole once by the caller: most files
+   * of a monorepo read the same few modules). Undefined for a file without an entry of this scan.
    */
-  analysisKey(file: string): string | undefined {
+  analysisKey(file: string, table: Map<string, number>): string | undefined {
     const entry = this.entry(file);
     if (!entry || !this.seen.has(file)) return undefined;
-    return entry.dependencies ? `${entry.hash}\t${entry.dependencies.map((i) => this.dependencies[i]).join('\n')}` : entry.hash;
+    if (!entry.dependencies) return entry.hash;
+    let key = `${entry.hash}\t`;
+    for (const index of entry.dependencies) {
+      const line = this.dependencies[index];
+      let at = table.get(line);
+      if (at === undefined) table.set(line, (at = table.size));
+      key += `${at},`;
+    }
+    return key;
   }
 
   /** The findings of a project pass over the facts `key` names, when the last scan made that same pass. */
