@@ -168,7 +168,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         caps,
       })
     : undefined;
-  const context = cache ? new ContextHasher() : undefined;
+  const context = cache ? new ContextHasher(cache) : undefined;
   const concurrency = options.concurrency ?? 'auto';
   const inProcess = concurrency === 'auto' && !autoUsesWorkers();
   const analyzer = new Analyzer(config, {

@@ -88,3 +88,31 @@ test('a module the importers read changes while no importer\'s stat does: the pa
   await scan(options);
   assert.equal(passes, counted + 1, 'another key: the pass runs');
 });
+
+test('a Python file\'s context (its psycopg pin) is taken by the pin file\'s stat: changed with a trusted stat, the file is analysed again', async () => {
+  const worker = ['from psycopg_pool import ConnectionPool', '', 'pool = ConnectionPool("dbname=app", reset=lambda conn: conn.execute("DISCARD ALL"))', ''].join('\n');
+  const dir = tree({ 'app/worker.py': worker, 'app/requirements.txt': 'psycopg==3.3.6\n' });
+  const names = ['app/worker.py', 'app/requirements.txt'];
+  age(dir, names, 3600);
+  const location = join(dir, 'cache.json');
+  const options: ScanOptions = { paths: [dir], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
+  const first = await scan(options);
+  assert.equal(first.stats.parsed, 1);
+  const stored = JSON.parse(readFileSync(location, 'latin1'));
+  assert.match(stored.contexts.files[join(dir, 'app/requirements.txt')], /^\d+:\d+:\d+\t[0-9a-f]{40}$/, 'the pin file kept by its stat');
+  const cached = await scan(options);
+  assert.equal(cached.stats.cached, 1);
+  assert.deepEqual(shape(cached.results), shape(first.results));
+  // Another pin of the same length, written a while ago: the stat differs in its time only.
+  writeFileSync(join(dir, 'app/requirements.txt'), 'psycopg==3.1.7\n');
+  age(dir, ['app/requirements.txt'], 7200);
+  const changed = await scan(options);
+  assert.equal(changed.stats.cached, 0, 'the pin changed, so the analysis is redone');
+  assert.deepEqual(shape(changed.results), shape((await scan({ ...options, cache: false })).results));
+  assert.equal((await scan(options)).stats.cached, 1, 'then cached again');
+  // Changed back within the last two seconds: its stat is not trusted, its bytes are read and hashed.
+  writeFileSync(join(dir, 'app/requirements.txt'), 'psycopg==3.3.6\n');
+  const racy = await scan(options);
+  assert.equal(racy.stats.cached, 0);
+  assert.deepEqual(shape(racy.results), shape(first.results));
+});
