@@ -27,13 +27,18 @@ import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { CONFIG_MAX_BYTES, readRegularFile } from '../read-file.ts';
 
 /** Bumped when the cache file's shape changes: a file of another format is ignored and rewritten. */
-const FORMAT = 6;
+const FORMAT = 7;
 /** A file modified more recently than this before it is stat'ed is not trusted by its stat. */
 const RACY_MS = 2000;
 export const CACHE_FILE = 'cache.json';
 
 interface CacheFile {
   format: number;
+  /**
+   * What the entries were made under (format, tool fingerprint, config), as the text itself rather than
+   * a hash of it: a few kilobytes compared as a string, where hashing needed node:crypto, whose loading
+   * was 5 % of a cached scan that otherwise hashes nothing.
+   */
   key: string;
   /**
    * Each file an analysis read besides its own, as it was when read, once for all the entries that
@@ -48,8 +53,20 @@ interface CacheFile {
    * of a codebase, so one string each rather than an object.
    */
   skipped: Record<string, string>;
-  /** The findings of the last project pass, and the key of what it decided over. */
+  /** The findings of the last project pass, and the key of what it decided over (its text: see scan.ts, projectPassKey). */
   project?: { key: string; findings: ProjectFindings };
+  /** What ContextHasher hashed, to take again while unchanged (see Contexts). */
+  contexts?: Contexts;
+}
+
+/**
+ * The context files' content hashes by path (`stat\thash`, while that stat holds the file is not read
+ * again), and the hash each set of them makes (by the text hashed): a cached scan of Python files
+ * takes their keys' context without hashing, so without loading node:crypto.
+ */
+interface Contexts {
+  files: Record<string, string>;
+  sets: Record<string, string>;
 }
 
 interface CacheEntry {
@@ -209,13 +226,18 @@ export const CONTEXT_FILES: Partial<Record<Language, RegExp>> = {
   python: /^(uv\.lock|poetry\.lock|pyproject\.toml|requirements.*\.(txt|in))$/i,
 };
 
-/** Hashes of the context files above a source file, read once per folder and file in a scan. */
+/**
+ * Hashes of the context files above a source file, read once per folder and file in a scan; with a
+ * cache, a file whose stat is the one stored is not read, and a set hashed before is not hashed again.
+ */
 export class ContextHasher {
   private readonly listings = new Map<string, string[]>();
   private readonly hashes = new Map<string, string>();
 
   /** The answer per folder and language: the files of a folder share it. */
   private readonly byFolder = new Map<string, string>();
+
+  constructor(private readonly cache?: AnalysisCache) {}
 
   /** '' when the language has no context files or none is there. */
   of(file: string, language: Language): string {
@@ -241,7 +263,13 @@ export class ContextHasher {
       if (names.includes('.git') || dirname(dir) === dir) break;
       dir = dirname(dir);
     }
-    return parts.length === 0 ? '' : nodeCrypto().hash('sha1', parts.join('\n'));
+    if (parts.length === 0) return '';
+    const text = parts.join('\n');
+    const known = this.cache?.contextSet(text);
+    if (known !== undefined) return known;
+    const hash = nodeCrypto().hash('sha1', text);
+    this.cache?.rememberContextSet(text, hash);
+    return hash;
   }
 
   private list(dir: string): string[] {
@@ -260,10 +288,16 @@ export class ContextHasher {
   private hashOf(path: string): string {
     let value = this.hashes.get(path);
     if (value === undefined) {
-      try {
-        value = nodeCrypto().hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
-      } catch {
-        value = 'unreadable';
+      // The stat first: one taken after the read could stand for bytes written since.
+      const stat = this.cache?.statOf(path);
+      value = this.cache?.contextFile(path, stat);
+      if (value === undefined) {
+        try {
+          value = nodeCrypto().hash('sha1', readRegularFile(path, CONFIG_MAX_BYTES));
+        } catch {
+          value = 'unreadable';
+        }
+        this.cache?.rememberContextFile(path, stat, value);
       }
       this.hashes.set(path, value);
     }
@@ -273,7 +307,10 @@ export class ContextHasher {
 
 let fingerprint: string | undefined;
 
-/** The tool's version plus the sizes and times of its own modules, so a rebuilt pgq-audit never reads a stale cache. */
+/**
+ * The tool's version plus the sizes and times of its own modules, so a rebuilt pgq-audit never reads a
+ * stale cache. The text itself (a line per module), part of the cache's key, which is compared as text.
+ */
 export function toolFingerprint(): string {
   if (fingerprint) return fingerprint;
   const root = packageRoot();
@@ -297,7 +334,7 @@ export function toolFingerprint(): string {
     }
   };
   for (const folder of folders) walk(join(root, folder));
-  fingerprint = nodeCrypto().hash('sha1', parts.join('\n'));
+  fingerprint = parts.join('\n');
   return fingerprint;
 }
 
@@ -326,6 +363,9 @@ export class AnalysisCache {
   private readonly dependencyHolds: (boolean | undefined)[] = [];
   private skipped: Record<string, string> = {};
   private project: CacheFile['project'];
+  /** The stored Contexts, and those this scan used (written instead, when there are any). */
+  private contexts: Contexts = { files: {}, sets: {} };
+  private readonly usedContexts: Contexts = { files: {}, sets: {} };
   private readonly key: string;
   private readonly seen = new Set<string>();
   private changed = false;
@@ -341,7 +381,7 @@ export class AnalysisCache {
     config: AnalysisConfig,
     extra: unknown,
   ) {
-    this.key = nodeCrypto().hash('sha1', JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra }));
+    this.key = JSON.stringify({ format: FORMAT, tool: toolFingerprint(), config, extra });
     let stored: CacheFile | undefined;
     try {
       stored = JSON.parse(readAsciiOrUtf8(file)) as CacheFile;
@@ -366,6 +406,8 @@ export class AnalysisCache {
     this.dependencies = stored.dependencies;
     const project = stored.project;
     if (isJsonObject(project) && typeof project.key === 'string' && isProjectFindings(project.findings)) this.project = project;
+    const contexts = stored.contexts;
+    if (isJsonObject(contexts) && isStringRecord(contexts.files) && isStringRecord(contexts.sets)) this.contexts = contexts;
   }
 
   /** The entry of an unchanged file, by its stat alone (undefined: read it). */
@@ -432,7 +474,7 @@ export class AnalysisCache {
     let value = this.dependencyHashes.get(path);
     if (value === undefined) {
       // The stat first: one taken after the read could stand for bytes written since.
-      const stat = this.dependencyStat(path);
+      const stat = this.statOf(path);
       const own = this.entry(path);
       if (own?.stat !== undefined && own.stat === stat) value = own.hash.split('+')[0];
       else {
@@ -449,8 +491,35 @@ export class AnalysisCache {
 
   private readonly dependencyStats = new Map<string, string | undefined>();
 
-  /** A dependency's stat, once per scan (undefined when it cannot be trusted: see statKey). */
-  private dependencyStat(path: string): string | undefined {
+  /** A context file's stored hash, while its stat is the stored one. */
+  contextFile(path: string, stat: string | undefined): string | undefined {
+    if (stat === undefined || !Object.hasOwn(this.contexts.files, path)) return undefined;
+    const stored = this.contexts.files[path];
+    if (!stored.startsWith(`${stat}\t`)) return undefined;
+    this.usedContexts.files[path] = stored;
+    return stored.slice(stat.length + 1);
+  }
+
+  /** A context file's hash, kept by its stat when that can be trusted. */
+  rememberContextFile(path: string, stat: string | undefined, hash: string): void {
+    if (stat === undefined) return;
+    this.usedContexts.files[path] = `${stat}\t${hash}`;
+    this.changed = true;
+  }
+
+  /** The hash of a set of context files hashed before (a pure function of the text: kept as long as used). */
+  contextSet(text: string): string | undefined {
+    if (!Object.hasOwn(this.contexts.sets, text)) return undefined;
+    return (this.usedContexts.sets[text] = this.contexts.sets[text]);
+  }
+
+  rememberContextSet(text: string, hash: string): void {
+    this.usedContexts.sets[text] = hash;
+    this.changed = true;
+  }
+
+  /** A dependency's (or context file's) stat, once per scan (undefined when it cannot be trusted: see statKey). */
+  statOf(path: string): string | undefined {
     if (!this.dependencyStats.has(path)) this.dependencyStats.set(path, statKey(path, this.startedAt));
     return this.dependencyStats.get(path);
   }
@@ -469,7 +538,7 @@ export class AnalysisCache {
 
   /** A dependency as stored: its content hash, then its stat when that can be trusted. */
   private dependencyRecord(path: string): string {
-    const stat = this.dependencyStat(path);
+    const stat = this.statOf(path);
     const hash = this.dependencyHash(path);
     return stat === undefined ? hash : `${hash} ${stat}`;
   }
@@ -479,7 +548,7 @@ export class AnalysisCache {
     if (typeof verdict !== 'string' || !verdict.startsWith(`${stat}\n`)) return false;
     for (const line of verdict.slice(stat.length + 1).split('\n')) {
       const tab = line.lastIndexOf('\t');
-      if (tab < 0 || this.dependencyStat(line.slice(0, tab)) !== line.slice(tab + 1)) return false;
+      if (tab < 0 || this.statOf(line.slice(0, tab)) !== line.slice(tab + 1)) return false;
     }
     return true;
   }
@@ -493,7 +562,7 @@ export class AnalysisCache {
         const [path, stored] = splitDependency(this.dependencies[index]);
         const space = stored.indexOf(' ');
         // The same stat: the same bytes, not read again.
-        holds = (space >= 0 && stored.slice(space + 1) === this.dependencyStat(path)) || this.dependencyHash(path) === (space >= 0 ? stored.slice(0, space) : stored);
+        holds = (space >= 0 && stored.slice(space + 1) === this.statOf(path)) || this.dependencyHash(path) === (space >= 0 ? stored.slice(0, space) : stored);
         this.dependencyHolds[index] = holds;
       }
       if (!holds) return false;
@@ -503,12 +572,22 @@ export class AnalysisCache {
 
   /**
    * What fixes the facts of a file this scan analysed or took from the cache: its content key and the
-   * hashes of the files its analysis read. Undefined for a file without an entry of this scan.
+   * hashes of the files its analysis read, these as their places in `table` (each stored dependency
+   * line, numbered in the order the key first names it, listed whole once by the caller: most files
+   * of a monorepo read the same few modules). Undefined for a file without an entry of this scan.
    */
-  analysisKey(file: string): string | undefined {
+  analysisKey(file: string, table: Map<string, number>): string | undefined {
     const entry = this.entry(file);
     if (!entry || !this.seen.has(file)) return undefined;
-    return entry.dependencies ? `${entry.hash}\t${entry.dependencies.map((i) => this.dependencies[i]).join('\n')}` : entry.hash;
+    if (!entry.dependencies) return entry.hash;
+    let key = `${entry.hash}\t`;
+    for (const index of entry.dependencies) {
+      const line = this.dependencies[index];
+      let at = table.get(line);
+      if (at === undefined) table.set(line, (at = table.size));
+      key += `${at},`;
+    }
+    return key;
   }
 
   /** The findings of a project pass over the facts `key` names, when the last scan made that same pass. */
@@ -530,7 +609,7 @@ export class AnalysisCache {
     if (stat === undefined) return this.drop(file);
     let verdict = stat;
     for (const path of dependencies) {
-      const known = this.dependencyStat(path);
+      const known = this.statOf(path);
       if (known === undefined) return this.drop(file);
       verdict += `\n${path}\t${known}`;
     }
@@ -598,6 +677,10 @@ export class AnalysisCache {
       body.entries[file] = { ...entry, dependencies };
     }
     if (this.project) body.project = this.project;
+    // The contexts this scan used, or, when it used none (no Python file read), those stored.
+    const used = Object.keys(this.usedContexts.files).length + Object.keys(this.usedContexts.sets).length > 0;
+    const contexts = used ? this.usedContexts : this.contexts;
+    if (Object.keys(contexts.files).length + Object.keys(contexts.sets).length > 0) body.contexts = contexts;
     writeFileSync(temporary, asciiJson(body));
     try {
       renameSync(temporary, this.file);

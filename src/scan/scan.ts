@@ -9,7 +9,6 @@
 // has read everything; a per-file time budget either way) -> cross-file rules over the
 // facts of every file -> suppressions. Output order is the sorted file order,
 // whatever order the work finished in.
-import { nodeCrypto } from '../node-crypto.ts';
 import { resolve } from 'node:path';
 import { ruleMeta } from '../../rules/meta.ts';
 import { UNIT_MARKERS, UnitResolver } from '../config/units.ts';
@@ -169,7 +168,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         caps,
       })
     : undefined;
-  const context = cache ? new ContextHasher() : undefined;
+  const context = cache ? new ContextHasher(cache) : undefined;
   const concurrency = options.concurrency ?? 'auto';
   const inProcess = concurrency === 'auto' && !autoUsesWorkers();
   const analyzer = new Analyzer(config, {
@@ -374,20 +373,24 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
 }
 
 /**
- * What a project pass decides over, as one hash: each file that lends facts, by what fixes its facts
- * (its content key, and the files its analysis read; the config is in the cache's own key), whether
- * it is reported, and its unit; and the folder messages name other files from. Undefined when a
- * file's facts are not fixed by its entry (it has none this scan).
+ * What a project pass decides over, as one text, stored whole and compared as text (hashing it needed
+ * node:crypto, which a scan served from the cache otherwise never loads): each file that lends facts,
+ * by what fixes its facts (its content key, and the files its analysis read; the config is in the
+ * cache's own key), whether it is reported, and its unit; and the folder messages name other files
+ * from. Undefined when a file's facts are not fixed by its entry (it has none this scan).
  */
 function projectPassKey(cache: AnalysisCache, facts: ReadonlyMap<string, ProjectFacts>, reported: ReadonlySet<string>, unitOf: UnitOf): string | undefined {
   const lines = [process.cwd()];
+  const dependencies = new Map<string, number>();
   for (const file of facts.keys()) {
-    const key = cache.analysisKey(file);
+    const key = cache.analysisKey(file, dependencies);
     if (key === undefined) return undefined;
     const unit = unitOf(file);
     lines.push(`${file}\t${key}\t${reported.has(file) ? 1 : 0}\t${unit.root}\t${unit.defaultSchema ?? ''}`);
   }
-  return nodeCrypto().hash('sha1', lines.join('\n'));
+  // The files' dependencies, which their keys name by number: their paths, hashes and stats.
+  lines.push('', ...dependencies.keys());
+  return lines.join('\n');
 }
 
 function fileResult(filePath: string, messages: Finding[] = [], source?: string): FileResult {

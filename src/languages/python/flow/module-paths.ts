@@ -5,6 +5,7 @@
 // Python parser.
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
+import { pathExists } from '../../typescript/flow/modules.ts';
 
 /** Files that mark the root of a Python project unit. */
 export const UNIT_MARKERS = ['pyproject.toml', 'setup.cfg', 'setup.py', 'manage.py'];
@@ -73,12 +74,12 @@ export function resolveModule(file: string, module: string, level: number): stri
     }
     tried.push(...candidates(join(root, 'src'), parts));
   }
-  const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && existsSync(path));
+  const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && pathExists(path));
   if (found || level > 0 || parts.length === 0) return found;
   // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
   // the folder above it (Python's path entry for it), with or without __init__.py files.
   const base = packageBase(file, parts[0]);
-  return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && existsSync(path)) : undefined;
+  return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && pathExists(path)) : undefined;
 }
 
 /** The folder above the file's nearest ancestor folder named `top`: where `import top.x` finds the file's own package. */

@@ -7,13 +7,14 @@
 // pyproject.toml, setup.cfg, setup.py or manage.py, else the repository
 // root), at most MAX_MODULES per file, each parsed once per process (keyed
 // by path and mtime). What cannot be found stays unknown.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
 import { children, parsePython, type Node } from '../syntax.ts';
 import { clearRoots, inside, projectRoot, resolveModule, UNIT_MARKERS } from './module-paths.ts';
+import { regularFileStat } from '../../typescript/flow/modules.ts';
 
 export { projectRoot, resolveModule };
 
@@ -51,16 +52,14 @@ export function importRoot(file: string, modules: ReadonlySet<string>): string |
   return marked ? root : undefined;
 }
 
-/** Parses a module of the project once per process (per mtime); null when it is unreadable, too large or not Python 3. */
+/**
+ * Parses a module of the project once per process (per mtime); null when it is unreadable, too large or
+ * not Python 3. Stat'ed once per scan (modules.ts's beginScan), not each time a file imports it.
+ */
 export function readModule(path: string): ModuleSource | null {
-  let mtime = 0;
-  try {
-    const stat = statSync(path);
-    if (stat.size > MAX_BYTES) return null;
-    mtime = stat.mtimeMs;
-  } catch {
-    return null;
-  }
+  const stat = regularFileStat(path);
+  if (!stat || stat.size > MAX_BYTES) return null;
+  const mtime = stat.mtimeMs;
   const cached = modules.get(path);
   if (cached && cached.mtime === mtime) return cached.source;
   let source: ModuleSource | null = null;

@@ -12,7 +12,7 @@
 // which is given one file and runs as long as the editor, resolves the same
 // way with nothing kept but the cache checked against each file's stat.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { decodeText, readConfigText, readRegularFile } from '../../../read-file.ts';
 import { stringValue, unwrap, type Node } from '../syntax.ts';
@@ -43,6 +43,8 @@ interface FileStat {
 let scanStats: Map<string, FileStat | null> | undefined;
 /** While a scan runs, where each specifier leads from each folder (null: to no project module). */
 let scanResolutions: Map<string, string | null> | undefined;
+/** While a scan runs, whether each path is there (the Python front end's module candidates: pathExists). */
+let scanExists: Map<string, boolean> | undefined;
 let openScans = 0;
 
 /**
@@ -52,6 +54,7 @@ export function beginScan(): () => void {
   if (openScans++ === 0) {
     scanStats = new Map();
     scanResolutions = new Map();
+    scanExists = new Map();
   }
   let open = true;
   return () => {
@@ -60,7 +63,26 @@ export function beginScan(): () => void {
     if (--openScans > 0) return;
     scanStats = undefined;
     scanResolutions = undefined;
+    scanExists = undefined;
   };
+}
+
+/**
+ * Whether anything is at `path` (existsSync), asked once per scan: the Python front end looks for the
+ * same candidates of the same modules from every file that imports them. Outside a scan, every time.
+ */
+export function pathExists(path: string): boolean {
+  let found = scanExists?.get(path);
+  if (found === undefined) {
+    found = existsSync(path);
+    scanExists?.set(path, found);
+  }
+  return found;
+}
+
+/** A regular file's size and time (undefined: none there), stat'ed once per scan (see fileStat). */
+export function regularFileStat(path: string): Readonly<FileStat> | undefined {
+  return fileStat(path);
 }
 
 /** Without an error for a missing file: most candidates of a specifier are missing, and an error costs ten times the stat. */
