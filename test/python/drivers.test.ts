@@ -7,26 +7,18 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, describe, test } from 'node:test';
-import type { FileModel, SqlSite } from '../../src/model/index.ts';
+import type { SqlSite } from '../../src/model/index.ts';
 import { clearDjangoCache } from '../../src/languages/python/drivers/django/settings.ts';
 import { pythonFrontEnd } from '../../src/languages/python/index.ts';
 import { clearProjectCache } from '../../src/languages/python/flow/project.ts';
 import { loadSqlParser } from '../../src/sql/index.ts';
+import { parseLines as parse, siteWith } from './model-helpers.ts';
 
 before(async () => {
   await loadSqlParser();
 });
 
-function parse(lines: string[], file = '/virtual/worker.py'): FileModel {
-  return pythonFrontEnd.parse(lines.join('\n') + '\n', file, {});
-}
 
-/** The site whose host text (at its span) contains `needle`. */
-function siteWith(model: FileModel, needle: string): SqlSite {
-  const site = model.sites.find((s) => model.text.slice(s.span.start, s.span.end).includes(needle));
-  assert.ok(site, `no site with ${needle}: ${model.sites.map((s) => model.text.slice(s.span.start, s.span.end)).join(' | ')}`);
-  return site;
-}
 
 const writesOf = (site: SqlSite) => site.analysis.statements.flatMap((s) => s.settingWrites);
 
