@@ -129,10 +129,12 @@ function withoutUncheckedBodyErrors(source: string, analysis: SqlAnalysis): SqlA
   return analysis;
 }
 
+/** The caller's holes in the order of the text. */
+const sortedHoles = (options: AnalyzeOptions): Hole[] => (options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : []);
+
 function analyzeStatements(source: string, options: AnalyzeOptions): SqlAnalysis {
   if (options.onlyFacts !== true) return parseStatementsOf(source, options);
-  const holes = options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : [];
-  const kept = keepFactStatements(source, holes);
+  const kept = keepFactStatements(source, sortedHoles(options));
   // Every statement blanked (a migration of DDL alone): nothing is left to parse.
   const analysis: SqlAnalysis = kept.skipped > 0 && holdsNoStatement(kept.text) ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
   analysis.skipped = kept.skipped + (analysis.skipped ?? 0);
@@ -166,7 +168,7 @@ function withCreatedTables(parsed: StatementFacts[], tables: FactStatements['tab
 function parseStatementsOf(text: string, options: AnalyzeOptions, keptHoles?: Hole[]): SqlAnalysis {
   const analysis: SqlAnalysis = { statements: [], errors: [] };
   const style = options.placeholders ?? 'dollar';
-  const holes = keptHoles ?? (options.holes?.length ? [...options.holes].sort((a, b) => a.start - b.start) : []);
+  const holes = keptHoles ?? sortedHoles(options);
   const onlyFacts = options.onlyFacts === true;
   if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts)) return analysis;
 
