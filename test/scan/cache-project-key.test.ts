@@ -8,9 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { FileResult } from '../../src/engine/findings.ts';
-import { defineRule } from '../../src/model/index.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
-import { injectRules } from '../helpers/inject-rules.ts';
+import { injectRules, projectPassCounter } from '../helpers/inject-rules.ts';
 
 const shape = (results: readonly FileResult[]) => results.map((r) => [r.filePath, r.messages.map((m) => `${m.line}:${m.column} ${m.ruleId} ${m.message}`)]);
 
@@ -33,24 +32,8 @@ function age(dir: string, names: readonly string[], seconds: number): void {
 }
 
 test('a module the importers read changes while no importer\'s stat does: the pass runs again and reports what a cold scan does', async (t) => {
-  let passes = 0;
-  const counting = defineRule<Record<string, never>, { seen: true }>({
-    id: 'test-counts-keyed-passes',
-    description: 'Count project passes (test rule)',
-    messages: { never: 'never reported' },
-    defaultSeverity: 'error',
-    recommended: false,
-    languages: ['typescript'],
-    schema: { type: 'object', properties: {}, additionalProperties: false },
-    defaultOptions: {},
-    triggers: ['pool'],
-    check() {},
-    collect: () => ({ seen: true }),
-    checkProject() {
-      passes++;
-    },
-  });
-  injectRules(t, counting);
+  const counter = projectPassCounter('test-counts-keyed-passes');
+  injectRules(t, counter.rule);
   // Two modules, outside the scanned folder (no entries of their own): a.ts and b.ts read db.ts, c.ts reads other.ts.
   const names = ['lib/db.ts', 'lib/other.ts', 'jobs/a.ts', 'jobs/b.ts', 'jobs/c.ts'];
   const dir = tree({ 'lib/db.ts': pool(5), 'lib/other.ts': pool(6), 'jobs/a.ts': job(1, '../lib/db.ts'), 'jobs/b.ts': job(2, '../lib/db.ts'), 'jobs/c.ts': job(3, '../lib/other.ts') });
@@ -58,13 +41,13 @@ test('a module the importers read changes while no importer\'s stat does: the pa
   const location = join(dir, 'cache.json');
   const options: ScanOptions = { paths: [join(dir, 'jobs')], cwd: dir, cache: true, cacheLocation: location, concurrency: 'off' };
   const cold = await scan(options);
-  assert.equal(passes, 1);
+  assert.equal(counter.passes, 1);
   const stored = JSON.parse(readFileSync(location, 'latin1'));
   assert.ok(!/^[0-9a-f]{40}$/.test(stored.key) && !/^[0-9a-f]{40}$/.test(stored.project.key), 'keys are kept as text');
   assert.equal(stored.project.key.split(`${join(dir, 'lib/db.ts')}\t`).length - 1, 1, 'the module two files read is listed once in the pass key');
 
   const cached = await scan(options);
-  assert.equal(passes, 1, 'nothing changed: the pass is taken from the cache');
+  assert.equal(counter.passes, 1, 'nothing changed: the pass is taken from the cache');
   assert.equal(cached.stats.cached, 3);
   assert.deepEqual(shape(cached.results), shape(cold.results));
 
@@ -72,12 +55,12 @@ test('a module the importers read changes while no importer\'s stat does: the pa
   writeFileSync(join(dir, 'lib/other.ts'), pool(60));
   age(dir, ['lib/other.ts'], 7200);
   const changed = await scan(options);
-  assert.equal(passes, 2, 'a module c.ts read changed: the pass runs again');
+  assert.equal(counter.passes, 2, 'a module c.ts read changed: the pass runs again');
   assert.equal(changed.stats.cached, 2, 'a.ts and b.ts from the cache, c.ts analysed again');
   assert.deepEqual(shape(changed.results), shape((await scan({ ...options, cache: false })).results));
-  const counted = passes;
+  const counted = counter.passes;
   await scan(options);
-  assert.equal(passes, counted, 'unchanged again: taken from the cache');
+  assert.equal(counter.passes, counted, 'unchanged again: taken from the cache');
 
   // A stored pass key that differs from this scan's in any place is not taken: one digit of db.ts's stored stat.
   const file = JSON.parse(readFileSync(location, 'latin1'));
@@ -86,7 +69,7 @@ test('a module the importers read changes while no importer\'s stat does: the pa
   file.project.key = `${key.slice(0, at)}${key[at] === '1' ? '2' : '1'}${key.slice(at + 1)}`;
   writeFileSync(location, JSON.stringify(file));
   await scan(options);
-  assert.equal(passes, counted + 1, 'another key: the pass runs');
+  assert.equal(counter.passes, counted + 1, 'another key: the pass runs');
 });
 
 test('a Python file\'s context (its psycopg pin) is taken by the pin file\'s stat: changed with a trusted stat, the file is analysed again', async () => {

@@ -14,7 +14,7 @@ import type { RuleSettings } from '../../src/engine/rule-config.ts';
 import { defineRule, statementsOf } from '../../src/model/index.ts';
 import { formatStylish } from '../../src/report/stylish.ts';
 import { scan, type ScanOptions } from '../../src/scan/scan.ts';
-import { injectRules } from '../helpers/inject-rules.ts';
+import { injectRules, projectPassCounter } from '../helpers/inject-rules.ts';
 
 const session = "select set_config('app.tenant', $1, false);\n";
 
@@ -183,24 +183,8 @@ test('facts the queue rules share are stored once, and a project served from the
 });
 
 test('the project pass is not run again over the same facts; a changed file, or a changed module a file imports, runs it again', async (t) => {
-  let passes = 0;
-  const counting = defineRule<Record<string, never>, { seen: true }>({
-    id: 'test-counts-project-passes',
-    description: 'Count project passes (test rule)',
-    messages: { never: 'never reported' },
-    defaultSeverity: 'error',
-    recommended: false,
-    languages: ['typescript'],
-    schema: { type: 'object', properties: {}, additionalProperties: false },
-    defaultOptions: {},
-    triggers: ['pool'],
-    check() {},
-    collect: () => ({ seen: true }),
-    checkProject() {
-      passes++;
-    },
-  });
-  const only = onlyRule(t, counting);
+  const counter = projectPassCounter('test-counts-project-passes');
+  const only = onlyRule(t, counter.rule);
   // run.ts reads the pool module it imports from outside the scanned folder: that module is one of its dependencies.
   const dir = tree({
     'lib/db.ts': "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 5 });\n",
@@ -208,17 +192,17 @@ test('the project pass is not run again over the same facts; a changed file, or 
   });
   const options: ScanOptions = { paths: [join(dir, 'jobs')], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off', rules: only };
   await scan(options);
-  assert.equal(passes, 1);
+  assert.equal(counter.passes, 1);
   await scan(options);
-  assert.equal(passes, 1, 'the same facts: the last pass is remembered');
+  assert.equal(counter.passes, 1, 'the same facts: the last pass is remembered');
   writeFileSync(join(dir, 'lib/db.ts'), "import { Pool } from 'pg';\nexport const pool = new Pool({ max: 9 });\n");
   await scan(options);
-  assert.equal(passes, 2, 'a module run.ts imports changed');
+  assert.equal(counter.passes, 2, 'a module run.ts imports changed');
   writeFileSync(join(dir, 'jobs/run.ts'), "import { pool } from '../lib/db.ts';\nexport const run = (t: string) => pool.query('select $1, 1', [t]);\n");
   await scan(options);
-  assert.equal(passes, 3, 'run.ts changed');
+  assert.equal(counter.passes, 3, 'run.ts changed');
   await scan({ ...options, paths: [join(dir, 'jobs/run.ts')] });
-  assert.equal(passes, 3, 'the same file named directly: the same pass');
+  assert.equal(counter.passes, 3, 'the same file named directly: the same pass');
 });
 
 test('a module a file imports that is scanned too is checked by its own entry\'s stat: changed, the file is analysed again and reports what a cold scan does', async () => {
