@@ -175,13 +175,10 @@ function judge(
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
     return undefined;
   }
-  // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
-  const inlineTransaction =
-    resolved.level === 'local' &&
-    site.analysis.statements.some((s) => s.transaction === 'begin' && s.span.start < statement.span.start) &&
-    site.analysis.statements.some((s) => (s.transaction === 'commit' || s.transaction === 'rollback') && s.span.start > statement.span.start);
-  if (site.connection.kind === 'pool' && !inlineTransaction) return { kind: 'report', messageId: 'onPool', data };
+  // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
+  // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
+  if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
   if (inRoutine) return { kind: 'report', messageId: 'routine', data };
   if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
   if (statement.routine) return { kind: 'report', messageId: 'routine', data, ...handed(site) }; // a DO block, on the file's connection
