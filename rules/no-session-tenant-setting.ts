@@ -155,6 +155,8 @@ function judge(
   if (resolved.clears) return undefined;
   // Or the driver's own reset on release (asyncpg's RESET ALL, a pool's DISCARD ALL).
   if (resolved.level !== 'local' && resolved.name !== undefined && releaseClears(config, resolved.name)) return undefined;
+  // Or the code's own: a finally around the write resets it on that connection before releasing it.
+  if (resolved.name !== undefined && site.resetInFinally?.some((n) => n === '*' || n === resolved.name)) return undefined;
   const inRoutine = statement.routine !== undefined && statement.routine.kind !== 'do';
   const routineName = !statement.routine ? '' : statement.routine.kind === 'do' ? 'This DO block' : `${statement.routine.kind} ${statement.routine.name}`;
 
