@@ -92,6 +92,8 @@ test('good fixture: a finally that resets the setting before the release leaves 
   assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
   await assert.rejects(resetInFinally.withTenant(2, async () => { throw new Error('job failed'); }), /job failed/);
   assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
+  assert.equal(await resetInFinally.withTenantHelper(2, count), 10000);
+  assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
   assert.equal(await resetInFinally.countInvoices(3), 6666);
   const [row] = await resetInFinally.sql`select count(*)::int as n from invoices`;
   assert.equal(row.n, 0);

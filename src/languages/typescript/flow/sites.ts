@@ -279,7 +279,7 @@ export abstract class Sites extends Bindings {
     );
     if (params) site.params = params;
     if (runsOn && connection.kind !== 'pool') {
-      const resets = finallyResets([...(this.options.outerTries ?? []), ...this.blockTries()], runsOn);
+      const resets = finallyResets([...(this.options.outerTries ?? []), ...this.blockTries()], runsOn, this.file.program);
       if (resets.length > 0) site.resetInFinally = resets;
     }
     this.file.model.sites.push(site);
