@@ -155,6 +155,8 @@ function judge(
   if (resolved.clears) return undefined;
   // Or the driver's own reset on release (asyncpg's RESET ALL, a pool's DISCARD ALL).
   if (resolved.level !== 'local' && resolved.name !== undefined && releaseClears(config, resolved.name)) return undefined;
+  // Or the code's own: a finally around the write resets it on that connection before releasing it.
+  if (resolved.name !== undefined && site.resetInFinally?.some((n) => n === '*' || n === resolved.name)) return undefined;
   const inRoutine = statement.routine !== undefined && statement.routine.kind !== 'do';
   const routineName = !statement.routine ? '' : statement.routine.kind === 'do' ? 'This DO block' : `${statement.routine.kind} ${statement.routine.name}`;
 
@@ -175,13 +177,10 @@ function judge(
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
     return undefined;
   }
-  // A local write between BEGIN and COMMIT of the same call runs on one connection and ends with it.
-  const inlineTransaction =
-    resolved.level === 'local' &&
-    site.analysis.statements.some((s) => s.transaction === 'begin' && s.span.start < statement.span.start) &&
-    site.analysis.statements.some((s) => (s.transaction === 'commit' || s.transaction === 'rollback') && s.span.start > statement.span.start);
-  if (site.connection.kind === 'pool' && !inlineTransaction) return { kind: 'report', messageId: 'onPool', data };
+  // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
+  // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
+  if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
   if (inRoutine) return { kind: 'report', messageId: 'routine', data };
   if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
   if (statement.routine) return { kind: 'report', messageId: 'routine', data, ...handed(site) }; // a DO block, on the file's connection

@@ -119,6 +119,13 @@ export interface SqlSite {
    * transaction state (`handedValues` say which connections they hand).
    */
   clientParameter?: ParameterRef;
+  /**
+   * Settings the `finally` of a try the site is inside resets on the site's
+   * own connection, unconditionally and before releasing it (`RESET x`, or
+   * '*' for RESET ALL / DISCARD ALL): a session write here is undone on every
+   * path before the next job can check the connection out.
+   */
+  resetInFinally?: string[];
 }
 
 /** A parameter of a project function, or a property of it (`{ client }` of an options object). */

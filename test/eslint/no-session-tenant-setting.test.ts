@@ -2,6 +2,25 @@ import { pgqRule, ruleTester } from './rule-tester.ts';
 
 ruleTester.run('no-session-tenant-setting', pgqRule('no-session-tenant-setting'), {
   valid: [
+    // Local writes through a pool leak nothing: each ends with its own statement's transaction.
+    // That the next query runs without them is no-local-setting-outside-transaction's finding, not a leak.
+    `import pg from 'pg';
+const shared = new pg.Pool();
+export async function scopeTo(region: string) {
+  await shared.query("select set_config('app.region_id', $1, true)", [region]);
+}`,
+    `import postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { sql } from 'drizzle-orm';
+const db = drizzle(postgres(''));
+export async function scopeTo(region: string) {
+  await db.execute(sql\`SET LOCAL app.region_id = \${region}\`);
+}`,
+    `import { PrismaClient } from '@prisma/client';
+const prisma = new PrismaClient();
+export async function scopeTo(region: string) {
+  await prisma.$executeRaw\`select set_config('app.region_id', \${region}, true)\`;
+}`,
     // A constant applied in the pool's connect hook: every connection gets the same value before any job.
     `import pg from 'pg';
 const pool = new pg.Pool();
@@ -141,10 +160,10 @@ await sql.begin(async (tx) => {
       ],
     },
     {
-      // Through the pool, at any level: it lands on a random connection.
+      // A session write through the pool: it lands on a random connection and stays for its next job.
       code: `import pg from 'pg';
 const pool = new pg.Pool();
-await pool.query("select set_config('app.tenant', $1, true)", [t]);`,
+await pool.query("select set_config('app.tenant', $1, false)", [t]);`,
       errors: [{ messageId: 'onPool', line: 3, column: 26, endLine: 3, endColumn: 36 }],
     },
     {

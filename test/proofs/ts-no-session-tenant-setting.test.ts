@@ -5,6 +5,8 @@
 // on a connection handed down through a lock wrapper's returned function
 // leaks when the caller's connection is a pooled client it releases, and ends
 // with the connection when it is a pg Client of the job's own that it ends.
+// A session write undone by a finally block's RESET before the release leaves
+// nothing either, on a failing job too.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
@@ -17,15 +19,17 @@ let bad: Record<string, any>;
 let good: Record<string, any>;
 let handedPooled: Record<string, any>;
 let handedOwn: Record<string, any>;
+let resetInFinally: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   bad = await importFixture('no-session-tenant-setting/bad.ts', db.workerUrl);
   good = await importFixture('no-session-tenant-setting/good.ts', db.workerUrl);
   handedPooled = await importFixture('no-session-tenant-setting/bad-curried-pool-client.ts', db.workerUrl);
   handedOwn = await importFixture('no-session-tenant-setting/good-curried-script-client.ts', db.workerUrl);
+  resetInFinally = await importFixture('no-session-tenant-setting/good-reset-in-finally.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good, handedPooled, handedOwn].filter(Boolean));
+  await endPools(...[bad, good, handedPooled, handedOwn, resetInFinally].filter(Boolean));
   await db?.stop();
 });
 
@@ -80,4 +84,17 @@ test("handed down the same way: a pg Client of the job's own, ended after it, ta
       await next.end();
     }
   }
+});
+
+test('good fixture: a finally that resets the setting before the release leaves the next checkout 0 rows, after a failing job too', async () => {
+  const count = (c: pg.PoolClient) => c.query('select count(*)::int as n from invoices').then((r) => r.rows[0].n as number);
+  assert.equal(await resetInFinally.withTenant(1, count), 20000);
+  assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
+  await assert.rejects(resetInFinally.withTenant(2, async () => { throw new Error('job failed'); }), /job failed/);
+  assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
+  assert.equal(await resetInFinally.withTenantHelper(2, count), 10000);
+  assert.equal(await nextCheckoutCount(resetInFinally.pool), 0);
+  assert.equal(await resetInFinally.countInvoices(3), 6666);
+  const [row] = await resetInFinally.sql`select count(*)::int as n from invoices`;
+  assert.equal(row.n, 0);
 });

@@ -13,6 +13,7 @@ import { analyzeHostText } from '../sql-sites.ts';
 import { constantInit, resolveText, templateText, type HostText } from '../strings.ts';
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
+import { finallyResets } from './finally-resets.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterOf, receiverOf } from './parameters.ts';
@@ -277,6 +278,10 @@ export abstract class Sites extends Bindings {
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;
+    if (runsOn && connection.kind !== 'pool') {
+      const resets = finallyResets([...(this.options.outerTries ?? []), ...this.blockTries()], runsOn, this.file.program);
+      if (resets.length > 0) site.resetInFinally = resets;
+    }
     this.file.model.sites.push(site);
     const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
     if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
