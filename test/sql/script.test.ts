@@ -113,6 +113,17 @@ describe('query files', () => {
     assert.ok(model.sites.every((s) => s.scope.kind === 'unknown'), 'the application decides where a named query runs');
   });
 
+  test('a named query that is a clause (`for update skip locked`, `where ...`) is a fragment the application splices into another: no statement, no parse error', () => {
+    const text =
+      '-- name: oldest_notes\nselect id, body from notes order by id limit :n\n  :_row_lock\n\n-- name: row_lock_clause\nfor update skip locked\n\n' +
+      '-- name: open_filter\n  where closed_at is null\n\n-- name: close_note!\nupdate notes set closed_at = now() where id = :id';
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['SelectStmt', 'UpdateStmt']);
+    // Outside a query file the same clause is an error of the file.
+    assert.equal(parse('select 1;\nfor update skip locked;').sqlErrors.length, 1);
+  });
+
   test('pgtyped: `/* @name */` comments start a query; :id! and list parameters (IN :ids, VALUES :rows) parse', () => {
     const text = '/* @name A */\nselect * from t where id = :id!\n/* @name B\n @param rows -> ((a, b)...) */\ninsert into t (a, b) values :rows;\n/* @name C */ select * from t where id in :ids';
     const model = parse(text);

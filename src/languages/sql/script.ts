@@ -47,6 +47,8 @@ const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
  * else on the line. pg_dump's `-- Name: x; Type: TABLE; Schema: public; Owner: -` describes the object that follows.
  */
 const NAMED_QUERY = /^--[ \t]*name:[ \t]*[\w.-]+(?:[!<>*#^$]+)?(?:\([^)\n]*\)(?:[!<>*#^$]+)?)?[ \t]*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?[ \t]*\r?$/im;
+/** A clause no statement starts with: a named query that begins so is a fragment of another. */
+const CLAUSE_ONLY = /^\s*(?:for\s+(?:update|no\s+key\s+update|share|key\s+share)|where|and|or|order\s+by|group\s+by|having|limit|offset|returning|on\s+conflict|(?:left|right|inner|full|cross)?\s*join|skip\s+locked|nowait)\b/i;
 const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
@@ -75,6 +77,8 @@ export function readScript(text: string, file: string): ScriptReading {
   const endStatementAt = (start: number, end: number) => {
     edits.push({ start, end: Math.max(end, start + 1), semicolon: true });
   };
+  /** Each named query: where its header starts and where its text starts (after the header line). */
+  const queryStarts: { header: number; body: number }[] = [];
   const length = text.length;
   let statementStart = 0;
   let i = 0;
@@ -124,6 +128,7 @@ export function readScript(text: string, file: string): ScriptReading {
       if (lineStart && ((queries === 'procrastinate' && DASHED_NAME.test(comment)) || (queries && queries !== 'pgtyped' && /^--\s*name:/i.test(comment)))) {
         endStatementAt(i, end);
         statementStart = i + 1;
+        queryStarts.push({ header: i, body: end });
       }
       if (lineStart && migration === 'north' && NORTH_BLOCK.test(comment)) {
         endStatementAt(i, end);
@@ -238,6 +243,15 @@ export function readScript(text: string, file: string): ScriptReading {
       i++;
     }
   }
+  // A named query that is only a clause is a fragment the application splices into another query (`:_lock` standing
+  // for `for update skip locked`): no statement of its own.
+  queryStarts.forEach(({ body: start }, k) => {
+    const end = k + 1 < queryStarts.length ? queryStarts[k + 1].header : length;
+    if (end > start && CLAUSE_ONLY.test(asParsed(text.slice(start, end)))) {
+      blank(start, end);
+      for (let h = holes.length - 1; h >= 0; h--) if (holes[h].start >= start && holes[h].end <= end) holes.splice(h, 1);
+    }
+  });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
