@@ -176,13 +176,15 @@ export class SqlWriter {
         }
       }
     }
-    const time = timeOf(n, (c) => this.host.constantOf?.(c));
+    // A const that holds a time computed from the clock (`const cutoff = new Date(Date.now() - 5 * 60 * 1000)`): that time.
+    const clock = n.type === 'Identifier' ? clockConstant(unwrap(this.host.constantOf?.(n))) : n;
+    const time = clock && timeOf(clock, (c) => this.host.constantOf?.(c));
     if (time) {
       this.text(time, n);
       return;
     }
     // An offset the code computes (`new Date(Date.now() + this.leaseMs)`): that far from now, the amount a value.
-    const offset = clockOffset(n);
+    const offset = clock && clockOffset(clock);
     if (offset) {
       this.text(`(now() ${offset.operator} `, n);
       this.param(offset.amount);
@@ -322,6 +324,11 @@ function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | u
   if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
   const ms = numberOf(unwrap(arg.right), constant);
   return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+}
+
+/** The initializer of a const when it is a time read from the clock (`new Date(...)`); the writer reads it as timeOf does. */
+function clockConstant(init: Node | undefined): Node | undefined {
+  return init?.type === 'NewExpression' && unwrap(init.callee)?.type === 'Identifier' && (unwrap(init.callee) as TSESTree.Identifier).name === 'Date' ? init : undefined;
 }
 
 /** `new Date(Date.now() ± amount)` whose amount timeOf cannot read. */
