@@ -224,6 +224,18 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
+  test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
+    const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
+    const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    // The SQL function's body is read as its own statement.
+    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'CreateFunctionStmt', 'CreateFunctionStmt', 'SelectStmt', 'AlterTableStmt']);
+    // Options on the lines after the body stay the function's; `set search_path` is one of them, not a statement.
+    const options = `${fn('fourth_mark', '')}\nsecurity definer\nset search_path = public;\nselect 1;`;
+    assert.deepEqual([parse(options).sqlErrors, kinds(options)], [[], ['CreateFunctionStmt', 'SelectStmt']]);
+  });
+
   test('a Go text/template action that prints a field ({{ .Schema }}, {{ index .Options "Namespace" }}) is a name, in double quotes and in bodies too; range and if are not read', () => {
     const ns = '{{ index .Options "Namespace" }}';
     const text = [

@@ -158,6 +158,13 @@ export function readScript(text: string, file: string): ScriptReading {
         const end = close < 0 ? length : close + tag.length;
         if (close > 0) bodyPlaceholders(text, i + tag.length, close, variables, holes);
         if (close > 0) cppLines(text, i + tag.length, close).forEach(([from, to]) => blank(from, to));
+        const next = close > 0 && ROUTINE_HEAD.test(asParsed(text.slice(statementStart, i))) ? statementAfterRoutine(text, end) : undefined;
+        if (next !== undefined) {
+          // Functions pasted one after another without `;` (a GUI runs each on its own): the next statement starts
+          // at the line that begins one, after the body and the function's options.
+          holes.push({ start: next, end: next, text: ';' });
+          statementStart = next;
+        }
         if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
           // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
           const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
@@ -426,6 +433,24 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
 }
 
 /** Whether a statement (not `;`, a comment or the end of the text) starts at `from`, past whitespace. */
+/** The head of a routine whose body is a dollar-quoted string. */
+const ROUTINE_HEAD = /^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b/i;
+/** A line that starts a statement no routine option can begin (`set` can: `set search_path = ...`). */
+const NEXT_STATEMENT = /\n[ \t]*(?=(?:create|alter|drop|grant|revoke|comment|insert|update|delete|select|with|do|call|truncate|begin|commit)\b)/i;
+
+/**
+ * Where the statement after a routine's dollar-quoted body starts when no `;` ends the routine: the first line
+ * that begins a statement, with only the routine's options (words, quoted names, `=`, commas, numbers) between.
+ */
+function statementAfterRoutine(text: string, end: number): number | undefined {
+  const rest = text.slice(end, end + 2000);
+  const found = NEXT_STATEMENT.exec(rest);
+  if (!found) return undefined;
+  const between = asParsed(rest.slice(0, found.index));
+  if (!/^[\s\w'".,=()-]*$/.test(between)) return undefined;
+  return end + found.index + found[0].length;
+}
+
 function startsStatement(text: string, from: number): boolean {
   const rest = /^(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/.exec(text.slice(from, from + 4096))?.[0].length ?? 0;
   return /^[A-Za-z]/.test(text.slice(from + rest, from + rest + 1));
