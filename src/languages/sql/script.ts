@@ -436,7 +436,7 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
 /** The head of a routine whose body is a dollar-quoted string. */
 const ROUTINE_HEAD = /^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b/i;
 /** A line that starts a statement no routine option can begin (`set` can: `set search_path = ...`). */
-const NEXT_STATEMENT = /\n[ \t]*(?=(?:create|alter|drop|grant|revoke|comment|insert|update|delete|select|with|do|call|truncate|begin|commit)\b)/i;
+const NEXT_STATEMENT = /\n[ \t]*(?=(?:create|alter|drop|grant|revoke|comment|insert|update|delete|select|do|call|truncate|begin|commit)\b)/i;
 
 /**
  * Where the statement after a routine's dollar-quoted body starts when no `;` ends the routine: the first line
