@@ -1,7 +1,7 @@
 import { crossFileParts, type Decide, type Decision } from '../src/model/cross-file.ts';
 import { lineIndexOf } from '../src/model/lines.ts';
 import type { Ref } from '../src/model/queue.ts';
-import { sqlSideEffect } from '../src/languages/sql/side-effects.ts';
+import { sqlSideEffect, waitsNothing } from '../src/languages/sql/side-effects.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
 
@@ -72,6 +72,7 @@ function read(model: FileModel): SideEffectFacts {
         if (!own) routines.set(routine.name, (own = { name: routine.name, calls: [], at: ref(routine.span ?? statement.span) }));
       }
       for (const call of statement.calls ?? []) {
+        if (waitsNothing(call)) continue;
         if (own && !own.calls.includes(call.name)) own.calls.push(call.name);
         if (site.scope.kind !== 'transaction') continue;
         const fact = afterLock(call.name, call.span, site.scope.id, statement.plpgsql?.tookNothing);

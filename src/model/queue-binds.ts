@@ -85,6 +85,26 @@ export function withBoundStrings(statement: StatementFacts, bind: BindParam | un
   };
 }
 
+/**
+ * The times the host code binds to the statement's placeholders, read from the clock
+ * (`new Date(Date.now() - STALE_MS)` bound to `locked_at < $1`): seconds from now. None for a routine body.
+ */
+export function clockOf(site: SqlSite, statement: StatementFacts): ClockParam | undefined {
+  const params = site.params;
+  if (!params || statement.routine || !params.some((p) => p.kind === 'clock')) return undefined;
+  return (n) => {
+    const param = params[n - 1];
+    return param?.kind === 'clock' ? param.seconds : undefined;
+  };
+}
+
+export type ClockParam = (n: number) => number | undefined;
+
+/** Seconds from now of a value the host binds from the clock: the whole value a placeholder (`$1`). */
+export function clockSeconds(value: AssignedValue | ComparedValue, clock: ClockParam | undefined): number | undefined {
+  return clock && value.kind === 'param' && value.number !== undefined ? clock(value.number) : undefined;
+}
+
 /** Seconds of the interval a placeholder gives, where the bound value is a literal. */
 export function boundSeconds(value: AssignedValue | ComparedValue, bind: BindParam | undefined): number | undefined {
   if (!bind || value.kind !== 'expression' || !value.boundInterval) return undefined;

@@ -11,7 +11,7 @@
 // project pass).
 import { lineIndexOf } from './lines.ts';
 import type { AssignedValue, BindParam, ColumnAssignment, ComparedValue, Comparison, LockingRead, RowWrite, StatementFacts } from '../sql/index.ts';
-import { bindOf, boundSeconds, namedStatesOf, withBoundStrings } from './queue-binds.ts';
+import { bindOf, boundSeconds, clockOf, clockSeconds, namedStatesOf, withBoundStrings, type ClockParam } from './queue-binds.ts';
 import { mergedClaimRead, pickedByRead } from './queue-sources.ts';
 import { counterTest, directionOf, isAttemptLimit, isExhausted, statesByLimit, type Direction, type FileCounters } from './queue-limits.ts';
 import type { FileModel, Span, SqlSite } from './types.ts';
@@ -254,7 +254,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement));
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
       // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
       if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
@@ -275,11 +275,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const table = tableOf(write.table);
       const { claimRead, earlier } = claimReadOf(entry, position, name);
       const bind = bindOf(entry.site, entry.statement);
-      let w = readWrite(write, claimRead, counters, bind);
+      const clock = clockOf(entry.site, entry.statement);
+      let w = readWrite(write, claimRead, counters, bind, false, clock);
       // A column set to a function's value and taken back once it has passed: a claim if the function returns a later time.
       let leaseBy: string[] | undefined;
       if (!w.isClaim && write.op === 'update' && write.assignments.some((a) => callsOnly(a.value))) {
-        const assumed = readWrite(write, claimRead, counters, bind, true);
+        const assumed = readWrite(write, claimRead, counters, bind, true, clock);
         const lease = write.assignments.find((a) => a.column === assumed.lease?.column)?.value;
         if (assumed.isClaim && lease && callsOnly(lease) && lease.kind === 'expression') [w, leaseBy] = [assumed, lease.functions];
       }
@@ -424,7 +425,7 @@ const byCode = (v: AssignedValue) => v.kind === 'expression' && v.params === tru
 /** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
 const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false, clock?: ClockParam): WriteReading {
   // A SKIP LOCKED read's filter, or that of a plain read whose row the write takes by id.
   const picked = claimRead ? undefined : pickedByRead(write);
   const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
@@ -515,13 +516,15 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   if (leaseAssignment) {
     const v = leaseAssignment.value;
     const endsLease = LEASE_END_COLUMN.test(leaseAssignment.column) || roles.end.has(leaseAssignment.column);
-    const bound = boundSeconds(v, bind);
+    const bound = boundSeconds(v, bind) ?? clockSeconds(v, clock);
     if (bound !== undefined) {
       if (endsLease) leaseSeconds = Math.abs(bound);
     } else if (fromCode(v)) leaseFromCode = true;
     else if (v.kind === 'expression' && v.intervalSeconds !== undefined && endsLease) leaseSeconds = Math.abs(v.intervalSeconds);
   }
-  const reclaimBound = reclaim ? boundSeconds(reclaim.value, bind) : undefined;
+  // A cutoff the host reads from the clock (`locked_at < $1` with `new Date(Date.now() - STALE_MS)`): as far back as it is; `new Date()` is now, no window.
+  const pastCutoff = reclaim ? clockSeconds(reclaim.value, clock) : undefined;
+  const reclaimBound = reclaim ? (boundSeconds(reclaim.value, bind) ?? (pastCutoff !== undefined && pastCutoff < 0 ? pastCutoff : undefined)) : undefined;
   const reclaimSeconds =
     reclaimBound !== undefined
       ? Math.abs(reclaimBound)

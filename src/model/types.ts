@@ -77,6 +77,8 @@ export type HostParam =
   /** A parameter of the enclosing function; `default` is its literal default value, when it has one (`minutes=LEASE_MINUTES`). */
   | { kind: 'caller-parameter'; name: string; default?: string | number | boolean | null }
   | { kind: 'named'; name: string }
+  /** A time the code reads from the clock (`new Date(Date.now() - 5 * 60 * 1000)`): that many seconds from now. */
+  | { kind: 'clock'; seconds: number }
   | { kind: 'unknown' };
 
 export interface SqlSite {

@@ -113,6 +113,17 @@ describe('query files', () => {
     assert.ok(model.sites.every((s) => s.scope.kind === 'unknown'), 'the application decides where a named query runs');
   });
 
+  test('a named query that is a clause (`for update skip locked`, `where ...`) is a fragment the application splices into another: no statement, no parse error', () => {
+    const text =
+      '-- name: oldest_notes\nselect id, body from notes order by id limit :n\n  :_row_lock\n\n-- name: row_lock_clause\nfor update skip locked\n\n' +
+      '-- name: open_filter\n  where closed_at is null\n\n-- name: close_note!\nupdate notes set closed_at = now() where id = :id';
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['SelectStmt', 'UpdateStmt']);
+    // Outside a query file the same clause is an error of the file.
+    assert.equal(parse('select 1;\nfor update skip locked;').sqlErrors.length, 1);
+  });
+
   test('pgtyped: `/* @name */` comments start a query; :id! and list parameters (IN :ids, VALUES :rows) parse', () => {
     const text = '/* @name A */\nselect * from t where id = :id!\n/* @name B\n @param rows -> ((a, b)...) */\ninsert into t (a, b) values :rows;\n/* @name C */ select * from t where id in :ids';
     const model = parse(text);
@@ -211,6 +222,18 @@ describe('what real repositories run', () => {
     assert.deepEqual(kinds(text), ['CreateStmt', 'DoStmt', 'IndexStmt', 'VariableSetStmt', 'DeleteStmt']);
     const jinja = parse("select * from {{ ref('jobs') }} where {% if x %} a {% endif %}");
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
+  });
+
+  test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
+    const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
+    const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    // The SQL function's body is read as its own statement.
+    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'CreateFunctionStmt', 'CreateFunctionStmt', 'SelectStmt', 'AlterTableStmt']);
+    // Options on the lines after the body stay the function's; `set search_path` is one of them, not a statement.
+    const options = `${fn('fourth_mark', '')}\nsecurity definer\nset search_path = public;\nselect 1;`;
+    assert.deepEqual([parse(options).sqlErrors, kinds(options)], [[], ['CreateFunctionStmt', 'SelectStmt']]);
   });
 
   test('a Go text/template action that prints a field ({{ .Schema }}, {{ index .Options "Namespace" }}) is a name, in double quotes and in bodies too; range and if are not read', () => {

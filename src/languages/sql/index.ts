@@ -115,7 +115,7 @@ function endsTransaction(between: string): boolean {
 /** What the file was read as, for its parse error: the user sees whether the tool that runs it was recognised. */
 function readAsHint(reading: ScriptReading): string {
   const what = reading.queries
-    ? `a ${reading.queries} query file`
+    ? `${/^[aeiou]/.test(reading.queries) ? 'an' : 'a'} ${reading.queries} query file`
     : reading.migration
       ? reading.migration === 'migrations folder' ? 'a migration' : `a ${reading.migration} migration`
       : reading.psql ? 'a psql script' : 'plain PostgreSQL';

@@ -47,6 +47,8 @@ const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
  * else on the line. pg_dump's `-- Name: x; Type: TABLE; Schema: public; Owner: -` describes the object that follows.
  */
 const NAMED_QUERY = /^--[ \t]*name:[ \t]*[\w.-]+(?:[!<>*#^$]+)?(?:\([^)\n]*\)(?:[!<>*#^$]+)?)?[ \t]*(:(one|many|exec|execrows|execresult|execlastid|copyfrom|batchexec|batchmany|batchone)\b)?[ \t]*\r?$/im;
+/** A clause no statement starts with: a named query that begins so is a fragment of another. */
+const CLAUSE_ONLY = /^\s*(?:for\s+(?:update|no\s+key\s+update|share|key\s+share)|where|and|or|order\s+by|group\s+by|having|limit|offset|returning|on\s+conflict|(?:left|right|inner|full|cross)?\s*join|skip\s+locked|nowait)\b/i;
 const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
@@ -75,6 +77,8 @@ export function readScript(text: string, file: string): ScriptReading {
   const endStatementAt = (start: number, end: number) => {
     edits.push({ start, end: Math.max(end, start + 1), semicolon: true });
   };
+  /** Each named query: where its header starts and where its text starts (after the header line). */
+  const queryStarts: { header: number; body: number }[] = [];
   const length = text.length;
   let statementStart = 0;
   let i = 0;
@@ -124,6 +128,7 @@ export function readScript(text: string, file: string): ScriptReading {
       if (lineStart && ((queries === 'procrastinate' && DASHED_NAME.test(comment)) || (queries && queries !== 'pgtyped' && /^--\s*name:/i.test(comment)))) {
         endStatementAt(i, end);
         statementStart = i + 1;
+        queryStarts.push({ header: i, body: end });
       }
       if (lineStart && migration === 'north' && NORTH_BLOCK.test(comment)) {
         endStatementAt(i, end);
@@ -153,6 +158,13 @@ export function readScript(text: string, file: string): ScriptReading {
         const end = close < 0 ? length : close + tag.length;
         if (close > 0) bodyPlaceholders(text, i + tag.length, close, variables, holes);
         if (close > 0) cppLines(text, i + tag.length, close).forEach(([from, to]) => blank(from, to));
+        const next = close > 0 && ROUTINE_HEAD.test(asParsed(text.slice(statementStart, i))) ? statementAfterRoutine(text, end) : undefined;
+        if (next !== undefined) {
+          // Functions pasted one after another without `;` (a GUI runs each on its own): the next statement starts
+          // at the line that begins one, after the body and the function's options.
+          holes.push({ start: next, end: next, text: ';' });
+          statementStart = next;
+        }
         if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
           // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
           const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
@@ -238,6 +250,15 @@ export function readScript(text: string, file: string): ScriptReading {
       i++;
     }
   }
+  // A named query that is only a clause is a fragment the application splices into another query (`:_lock` standing
+  // for `for update skip locked`): no statement of its own.
+  queryStarts.forEach(({ body: start }, k) => {
+    const end = k + 1 < queryStarts.length ? queryStarts[k + 1].header : length;
+    if (end > start && CLAUSE_ONLY.test(asParsed(text.slice(start, end)))) {
+      blank(start, end);
+      for (let h = holes.length - 1; h >= 0; h--) if (holes[h].start >= start && holes[h].end <= end) holes.splice(h, 1);
+    }
+  });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
@@ -412,6 +433,24 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
 }
 
 /** Whether a statement (not `;`, a comment or the end of the text) starts at `from`, past whitespace. */
+/** The head of a routine whose body is a dollar-quoted string. */
+const ROUTINE_HEAD = /^\s*create\s+(?:or\s+replace\s+)?(?:function|procedure)\b/i;
+/** A line that starts a statement no routine option can begin (`set` can: `set search_path = ...`). */
+const NEXT_STATEMENT = /\n[ \t]*(?=(?:create|alter|drop|grant|revoke|comment|insert|update|delete|select|do|call|truncate|begin|commit)\b)/i;
+
+/**
+ * Where the statement after a routine's dollar-quoted body starts when no `;` ends the routine: the first line
+ * that begins a statement, with only the routine's options (words, quoted names, `=`, commas, numbers) between.
+ */
+function statementAfterRoutine(text: string, end: number): number | undefined {
+  const rest = text.slice(end, end + 2000);
+  const found = NEXT_STATEMENT.exec(rest);
+  if (!found) return undefined;
+  const between = asParsed(rest.slice(0, found.index));
+  if (!/^[\s\w'".,=()-]*$/.test(between)) return undefined;
+  return end + found.index + found[0].length;
+}
+
 function startsStatement(text: string, from: number): boolean {
   const rest = /^(?:\s|--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)*/.exec(text.slice(from, from + 4096))?.[0].length ?? 0;
   return /^[A-Za-z]/.test(text.slice(from + rest, from + rest + 1));

@@ -8,6 +8,8 @@
 // background worker only sees once the transaction has committed, so a
 // rolled-back call sends nothing (an outbox).
 
+import type { RoutineCall } from '../../sql/index.ts';
+
 /** pgsql-http's functions (schema `http` or `extensions` on Supabase, or none). */
 const HTTP = /^((http|extensions|public)\.)?(http|http_get|http_post|http_put|http_patch|http_delete|http_head)$/;
 /** dblink's remote statements: each runs and commits on its own connection. */
@@ -15,6 +17,13 @@ const DBLINK = /^((dblink|extensions|public)\.)?(dblink|dblink_exec|dblink_send_
 const WAITS = /^(pg_catalog\.)?(pg_sleep|pg_sleep_for|pg_sleep_until)$/;
 /** pgai's model calls (`ai.openai_embed`, `ai.anthropic_generate`): the request goes out during the statement. Tokenizing is local. */
 const PGAI = /^ai\.(openai|anthropic|cohere|ollama|voyageai|litellm)_(?!(de)?tokenize$)\w+$/;
+
+/** pg_sleep(0), pg_sleep(0.0), pg_sleep(null): returns at once (a zero wait only checks for a cancel); no wait, nothing sent. */
+export function waitsNothing(call: RoutineCall): boolean {
+  if (!/^(pg_catalog\.)?pg_sleep$/.test(call.name) || call.args.length !== 1 || call.args[0].name) return false;
+  const value = call.args[0].value;
+  return value.kind === 'literal' && (value.value === null || (typeof value.value === 'number' && value.value <= 0));
+}
 
 /** True when a call of the SQL function `name` (as written, lower-case, with its schema) reaches the outside world. */
 export function sqlSideEffect(name: string): boolean {

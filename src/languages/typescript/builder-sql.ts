@@ -11,6 +11,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver } from '../../model/index.ts';
 import { HostTextBuilder, type HostText } from '../host-text.ts';
 import type { TableValue, Value } from './flow/types.ts';
+import { clockMilliseconds, clockOffset, isNewDate } from './clock.ts';
 import { isFunction, namedProperties, propertyName, stringValue, unwrap, type Node } from './syntax.ts';
 
 export interface BuilderHost {
@@ -176,13 +177,15 @@ export class SqlWriter {
         }
       }
     }
-    const time = timeOf(n, (c) => this.host.constantOf?.(c));
+    // A const that holds a time computed from the clock (`const cutoff = new Date(Date.now() - 5 * 60 * 1000)`): that time.
+    const clock = n.type === 'Identifier' ? clockConstant(unwrap(this.host.constantOf?.(n))) : n;
+    const time = clock && timeOf(clock, (c) => this.host.constantOf?.(c));
     if (time) {
       this.text(time, n);
       return;
     }
     // An offset the code computes (`new Date(Date.now() + this.leaseMs)`): that far from now, the amount a value.
-    const offset = clockOffset(n);
+    const offset = clock && clockOffset(clock);
     if (offset) {
       this.text(`(now() ${offset.operator} `, n);
       this.param(offset.amount);
@@ -312,40 +315,17 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
  * A time the code computes from the clock, as the SQL it stands for: `new Date()`
  * is `now()`, `new Date(Date.now() + 60_000)` is `now() + interval '60000
  * milliseconds'` (a lease end written from the application), with the offset
- * a product of number literals or constants that hold them. An offset the code computes is the writer's
+ * a product of number literals or constants that hold them (clock.ts). An offset the code computes is the writer's
  * `now() + $n * interval '1 millisecond'` (clockOffset): a lease whose length the code decides.
  */
 function timeOf(n: Node, constant: (node: Node) => Node | undefined): string | undefined {
-  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date') return undefined;
-  if (n.arguments.length === 0) return 'now()';
-  const arg = unwrap(n.arguments[0] as Node);
-  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
-  const ms = numberOf(unwrap(arg.right), constant);
-  return ms === undefined ? undefined : `(now() ${arg.operator} interval '${ms} milliseconds')`;
+  const ms = clockMilliseconds(n, constant);
+  if (ms === undefined) return undefined;
+  if (isNewDate(n) && n.arguments.length === 0) return 'now()';
+  return `(now() ${ms < 0 ? '-' : '+'} interval '${Math.abs(ms)} milliseconds')`;
 }
 
-/** `new Date(Date.now() ± amount)` whose amount timeOf cannot read. */
-function clockOffset(n: Node): { operator: '+' | '-'; amount: Node } | undefined {
-  if (n.type !== 'NewExpression' || unwrap(n.callee)?.type !== 'Identifier' || (unwrap(n.callee) as TSESTree.Identifier).name !== 'Date' || n.arguments.length !== 1) return undefined;
-  const arg = unwrap(n.arguments[0] as Node);
-  if (arg?.type !== 'BinaryExpression' || (arg.operator !== '+' && arg.operator !== '-') || !isDateNow(unwrap(arg.left as Node))) return undefined;
-  return { operator: arg.operator, amount: arg.right as Node };
-}
-
-function isDateNow(n: Node | undefined): boolean {
-  if (n?.type !== 'CallExpression' || n.arguments.length > 0) return false;
-  const callee = unwrap(n.callee);
-  return callee?.type === 'MemberExpression' && unwrap(callee.object)?.type === 'Identifier' && (unwrap(callee.object) as TSESTree.Identifier).name === 'Date' && propertyName(callee) === 'now';
-}
-
-function numberOf(n: Node | undefined, constant: (node: Node) => Node | undefined, depth = 0): number | undefined {
-  if (!n || depth > 4) return undefined;
-  if (n.type === 'Identifier' || n.type === 'MemberExpression') return numberOf(unwrap(constant(n)), constant, depth + 1);
-  if (n.type === 'Literal' && typeof n.value === 'number' && Number.isFinite(n.value) && n.value >= 0) return n.value;
-  if (n.type === 'BinaryExpression' && n.operator === '*') {
-    const left = numberOf(unwrap(n.left as Node), constant, depth + 1);
-    const right = numberOf(unwrap(n.right), constant, depth + 1);
-    return left === undefined || right === undefined ? undefined : left * right;
-  }
-  return undefined;
+/** The initializer of a const when it is a time read from the clock (`new Date(...)`); the writer reads it as timeOf does. */
+function clockConstant(init: Node | undefined): Node | undefined {
+  return isNewDate(init) ? init : undefined;
 }

@@ -10,6 +10,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { HostParam } from '../../model/index.ts';
 import type { PlaceholderStyle } from '../../sql/index.ts';
 import { forEachCodeChar } from '../../sql/lexer.ts';
+import { clockMilliseconds } from './clock.ts';
 import type { HostText } from './strings.ts';
 import { dottedName, methodOf, unwrap, type Node } from './syntax.ts';
 
@@ -169,6 +170,11 @@ export function classifyValue(
       if (n.expressions.length === 0) return { kind: 'literal', value: n.quasis[0].value.cooked ?? '' };
       if (n.expressions.length === 1 && n.quasis.every((q) => q.value.cooked === '')) return classifyValue(n.expressions[0], isParameter, constant, depth + 1, isImported);
       return { kind: 'unknown' };
+    case 'NewExpression': {
+      // A time read from the clock: a stale cutoff or a lease end the code binds.
+      const ms = clockMilliseconds(n, (c) => constant(c));
+      return ms === undefined ? { kind: 'unknown' } : { kind: 'clock', seconds: ms / 1000 };
+    }
     case 'UnaryExpression':
       if (n.operator === '-' && n.argument.type === 'Literal' && typeof n.argument.value === 'number') return { kind: 'literal', value: -n.argument.value };
       return { kind: 'unknown' };
