@@ -197,7 +197,7 @@ export abstract class CallWalk extends BindingWalk {
     const setter = autocommitSetterOf(name);
     if (!setter) return;
     const value = setter.keyword ? keyword(args, setter.keyword) : positional(args, 0);
-    if (value || !setter.keyword) conn.flow.autocommit = literalBool(value, this.text);
+    if (value || !setter.keyword) conn.flow.autocommit = setter.autocommitOf ? setter.autocommitOf(value, this.text) : literalBool(value, this.text);
   }
 
   /** A SQL site for SQL the front end wrote for ORM code (an ORM chain or builder): its text maps onto the code it stands for. */
