@@ -280,7 +280,27 @@ describe('scopes', () => {
     assert.equal(siteOf(model, 'select 1').connection.kind, 'dedicated');
     const set = siteOf(model, 'select set_config');
     assert.deepEqual(set.connection, { kind: 'unknown', configId: model.connections[0].id });
-    assert.equal(kind(set.scope), 'unknown', 'what other calls left on it is not known');
+    // What other calls left on it is not known, but autocommit is off and nothing in the file switches it: the
+    // statement runs in a transaction (the one an earlier call left open, or its own), which rolls back with it.
+    assert.equal(kind(set.scope), 'transaction');
+  });
+
+  test("a kept connection's autocommit is known only when the file makes it once and never switches it", () => {
+    const scopeIn = (lines: string[]) => kind(siteOf(parse([...lines, ''].join('\n')), 'select set_config').scope);
+    const job = ['def job(t):', '    conn.execute("select set_config(\'app.tenant\', %s, true)", [t])'];
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("", autocommit=True)', ...job]), 'autocommit');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'conn.autocommit = True', ...job]), 'unknown', 'switched at module level');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'def reset():', '    conn.set_autocommit(True)', ...job]), 'unknown', 'switched in another function');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'def reopen():', '    global conn', '    conn = psycopg.connect("")', ...job]), 'unknown', 'assigned twice');
+    const method = (init: string[]) =>
+      kind(
+        siteOf(
+          parse(['import psycopg2', 'class Worker:', '    def __init__(self, dsn):', '        self.db = psycopg2.connect(dsn)', ...init, '    def step(self, t):', '        self.db.cursor().execute("select set_config(\'app.tenant\', %s, true)", (t,))', ''].join('\n')),
+          'select set_config',
+        ).scope,
+      );
+    assert.equal(method([]), 'transaction');
+    assert.equal(method(['        self.db.set_isolation_level(0)']), 'unknown', 'psycopg2 set_isolation_level switches autocommit');
   });
 
   test('a function called with a connection is walked at the call, with its scope', () => {
