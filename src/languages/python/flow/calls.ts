@@ -441,8 +441,12 @@ export abstract class CallWalk extends BindingWalk {
   }
 
   private recordSideEffect(node: Node, callee: string): void {
-    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
-    const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
+    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic),
+    // else one in the driver's implicit transaction (autocommit off, a statement run since its last commit).
+    const conn =
+      this.contexts[this.contexts.length - 1] ??
+      [...this.conns].reverse().find((c) => c.flow.explicit.length > 0) ??
+      [...this.conns].reverse().find((c) => c.flow.dirty === true && c.flow.autocommit === false);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
