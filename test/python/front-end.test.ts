@@ -389,6 +389,26 @@ describe('scopes', () => {
     assert.equal(kind(siteOf(model, 'select 1').scope), 'transaction');
   });
 
+  test('a line of a triple-quoted string that reads like a parenthesized with (a lowercase CTE) is left as it is', () => {
+    const text = [
+      'import psycopg',
+      'def claim(conn: psycopg.Connection):',
+      '    return conn.execute(',
+      '        """',
+      '        with next_one as (',
+      "            select id from chores where state = 'open' limit 1 for update skip locked",
+      '        )',
+      "        update chores set state = 'held' from next_one where chores.id = next_one.id returning chores.id",
+      '        """',
+      '    ).fetchone()',
+      '# with a as (b):',
+      '',
+    ].join('\n');
+    assert.equal(repairParenthesizedWith(text), text);
+    const site = siteOf(parse(text), 'with next_one');
+    assert.equal(site.analysis.statements[0].lockingReads[0]?.skipLocked, true);
+  });
+
   test('the repairs count in UTF-16 units: an emoji (two units, one code point) before a parenthesized with or a `1.` float moves nothing', () => {
     const text = [
       'from psycopg_pool import ConnectionPool',
