@@ -7,6 +7,7 @@ import type { Node } from '../syntax.ts';
 import type { FileDriver } from './driver-api.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, FileApi, StaticBinding } from './types.ts';
+import type { Guest } from './guest-file.ts';
 
 /** A site the walk recorded, with where it is in try statements (for one-transaction jobs). */
 export interface SiteMeta {
@@ -52,6 +53,8 @@ export interface EngineFile extends FileApi {
   /** What a call of a function imported from a project module makes, when it returns a maker call. */
   importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];
+  /** A function of another module of the project that a call names, to walk at the call (guest-file.ts). */
+  guestDef?(callee: Node): Guest | undefined;
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;

@@ -26,6 +26,7 @@ import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
+import { guestDef, type Guest } from './guest-file.ts';
 import { importedText } from './imported-text.ts';
 import { DefIndex } from './def-index.ts';
 
@@ -250,11 +251,21 @@ class PythonFile implements EngineFile {
     return { id: this.nextConnId(), ...props, implicitForm: implicitFormOf(props) };
   }
 
-  run(): void {
+  /** Reads the file's defs, pools and static bindings: enough to walk a def of it at a call (a guest, guest-file.ts). */
+  prepared(): this {
     this.indexDefs();
     this.readConfigs();
     this.readStaticBindings();
     for (const driver of this.drivers) driver.prepare?.();
+    return this;
+  }
+
+  guestDef(callee: Node): Guest | undefined {
+    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared());
+  }
+
+  run(): void {
+    this.prepared();
     // Callbacks first: they are walked with the pool's connection and never on their own.
     for (const entry of this.entries.values()) this.walkCallbacks(entry);
     for (const driver of this.drivers) driver.walkCallbacks?.();
