@@ -7,7 +7,6 @@ import type { Node } from '../syntax.ts';
 import type { FileDriver } from './driver-api.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, FileApi, StaticBinding } from './types.ts';
-import type { Guest } from './guest-file.ts';
 
 /** A site the walk recorded, with where it is in try statements (for one-transaction jobs). */
 export interface SiteMeta {
@@ -25,6 +24,21 @@ export interface SiteMeta {
    * raise, no rollback): what it wrote commits with that transaction.
    */
   handlerGoesOn?: boolean;
+}
+
+/** Where a caller is when it calls a function of another module (guest-file.ts): the call's span, and the try statements and handler around it. */
+export interface GuestCall {
+  span: { start: number; end: number };
+  tries: readonly number[];
+  handler: number | undefined;
+}
+
+/** A function of another module of the project, with the file it is walked in at a call of this file (guest-file.ts). */
+export interface Guest {
+  file: EngineFile;
+  def: Node;
+  /** Records what the next walk of the def runs as the caller's, at this call. */
+  enter(call: GuestCall): void;
 }
 
 /** The file as the engine's walks see it (flow/file.ts). */

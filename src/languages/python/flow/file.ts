@@ -13,7 +13,7 @@ import { callParts, children, dottedName, hasArguments, span, unwrap, type Node 
 import { annotationType, bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
 import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
-import type { EngineFile, SiteMeta } from './engine-file.ts';
+import type { EngineFile, Guest, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
 import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
@@ -26,7 +26,7 @@ import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
-import { guestDef, type Guest } from './guest-file.ts';
+import { guestDef } from './guest-file.ts';
 import { importedText } from './imported-text.ts';
 import { DefIndex } from './def-index.ts';
 

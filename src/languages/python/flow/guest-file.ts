@@ -9,7 +9,7 @@
 // transaction ids, so that nothing of it can be mistaken for the caller's.
 import { emptyFileModel, type FileModel, type Span } from '../../../model/index.ts';
 import { dottedName, type Node } from '../syntax.ts';
-import type { EngineFile, SiteMeta } from './engine-file.ts';
+import type { EngineFile, Guest, GuestCall, SiteMeta } from './engine-file.ts';
 import type { Imports } from './imports.ts';
 import { moduleDef, type ModuleSource } from './project.ts';
 
@@ -23,20 +23,6 @@ export interface HostFile extends EngineFile {
 export interface GuestEngineFile extends EngineFile {
   addSite(meta: SiteMeta): void;
   nextConnId(): string;
-}
-
-/** Where the caller is when it calls: the call's span, and the try statements and handler around it. */
-export interface GuestCall {
-  span: Span;
-  tries: readonly number[];
-  handler: number | undefined;
-}
-
-export interface Guest {
-  file: EngineFile;
-  def: Node;
-  /** Records what the next walk of the def runs as the caller's, at this call. */
-  enter(call: GuestCall): void;
 }
 
 type MakeFile = (model: FileModel, source: ModuleSource) => GuestEngineFile;
