@@ -38,6 +38,8 @@ interface ImportedName {
    */
   kind?: 'whole' | 'default';
   attribute?: string;
+  /** Python: a function of the module the file calls with arguments (the front end walks it at the call, with them). */
+  called?: true;
 }
 
 /** How far re-exports are followed (the front ends follow as far, or less). */
@@ -80,8 +82,12 @@ export class ImportChance {
     // Only a name the file hands on as a value (a call's argument, an assignment, a template's
     // interpolation) can be SQL text it sends: not one it only calls or reads a member of (a pool).
     const locals = usedAsValues(text, new Set(names.map((n) => n.local)), statements);
-    if (locals.size === 0) return false;
     const used = names.flatMap((n) => lookups(n, locals.get(n.local), language));
+    // Python: a function of a project module called with arguments runs its SQL on what the file hands it.
+    if (language === 'python') {
+      const calls = calledWithArguments(text, new Set(names.map((n) => n.local)), statements);
+      for (const n of names) used.push(...lookups(n, calls.get(n.local), language).filter((l) => l.attribute === undefined).map((l): ImportedName => ({ ...l, called: true })));
+    }
     if (used.length === 0) return false;
     this.held.set(file, { language, names: used });
     return true;
@@ -106,6 +112,7 @@ export class ImportChance {
     const text = this.textOf(path);
     if (text === undefined) return false;
     if (imported.attribute !== undefined) return definesClassConstant(text, imported.name, imported.attribute) && this.passesPrefilter(path);
+    if (imported.called) return definesFunction(text, imported.name) && this.passesPrefilter(path);
     if (definesConstant(text, language, imported.name)) return this.passesPrefilter(path);
     if (depth >= MAX_REEXPORTS) return false;
     const next = language === 'python' ? pythonImports(text).names.filter((n) => n.local === imported.name) : tsReexports(text, imported.name);
@@ -260,6 +267,30 @@ function usedAsValues(text: string, names: ReadonlySet<string>, statements: Stat
     chains.add(chain.slice(1));
   }
   return used;
+}
+
+/**
+ * Python names called outside the import statements with a name among their arguments (`claim(conn, ...)`,
+ * `jobs.claim(conn)`), with the function read from each (`jobs.claim(`: 'claim'; '' when the name itself is
+ * called). Arguments are read one level of parentheses deep.
+ */
+function calledWithArguments(text: string, names: ReadonlySet<string>, statements: Statements): Map<string, Set<string>> {
+  const called = new Map<string, Set<string>>();
+  const pattern = new RegExp(`(?<![\\w.])(${[...names].map(escaped).join('|')})((?:\\.\\w+)?)[ \\t]*\\(((?:[^()]|\\([^()]*\\)){0,300})\\)`, 'g');
+  for (const match of text.matchAll(pattern)) {
+    if (statements.some(([start, end]) => start <= match.index && match.index <= end)) continue;
+    // Only a name can be a connection the file holds (`claim(conn, 5)`, `claim(self.db)`): not `build(1)`.
+    if (!match[3].split(',').some((arg) => /^\s*(?:\w+=)?[A-Za-z_][\w.]*\s*$/.test(arg))) continue;
+    let chains = called.get(match[1]);
+    if (!chains) called.set(match[1], (chains = new Set()));
+    chains.add(match[2].slice(1));
+  }
+  return called;
+}
+
+/** A top-level `def name(` or `async def name(` of a Python module. */
+function definesFunction(text: string, name: string): boolean {
+  return new RegExp(`^(?:async[ \\t]+)?def[ \\t]+${escaped(name)}[ \\t]*\\(`, 'm').test(text);
 }
 
 /**

@@ -280,7 +280,27 @@ describe('scopes', () => {
     assert.equal(siteOf(model, 'select 1').connection.kind, 'dedicated');
     const set = siteOf(model, 'select set_config');
     assert.deepEqual(set.connection, { kind: 'unknown', configId: model.connections[0].id });
-    assert.equal(kind(set.scope), 'unknown', 'what other calls left on it is not known');
+    // What other calls left on it is not known, but autocommit is off and nothing in the file switches it: the
+    // statement runs in a transaction (the one an earlier call left open, or its own), which rolls back with it.
+    assert.equal(kind(set.scope), 'transaction');
+  });
+
+  test("a kept connection's autocommit is known only when the file makes it once and never switches it", () => {
+    const scopeIn = (lines: string[]) => kind(siteOf(parse([...lines, ''].join('\n')), 'select set_config').scope);
+    const job = ['def job(t):', '    conn.execute("select set_config(\'app.tenant\', %s, true)", [t])'];
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("", autocommit=True)', ...job]), 'autocommit');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'conn.autocommit = True', ...job]), 'unknown', 'switched at module level');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'def reset():', '    conn.set_autocommit(True)', ...job]), 'unknown', 'switched in another function');
+    assert.equal(scopeIn(['import psycopg', 'conn = psycopg.connect("")', 'def reopen():', '    global conn', '    conn = psycopg.connect("")', ...job]), 'unknown', 'assigned twice');
+    const method = (init: string[]) =>
+      kind(
+        siteOf(
+          parse(['import psycopg2', 'class Worker:', '    def __init__(self, dsn):', '        self.db = psycopg2.connect(dsn)', ...init, '    def step(self, t):', '        self.db.cursor().execute("select set_config(\'app.tenant\', %s, true)", (t,))', ''].join('\n')),
+          'select set_config',
+        ).scope,
+      );
+    assert.equal(method([]), 'transaction');
+    assert.equal(method(['        self.db.set_isolation_level(0)']), 'unknown', 'psycopg2 set_isolation_level switches autocommit');
   });
 
   test('a function called with a connection is walked at the call, with its scope', () => {
@@ -367,6 +387,26 @@ describe('scopes', () => {
     const model = parse(text);
     assert.equal(model.fatal, undefined);
     assert.equal(kind(siteOf(model, 'select 1').scope), 'transaction');
+  });
+
+  test('a line of a triple-quoted string that reads like a parenthesized with (a lowercase CTE) is left as it is', () => {
+    const text = [
+      'import psycopg',
+      'def claim(conn: psycopg.Connection):',
+      '    return conn.execute(',
+      '        """',
+      '        with next_one as (',
+      "            select id from chores where state = 'open' limit 1 for update skip locked",
+      '        )',
+      "        update chores set state = 'held' from next_one where chores.id = next_one.id returning chores.id",
+      '        """',
+      '    ).fetchone()',
+      '# with a as (b):',
+      '',
+    ].join('\n');
+    assert.equal(repairParenthesizedWith(text), text);
+    const site = siteOf(parse(text), 'with next_one');
+    assert.equal(site.analysis.statements[0].lockingReads[0]?.skipLocked, true);
   });
 
   test('the repairs count in UTF-16 units: an emoji (two units, one code point) before a parenthesized with or a `1.` float moves nothing', () => {

@@ -216,6 +216,40 @@ test('CommonJS: a worker with no import statement requiring a module that export
   assert.equal(on.stats.parsed, 7, 'the four workers and the three modules with SQL (not plain.js, nor the worker whose module has none)');
 });
 
+test('a worker whose only SQL runs in a function of a project module it calls with its connection is analysed', async () => {
+  const dir = tree({
+    'pyproject.toml': '[project]\nname = "w"\n',
+    'app/__init__.py': '',
+    'app/chores.py': [
+      'import asyncpg',
+      '',
+      'async def take(db: asyncpg.Connection, kinds):',
+      '    return await db.fetchrow("select id from chores where kind = any($1) for update skip locked limit 1", kinds)',
+      '',
+      'async def finish(db: asyncpg.Connection, chore_id):',
+      '    await db.execute("delete from chores where id = $1", chore_id)',
+      '',
+    ].join('\n'),
+    'app/worker.py': [
+      'import asyncpg',
+      'from app import chores',
+      'from app.chores import take',
+      '',
+      'async def once(pool: asyncpg.Pool, handle):',
+      '    async with pool.acquire() as conn:',
+      '        async with conn.transaction():',
+      '            chore = await take(conn, list(handle.kinds))',
+      '            await handle(chore)',
+      '            await chores.finish(conn, chore["id"])',
+      '',
+    ].join('\n'),
+    'app/other.py': 'from app.chores import take\nprint(take(1, [2]))\n',
+  });
+  const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  assert.deepEqual(findings(on.results, dir), ['app/worker.py:8:27 no-attempts-in-rollback-scope']);
+  assert.equal(on.stats.parsed, 2, 'app/chores.py and app/worker.py; not app/other.py, which hands take() no name');
+});
+
 test('no second chance for a method called on an imported module, a module of no project, or a module whose constant has no trigger', async () => {
   const dir = tree({
     'pyproject.toml': '[project]\nname = "w"\n',

@@ -394,8 +394,12 @@ const isWordChar = (c: string | undefined) => c !== undefined && ((c >= 'a' && c
  */
 function withHeaderStarts(text: string): number[] {
   const starts: number[] = [];
+  // Strings and comments, read once the first candidate is seen: a line of a triple-quoted string that starts
+  // with `with x as (` is SQL (a CTE), not a statement, and must be left as it is.
+  let quoted: QuotedSpans | undefined;
   for (let at = text.indexOf('with'); at >= 0; at = text.indexOf('with', at + 4)) {
     if (isWordChar(text[at + 4])) continue;
+    if ((quoted ??= new QuotedSpans(text)).contains(at)) continue;
     let before = at;
     while (isBlank(text[before - 1])) before--;
     let opens = before === 0 || opensStatement(text[before - 1]);
@@ -410,6 +414,34 @@ function withHeaderStarts(text: string): number[] {
     starts.push(end);
   }
   return starts;
+}
+
+/** The string literals and comments of a text, in order, asked in increasing offsets. */
+class QuotedSpans {
+  private readonly spans: { start: number; end: number }[] = [];
+  private next = 0;
+
+  constructor(text: string) {
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === '"' || c === "'") {
+        const end = skipPythonString(text, i);
+        this.spans.push({ start: i, end });
+        i = end - 1;
+      } else if (c === '#') {
+        const nl = text.indexOf('\n', i);
+        const end = nl < 0 ? text.length : nl;
+        this.spans.push({ start: i, end });
+        i = end;
+      }
+    }
+  }
+
+  contains(at: number): boolean {
+    while (this.next < this.spans.length && this.spans[this.next].end <= at) this.next++;
+    const span = this.spans[this.next];
+    return span !== undefined && span.start <= at && at < span.end;
+  }
 }
 
 /** Offset of the `:` that ends a compound statement's header starting at `from` (outside brackets and strings). */

@@ -6,7 +6,7 @@
 // and execute_batch run SQL on a cursor they are given.
 import { booleanOf, keywordMap, newConfigEntry } from '../flow/config.ts';
 import type { ConfigEntry, Maker, ReadContext } from '../flow/types.ts';
-import { callParts, type Node } from '../syntax.ts';
+import { callParts, unwrap, type Node } from '../syntax.ts';
 import { dbapiImplicitForm } from './psycopg.ts';
 import type { PythonDriver } from '../flow/driver-api.ts';
 
@@ -25,8 +25,8 @@ export const psycopg2: PythonDriver = {
     { method: 'getconn', origin: 'getconn' },
   ],
   runsSqlOnConnection: () => false,
-  controlMethods: ['set_session'],
-  autocommitSetters: [{ method: 'set_session', keyword: 'autocommit' }],
+  controlMethods: ['set_session', 'set_isolation_level'],
+  autocommitSetters: [{ method: 'set_session', keyword: 'autocommit' }, { method: 'set_isolation_level', autocommitOf: isolationLevelAutocommit }],
   sqlFunctions: ['psycopg2.extras.execute_values', 'psycopg2.extras.execute_batch'].map((path) => ({ path, cursorArg: 0, sqlArg: 1, sqlKeyword: 'sql' })),
   postgresOnly: true,
   sqlText: {
@@ -38,6 +38,21 @@ export const psycopg2: PythonDriver = {
   notWork: ['psycopg2.sql'],
   implicitForm: (conn) => dbapiImplicitForm('psycopg2', conn),
 };
+
+/**
+ * `conn.set_isolation_level(level)`: ISOLATION_LEVEL_AUTOCOMMIT (0) switches autocommit on; any other level
+ * switches it off (psycopg2 2.7+: set_session(isolation_level=level, autocommit=False)). A level the code
+ * computes is not known.
+ */
+function isolationLevelAutocommit(argument: Node | undefined, text: string): boolean | 'unknown' {
+  const expr = unwrap(argument);
+  if (!expr) return 'unknown';
+  const written = text.slice(expr.from, expr.to);
+  const name = written.slice(written.lastIndexOf('.') + 1);
+  if (name === 'ISOLATION_LEVEL_AUTOCOMMIT' || written === '0') return true;
+  if (/^ISOLATION_LEVEL_(READ_UNCOMMITTED|READ_COMMITTED|REPEATABLE_READ|SERIALIZABLE|DEFAULT)$/.test(name) || /^[1-4]$/.test(written)) return false;
+  return 'unknown';
+}
 
 function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry {
   const args = callParts(callNode, ctx.text)!.args;

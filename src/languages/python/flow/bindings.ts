@@ -3,6 +3,7 @@
 // that passes them, the callback that receives them, or their annotation)
 // and the calls the walk meets. What a call or method of a driver's object
 // gives is the driver module's to say (drivers/index.ts).
+import { keptAutocommit } from './kept-connections.ts';
 import type { ConnectionUse, Driver, Span } from '../../../model/index.ts';
 import { annotationOf, checkoutOf, DRIVERS, driverNamed, makerOf } from '../drivers/index.ts';
 import type { BuiltStatement, ModelRef, OrmContext } from '../orm/writer.ts';
@@ -124,7 +125,7 @@ export abstract class BindingWalk implements WalkApi {
       (className ? this.file.classAttrs.get(className)?.get(name) : undefined) ??
       (name.includes('.') ? this.file.importedStatic(name) : (this.file.globals.get(name) ?? this.file.importedStatic(name)));
     if (staticBinding && !this.params.has(name)) {
-      const binding = this.instantiate(staticBinding);
+      const binding = this.instantiate(staticBinding, name);
       this.env.set(name, binding);
       return binding;
     }
@@ -143,7 +144,7 @@ export abstract class BindingWalk implements WalkApi {
     return binding;
   }
 
-  private instantiate(binding: StaticBinding): Binding {
+  private instantiate(binding: StaticBinding, name: string): Binding {
     if (binding.kind === 'pool') return { kind: 'pool', entry: binding.entry, driver: binding.entry.config.driver };
     if (binding.kind === 'factory') return { kind: 'factory', entry: binding.entry, scoped: binding.scoped, driver: binding.driver };
     if (binding.kind === 'session') {
@@ -154,10 +155,11 @@ export abstract class BindingWalk implements WalkApi {
       return { kind: 'conn', conn };
     }
     // A module's or an object's connection used in a function serves every call of it (every job):
-    // not one the job opened for itself. Its state at the call is not known either.
+    // not one the job opened for itself. Its state at the call is not known either, but its
+    // autocommit mode is when the file makes it once and never switches it (kept-connections.ts).
     const inFunction = this.info.def !== undefined;
     const use: ConnectionUse = inFunction ? { kind: 'unknown', configId: binding.entry.config.id } : { kind: 'dedicated', configId: binding.entry.config.id };
-    return { kind: 'conn', conn: this.newConn(binding.entry.config.driver, use, 'connect', binding.entry, inFunction ? 'unknown' : undefined) };
+    return { kind: 'conn', conn: this.newConn(binding.entry.config.driver, use, 'connect', binding.entry, inFunction ? keptAutocommit(this.file, name, binding.entry) : undefined) };
   }
 
   /** The session a factory gives here: a new one, or for a scoped factory the walk's one (other code may have used it before). */
@@ -239,7 +241,7 @@ export abstract class BindingWalk implements WalkApi {
       return entry.maker.kind === 'pool' ? { kind: 'pool', entry, driver: entry.config.driver } : undefined;
     }
     const imported = name.includes('.') ? undefined : this.file.importedFactory(name);
-    return imported?.kind === 'pool' ? this.instantiate(imported) : undefined;
+    return imported?.kind === 'pool' ? this.instantiate(imported, name) : undefined;
   }
 
   private callBinding(expr: Node, entering: boolean): Binding | undefined {

@@ -34,6 +34,7 @@ const RESOLVERS = new WeakMap<object, CalleeResolver>();
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
+import type { EngineFile } from './engine-file.ts';
 import { isWork } from './work.ts';
 
 /** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
@@ -46,7 +47,7 @@ export abstract class CallWalk extends BindingWalk {
 
   abstract walkBlock(statements: Node[]): void;
   /** A walk of a def called from this one. */
-  protected abstract child(info: WalkInfo): CallWalk;
+  protected abstract child(info: WalkInfo, file?: EngineFile): CallWalk;
 
   walkExpression(node: Node): void {
     this.walkExpressionCalls(node, false);
@@ -197,7 +198,7 @@ export abstract class CallWalk extends BindingWalk {
     const setter = autocommitSetterOf(name);
     if (!setter) return;
     const value = setter.keyword ? keyword(args, setter.keyword) : positional(args, 0);
-    if (value || !setter.keyword) conn.flow.autocommit = literalBool(value, this.text);
+    if (value || !setter.keyword) conn.flow.autocommit = setter.autocommitOf ? setter.autocommitOf(value, this.text) : literalBool(value, this.text);
   }
 
   /** A SQL site for SQL the front end wrote for ORM code (an ORM chain or builder): its text maps onto the code it stands for. */
@@ -415,10 +416,15 @@ export abstract class CallWalk extends BindingWalk {
     return names.includes(name) || names.includes(last);
   }
 
-  /** A function of this file called with a pool, connection or cursor: walk it here, with them. */
+  /**
+   * A function of this file, or of a module of the project it imports (guest-file.ts), called with a pool,
+   * connection or cursor: walk it here, with them.
+   */
   private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): boolean {
     if (args.length === 0 || this.stack.length > 4) return false;
-    const def = this.file.resolveDef(callee, node);
+    const local = this.file.resolveDef(callee, node);
+    const guest = local ? undefined : this.file.guestDef?.(callee);
+    const def = local ?? guest?.def;
     if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
     // Names only: a call as an argument would be evaluated twice here.
     const bindings = (value: Node): Binding | undefined => {
@@ -426,8 +432,10 @@ export abstract class CallWalk extends BindingWalk {
       return name ? this.lookup(name) : undefined;
     };
     if (!args.some((a) => bindings(a.value))) return false;
-    this.file.walkedAtCall.add(def.from);
-    const walk = this.child({ name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
+    if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
+    else this.file.walkedAtCall.add(def.from);
+    const file = guest?.file ?? this.file;
+    const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this }, file);
     walk.bindParameters(def, args, isMethodCall, undefined, bindings);
     for (const conn of walk.conns) this.conns.add(conn);
     walk.walkBlock(bodyStatements(def));
@@ -441,8 +449,12 @@ export abstract class CallWalk extends BindingWalk {
   }
 
   private recordSideEffect(node: Node, callee: string): void {
-    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic).
-    const conn = this.contexts[this.contexts.length - 1] ?? [...this.conns].reverse().find((c) => c.flow.explicit.length > 0);
+    // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic),
+    // else one in the driver's implicit transaction (autocommit off, a statement run since its last commit).
+    const conn =
+      this.contexts[this.contexts.length - 1] ??
+      [...this.conns].reverse().find((c) => c.flow.explicit.length > 0) ??
+      [...this.conns].reverse().find((c) => c.flow.dirty === true && c.flow.autocommit === false);
     if (!conn) return;
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);

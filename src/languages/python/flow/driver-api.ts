@@ -59,6 +59,8 @@ export interface AutocommitSetterRow {
   method: string;
   /** The argument's keyword; else the first positional argument. */
   keyword?: string;
+  /** What the argument means for autocommit when it is not a boolean (psycopg2's isolation levels); else True/False as written. */
+  autocommitOf?: (argument: Node | undefined, text: string) => boolean | 'unknown';
 }
 
 export interface PythonDriver {

@@ -26,6 +26,21 @@ export interface SiteMeta {
   handlerGoesOn?: boolean;
 }
 
+/** Where a caller is when it calls a function of another module (guest-file.ts): the call's span, and the try statements and handler around it. */
+export interface GuestCall {
+  span: { start: number; end: number };
+  tries: readonly number[];
+  handler: number | undefined;
+}
+
+/** A function of another module of the project, with the file it is walked in at a call of this file (guest-file.ts). */
+export interface Guest {
+  file: EngineFile;
+  def: Node;
+  /** Records what the next walk of the def runs as the caller's, at this call. */
+  enter(call: GuestCall): void;
+}
+
 /** The file as the engine's walks see it (flow/file.ts). */
 export interface EngineFile extends FileApi {
   readonly options: FrontEndOptions;
@@ -52,6 +67,8 @@ export interface EngineFile extends FileApi {
   /** What a call of a function imported from a project module makes, when it returns a maker call. */
   importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];
+  /** A function of another module of the project that a call names, to walk at the call (guest-file.ts). */
+  guestDef?(callee: Node): Guest | undefined;
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;

@@ -13,19 +13,21 @@ import { callParts, children, dottedName, hasArguments, span, unwrap, type Node 
 import { annotationType, bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
 import { hostParam } from './params.ts';
 import type { FileDriver, ImportedSource } from './driver-api.ts';
-import type { EngineFile, SiteMeta } from './engine-file.ts';
+import type { EngineFile, Guest, SiteMeta } from './engine-file.ts';
 import { moduleConstants, qualifiedName, readImports, type Imports } from './imports.ts';
 import { collectJobTransactions } from './jobs.ts';
-import { MAX_MODULES, classConstant, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
+import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { handedInPoolConfig } from './project-pools.ts';
 import { usedOnceByItsFunction } from './local-pools.ts';
 import { perTenantMaker, tenantFactoryCall } from './tenant-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
-import { resolveText, type HostText, type ResolveContext } from './strings.ts';
+import type { ResolveContext } from './strings.ts';
 import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Walk } from './walk.ts';
+import { guestDef } from './guest-file.ts';
+import { importedText } from './imported-text.ts';
 import { DefIndex } from './def-index.ts';
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -249,11 +251,21 @@ class PythonFile implements EngineFile {
     return { id: this.nextConnId(), ...props, implicitForm: implicitFormOf(props) };
   }
 
-  run(): void {
+  /** Reads the file's defs, pools and static bindings: enough to walk a def of it at a call (a guest, guest-file.ts). */
+  prepared(): this {
     this.indexDefs();
     this.readConfigs();
     this.readStaticBindings();
     for (const driver of this.drivers) driver.prepare?.();
+    return this;
+  }
+
+  guestDef(callee: Node): Guest | undefined {
+    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared());
+  }
+
+  run(): void {
+    this.prepared();
     // Callbacks first: they are walked with the pool's connection and never on their own.
     for (const entry of this.entries.values()) this.walkCallbacks(entry);
     for (const driver of this.drivers) driver.walkCallbacks?.();
@@ -479,7 +491,7 @@ class PythonFile implements EngineFile {
       sqlText: SQL_TEXT,
       member: (node) => this.members.member(node),
       returned: (call) => this.members.returned(call),
-      imported: (name) => this.importedText(name),
+      imported: (name) => importedText(this, name),
     };
   }
 
@@ -498,49 +510,6 @@ class PythonFile implements EngineFile {
   /** A name of the class body that a method's default value names (`minutes=LEASE_MINUTES` in the class). */
   classConstant(name: string, at: Node): Node | undefined {
     return this.members.classConstant(name, at);
-  }
-
-  /** `from app.sql import CLAIM`: the text of the constant, read in its module (through re-exports). */
-  private importedText(dotted: string): HostText | undefined {
-    if (dotted.includes('.')) return this.importedMemberText(dotted);
-    let from = this.imports.fromImports.get(dotted);
-    let source = from ? this.projectModule(from.module, from.level) : undefined;
-    let value = source && from ? source.constants.get(from.name) : undefined;
-    // Re-exported: `from app.queries import CLAIM` in app/sql.py, imported from there.
-    for (let depth = 0; source && from && !value && depth < 2; depth++) {
-      from = source.imports.fromImports.get(from.name);
-      source = from ? this.projectModule(from.module, from.level, source.path) : undefined;
-      value = source && from ? source.constants.get(from.name) : undefined;
-    }
-    return source && value ? textIn(source, value) : undefined;
-  }
-
-  /**
-   * A constant read through the module or class it is imported with: `from app import queries` or `import
-   * app.queries as q` then `queries.CLAIM`, `import app.queries` then `app.queries.CLAIM`, `from app.sql import Q`
-   * (a class of constants) then `Q.CLAIM`.
-   */
-  private importedMemberText(dotted: string): HostText | undefined {
-    const parts = dotted.split('.');
-    const attribute = parts.pop() as string;
-    if (parts.length > 4) return undefined;
-    const from = this.imports.fromImports.get(parts[0]);
-    const base = this.imports.names.get(parts[0]);
-    if (!from && !base) return undefined;
-    let module: string;
-    let level = 0;
-    if (from) {
-      module = [...(from.module ? [from.module] : []), from.name, ...parts.slice(1)].join('.');
-      level = from.level;
-    } else module = [base, ...parts.slice(1)].join('.');
-    const source = this.projectModule(module, level);
-    const value = source?.constants.get(attribute);
-    if (source && value) return textIn(source, value);
-    // A class of constants: `Q` is a class of the module it is imported from.
-    const dot = module.lastIndexOf('.');
-    const owner = dot > 0 || level > 0 ? this.projectModule(module.slice(0, Math.max(dot, 0)), level) : undefined;
-    const member = owner ? classConstant(owner, module.slice(dot + 1), attribute) : undefined;
-    return owner && member ? textIn(owner, member) : undefined;
   }
 
   private walkCallbacks(entry: ConfigEntry): void {
@@ -680,10 +649,4 @@ function conditional(tree: { topNode: Node }, at: number): boolean {
     if (/^(IfStatement|ForStatement|WhileStatement|MatchStatement|ConditionalExpression)$/.test(node.name)) return true;
   }
   return false;
-}
-
-/** SQL text a node of another module of the project holds, read there. */
-function textIn(source: ModuleSource, value: Node): HostText | undefined {
-  const qualify = (n: Node) => qualifiedName(n, source.text, source.imports);
-  return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT });
 }

@@ -10,6 +10,7 @@ import { CallWalk, type Instance } from './calls.ts';
 import { bodyStatements, defName, isContextManager, literalBool, withItems } from './defs.ts';
 import { copyFlow, ended, enterTransaction, leaveTransaction, mergeFlows, noteEnd, scopeOf } from './scopes.ts';
 import type { Binding, Conn, Flow } from './types.ts';
+import type { EngineFile } from './engine-file.ts';
 import { work } from '../../../work.ts';
 import { yieldedConnection } from './generators.ts';
 
@@ -27,8 +28,8 @@ export class Walk extends CallWalk {
   /** The walk stopped at the yield it was looking for. */
   suspended = false;
 
-  protected child(info: WalkInfo): Walk {
-    return new Walk(this.file, info);
+  protected child(info: WalkInfo, file: EngineFile = this.file): Walk {
+    return new Walk(file, info);
   }
 
   walkBlock(statements: Node[]): void {

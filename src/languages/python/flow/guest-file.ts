@@ -1,0 +1,102 @@
+// Functions of another module of the project that a file calls with one of
+// its connections (`from app.queue import claim_next` then `claim_next(conn)`
+// inside `async with conn.transaction():`): walked at the call, as functions
+// of the file are, in the caller's transaction. What they run is the
+// caller's: their SQL sites are recorded in the caller's file, at the call
+// (their text is in the other module), and the job's work they do counts in
+// the caller's transaction. Their module is read once per file as a guest:
+// its own names, imports and pools, with the caller's connection ids and
+// transaction ids, so that nothing of it can be mistaken for the caller's.
+import { emptyFileModel, type FileModel, type Span } from '../../../model/index.ts';
+import { dottedName, type Node } from '../syntax.ts';
+import type { EngineFile, Guest, GuestCall, SiteMeta } from './engine-file.ts';
+import type { Imports } from './imports.ts';
+import { moduleDef, type ModuleSource } from './project.ts';
+
+/** The file that calls: its imports and the project modules it may read. */
+export interface HostFile extends EngineFile {
+  readonly imports: Imports;
+  projectModule(module: string, level: number, from?: string): ModuleSource | undefined;
+}
+
+/** A file of the engine made for a module read as a guest (flow/file.ts's PythonFile, prepared but not run). */
+export interface GuestEngineFile extends EngineFile {
+  addSite(meta: SiteMeta): void;
+  nextConnId(): string;
+}
+
+type MakeFile = (model: FileModel, source: ModuleSource) => GuestEngineFile;
+
+interface GuestState {
+  file: GuestEngineFile;
+  call?: GuestCall;
+}
+
+const GUESTS = new WeakMap<object, Map<string, GuestState>>();
+
+/**
+ * The def a call names in another module of the project (`claim(conn)` with `from app.jobs import claim`,
+ * `jobs.claim(conn)` with `from app import jobs`), with the guest file it is walked in; undefined when the
+ * name is not imported from a project module or the module has no such function.
+ */
+export function guestDef(host: HostFile, callee: Node, make: MakeFile): Guest | undefined {
+  const name = dottedName(callee, host.text);
+  if (!name) return undefined;
+  const parts = name.split('.');
+  if (parts.length > 2) return undefined;
+  const from = host.imports.fromImports.get(parts[0]);
+  // `import app.jobs as jobs` then `jobs.claim(...)`: the module itself, when it is the project's.
+  const whole = !from && parts.length === 2 ? host.imports.names.get(parts[0]) : undefined;
+  if (!from && !whole) return undefined;
+  // `from app import jobs` then `jobs.claim(...)`: the module app.jobs; `from app.jobs import claim`: app.jobs.
+  const source = from
+    ? parts.length === 1
+      ? host.projectModule(from.module, from.level)
+      : host.projectModule(from.module ? `${from.module}.${from.name}` : from.name, from.level)
+    : host.projectModule(whole!, 0);
+  const def = source ? moduleDef(source, parts.length === 1 ? from!.name : parts[1]) : undefined;
+  if (!source || !def) return undefined;
+  let guests = GUESTS.get(host);
+  if (!guests) GUESTS.set(host, (guests = new Map()));
+  let state = guests.get(source.path);
+  if (!state) {
+    const file = make(emptyFileModel(host.model.file, 'python', source.text), source);
+    const made: GuestState = { file };
+    // Its sites are the caller's, at the call; its connections are numbered with the caller's.
+    file.addSite = (meta) => {
+      if (made.call) host.addSite(atCall(meta, made.call));
+    };
+    file.nextConnId = () => host.nextConnId();
+    (file as { workIn: Set<string> }).workIn = host.workIn;
+    guests.set(source.path, (state = made));
+  }
+  const guest = state;
+  return {
+    file: guest.file,
+    def,
+    enter: (call) => {
+      guest.call = call;
+    },
+  };
+}
+
+/** A site the guest recorded, moved to the call: every span of its facts is the call's; try statements are the caller's. */
+function atCall(meta: SiteMeta, call: GuestCall): SiteMeta {
+  const tries = meta.inTry.filter((t) => call.tries.includes(t));
+  const moved: SiteMeta = { ...meta, site: spansAt(meta.site, call.span), inTry: tries };
+  if (meta.inHandler === undefined || meta.inHandler !== call.handler) delete moved.inHandler;
+  return moved;
+}
+
+/** A copy of facts with every span (an object with numeric start and end) set to `to`. */
+function spansAt<T>(value: T, to: Span): T {
+  if (Array.isArray(value)) return value.map((v: unknown) => spansAt(v, to)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) out[key] = spansAt(v, to);
+  if (typeof out.start === 'number' && typeof out.end === 'number') {
+    out.start = to.start;
+    out.end = to.end;
+  }
+  return out as T;
+}
