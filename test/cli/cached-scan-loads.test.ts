@@ -69,3 +69,11 @@ test('a scan without --cache loads no node:crypto (nothing hashes); one with --c
   const cached = builtinsLoadedBy(['scan', '.', '--format', 'json', '--cache', '--cache-location', join(dir, 'cache.json')], dir);
   assert.ok(cached.includes('crypto'), 'the cache keys files by their hash');
 });
+
+test('a scan that writes its report to a file never makes the stdout or stderr stream (a pipe loads node:net); one to stdout does', () => {
+  const dir = project({ 'db/tenant.sql': BAD_SESSION_SQL });
+  const toFile = builtinsLoadedBy(['scan', '.', '--format', 'json', '-o', join(dir, 'report.json')], dir);
+  assert.ok(toFile.includes('vm'), `the record holds what the scan loaded: ${toFile.join(', ')}`);
+  assert.ok(!toFile.includes('net'), `stdout and stderr are pipes here: asking either whether it is a terminal loads node:net (${toFile.join(', ')})`);
+  assert.ok(builtinsLoadedBy(['scan', '.', '--format', 'json'], dir).includes('net'), 'a report written to stdout makes its stream');
+});
