@@ -24,7 +24,8 @@ export const REPORT_OPTIONS: OptionsConfig = {
  * github).
  */
 export function reportContext(values: Record<string, unknown>, io: Io): ReportContext {
-  const terminal = io.isTTY && values['output-file'] === undefined;
+  // --output-file first: asking whether stdout is a terminal makes its stream (run.ts).
+  const terminal = values['output-file'] === undefined && io.isTTY;
   let root: string | undefined;
   return {
     cwd: io.cwd,

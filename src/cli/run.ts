@@ -5,9 +5,17 @@ import { main } from './main.ts';
 const code = await main(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
-  isTTY: Boolean(process.stdout.isTTY),
-  stderrIsTTY: Boolean(process.stderr.isTTY),
-  columns: process.stderr.columns,
+  // Asked only when needed: the first touch of process.stdout or stderr makes its stream (a pipe's
+  // loads node:net), about 45 M instructions, which a scan writing its report to a file never needs.
+  get isTTY() {
+    return Boolean(process.stdout.isTTY);
+  },
+  get stderrIsTTY() {
+    return Boolean(process.stderr.isTTY);
+  },
+  get columns() {
+    return process.stderr.columns;
+  },
   cwd: process.cwd(),
   env: process.env,
 });

@@ -87,7 +87,7 @@ export async function scanCommand(argv: string[], io: Io): Promise<number> {
   const selection: FileSelection = { changedSince, shard, ignores: { base: loaded.base, globs: config.ignores } };
 
   const progress =
-    io.stderrIsTTY && formatName === 'stylish'
+    formatName === 'stylish' && io.stderrIsTTY
       ? createProgress({ write: io.stderr, cwd: io.cwd, columns: io.columns, delayMs: progressDelay(io.env ?? {}) })
       : undefined;
   let result;

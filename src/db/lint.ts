@@ -9,6 +9,7 @@ import { collectProjectFacts, runProjectRules, type ProjectFacts } from '../engi
 import { activeRules, type ActiveRule, type RuleSettings } from '../engine/rule-config.ts';
 import { runRules } from '../engine/run-rules.ts';
 import { sqlFrontEnd } from '../languages/sql/index.ts';
+import { loadFrontEnds } from '../languages/registry.ts';
 import type { CatalogRole, CatalogTable, FileModel, Severity } from '../model/index.ts';
 import { analysisConfig, fileMessage, type FileAnalysis } from '../scan/analysis.ts';
 import { analyseInProcess, scanFileText } from '../scan/analyze-file.ts';
@@ -73,7 +74,8 @@ const DATABASE_ALONE_RULES: ReadonlySet<string> = new Set(['no-tenant-policy-on-
 export async function lintDatabase(options: LintDatabaseOptions): Promise<LintDatabaseResult> {
   const started = performance.now();
   const active = activeRules(options.rules, allRules);
-  const parserLoaded = loadSqlParser();
+  // Routines are analysed as .sql files (scanFileText): the SQL front end, loaded as a scan loads it.
+  const parserLoaded = Promise.all([loadSqlParser(), loadFrontEnds(['sql'])]);
   let target: Target | undefined;
   const snapshot = await withReadOnlySession(
     { url: options.url, statementTimeout: options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, connectTimeout: options.connectTimeout ?? DEFAULT_CONNECT_TIMEOUT },

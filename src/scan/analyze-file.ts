@@ -6,9 +6,11 @@ import { rules } from '../../rules/index.ts';
 import { collectProjectFacts } from '../engine/project-pass.ts';
 import { activeRules, type ActiveRule } from '../engine/rule-config.ts';
 import { runRules } from '../engine/run-rules.ts';
-import { frontEndFor } from '../languages/index.ts';
+import { frontEndsMissing, loadedFrontEndFor, loadFrontEnds } from '../languages/registry.ts';
 import { reloadSqlParser } from '../sql/index.ts';
 import { readDirectives } from '../suppressions/index.ts';
+import { languageOf } from '../languages/extensions.ts';
+import type { FrontEnd } from '../languages/types.ts';
 import { fileMessage, type AnalysisConfig, type FileAnalysis } from './analysis.ts';
 import { runEachWithin } from './budget.ts';
 import type { PoolFile, PoolOutcome } from './pool.ts';
@@ -28,8 +30,9 @@ function activeOf(config: AnalysisConfig): ActiveRule[] {
 
 /** Analyses one file's text. Never throws: a bug of ours on one file is one fatal message for that file. */
 export function scanFileText(file: string, text: string, config: AnalysisConfig): FileAnalysis {
-  const frontEnd = frontEndFor(file);
-  if (!frontEnd) return { messages: [] };
+  // The caller loads the front end first (languages/registry.ts, loadFrontEnds).
+  const frontEnd = loadedFrontEndFor(file);
+  if (!frontEnd) return languageOf(file) ? { messages: [fileMessage('pgq-audit failed on this file: its front end was not loaded.', 2, true)] } : { messages: [] };
   // The deterministic bound (work.ts): steps counted, the same on every run whatever the load.
   const bound = config.maxAnalysisSteps ?? DEFAULT_MAX_ANALYSIS_STEPS;
   startWork(bound);
@@ -45,7 +48,7 @@ export function scanFileText(file: string, text: string, config: AnalysisConfig)
   }
 }
 
-function analyseText(frontEnd: NonNullable<ReturnType<typeof frontEndFor>>, file: string, text: string, config: AnalysisConfig): FileAnalysis {
+function analyseText(frontEnd: FrontEnd, file: string, text: string, config: AnalysisConfig): FileAnalysis {
   try {
     const active = activeOf(config);
     const model = frontEnd.parse(text, file, { queryFunctions: config.queryFunctions, sql: config.sql });
@@ -96,6 +99,7 @@ export function analyseWithin(
  * run on a fresh parser (reloadSqlParser), each stop followed by one more reload.
  */
 export async function analyseInProcess(timeBudget: number, files: readonly PoolFile[], config: AnalysisConfig): Promise<PoolOutcome[]> {
+  await loadFrontEnds(frontEndsMissing(files.map((f) => f.file)));
   const outcomes: PoolOutcome[] = [];
   let rest = files;
   while (rest.length > 0) {

@@ -2,6 +2,7 @@
 // per-file time budget; the main thread joins the workers once reading is over (scan.ts feeds it).
 import type { analyseWithin } from './analyze-file.ts';
 import type { AnalysisConfig } from './analysis.ts';
+import { frontEndsMissing, loadFrontEnds } from '../languages/registry.ts';
 import { AnalysisPool, autoThreads, cappedThreads, type PoolOutcome } from './pool.ts';
 
 /** Scans up to this size are analysed in-process: starting workers costs more than it saves. */
@@ -67,6 +68,8 @@ export class Analyzer {
   private tainted = false;
   /** In-process only: a fresh SQL parser loading after a stopped analysis (see runInProcess). */
   private reloading: Promise<void> | undefined;
+  /** In-process only: front ends loading for files to analyse (languages/registry.ts). */
+  private frontEndsLoading: Promise<void> | undefined;
   /** analyze-file.ts and the SQL parser, loaded for the first file this thread analyses. */
   private analysisLoaded: Promise<void> | undefined;
   private analyseWithin: typeof analyseWithin | undefined;
@@ -206,6 +209,25 @@ export class Analyzer {
       void this.reloading.then(() => this.inProcess(items));
       return;
     }
+    // A language's front end loads when its first file is to be analysed here; files after it wait.
+    if (this.frontEndsLoading) {
+      void this.frontEndsLoading.then(() => this.inProcess(items));
+      return;
+    }
+    const missing = frontEndsMissing(items.map((item) => item.file));
+    if (missing.length > 0) {
+      this.frontEndsLoading = loadFrontEnds(missing).then(
+        () => {
+          this.frontEndsLoading = undefined;
+          this.inProcess(items);
+        },
+        (error: unknown) => {
+          this.frontEndsLoading = undefined;
+          for (const item of items) item.resolve({ kind: 'failed', message: `the front end did not load: ${(error as Error)?.stack ?? error}` });
+        },
+      );
+      return;
+    }
     const inProcessOnly = !this.poolAllowed();
     let run: ReturnType<typeof analyseWithin>;
     try {
@@ -294,7 +316,7 @@ export class Analyzer {
       while (this.queue.length > 0 && (always || !this.tainted)) {
         // A few at a time, letting worker results in between so they take the next files.
         this.inProcess(this.queue.splice(0, HELP_BATCH));
-        await new Promise((resolve) => setImmediate(resolve));
+        await (this.frontEndsLoading ?? new Promise((resolve) => setImmediate(resolve)));
       }
     } finally {
       this.helping = false;

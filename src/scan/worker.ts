@@ -5,6 +5,8 @@ import { loadSqlParser } from '../sql/index.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import { scanFileText } from './analyze-file.ts';
 import { beginScan } from '../languages/typescript/flow/modules.ts';
+import { LANGUAGES } from '../languages/extensions.ts';
+import { loadFrontEnds } from '../languages/registry.ts';
 
 export type WorkerTask =
   | { kind: 'warmup' }
@@ -14,7 +16,8 @@ export type WorkerTask =
    */
   | { kind: 'analyze'; files: readonly { file: string; text: string }[]; config: AnalysisConfig; progress?: SharedArrayBuffer };
 
-await loadSqlParser();
+// A worker takes files of any language: every front end, once.
+await Promise.all([loadSqlParser(), loadFrontEnds(LANGUAGES.map((l) => l.language))]);
 // A worker serves one scan (its pool ends with the scan): one scan scope for its life (flow/modules.ts).
 beginScan();
 

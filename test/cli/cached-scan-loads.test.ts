@@ -69,3 +69,30 @@ test('a scan without --cache loads no node:crypto (nothing hashes); one with --c
   const cached = builtinsLoadedBy(['scan', '.', '--format', 'json', '--cache', '--cache-location', join(dir, 'cache.json')], dir);
   assert.ok(cached.includes('crypto'), 'the cache keys files by their hash');
 });
+
+test('a scan that writes its report to a file never makes the stdout or stderr stream (a pipe loads node:net); one to stdout does', () => {
+  const dir = project({ 'db/tenant.sql': BAD_SESSION_SQL });
+  const toFile = builtinsLoadedBy(['scan', '.', '--format', 'json', '-o', join(dir, 'report.json')], dir);
+  assert.ok(toFile.includes('vm'), `the record holds what the scan loaded: ${toFile.join(', ')}`);
+  assert.ok(!toFile.includes('net'), `stdout and stderr are pipes here: asking either whether it is a terminal loads node:net (${toFile.join(', ')})`);
+  assert.ok(builtinsLoadedBy(['scan', '.', '--format', 'json'], dir).includes('net'), 'a report written to stdout makes its stream');
+});
+
+/** The front ends (languages/<language>/index.ts, the module each front end is loaded by) the loaded files of the bundle hold. */
+function frontEndsIn(files: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const file of files) {
+    if (!file.startsWith(join(repoRoot, 'dist'))) continue;
+    for (const m of readFileSync(file, 'utf8').matchAll(/^\/\/ dist\/src\/languages\/(sql|python|typescript)\/index\.js$/gm)) found.add(m[1]);
+  }
+  return [...found].sort();
+}
+
+test('a scan loads the front ends of the languages it analyses only: migrations alone load no TypeScript or Python front end', () => {
+  const sqlOnly = project({ 'db/tenant.sql': BAD_SESSION_SQL });
+  assert.deepEqual(frontEndsIn(loadedBy(['scan', '.', '--format', 'json'], sqlOnly)), ['sql']);
+  const python = project({ 'app/jobs.py': "import psycopg\n\n\ndef run(conn, t):\n    conn.execute(\"select set_config('app.tenant', %s, false)\", (t,))\n" });
+  assert.deepEqual(frontEndsIn(loadedBy(['scan', '.', '--format', 'json'], python)), ['python']);
+  const mixed = project({ 'db/tenant.sql': BAD_SESSION_SQL, 'src/jobs.ts': "import { Pool } from 'pg';\nconst pool = new Pool();\nexport const run = (t: string) => pool.query(\"select set_config('app.tenant', $1, false)\", [t]);\n" });
+  assert.deepEqual(frontEndsIn(loadedBy(['scan', '.', '--format', 'json'], mixed)), ['sql', 'typescript']);
+});

@@ -82,7 +82,7 @@ test('a Python file\'s context (its psycopg pin) is taken by the pin file\'s sta
   const first = await scan(options);
   assert.equal(first.stats.parsed, 1);
   const stored = JSON.parse(readFileSync(location, 'latin1'));
-  assert.match(stored.contexts.files[join(dir, 'app/requirements.txt')], /^\d+:\d+:\d+\t[0-9a-f]{40}$/, 'the pin file kept by its stat');
+  assert.match(stored.contexts.files[join(dir, 'app/requirements.txt')], /^\d+:\d+(\.\d+)?:\d+\t[0-9a-f]{40}$/, 'the pin file kept by its stat');
   const cached = await scan(options);
   assert.equal(cached.stats.cached, 1);
   assert.deepEqual(shape(cached.results), shape(first.results));

@@ -11,7 +11,8 @@ import { runCli } from '../helpers/cli.ts';
 import { discoverFiles, mayIgnoreFiles } from '../../src/scan/discover.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { runEachWithin, runWithin } from '../../src/scan/budget.ts';
-import { frontEnds, type FrontEnd } from '../../src/languages/index.ts';
+import type { FrontEnd } from '../../src/languages/index.ts';
+import { loadedFrontEnds, loadFrontEnds } from '../../src/languages/registry.ts';
 import { AnalysisPool } from '../../src/scan/pool.ts';
 import { analysisConfig } from '../../src/scan/analysis.ts';
 import { activeRules } from '../../src/engine/rule-config.ts';
@@ -177,9 +178,10 @@ const spinForever = (): never => {
 test('in-process analysis has the time budget too: a file that never finishes is skipped, the scan goes on', { timeout: 60_000 }, async () => {
   // A front end that never returns on one file, registered ahead of the SQL one for this test only
   // (in-process: workers load their own).
-  const sql = frontEnds.find((f) => f.language === 'sql')!;
+  await loadFrontEnds(['sql']);
+  const sql = loadedFrontEnds.find((f) => f.language === 'sql')!;
   const stuck: FrontEnd = { ...sql, parse: (text, file, options) => (file.endsWith('a-stuck.sql') ? spinForever() : sql.parse(text, file, options)) };
-  frontEnds.unshift(stuck);
+  loadedFrontEnds.unshift(stuck);
   try {
     const dir = tree({ 'a-stuck.sql': 'x', 'b.sql': session });
     for (const concurrency of ['off', 'auto'] as const) {
@@ -191,7 +193,7 @@ test('in-process analysis has the time budget too: a file that never finishes is
       assert.equal(result.stats.skipped, 1);
     }
   } finally {
-    frontEnds.splice(frontEnds.indexOf(stuck), 1);
+    loadedFrontEnds.splice(loadedFrontEnds.indexOf(stuck), 1);
   }
 });
 
