@@ -74,8 +74,24 @@ await prisma.$transaction(async (prisma) => { await prisma.$executeRaw\`select s
     `${header}async function inTxn(client: pg.PoolClient, action: () => Promise<void>) { await client.query('BEGIN'); try { await action(); await client.query('COMMIT'); } catch (e) { await client.query('ROLLBACK'); throw e; } }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await inTxn(c, async () => { await c.query("select set_config('app.tenant', $1, true)", [t]); }); } finally { c.release(); }\n}`,
     // The helper hands the client to a function the scan does not follow first: it may have opened the transaction.
     `${header}import { begin } from './elsewhere';\nasync function enter(client: pg.PoolClient, t: string) { await begin(client); await client.query("select set_config('app.tenant', $1, true)", [t]); }\nexport async function run(t: string) {\n  const c = await pool.connect();\n  try { await enter(c, t); } finally { c.release(); }\n}`,
+    // A parameter typed with a driver's database type its transaction handle also satisfies: the callers decide.
+    `import { sql, type Kysely } from 'kysely';\nexport async function enter<DB>(db: Kysely<DB>, t: string) { await sql\`select set_config('app.tenant', \${t}, true)\`.execute(db); }`,
+    `import type { Knex } from 'knex';\nexport async function enter(db: Knex, t: string) { await db.raw("select set_config('app.tenant', ?, true)", [t]); }`,
+    `import type { Sql } from 'postgres';\nexport async function enter(sql: Sql, t: string) { await sql\`select set_config('app.tenant', \${t}, true)\`; }`,
+    // Handed a transaction by the one caller here.
+    `import { Kysely, sql } from 'kysely';\nconst db = new Kysely<any>({} as any);\nasync function enter<DB>(h: Kysely<DB>, t: string) { await sql\`SET LOCAL app.tenant = '1'\`.execute(h); }\nexport async function run(t: string) { await db.transaction().execute(async (trx) => { await enter(trx, t); }); }`,
   ],
   invalid: [
+    {
+      // A Kysely-typed parameter whose only caller hands it the database the file made: autocommit.
+      code: `import { Kysely, sql } from 'kysely';\nconst db = new Kysely<any>({} as any);\nasync function enter<DB>(h: Kysely<DB>, t: string) { await sql\`select set_config('app.tenant', \${t}, true)\`.execute(h); }\nexport async function run(t: string) { await enter(db, t); }`,
+      errors: [{ messageId: 'parameterOutsideTransaction' }],
+    },
+    {
+      // No transaction is a node-postgres Pool: a parameter typed so runs each statement in autocommit.
+      code: `import pg from 'pg';\nexport async function enter(pool: pg.Pool, t: string) { await pool.query("select set_config('app.tenant', $1, true)", [t]); }`,
+      errors: [{ messageId: 'outsideTransaction' }],
+    },
     {
       // Hono middleware on the app's shared Drizzle instance, outside any transaction.
       code: `import { Hono } from 'hono';

@@ -57,6 +57,9 @@ test('the registry answers by module specifier, export and type as the modules d
   // Names of Object's prototype are no export of a driver.
   assert.equal(driverRegistry.exportOf('pg', 'constructor', 'pg'), undefined);
   assert.equal(driverRegistry.typeOf('pg', 'toString', false), undefined);
-  assert.deepEqual(driverRegistry.typeOf('knex', 'Knex', false), { driver: 'knex', what: 'pool' });
+  // A Knex.Transaction is a Knex too: a pool a transaction also satisfies.
+  assert.deepEqual(driverRegistry.typeOf('knex', 'Knex', false), { driver: 'knex', what: 'pool', orTx: true });
+  assert.deepEqual(driverRegistry.typeOf('kysely', 'Transaction', false), { driver: 'kysely', what: 'tx' });
+  assert.deepEqual(driverRegistry.typeOf('drizzle', 'NodePgDatabase', false), { driver: 'drizzle', what: 'pool' });
   assert.equal(driverRegistry.typeOf('knex', 'Knex', true), undefined);
 });

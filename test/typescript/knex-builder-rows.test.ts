@@ -90,7 +90,8 @@ export async function noExit(knex: Knex, row: { send_id: string; tries: number }
       'transaction update sends SET status=literal WHERE send_id = & tries >=',
       'transaction update sends SET status=literal,tries=increment WHERE send_id = & tries <',
       'transaction update sends SET tries=param WHERE send_id =',
-      'autocommit update sends SET tries=increment WHERE send_id =',
+      // On a parameter typed Knex: a Knex.Transaction is one too, so the callers decide the transaction.
+      'unknown update sends SET tries=increment WHERE send_id =',
     ],
   );
 });
@@ -114,6 +115,6 @@ export async function finish(knex: Knex, id: string, rows: unknown[]) {
     await knex.table('sends').where({ send_id: id }).update({ status: 'seen' });
   }
 }`),
-    ['autocommit update sends SET status=literal WHERE send_id =', 'autocommit update sends SET status=literal WHERE send_id ='],
+    ['unknown update sends SET status=literal WHERE send_id =', 'unknown update sends SET status=literal WHERE send_id ='],
   );
 });

@@ -210,6 +210,8 @@ export const drizzle: DriverModel = {
     ...Object.fromEntries(['NodePgDatabase', 'PostgresJsDatabase', 'PgDatabase', 'NeonHttpDatabase', 'NeonDatabase', 'VercelPgDatabase', 'BunSQLDatabase', 'PgliteDatabase'].map((t) => [t, 'pool' as const])),
     ...Object.fromEntries(['PgTransaction', 'NodePgTransaction', 'PostgresJsTransaction'].map((t) => [t, 'tx' as const])),
   },
+  // A `PgTransaction` is a `PgDatabase`; `NodePgDatabase` and the like carry `$client`, which a transaction lacks.
+  txSatisfies: ['PgDatabase'],
   wrapsPool: true,
   make(maker, node, ctx) {
     if (maker.makes !== 'table' || node.type !== 'CallExpression') return undefined;

@@ -74,7 +74,8 @@ export class DriverRegistry {
   typeOf(driver: Driver, exported: string, qualified: boolean): TypeMeaning | undefined {
     const model = this.of(driver);
     const what = model?.typeOf?.(exported, qualified) ?? own(model?.types, exported);
-    return what ? { driver, what } : undefined;
+    if (!what) return undefined;
+    return what === 'pool' && model?.txSatisfies?.includes(exported) ? { driver, what, orTx: true } : { driver, what };
   }
 
   /** The export names some driver's runner calls (`up`, `down`, `seed`). */

@@ -128,6 +128,8 @@ export const knex: DriverModel = {
   modules: { names: ['knex'] },
   exports: { default: knexMaker, knex: knexMaker, Knex: knexMaker, '*': knexMaker },
   types: { Transaction: 'tx' },
+  // `Knex.Transaction` extends `Knex`: a parameter typed `Knex` may be handed a transaction.
+  txSatisfies: ['Knex'],
   // `Knex` is the instance's type; `Knex.Knex` is not read.
   typeOf: (exported, qualified) => (exported === 'Knex' && !qualified ? 'pool' : undefined),
   method(on, method, call, ctx) {

@@ -105,6 +105,8 @@ export const kysely: DriverModel = {
   modules: { names: ['kysely'] },
   exports: { Kysely: { kind: 'maker', driver: 'kysely', makes: 'pool' }, sql: { kind: 'tag', driver: 'kysely' }, PostgresDialect: { kind: 'maker', driver: 'kysely', makes: 'dialect' } },
   types: { Transaction: 'tx', Kysely: 'pool' },
+  // `Transaction<DB>` extends `Kysely<DB>`: a parameter typed `Kysely<DB>` may be handed a transaction.
+  txSatisfies: ['Kysely'],
   wrapsPool: true,
   make(maker, node, ctx) {
     // new PostgresDialect({ pool }): what it wraps, if it is a pool.

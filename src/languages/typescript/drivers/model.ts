@@ -150,6 +150,11 @@ export interface DriverModel {
   types?: Readonly<Record<string, TypeMeaning['what']>>;
   /** Pool methods whose promise gives a checked-out connection: the type `Awaited<ReturnType<Sql['reserve']>>` is one. */
   checkoutMethods?: readonly string[];
+  /**
+   * Pool types of `types`/`typeOf` that the driver's transaction handle also satisfies (Kysely's
+   * `Transaction<DB>` extends `Kysely<DB>`): a parameter declared so may be handed a transaction.
+   */
+  txSatisfies?: readonly string[];
   /** A type that depends on more than its name (`Knex` but not `Knex.Knex`): read before `types`. */
   typeOf?(exported: string, qualified: boolean): TypeMeaning['what'] | undefined;
   /**

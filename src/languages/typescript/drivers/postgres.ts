@@ -29,6 +29,8 @@ export const postgresJs: DriverModel = {
   modules: { names: ['postgres'] },
   exports: { default: { kind: 'maker', driver: 'postgres.js', makes: 'pool' }, '*': { kind: 'maker', driver: 'postgres.js', makes: 'pool' } },
   types: { Sql: 'pool', TransactionSql: 'tx', ReservedSql: 'checked-out' },
+  // `TransactionSql` extends `Sql`: a parameter typed `Sql` may be handed the transaction of `sql.begin`.
+  txSatisfies: ['Sql'],
   ...shared,
   readOptions(options, entry) {
     const prepare = objectProperty(options, 'prepare');

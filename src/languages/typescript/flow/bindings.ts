@@ -388,7 +388,7 @@ export abstract class Bindings implements DriverContext {
     const label = type?.type === 'TSTypeReference' ? (type.typeName.type === 'Identifier' ? type.typeName.name : type.typeName.type === 'TSQualifiedName' ? type.typeName.right.name : 'typed') : 'typed';
     switch (known.what) {
       case 'pool':
-        return { kind: 'pool', driver: known.driver };
+        return known.orTx ? { kind: 'pool', driver: known.driver, orTx: true } : { kind: 'pool', driver: known.driver };
       case 'tx': {
         const tx = this.file.txAt(`param@${param.range[0]}`, 'callback', `${label} parameter`, span(param));
         return { kind: 'tx', driver: known.driver, tx };

@@ -75,9 +75,11 @@ export abstract class Handing extends ClientHanding {
       const callbackOf = this.options.callbackOf;
       const parameter = name && callbackOf ? callbackOf.parameters.indexOf(name) : -1;
       const handing: ConnectionCall = { function: { module: callee.owner.model.file, at: callee.node.range[0] }, argument, span: span(call), scope: { kind: 'unknown' } };
-      if (v?.kind === 'conn' || v?.kind === 'tx') handing.scope = this.scopeOf(v);
-      if (v?.kind === 'conn' && v.conn.param && allEntry(this.state.atoms(v.conn))) {
-        handing.fromParameter = { function: { module: this.file.model.file, at: v.conn.param.fn.range[0] }, parameter: v.conn.param.index };
+      // A pool: each call on it runs in autocommit, unless it is a parameter a transaction also satisfies.
+      if (v?.kind === 'conn' || v?.kind === 'tx' || v?.kind === 'pool') handing.scope = this.scopeOf(v);
+      const from = v?.kind === 'conn' && v.conn.param && allEntry(this.state.atoms(v.conn)) ? v.conn.param : v?.kind === 'pool' ? v.param : undefined;
+      if (from) {
+        handing.fromParameter = { function: { module: this.file.model.file, at: from.fn.range[0] }, parameter: from.index };
       } else if (callbackOf && parameter >= 0 && !v && !callbackOf.touched?.has(name!)) {
         // A callback's parameter as the project function hands it: no call before this one used it (no BEGIN on it).
         handing.fromCallback = { function: callbackOf.function, argument: callbackOf.argument, parameter };

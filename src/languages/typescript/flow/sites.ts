@@ -253,8 +253,8 @@ export abstract class Sites extends Bindings {
     const callbackOf = this.options.callbackOf;
     const parameter = runsOn && callbackOf ? callbackOf.parameters.indexOf(runsOn) : -1;
     if (callbackOf && parameter >= 0) site.runsInCallback = { function: callbackOf.function, argument: callbackOf.argument, parameter };
-    const param = query.on?.kind === 'conn' ? query.on.conn.param : undefined;
-    if (param && query.on?.kind === 'conn' && this.state.reachable && allEntry(this.state.atoms(query.on.conn))) {
+    const param = query.on?.kind === 'conn' ? query.on.conn.param : query.on?.kind === 'pool' ? query.on.param : undefined;
+    if (param && this.state.reachable && (query.on?.kind !== 'conn' || allEntry(this.state.atoms(query.on.conn)))) {
       site.runsOnParameter = { function: { module: this.file.model.file, at: param.fn.range[0] }, parameter: param.index };
     }
     // A receiver the walk cannot tell that is a parameter as the callers hand it in: their connections are its.
@@ -346,7 +346,8 @@ export abstract class Sites extends Bindings {
       case 'pool': {
         // A pool of one connection the script opens and ends: every call runs on that one connection.
         const single = this.file.configById(on.configId)?.config.reuse === 'single-connection';
-        return { scope: { kind: 'autocommit' }, connection: { kind: single ? 'dedicated' : 'pool', configId: on.configId } };
+        // A parameter a transaction also satisfies: in whatever transaction its callers are.
+        return { scope: on.orTx ? { kind: 'unknown' } : { kind: 'autocommit' }, connection: { kind: single ? 'dedicated' : 'pool', configId: on.configId } };
       }
       case 'tx':
         return { scope: txScope(on.tx), connection: { kind: 'pooled-client', configId: on.configId }, tx: on.tx };

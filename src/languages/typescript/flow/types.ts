@@ -79,8 +79,13 @@ export type Value =
   | { kind: 'table'; table: TableValue }
   /** An SQL template tag that makes a fragment, not a query (kysely/drizzle/slonik `sql`, `Prisma.sql`). */
   | { kind: 'tag'; driver: Driver }
-  /** A pool: each call may run on any of its connections (postgres.js `sql` is one). */
-  | { kind: 'pool'; driver: Driver; configId?: string }
+  /**
+   * A pool: each call may run on any of its connections (postgres.js `sql` is one). `orTx`: a parameter
+   * whose declared type the driver's transaction handle also satisfies (Kysely's `Transaction` extends
+   * `Kysely`): its callers may hand a transaction, so no call on it is known to run in autocommit; `param`
+   * says which parameter of a function walked on its own it is (its callers say what they hand it).
+   */
+  | { kind: 'pool'; driver: Driver; configId?: string; orTx?: true; param?: { fn: FunctionNode; index: number } }
   | { kind: 'conn'; conn: Conn }
   /** The handle a transaction callback is given. */
   | { kind: 'tx'; driver: Driver; tx: Tx; configId?: string }
@@ -90,7 +95,7 @@ export type Value =
   | { kind: 'opaque'; driver: Driver };
 
 /** What a type a driver exports stands for: `pg.PoolClient`, postgres.js `TransactionSql`, `Knex.Transaction`. */
-export type TypeMeaning = { driver: Driver; what: 'pool' | 'client' | 'checked-out' | 'tx' };
+export type TypeMeaning = { driver: Driver; what: 'pool' | 'client' | 'checked-out' | 'tx'; orTx?: true };
 
 export interface Imports {
   names: Map<string, Value>;

@@ -268,6 +268,7 @@ export class Walk extends Handing {
         value.conn.param = { fn, index };
         walk.state.set(value.conn, { kind: 'unknown', entry: true });
       }
+      if (!runsNow && value?.kind === 'pool' && value.orTx) value.param = { fn, index };
       walk.bindPattern(pattern, value);
       // A callback run here gets its arguments from the code that runs it, not from a caller of ours.
       if (!runsNow) for (const id of patternNames(pattern)) walk.env.params.add(id.name);
