@@ -24,6 +24,7 @@ import { activeRules } from '../../src/engine/rule-config.ts';
 import type { Finding } from '../../src/engine/findings.ts';
 import { analysisConfig } from '../../src/scan/analysis.ts';
 import { scanFileText } from '../../src/scan/analyze-file.ts';
+import { loadFrontEnds } from '../../src/languages/registry.ts';
 import { scan } from '../../src/scan/scan.ts';
 import { analyzeSql, loadSqlParser, type StatementFacts } from '../../src/sql/index.ts';
 import { prng } from '../helpers/prng.ts';
@@ -178,6 +179,8 @@ function checkSpans(label: string, text: string, statements: readonly StatementF
 export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
   const started = performance.now();
   await loadSqlParser();
+  // scanFileText analyses with the front ends loaded so far (the scan loads them on demand).
+  await loadFrontEnds(['sql', 'python', 'typescript']);
   const random = prng(options.seed);
   const extensions = supportedExtensions();
   const fixtures = sourceFiles(options.fixtures, extensions);
