@@ -1,11 +1,13 @@
 // Host placeholders are not SQL: psycopg's %s and %(name)s, knex's ? and ??,
+// named :name (Sequelize's replacements, Knex's named bindings, :name: a name),
 // psycopg.sql's {} and template interpolations. They are rewritten to $N
 // parameters (or, where a parameter cannot stand, an identifier) before
 // parsing, and offsets are mapped back to the text the user wrote.
 import { forEachCodeChar, isIdentChar } from './lexer.ts';
 import type { Span } from './facts.ts';
 
-export type PlaceholderStyle = 'dollar' | 'psycopg' | 'qmark';
+/** `colon`: `:name` bound from an object (Sequelize's replacements, Knex's named bindings); `:name:` is a name. */
+export type PlaceholderStyle = 'dollar' | 'psycopg' | 'qmark' | 'colon';
 
 /** A span of the text that is not SQL but stands for a value or a name (a template interpolation, a psql variable). */
 export interface Hole extends Span {
@@ -160,6 +162,7 @@ function findPlaceholders(text: string, style: PlaceholderStyle): Edit[] {
   const edits: Edit[] = [];
   if (style === 'dollar') return edits;
   let n = 1 + maxDollarParam(text);
+  const named = new Map<string, number>();
   forEachCodeChar(text, (i) => {
     const c = text[i];
     if (style === 'psycopg') {
@@ -183,6 +186,18 @@ function findPlaceholders(text: string, style: PlaceholderStyle): Edit[] {
           return close + 1;
         }
       }
+    } else if (style === 'colon' && c === ':') {
+      // Not a cast (::type), an assignment (:=), a slice bound (a[1:n]) or a word's inner colon.
+      const before = text[i - 1] ?? '';
+      if (before === ':' || before === '\\' || /\w/.test(before)) return;
+      const match = /^[A-Za-z_]\w*/.exec(text.slice(i + 1, i + 65));
+      if (!match) return;
+      const end = i + 1 + match[0].length;
+      const identifier = text[end] === ':' && text[end + 1] !== ':';
+      let number = named.get(match[0]);
+      if (number === undefined) named.set(match[0], (number = n++));
+      edits.push(makeEdit(i, identifier ? end + 1 : end, number, identifier));
+      return identifier ? end + 1 : end;
     } else if (style === 'qmark' && c === '?') {
       // jsonb operators ?| ?& and `a ? b` after an operand are not bindings; knex writes ?? for names.
       if (text[i + 1] === '?') {

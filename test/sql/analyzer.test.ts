@@ -168,6 +168,15 @@ test('knex placeholders: ? for values, ?? for names, jsonb ?| left alone', () =>
   assert.equal(analysis.statements.length, 1);
 });
 
+test('named placeholders: :name for values, :name: for names, casts, := and slices left alone', () => {
+  const sql = "select set_config('app.tenant', :tenant, true), a[1:2], :tenant::text from :table: where id = :id and b[lo:hi] is not null";
+  const analysis = analyzeSql(sql, { placeholders: 'colon' });
+  const statement = only(analysis);
+  assert.equal(textOf(sql, statement.settingWrites[0].span), 'set_config');
+  // Without the style the same text does not parse: the placeholders were what made it SQL.
+  assert.notDeepEqual(analyzeSql(sql).errors, []);
+});
+
 test('template holes stand for values, and for names when a value cannot stand there', () => {
   // select * from ${table} where tenant_id = ${tenant}
   const sql = 'select * from X where tenant_id = Y; update X set attempts = attempts + 1 where id = Z';

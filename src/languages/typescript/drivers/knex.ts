@@ -5,7 +5,8 @@
 // `.forUpdate().skipLocked()`) read as the SQL they send.
 import { linkNamed, subquery, type BuiltQuery, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { callbackArg, namedProperties, objectProperty, span, stringValue, unwrap, type Node } from '../syntax.ts';
+import { callbackArg, namedProperties, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
+import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { Value } from '../flow/types.ts';
 import { databaseReceiver } from './conventions.ts';
 import type { DriverModel } from './model.ts';
@@ -153,9 +154,14 @@ export const knex: DriverModel = {
       methods: new Set(['raw']),
       // On a receiver the walk holds no value for, in a file of Knex: the instance when the code around says so (conventions.ts).
       read: ({ arg0, on, onDriver, object, call, ctx }) =>
-        arg0 && (onDriver === 'knex' || (!on && ctx.imports.drivers.includes('knex'))) ? ctx.textArg(arg0, on ?? databaseReceiver(object, call, ctx, 'knex'), 'knex', 'qmark', call) : undefined,
+        arg0 && (onDriver === 'knex' || (!on && ctx.imports.drivers.includes('knex'))) ? ctx.textArg(arg0, on ?? databaseReceiver(object, call, ctx, 'knex'), 'knex', bindingStyle(call), call) : undefined,
     },
   ],
   builder: readChain,
   builderRoot: knexRoot,
 };
+
+/** `raw(sql, [a, b])` binds `?` (and `??` names); `raw(sql, { id })` binds `:id` (and `:col:` names). */
+function bindingStyle(call: Call): PlaceholderStyle {
+  return unwrap(call.arguments[1] as Node | undefined)?.type === 'ObjectExpression' ? 'colon' : 'qmark';
+}
