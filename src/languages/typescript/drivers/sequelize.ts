@@ -3,9 +3,11 @@
 // `sequelize.query(sql, { transaction, bind, replacements })` runs in the
 // transaction it is given, else on any connection; `sequelize.transaction(fn)`
 // and `const t = await sequelize.transaction()`.
+import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { QueryCall, Value } from '../flow/types.ts';
 import { callbackArg, objectProperty, span, unwrap, type Call, type Node } from '../syntax.ts';
 import type { DriverContext, DriverModel } from './model.ts';
+import { databaseReceiver } from './conventions.ts';
 import { optionHook } from './pg.ts';
 
 /** `sequelize.query(sql, { transaction, bind, replacements })`: in `transaction` when one is given, else on any connection. */
@@ -21,7 +23,18 @@ function sequelizeQuery(text: Node, on: Value | undefined, call: Call, ctx: Driv
     // With CLS, a query inside sequelize.transaction(fn) joins it without the option: we cannot tell which.
     runsOn = undefined;
   }
-  return ctx.textArg(text, runsOn, 'sequelize', replacements ? 'qmark' : 'dollar', call);
+  return ctx.textArg(text, runsOn, 'sequelize', replacements ? replacementStyle(replacements.value as Node) : 'dollar', call);
+}
+
+/** `query(sql, { replacements, transaction })`: options no other driver's query takes. */
+function takesSequelizeOptions(call: Call): boolean {
+  const options = unwrap(call.arguments[1] as Node | undefined);
+  return options?.type === 'ObjectExpression' && (objectProperty(options, 'replacements') !== undefined || objectProperty(options, 'transaction') !== undefined);
+}
+
+/** Replacements of an object literal fill `:name`; of an array, or of a value held elsewhere, `?`. */
+function replacementStyle(value: Node): PlaceholderStyle {
+  return unwrap(value)?.type === 'ObjectExpression' ? 'colon' : 'qmark';
 }
 
 export const sequelize: DriverModel = {
@@ -46,7 +59,12 @@ export const sequelize: DriverModel = {
   queries: [
     {
       methods: new Set(['query']),
-      read: ({ arg0, on, onDriver, call, ctx }) => (arg0 && arg0.type !== 'TaggedTemplateExpression' && onDriver === 'sequelize' ? sequelizeQuery(arg0, on, call, ctx) : undefined),
+      read: ({ arg0, on, onDriver, object, call, ctx }) => {
+        if (!arg0 || arg0.type === 'TaggedTemplateExpression') return undefined;
+        if (onDriver === 'sequelize') return sequelizeQuery(arg0, on, call, ctx);
+        // The instance from a module the scan does not read (sequelize-cli's `require('../models')`), known by its options.
+        return !on && takesSequelizeOptions(call) ? sequelizeQuery(arg0, databaseReceiver(object, call, ctx, 'sequelize'), call, ctx) : undefined;
+      },
     },
   ],
   values(_call, second) {

@@ -50,6 +50,8 @@ function declares(statement: Node, name: string): Bound | undefined {
   for (const d of s.declarations) {
     if (!patternNames(d.id).some((id) => id.name === name)) continue;
     let init = unwrap(d.init);
+    // CommonJS: `const { db } = require('./models')` imports as `import { db } from './models'` does.
+    if (init?.type === 'CallExpression' && init.callee.type === 'Identifier' && init.callee.name === 'require' && init.arguments.length === 1) return 'import';
     if (init?.type === 'AwaitExpression') init = unwrap(init.argument);
     // `const trx = await knex.transaction()` made a transaction, not a database.
     const transaction = init?.type === 'CallExpression' && init.callee.type === 'MemberExpression' && propertyName(init.callee) === 'transaction';
