@@ -17,6 +17,9 @@ import { finallyResets } from './finally-resets.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterOf, receiverOf } from './parameters.ts';
+import { senderShape } from './senders.ts';
+import { Env } from './env.ts';
+import type { TsFile } from './file.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
@@ -61,7 +64,7 @@ export abstract class Sites extends Bindings {
       if (name && arg0 && this.file.queryFunctions.some((f) => f === name || name.endsWith(`.${f}`))) {
         return { text: arg0, on: undefined, driver: this.file.fileDriver, placeholders: 'dollar', at: call };
       }
-      return undefined;
+      return this.sentThrough(call, arg0);
     }
     const on = this.value(method.object);
     const onDriver = driverOfValue(on);
@@ -78,6 +81,30 @@ export abstract class Sites extends Bindings {
     }
     for (const row of rows) {
       const query = row.withoutText ? undefined : row.read(input);
+      if (query) return query;
+    }
+    return on?.kind === 'namespace' ? this.sentThrough(call, arg0) : undefined;
+  }
+
+  /**
+   * A call of a project function that sends the text it is given on a pool
+   * or client it names (senders.ts): the query that function's call sends,
+   * read here with this call's text and values.
+   */
+  private sentThrough(call: Call, arg0: Node | undefined): QueryCall | undefined {
+    if (!arg0 || arg0.type === 'SpreadElement' || call.arguments.length > 2) return undefined;
+    const callee = this.value(call.callee);
+    if (callee?.kind !== 'function') return undefined;
+    const shape = senderShape(callee.node);
+    if (!shape) return undefined;
+    const found = callee.env instanceof Env ? callee.env.lookup(shape.receiver) : { found: false };
+    const held = found.found ? found.value : callee.owner.moduleBinding?.(shape.receiver);
+    const on = callee.owner === this.file ? held : this.file.adopt(held, callee.owner as TsFile, span(call.callee));
+    if (on?.kind !== 'pool' && on?.kind !== 'conn') return undefined;
+    const onDriver = driverOfValue(on);
+    const input: QueryInput = { call, method: shape.method, object: shape.object, arg0, on, onDriver, driver: onDriver ?? this.file.fileDriver, ctx: this };
+    for (const row of this.file.drivers.queryRows.filter((r) => r.methods === '*' || r.methods.has(shape.method))) {
+      const query = row.read(input);
       if (query) return query;
     }
     return undefined;
