@@ -18,6 +18,7 @@ import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterOf, receiverOf } from './parameters.ts';
 import { senderShape } from './senders.ts';
+import { fragmentReader } from './fragments.ts';
 import { Env } from './env.ts';
 import type { TsFile } from './file.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
@@ -245,7 +246,7 @@ export abstract class Sites extends Bindings {
     let host: HostText | undefined;
     const ctx = this.file.resolveContext;
     if (query.synthesized) host = query.synthesized;
-    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
+    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text, fragmentReader(ctx, (node) => this.value(node)));
     else host = resolveText(query.text, this.stepBindings ? { ...ctx, bindings: this.stepBindings, caller: ctx } : ctx);
     if (!host) return;
     if (query.pinnedTo) host = { ...host, pinned: query.pinnedTo };
