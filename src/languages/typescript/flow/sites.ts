@@ -16,7 +16,7 @@ import { Bindings } from './bindings.ts';
 import { finallyResets } from './finally-resets.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
-import { parameterOf, receiverOf } from './parameters.ts';
+import { parameterDefault, parameterOf, receiverOf } from './parameters.ts';
 import { senderShape } from './senders.ts';
 import { fragmentReader } from './fragments.ts';
 import { Env } from './env.ts';
@@ -295,14 +295,16 @@ export abstract class Sites extends Bindings {
       query.placeholders,
       extraHoles,
       query.values,
-      (node) =>
-        classifyValue(
-          node,
-          (name) => this.env.isParameter(name),
-          (n) => constantInit(n, this.file.valueContext),
-          0,
-          (name) => this.file.imports.project.get(name)?.typeOnly === false,
-        ),
+      (node) => {
+        const constant = (n: Node) => constantInit(n, this.file.valueContext);
+        const value = classifyValue(node, (name) => this.env.isParameter(name), constant, 0, (name) => this.file.imports.project.get(name)?.typeOnly === false);
+        if (value.kind !== 'caller-parameter' || value.name.includes('.')) return value;
+        const fallback = parameterDefault(this.env, value.name, (n) => {
+          const literal = classifyValue(n, () => false, constant);
+          return literal.kind === 'literal' && typeof literal.value === 'number' ? literal.value : undefined;
+        });
+        return fallback === undefined ? value : { ...value, default: fallback };
+      },
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;
