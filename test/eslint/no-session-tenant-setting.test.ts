@@ -76,6 +76,23 @@ const c = await pool.connect();
 await c.query("SET pg_stat_statements.track = 'all'");`,
     // Not SQL: a string that does not parse is unknown, not a finding.
     `router.query('SET app.tenant');`,
+    // A helper that does more than hand its text on (it runs it in a transaction of its own client) is not read as the pool's call.
+    `import pg from 'pg';
+const pool = new pg.Pool();
+async function inTransaction(text: string, values: unknown[]) {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await client.query(text, values);
+    await client.query('COMMIT');
+    return result;
+  } finally {
+    client.release();
+  }
+}
+export async function job(t: string) {
+  await inTransaction("select set_config('app.tenant', $1, false)", [t]);
+}`,
   ],
   invalid: [
     {
@@ -158,6 +175,16 @@ await sql.begin(async (tx) => {
           ],
         },
       ],
+    },
+    {
+      // Through the file's query helper, which hands its text and values on to the pool: the pool's call, at the helper's call.
+      code: `import pg from 'pg';
+const pool = new pg.Pool();
+const query = (text: string, params?: unknown[]) => pool.query(text, params);
+export async function job(t: string) {
+  await query("select set_config('app.tenant', $1, false)", [t]);
+}`,
+      errors: [{ messageId: 'onPool', line: 5, column: 23, endLine: 5, endColumn: 33 }],
     },
     {
       // A session write through the pool: it lands on a random connection and stays for its next job.

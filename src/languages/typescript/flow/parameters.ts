@@ -47,3 +47,22 @@ export function receiverOf(at: Node): Node | undefined {
   if (at.type === 'TaggedTemplateExpression') return at.tag;
   return at.type === 'CallExpression' ? methodOf(at)?.object : undefined;
 }
+
+/**
+ * The default a parameter of an enclosing function gives when its callers
+ * leave it out (`async function sweep(minutes = 5)`, `(minutes: number =
+ * LEASE_MINUTES)`), when that is a literal number, or a constant of the file
+ * that holds one: the callers may pass another, so the value stays theirs,
+ * with the default beside it (as Python's `def sweep(minutes=5)`). A
+ * property of a destructured options object is not read so.
+ */
+export function parameterDefault(env: Env, name: string, literal: (node: Node) => number | undefined): number | undefined {
+  const holder = env.holder(name);
+  const fn = holder?.fn;
+  if (!fn || holder.rebound.has(name)) return undefined;
+  for (const p of fn.params) {
+    const param = p.type === 'TSParameterProperty' ? p.parameter : p;
+    if (param.type === 'AssignmentPattern' && param.left.type === 'Identifier' && param.left.name === name) return literal(param.right);
+  }
+  return undefined;
+}

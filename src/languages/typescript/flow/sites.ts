@@ -16,7 +16,11 @@ import { Bindings } from './bindings.ts';
 import { finallyResets } from './finally-resets.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
-import { parameterOf, receiverOf } from './parameters.ts';
+import { parameterDefault, parameterOf, receiverOf } from './parameters.ts';
+import { senderShape } from './senders.ts';
+import { fragmentReader } from './fragments.ts';
+import { Env } from './env.ts';
+import type { TsFile } from './file.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
@@ -61,7 +65,7 @@ export abstract class Sites extends Bindings {
       if (name && arg0 && this.file.queryFunctions.some((f) => f === name || name.endsWith(`.${f}`))) {
         return { text: arg0, on: undefined, driver: this.file.fileDriver, placeholders: 'dollar', at: call };
       }
-      return undefined;
+      return this.sentThrough(call, arg0);
     }
     const on = this.value(method.object);
     const onDriver = driverOfValue(on);
@@ -78,6 +82,30 @@ export abstract class Sites extends Bindings {
     }
     for (const row of rows) {
       const query = row.withoutText ? undefined : row.read(input);
+      if (query) return query;
+    }
+    return on?.kind === 'namespace' ? this.sentThrough(call, arg0) : undefined;
+  }
+
+  /**
+   * A call of a project function that sends the text it is given on a pool
+   * or client it names (senders.ts): the query that function's call sends,
+   * read here with this call's text and values.
+   */
+  private sentThrough(call: Call, arg0: Node | undefined): QueryCall | undefined {
+    if (!arg0 || arg0.type === 'SpreadElement' || call.arguments.length > 2) return undefined;
+    const callee = this.value(call.callee);
+    if (callee?.kind !== 'function') return undefined;
+    const shape = senderShape(callee.node);
+    if (!shape) return undefined;
+    const found = callee.env instanceof Env ? callee.env.lookup(shape.receiver) : { found: false };
+    const held = found.found ? found.value : callee.owner.moduleBinding?.(shape.receiver);
+    const on = callee.owner === this.file ? held : this.file.adopt(held, callee.owner as TsFile, span(call.callee));
+    if (on?.kind !== 'pool' && on?.kind !== 'conn') return undefined;
+    const onDriver = driverOfValue(on);
+    const input: QueryInput = { call, method: shape.method, object: shape.object, arg0, on, onDriver, driver: onDriver ?? this.file.fileDriver, ctx: this };
+    for (const row of this.file.drivers.queryRows.filter((r) => r.methods === '*' || r.methods.has(shape.method))) {
+      const query = row.read(input);
       if (query) return query;
     }
     return undefined;
@@ -218,7 +246,7 @@ export abstract class Sites extends Bindings {
     let host: HostText | undefined;
     const ctx = this.file.resolveContext;
     if (query.synthesized) host = query.synthesized;
-    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text);
+    else if (query.tagged && query.text.type === 'TemplateLiteral') host = templateText(query.text, this.file.text, fragmentReader(ctx, (node) => this.value(node)));
     else host = resolveText(query.text, this.stepBindings ? { ...ctx, bindings: this.stepBindings, caller: ctx } : ctx);
     if (!host) return;
     if (query.pinnedTo) host = { ...host, pinned: query.pinnedTo };
@@ -267,14 +295,16 @@ export abstract class Sites extends Bindings {
       query.placeholders,
       extraHoles,
       query.values,
-      (node) =>
-        classifyValue(
-          node,
-          (name) => this.env.isParameter(name),
-          (n) => constantInit(n, this.file.valueContext),
-          0,
-          (name) => this.file.imports.project.get(name)?.typeOnly === false,
-        ),
+      (node) => {
+        const constant = (n: Node) => constantInit(n, this.file.valueContext);
+        const value = classifyValue(node, (name) => this.env.isParameter(name), constant, 0, (name) => this.file.imports.project.get(name)?.typeOnly === false);
+        if (value.kind !== 'caller-parameter' || value.name.includes('.')) return value;
+        const fallback = parameterDefault(this.env, value.name, (n) => {
+          const literal = classifyValue(n, () => false, constant);
+          return literal.kind === 'literal' && typeof literal.value === 'number' ? literal.value : undefined;
+        });
+        return fallback === undefined ? value : { ...value, default: fallback };
+      },
       (node) => constantInit(node, this.file.resolveContext),
     );
     if (params) site.params = params;

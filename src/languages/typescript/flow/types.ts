@@ -52,6 +52,8 @@ export interface FunctionOwner {
   /** The model of the module that declares the function: its file names the function across modules. */
   readonly model: { readonly file: string };
   returnsOf(fn: FunctionNode, env: unknown): Value | undefined;
+  /** A module-level name's value (its own binding or an import), where the owner is a module the walk reads. */
+  moduleBinding?(name: string): Value | undefined;
 }
 
 /** A table declared in code (Drizzle's `pgTable('jobs', {...})`): its name and columns, for its builders' SQL. */

@@ -1,0 +1,42 @@
+// Fragments interpolated into a tagged query (flow/fragments.ts): a fragment
+// of a fragment-making tag is SQL text where it is interpolated; an optional
+// clause (`cond ? sql`...` : sql``) is read without it; anything else stays
+// a hole.
+import assert from 'node:assert/strict';
+import { before, test } from 'node:test';
+import { typescriptFrontEnd } from '../../src/languages/typescript/index.ts';
+import type { FileModel } from '../../src/model/index.ts';
+import { loadSqlParser } from '../../src/sql/index.ts';
+
+before(() => loadSqlParser());
+
+const modelOf = (body: string): FileModel =>
+  typescriptFrontEnd.parse(`import { sql } from 'drizzle-orm';\nimport { drizzle } from 'drizzle-orm/node-postgres';\nimport pg from 'pg';\nconst db = drizzle(new pg.Pool());\n${body}`, 'fragments.ts', {});
+const kinds = (m: FileModel) => m.sites.map((s) => s.analysis.statements.map((st) => st.kind).join(',') || 'unparsed');
+
+test('a fragment held in a const, or written at the hole, is spliced into the statement', () => {
+  const m = modelOf(`
+const onlyDue = sql\`AND due_at <= now()\`;
+export async function a() { await db.execute(sql\`UPDATE tasks SET claimed_at = now() WHERE id = 1 \${onlyDue} RETURNING id\`); }
+export async function b() { await db.execute(sql\`UPDATE tasks SET claimed_at = now() WHERE id = 1 \${sql\`AND due_at <= now()\`} RETURNING id\`); }
+`);
+  assert.deepEqual(kinds(m), ['UpdateStmt', 'UpdateStmt']);
+});
+
+test('an optional clause is read without it; two different clauses, and values, stay holes', () => {
+  const m = modelOf(`
+export async function optional(kinds?: string[]) {
+  const filter = kinds ? sql\`AND kind = ANY(\${kinds})\` : sql\`\`;
+  await db.execute(sql\`UPDATE tasks SET claimed_at = now() WHERE id = 1 \${filter} RETURNING id\`);
+}
+export async function either(late: boolean) {
+  const filter = late ? sql\`AND due_at < now()\` : sql\`AND due_at >= now()\`;
+  await db.execute(sql\`UPDATE tasks SET claimed_at = now() WHERE id = 1 \${filter} RETURNING id\`);
+}
+export async function value(id: number) {
+  await db.execute(sql\`UPDATE tasks SET claimed_at = now() WHERE id = \${id} RETURNING id\`);
+}
+`);
+  // The optional clause leaves a statement that parses; the two-way one leaves a hole where a clause goes (no statement); a value is a placeholder.
+  assert.deepEqual(m.sites.map((s) => `${s.functionName} ${s.analysis.statements.map((st) => st.kind).join(',')}`), ['optional UpdateStmt', 'value UpdateStmt']);
+});
