@@ -48,12 +48,15 @@ function read(model: FileModel): SideEffectFacts {
   const ref = (span: Span): Ref => ({ span, loc: (lines ??= lineIndexOf(model.text)).location(span) });
   let locking: Map<string, LockingStatement[]> | undefined;
   /**
-   * The call as a fact when it runs after a locking statement of its transaction: the first before it, leaving out
-   * those that took no row on every path to the call (a PL/pgSQL wait in the IF NOT FOUND of its claim).
+   * The call as a fact when it runs after a locking statement of its transaction: the first before it that locks
+   * rows, else the first that writes, leaving out those that took no row on every path to the call (a PL/pgSQL wait
+   * in the IF NOT FOUND of its claim). (A helper walked in place of its call may write further up the file than the
+   * claim that runs before it.)
    */
   const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[]): CallFact | undefined => {
     locking ??= lockingStatements(model);
-    const first = locking.get(scopeId)?.find((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end));
+    const before = locking.get(scopeId)?.filter((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end)) ?? [];
+    const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
   };

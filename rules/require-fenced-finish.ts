@@ -48,8 +48,12 @@ export default defineRule<Options, QueueFacts>({
     const long = options.longLeaseSeconds ?? 3600;
     for (const table of leaseTables(files)) {
       const counter = table.claims.find((c) => c.fact.counter)?.fact.counter ?? 'attempts';
+      // The states a run holds its job in: a write gated on none of them (`state in ('failed', 'cancelled')`, a wake-up
+      // of `'waiting'` jobs) cannot match a running job, late or not.
+      const held = new Set(table.claims.flatMap((c) => c.fact.sets ?? []));
       for (const { file, fact: finish } of table.finishes) {
         if (fenceOf(finish, table)) continue;
+        if (held.size > 0 && finish.gatedOn?.every((state) => !held.has(state))) continue;
         // The claim that makes the late run possible: a short fixed lease, and expired leases taken back.
         for (const claim of table.claims) {
           const reclaimer = reclaimerOf(table, claim);

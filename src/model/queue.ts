@@ -87,6 +87,8 @@ export interface ClaimFact {
   writes: string[];
   /** The states the predicate takes jobs from (`status in ('queued', 'failed')`). */
   takes: string[];
+  /** The states it writes (`status = 'running'`): the states a run holds its job in. */
+  sets?: string[];
   /** The predicate takes back jobs whose worker's heartbeat is stale (a workers table's `last_seen`). */
   byWorkerBeat?: { table?: string; column: string };
   /**
@@ -120,6 +122,8 @@ export interface FinishFact {
   sets: string[];
   /** Counts the failure (`attempts = attempts + 1`): the design counts failures, not claims. */
   increments: boolean;
+  /** The states its own WHERE requires (`state in ('failed', 'cancelled')`): a write gated on states no run holds is no run's. */
+  gatedOn?: string[];
 }
 
 export interface HeartbeatFact {
@@ -308,6 +312,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           countsDown: w.countsDown || undefined,
           writes: w.writes,
           takes: w.takes,
+          sets: w.sets.length > 0 ? w.sets : undefined,
           byWorkerBeat: w.workerBeat,
           leaseBy,
           cadence: (w.sets.length === 0 && w.takes.length === 0 && w.lease !== undefined && CADENCE_COLUMN.test(w.lease.column)) || undefined,
@@ -352,6 +357,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           setsDead: w.dead && write.op !== 'delete',
           sets: w.sets,
           increments: w.increments,
+          gatedOn: w.gatedOn,
         });
       }
     }
@@ -414,6 +420,7 @@ interface WriteReading {
   statusSpan?: Span;
   compared: string[];
   by: string;
+  gatedOn?: string[];
   workerBeat?: { table?: string; column: string };
   /** An optimistic claim: the host decided the lease had expired. */
   compareAndSet: boolean;
@@ -554,6 +561,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
   const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
   const by = byId ? (stateCompared ? 'id and state' : 'id') : stateCompared ? 'state' : 'its WHERE';
+  const gates = write.where.filter((c) => STATUS_COLUMN.test(c.column) && !c.underOr);
+  const gatedOn = gates.length > 0 && gates.every((c) => comparedStates(c).length > 0) ? [...new Set(gates.flatMap(comparedStates))] : undefined;
   // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() or now() + an
   // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
   const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
@@ -597,6 +606,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     statusSpan: status?.span,
     compared,
     by,
+    gatedOn,
     workerBeat: isSweep ? sweepStale?.beat : isClaim ? stale?.beat : undefined,
   };
 }

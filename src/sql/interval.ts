@@ -131,6 +131,15 @@ export function intervalOf(node: Node | undefined, bind?: BindParam): number | u
   return undefined;
 }
 
+/** `x * interval '1 second'` (either way round, or `/`) where x is not a constant number: a length computed at run time. */
+function scaledAtRunTime(node: Node): boolean {
+  const expr = node.A_Expr;
+  const op = expr?.name?.[0]?.String?.sval;
+  if (expr?.kind !== 'AEXPR_OP' || (op !== '*' && op !== '/')) return false;
+  if (intervalOf(expr.lexpr) !== undefined) return numberOf(expr.rexpr) === undefined;
+  return op === '*' && intervalOf(expr.rexpr) !== undefined && numberOf(expr.lexpr) === undefined;
+}
+
 /** An interval whose length a placeholder gives: `make_interval(mins => $1)`, `$1 * interval '1 minute'`, `$1::interval`. */
 function intervalOfParam(node: Node): boolean {
   if (node.TypeCast) return isIntervalType(node.TypeCast);
@@ -161,7 +170,7 @@ export function boundIntervalsIn(node: Node | undefined, out: Node[] = []): Node
   return out;
 }
 
-/** The constant intervals in an expression tree (not inside other constant intervals). */
+/** The constant intervals in an expression tree (not inside other constant intervals); NaN for one scaled at run time. */
 export function intervalsIn(node: Node | undefined, out: number[] = []): number[] {
   if (!node || typeof node !== 'object') return out;
   if (Array.isArray(node)) {
@@ -173,8 +182,14 @@ export function intervalsIn(node: Node | undefined, out: number[] = []): number[
     out.push(seconds);
     return out;
   }
-  // `$1 * interval '1 minute'` is as long as the code says, not one minute.
+  // `$1 * interval '1 minute'` is as long as the code says, not one minute; `timeout * interval '1 second'` and
+  // `p_lease_ms * interval '1 millisecond'` (a column, a routine's parameter) as long as the row or the caller says.
   if (hasParam(node) && intervalOfParam(node)) return out;
+  // NaN: a length is there, and it is not one this reading knows (so `... - interval '30 seconds'` next to it is not the length either).
+  if (scaledAtRunTime(node)) {
+    out.push(Number.NaN);
+    return out;
+  }
   for (const key in node) if (node[key] && typeof node[key] === 'object') intervalsIn(node[key], out);
   return out;
 }

@@ -166,4 +166,49 @@ describe('Django queue reading', () => {
       ['archived = false', 'lease_end is null (or) null', 'lease_end < (or)', 'state = waiting', 'shop_id ='],
     );
   });
+  test('a Q bound to a name, and a queryset kept in a name, are read as if written at the call', () => {
+    const model = parse([
+      'from django.db.models import Q',
+      'from django.utils import timezone',
+      ...MODEL,
+      'def claim(job_id, cutoff):',
+      '    now = timezone.now()',
+      '    idle = Q(locked_until__isnull=True) | Q(locked_until__lt=cutoff)',
+      '    rows = Job.objects.filter(idle, id=job_id)',
+      '    rows.update(status=Job.Status.RUNNING, locked_until=now)',
+      'def drop(job_id):',
+      '    stale = Job.objects.filter(id=job_id, status=Job.Status.DONE)',
+      '    stale.delete()',
+      'def forget(job_id):',
+      '    job = Job.objects.filter(id=job_id).first()',
+      '    job.delete()',
+    ]);
+    const [claim, drop, forget] = writes(model).map(show);
+    assert.deepEqual(claim.where, ['locked_until is null (or)', 'locked_until < (or)', 'id =']);
+    assert.deepEqual(claim.set.map(([column]) => column), ['status', 'locked_until']);
+    assert.deepEqual(drop.where, ['id =', 'status =']);
+    // An instance the code read is deleted by its id, as before.
+    assert.deepEqual(forget.where, ['id =']);
+  });
+
+  test('a manager method that keeps its queryset and its Q objects in names adds their conditions', () => {
+    const model = parse([
+      'from datetime import timedelta',
+      'from django.db import models',
+      'from django.db.models import Q',
+      'from django.utils import timezone',
+      'class TicketManager(models.Manager):',
+      '    def free(self, at):',
+      '        rows = self.get_queryset()',
+      '        stale = at - timedelta(seconds=900)',
+      '        idle = Q(holder__isnull=True) | Q(held_since__lt=stale)',
+      '        return rows.filter(idle)',
+      ...MODEL.slice(1),
+      '    objects = TicketManager()',
+      'def hold(job_id, holder):',
+      '    at = timezone.now()',
+      '    Job.objects.free(at).filter(id=job_id).update(locked_until=at)',
+    ]);
+    assert.deepEqual(writes(model).map(show)[0].where, ['id =', 'holder is null (or)', 'held_since < (or)']);
+  });
 });

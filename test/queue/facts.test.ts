@@ -42,6 +42,29 @@ test('lease intervals in assignments and comparisons, and placeholders', () => {
   assert.equal(where.kind === 'expression' && where.intervalSeconds, 14400);
 });
 
+test('an interval scaled by a column or a routine parameter is as long as the run says; by a number, that many', () => {
+  const claim = only(
+    "update jobs set locked_until = now() + timeout_secs * interval '1 second', visible_at = now() + interval '1 minute' / slots, lease_until = now() + 3 * interval '1 minute' where id = 1",
+  ).rowWrites[0];
+  const [a, b, c] = claim.assignments.map((x) => x.value);
+  assert.equal(a.kind === 'expression' && a.intervalSeconds, undefined);
+  assert.equal(b.kind === 'expression' && b.intervalSeconds, undefined);
+  assert.equal(c.kind === 'expression' && c.intervalSeconds, 180);
+  // A constant next to a length the run computes is not the length either.
+  const cutoff = only("update jobs set status = 'queued' where started_at < now() - timeout_secs * interval '1 second' - interval '30 seconds'").rowWrites[0].where[0].value;
+  assert.equal(cutoff.kind === 'expression' && cutoff.intervalSeconds, undefined);
+});
+
+test("a routine's parameter compared in its body is the caller's value; a column of the same name stays a column", () => {
+  const { statements } = analyzeSql(
+    'create function finish(p_id bigint, attempts int) returns void language sql as $$ update jobs set status = \'done\' where id = p_id and attempts = attempts and jobs.owner = p_id $$',
+  );
+  const where = statements.flatMap((s) => s.rowWrites)[0].where.map((c) => `${c.column} ${c.value.kind}`);
+  assert.deepEqual(where, ['id param', 'attempts column', 'owner param']);
+  // Outside a routine the same names are columns.
+  assert.deepEqual(only('update jobs set status = \'done\' where id = p_id').rowWrites[0].where.map((c) => c.value.kind), ['column']);
+});
+
 test('the locking read carries its own WHERE: the claim predicate', () => {
   const statement = only(
     "update jobs set status = 'running' where id = (select id from jobs where (status = 'queued' or (status = 'running' and locked_until < now())) and attempts < max_attempts for update skip locked limit 1)",

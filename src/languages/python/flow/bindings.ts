@@ -21,6 +21,8 @@ export interface WalkInfo {
   def?: Node;
   callbackConn?: Conn;
   parent?: BindingWalk;
+  /** The call of the parent's code this walk stands for, when the parent walks the callee's body in its place (maybeInline). */
+  inlinedAt?: Node;
 }
 
 /** How a connection of a driver that comes from elsewhere is taken: a parameter, unless the driver says (a Session). */

@@ -435,7 +435,7 @@ export abstract class CallWalk extends BindingWalk {
     if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
     else this.file.walkedAtCall.add(def.from);
     const file = guest?.file ?? this.file;
-    const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this }, file);
+    const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this, inlinedAt: node }, file);
     walk.bindParameters(def, args, isMethodCall, undefined, bindings);
     for (const conn of walk.conns) this.conns.add(conn);
     walk.walkBlock(bodyStatements(def));
@@ -449,6 +449,10 @@ export abstract class CallWalk extends BindingWalk {
   }
 
   private recordSideEffect(node: Node, callee: string): void {
+    // In a body walked in place of its call: the call is what the transaction makes, where it makes it (after the
+    // claim in the caller's order, in the caller's file), named through the functions it goes through.
+    const { inlinedAt, parent, name } = this.info;
+    if (inlinedAt && parent instanceof CallWalk) return parent.recordSideEffect(inlinedAt, `${name ?? 'a call'} → ${callee}`);
     // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic),
     // else one in the driver's implicit transaction (autocommit off, a statement run since its last commit).
     const conn =

@@ -23,24 +23,32 @@ function conditionsOf(args: Arg[], ctx: OrmContext): Condition[] {
   });
 }
 
-/** `Q(a=1, b=2)`, `Q(...) | Q(...)`, `Q(...) & Q(...)`; undefined when any part cannot be read. */
-function qCondition(node: Node, ctx: OrmContext): Condition | undefined {
+/**
+ * `Q(a=1, b=2)`, `Q(...) | Q(...)`, `Q(...) & Q(...)`, or a name the code
+ * bound once to one of them (`idle = Q(...) | Q(...)`, then `filter(idle)`);
+ * undefined when any part cannot be read.
+ */
+function qCondition(node: Node, ctx: OrmContext, depth = 0): Condition | undefined {
   const expr = unwrap(node);
+  if (expr?.name === 'VariableName') {
+    const value = depth < 3 ? unwrap(ctx.valueOf(expr)) : undefined;
+    return value ? qCondition(value, ctx, depth + 1) : undefined;
+  }
   if (expr?.name === 'CallExpression') {
     const callee = expr.firstChild!;
     const name = ctx.qualify(callee) ?? dottedName(callee, ctx.text) ?? '';
     if (!/(^|\.)Q$/.test(name)) return undefined;
     const args = argsOf(expr.lastChild, ctx.text);
     if (args.length === 0 || args.some((a) => a.star)) return undefined;
-    const parts = args.map((a) => (a.name ? ({ kind: 'lookup', name: a.name, value: a.value } as Condition) : qCondition(a.value, ctx)));
+    const parts = args.map((a) => (a.name ? ({ kind: 'lookup', name: a.name, value: a.value } as Condition) : qCondition(a.value, ctx, depth)));
     return parts.every((p) => p !== undefined) ? { kind: 'and', parts: parts as Condition[], at: expr } : undefined;
   }
   if (expr?.name === 'BinaryExpression') {
     const [left, op, right] = children(expr);
     const operator = op ? ctx.text.slice(op.from, op.to) : '';
     if ((operator !== '|' && operator !== '&') || !left || !right) return undefined;
-    const a = qCondition(left, ctx);
-    const b = qCondition(right, ctx);
+    const a = qCondition(left, ctx, depth);
+    const b = qCondition(right, ctx, depth);
     return a && b ? { kind: operator === '|' ? 'or' : 'and', parts: [a, b], at: expr } : undefined;
   }
   return undefined;
@@ -161,13 +169,15 @@ function managerConditions(model: ModelRef, steps: Step[], w: SqlWriter, first: 
   const at = steps[0].node;
   const write = (def: Node, depth: number) => {
     const returned = onlyReturn(def);
-    const chain = returned ? flatten(returned, source.text) : undefined;
-    if (!chain || !isSelfOrSuper(chain.root, source.text)) return;
     const params = new Set(parametersOf(def, source.text));
+    const locals = onceAssigned(def, source.text, params);
+    // `rows = self.get_queryset()` ... `return rows.filter(idle)`: the chain from `self`.
+    const chain = returned ? throughLocals(flatten(returned, source.text), locals, source.text) : undefined;
+    if (!chain || !isSelfOrSuper(chain.root, source.text)) return;
     const ctx: OrmContext = {
       text: source.text,
       qualify: (n) => qualifiedName(n, source.text, source.imports),
-      valueOf: (n) => source.constants.get(source.text.slice(n.from, n.to)),
+      valueOf: (n) => locals.get(source.text.slice(n.from, n.to)) ?? source.constants.get(source.text.slice(n.from, n.to)),
       isParameter: (name) => params.has(name),
       model: () => undefined,
       instance: () => undefined,
@@ -240,6 +250,40 @@ function onlyReturn(def: Node): Node | undefined {
   visit(def.getChild('Body') ?? def);
   const value = returns.length === 1 ? children(returns[0]).find((c) => c.name !== 'return') : undefined;
   return value ? unwrap(value) : undefined;
+}
+
+/** The names a def binds once with a plain `name = value` among its own statements (not its parameters), and the values. */
+function onceAssigned(def: Node, text: string, params: ReadonlySet<string>): Map<string, Node> {
+  const seen = new Map<string, Node | undefined>();
+  const visit = (node: Node) => {
+    for (const child of children(node)) {
+      if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
+      if (child.name === 'AssignStatement' || child.name === 'UpdateStatement' || child.name === 'ForStatement' || child.name === 'WithStatement') {
+        const parts = children(child);
+        const targets = child.name === 'AssignStatement' || child.name === 'UpdateStatement' ? parts.slice(0, 1) : parts.filter((p) => p.name === 'VariableName');
+        const plain = child.name === 'AssignStatement' && parts.length === 3 && parts[1]?.name === 'AssignOp';
+        for (const target of targets) {
+          if (target.name !== 'VariableName') continue;
+          const name = text.slice(target.from, target.to);
+          seen.set(name, seen.has(name) || !plain ? undefined : parts[2]);
+        }
+      }
+      visit(child);
+    }
+  };
+  visit(def.getChild('Body') ?? def);
+  const values = new Map<string, Node>();
+  for (const [name, value] of seen) if (value && !params.has(name)) values.set(name, value);
+  return values;
+}
+
+/** A chain whose root is a name bound once in the def (`rows.filter(...)`, `rows = self.get_queryset()`): the steps of both, up to three names deep. */
+function throughLocals(chain: ReturnType<typeof flatten>, locals: ReadonlyMap<string, Node>, text: string, depth = 0): ReturnType<typeof flatten> {
+  const root = chain ? unwrap(chain.root) : undefined;
+  if (!chain || root?.name !== 'VariableName' || depth >= 3) return chain;
+  const value = locals.get(text.slice(root.from, root.to));
+  const before = value ? throughLocals(flatten(value, text), locals, text, depth + 1) : undefined;
+  return before ? { root: before.root, steps: [...before.steps, ...chain.steps] } : chain;
 }
 
 function isSelfOrSuper(root: Node, text: string): boolean {
@@ -352,12 +396,35 @@ function loopSource(node: Node, name: string, text: string): Node | undefined {
 export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | undefined {
   const flat = flatten(node, ctx.text);
   if (!flat) return undefined;
-  const { root, steps } = throughHelper(flat, ctx);
+  return djangoChainStatement(node, throughHelper(flat, ctx), ctx);
+}
+
+/**
+ * A queryset kept in a name bound once (`free = Job.objects.idle(now).filter(pk=pk)`,
+ * then `free.update(...)`): the chain of its value in front of the call's own
+ * steps, as if written there. Only a queryset: a value that reads rows
+ * (`.first()`, `.get()`) is an instance, read by `instance.save()`.
+ */
+function djangoStatementThrough(node: Node, root: Node, steps: Step[], ctx: OrmContext, depth = 0): BuiltStatement | undefined {
+  const value = depth < 3 ? unwrap(ctx.valueOf(root)) : undefined;
+  const flat = value ? flatten(value, ctx.text) : undefined;
+  if (!flat || flat.steps.some((s) => !QUERYSET_STEPS.has(s.method) && QUERYSET_METHODS.has(s.method))) return undefined;
+  const inner = throughHelper(flat, ctx);
+  const chain = { root: inner.root, steps: [...inner.steps, ...steps] };
+  if (chain.root.name === 'VariableName') return djangoStatementThrough(node, chain.root, chain.steps, ctx, depth + 1);
+  return chain.root.name === 'MemberExpression' ? djangoChainStatement(node, chain, ctx) : undefined;
+}
+
+/** The queryset methods that return a queryset (a chain may go on from them). */
+const QUERYSET_STEPS = new Set(['filter', 'exclude', 'select_for_update', 'order_by', 'using', 'all', 'only', 'defer', 'select_related', 'prefetch_related', 'annotate', 'distinct', 'none', 'reverse', 'extra']);
+
+function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, ctx: OrmContext): BuiltStatement | undefined {
+  const { root, steps } = chain;
   const last = steps[steps.length - 1];
   // instance.save() / instance.delete()
   if (steps.length === 1 && (last.method === 'save' || last.method === 'delete')) {
     const instance = ctx.instance(root);
-    if (!instance) return undefined;
+    if (!instance) return root.name === 'VariableName' && last.method === 'delete' ? djangoStatementThrough(node, root, steps, ctx) : undefined;
     const w = new SqlWriter(ctx);
     if (last.method === 'delete') {
       w.raw(`DELETE FROM ${instance.table} WHERE id = `, last.node);
@@ -381,6 +448,7 @@ export function djangoStatement(node: Node, ctx: OrmContext): BuiltStatement | u
     return w.build(span(node));
   }
   // Model.objects....
+  if (root.name === 'VariableName') return djangoStatementThrough(node, root, steps, ctx);
   if (root.name !== 'MemberExpression') return undefined;
   const manager = root.lastChild;
   if (manager?.name !== 'PropertyName' || !['objects', '_default_manager', '_base_manager'].includes(ctx.text.slice(manager.from, manager.to))) return undefined;
