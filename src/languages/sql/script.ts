@@ -218,7 +218,7 @@ export function readScript(text: string, file: string): ScriptReading {
       statementStart = end;
     } else if (c === 58 /* : */) {
       const holesBefore = holes.length;
-      const next = placeholderAtColon(text, i, variables, holes);
+      const next = placeholderAtColon(text, i, variables, holes, !queries);
       // :'name' and :"name" are psql's own (query-file tools write :name): they make a psql script without any \ command.
       if (holes.length > holesBefore && (text[i + 1] === "'" || text[i + 1] === '"')) psql = true;
       i = next;
@@ -299,8 +299,13 @@ function readSet(command: string, variables: Map<string, string>): void {
   variables.set(match[1], parts.join(''));
 }
 
-/** psql's :name, :'name', :"name", and query files' :name / :name! (pgtyped). Returns where to go on. */
-function placeholderAtColon(text: string, i: number, variables: Map<string, string>, holes: Hole[]): number {
+/**
+ * psql's :name, :'name', :"name", and query files' :name / :name! (pgtyped). Returns where to go on. Outside a query
+ * file (`psqlText`), a bare :name the file never \set is psql's: the runner's `-v` puts its text in where it stands,
+ * so it may also be a string (`AS :MODULE_PATHNAME, 'symbol'`) or a piece of a statement (`:PREFIX SELECT ...` with
+ * PREFIX set to `EXPLAIN (costs off)` or to nothing by the script that includes the file).
+ */
+function placeholderAtColon(text: string, i: number, variables: Map<string, string>, holes: Hole[], psqlText: boolean): number {
   const prev = text.charCodeAt(i - 1);
   const next = text[i + 1] ?? '';
   if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
@@ -325,7 +330,9 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   let j = i + 1 + name.length;
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
-  holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
+  if (value !== undefined) holes.push({ start: i, end: j, text: value });
+  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true });
+  else holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
 }
 
@@ -393,7 +400,7 @@ function bareNameAt(text: string, start: number): string {
 }
 
 /**
- * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`.
+ * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`, `@extschema@`.
  * psql leaves dollar quotes alone, but the tools that run such files
  * (graphile-worker's `:GRAPHILE_WORKER_SCHEMA`, Flyway, an application's own
  * template) fill them in as text everywhere, and none of them is PL/pgSQL or
@@ -402,7 +409,7 @@ function bareNameAt(text: string, start: number): string {
  */
 function bodyPlaceholders(text: string, start: number, end: number, variables: Map<string, string>, holes: Hole[]): void {
   const body = text.slice(start, end);
-  if (!/:|\{\{|\$\{/.test(body)) return;
+  if (!/:|\{\{|\$\{|@ext/.test(body)) return;
   const name = (k: number, j: number, shown: string) => holes.push({ start: start + k, end: start + j, text: quoteIdentifier(shown) });
   // "{{ ... }}" first: the template's own quotes would end the quoted name early.
   const code = body.replace(/"\{\{[^\n]*?\}\}"/g, (found, at: number) => {
@@ -412,6 +419,13 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
   });
   forEachCodeChar(code, (k) => {
     const c = code.charCodeAt(k);
+    if (c === 64 /* @ */) {
+      // An extension script's @extschema@ in a body: CREATE EXTENSION fills it in everywhere in the script's text.
+      if (!EXTENSION_PLACEHOLDER.test(code.slice(k, k + 80))) return;
+      const j = code.indexOf('@', k + 1) + 1;
+      name(k, j, code.slice(k, j));
+      return j;
+    }
     if (c === 123 /* { */ || c === 36 /* $ */) {
       const template = c === 123 ? DOUBLE_BRACE.exec(code.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(code.slice(k, k + 120));
       if (!template) return;
