@@ -26,6 +26,11 @@ export interface Hole extends Span {
    * stands, a library path where a string goes (`AS :MODULE_PATHNAME, 'symbol' LANGUAGE C`).
    */
   stringText?: string;
+  /**
+   * Its text is not in the file and may be any SQL (a variable the psql runner passes with `-v`, holding a whole
+   * query or a clause): a statement it stands in that parses in none of its readings is not reported.
+   */
+  opaque?: boolean;
 }
 
 interface Edit {

@@ -306,6 +306,39 @@ describe('what the tools around a file put in it', () => {
     assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['SelectStmt', 'SelectStmt', 'SelectStmt']);
   });
 
+  test('a runner variable the file never \\set is also a string (AS :MODULE_PATHNAME), a statement prefix (:PREFIX SELECT) or a whole query; query files keep :name a value', () => {
+    const text = "create function f() returns void as :MODULE_PATHNAME, 'f' language c;\n:PREFIX select 1;\ncreate table c as :QUERY;\nselect * from (:Q2) as q;\n";
+    const model = parseEvery(text);
+    assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
+    assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['CreateFunctionStmt', 'SelectStmt']);
+    // An aiosql query file's :name is the application's parameter: no other reading, its syntax error is reported.
+    const queries = '-- name: broken\nselect * from t where id = :id id;\n';
+    assert.equal(parseEvery(queries).sqlErrors.length + (parseEvery(queries).fatal ? 1 : 0) > 0, true);
+  });
+
+  test('\\set expands the variables in its arguments: one the runner passes makes the value unknown', () => {
+    const reading = readScript('\\set known app\n\\set role :known _admin\n\\set other :RUNNER _admin\n', 'x.sql');
+    assert.equal(reading.variables.get('role'), 'app_admin');
+    assert.equal(reading.variables.has('other'), false);
+  });
+
+  test('only where ON_ERROR_STOP is off are failing statements meant to fail; `-- TEST1 --` titles of a psql script are no query names', () => {
+    const text = "\\c db\n-- TEST1 --\nselect 1;\n-- TEST2 --\n\\set ON_ERROR_STOP 0\nselect from where;\n\\set ON_ERROR_STOP 1\nselect from where;\n";
+    assert.equal(readScript(text, 'x.sql').queries, undefined);
+    const model = parseEvery(text);
+    assert.equal(model.sqlErrors.length, 1);
+    assert.equal(text.slice(0, model.sqlErrors[0].span.start).split('\n').length, 8);
+  });
+
+  test('\\if ... \\else ... \\endif inside a statement: its first branch is read; at the top level both are', () => {
+    const text = "select a,\n\\if :x\n  b\n\\else\n  c, d\n\\endif\nfrom t;\n\\if :y\nselect 1;\n\\else\nselect 2;\n\\endif\n";
+    const reading = readScript(text, 'x.sql');
+    assert.match(reading.sql, /select a,\s+b\s+from t;/);
+    const model = parseEvery(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.equal(model.sites.length, 3);
+  });
+
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {
     const text = 'create policy ${t}_owner on ${t} using (true);\ncreate index idx_${t} on ${t} (a);';
     const reading = readScript(text, 'x.sql');

@@ -22,6 +22,11 @@ export interface ScriptReading {
   migration?: MigrationTool;
   /** The query-file tool whose `-- name:` / `@name` headers the file has. */
   queries?: QueryTool;
+  /**
+   * Where the script turned psql's ON_ERROR_STOP off (`\set ON_ERROR_STOP 0` up to `\set ON_ERROR_STOP 1` or the
+   * end): a regression script's statements there fail on purpose, and psql goes on.
+   */
+  errorsExpected?: { start: number; end: number }[];
 }
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
@@ -53,6 +58,8 @@ const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
 const DASHED_NAMES = /^--[ \t]*[A-Za-z_][\w.-]*[ \t]*--[ \t]*\r?$/gm;
+/** A psql meta-command line (`\c`, `\set`, `\ir`): a psql script, whose `-- TEST4 --` lines are section titles. */
+const PSQL_COMMAND_LINE = /^[ \t]*\\[A-Za-z]/m;
 /**
  * An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression; or a Go
  * text/template action that prints a field (`{{ .Schema }}`, `{{ index .Options "Namespace" }}`: pop migrations),
@@ -70,7 +77,7 @@ export function readScript(text: string, file: string): ScriptReading {
   const namedQuery = NAMED_QUERY.exec(text);
   const queries: QueryTool | undefined = namedQuery
     ? namedQuery[1] ? 'sqlc' : 'aiosql/yesql'
-    : PGTYPED.test(text) ? 'pgtyped' : dashedNames(text) ? 'procrastinate' : undefined;
+    : PGTYPED.test(text) ? 'pgtyped' : dashedNames(text) && !PSQL_COMMAND_LINE.test(text) ? 'procrastinate' : undefined;
   const blank = (start: number, end: number) => {
     if (end > start) edits.push({ start, end, semicolon: false });
   };
@@ -79,6 +86,10 @@ export function readScript(text: string, file: string): ScriptReading {
   };
   /** Each named query: where its header starts and where its text starts (after the header line). */
   const queryStarts: { header: number; body: number }[] = [];
+  const errorsExpected: { start: number; end: number }[] = [];
+  let errorsFrom: number | undefined;
+  /** The other branches of an `\if` inside a statement: blanked, and not read. */
+  let skipBranches: { from: number; to: number } | undefined;
   const length = text.length;
   let statementStart = 0;
   let i = 0;
@@ -111,10 +122,18 @@ export function readScript(text: string, file: string): ScriptReading {
   };
 
   while (i < length) {
+    if (skipBranches && i >= skipBranches.from) {
+      i = Math.max(i, skipBranches.to);
+      skipBranches = undefined;
+      continue;
+    }
     const c = text.charCodeAt(i);
     if (c === 39 /* ' */) {
       const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
-      i = skipQuoted(text, i, 39, escapes);
+      const end = skipQuoted(text, i, 39, escapes);
+      // CREATE EXTENSION fills in @extschema@ in strings too: a function body written as '...'.
+      if (text.includes('@ext', i) && text.slice(i, end).includes('@ext')) quotedExtensionPlaceholders(text, i + 1, end - 1, holes);
+      i = end;
     } else if (c === 34 /* " */) {
       const quoted = quotedTemplateAt(text, i);
       // "{{ index .Options "Namespace" }}": a template's name in quotes (its own quotes are the template's, not SQL's).
@@ -165,9 +184,10 @@ export function readScript(text: string, file: string): ScriptReading {
           holes.push({ start: next, end: next, text: ';' });
           statementStart = next;
         }
-        if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
-          // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
-          const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
+        if (close > 0 && /^do\b(?:\s+language\s+(?:\w+|'[^'\n]*'))?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
+          // DO runs its one body: a DO without `;` ends there, and does not take the next statement in. Its language
+          // may follow the body, as a name or a string (`$$ ... $$ LANGUAGE 'plpgsql';`).
+          const after = /^(?:\s+language\s+(?:\w+|'[^'\n]*'))?/i.exec(text.slice(end))?.[0].length ?? 0;
           if (startsStatement(text, end + after)) holes.push({ start: end + after, end: end + after, text: ';' });
         }
         i = end;
@@ -191,6 +211,24 @@ export function readScript(text: string, file: string): ScriptReading {
       const command = text.slice(i + 1, end).replace(/\r$/, '');
       const name = /^[a-z_.!?;]+/i.exec(command)?.[0]?.toLowerCase() ?? '';
       if (name === 'set') readSet(command, variables);
+      const stop = name === 'unset' || name === 'set' ? /^(?:un)?set\s+ON_ERROR_STOP\b\s*(\S*)/i.exec(command) : null;
+      if (stop) {
+        const off = name === 'unset' || /^'?(?:0|off|false|no)'?$/i.test(stop[1]);
+        if (off && errorsFrom === undefined) errorsFrom = i;
+        else if (!off && errorsFrom !== undefined) {
+          errorsExpected.push({ start: errorsFrom, end: i });
+          errorsFrom = undefined;
+        }
+      }
+      if (name === 'if' && asParsed(text.slice(statementStart, i)).trim() !== '') {
+        // \if ... \else ... \endif inside one statement: psql sends one branch of it. The first is read; both together
+        // are not SQL (two select lists, two FROMs).
+        const branches = otherBranches(text, end);
+        if (branches) {
+          blank(branches.from, branches.to);
+          skipBranches = branches;
+        }
+      }
       if (SENDING_COMMANDS.has(name)) endStatementAt(i, end);
       else blank(i, end);
       if (name === 'copy' && /\bfrom\s+stdin\b/i.test(command)) {
@@ -259,7 +297,9 @@ export function readScript(text: string, file: string): ScriptReading {
       for (let h = holes.length - 1; h >= 0; h--) if (holes[h].start >= start && holes[h].end <= end) holes.splice(h, 1);
     }
   });
+  if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
   return reading;
@@ -295,7 +335,17 @@ function readSet(command: string, variables: Map<string, string>): void {
   if (!match) return;
   const parts: string[] = [];
   const re = /'((?:[^']|'')*)'|(\S+)/g;
-  for (let m = re.exec(match[2]); m; m = re.exec(match[2])) parts.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : m[2]);
+  for (let m = re.exec(match[2]); m; m = re.exec(match[2])) {
+    // psql puts a variable's value in for an unquoted :name (`\set ROLE_ADMIN :TEST_DBNAME _admin`): one the file
+    // never \set (the runner's -v) makes the new value unknown too.
+    const variable = m[2] === undefined ? undefined : /^:([A-Za-z_]\w*)$/.exec(m[2])?.[1];
+    const value = variable === undefined ? undefined : variables.get(variable);
+    if (variable !== undefined && value === undefined) {
+      variables.delete(match[1]);
+      return;
+    }
+    parts.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : (value ?? m[2]));
+  }
   variables.set(match[1], parts.join(''));
 }
 
@@ -331,7 +381,7 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
   if (value !== undefined) holes.push({ start: i, end: j, text: value });
-  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true });
+  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
   else holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
 }
@@ -389,6 +439,36 @@ function cppLines(text: string, start: number, end: number): [number, number][] 
     line.lastIndex = stop - start;
   }
   return out;
+}
+
+/** @extschema@ and the like inside a quoted string [start, end): read as a name where they stand. */
+function quotedExtensionPlaceholders(text: string, start: number, end: number, holes: Hole[]): void {
+  for (let at = text.indexOf('@ext', start); at >= 0 && at < end; at = text.indexOf('@ext', at + 1)) {
+    if (!EXTENSION_PLACEHOLDER.test(text.slice(at, at + 80))) continue;
+    const close = text.indexOf('@', at + 1) + 1;
+    if (close > end) break;
+    holes.push({ start: at, end: close, text: quoteIdentifier(text.slice(at, close)) });
+    at = close - 1;
+  }
+}
+
+/**
+ * After the line of an `\if` (its end at `from`): where its `\elif`/`\else` branches start and where the matching
+ * `\endif` line starts, or none when it has no other branch or no `\endif`.
+ */
+function otherBranches(text: string, from: number): { from: number; to: number } | undefined {
+  const line = /^[ \t]*\\(if|elif|else|endif)\b/gm;
+  line.lastIndex = from;
+  let depth = 0;
+  let other: number | undefined;
+  for (let m = line.exec(text); m; m = line.exec(text)) {
+    const command = m[1];
+    if (command === 'if') depth++;
+    else if (command === 'endif' && depth > 0) depth--;
+    else if (command === 'endif') return other === undefined ? undefined : { from: other, to: m.index };
+    else if (depth === 0) other ??= m.index;
+  }
+  return undefined;
 }
 
 /** The name that starts at `start` (letters, digits, `_`), or ''. */
