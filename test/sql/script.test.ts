@@ -60,6 +60,20 @@ describe('psql scripts', () => {
     const model = parse("\\set ON_ERROR_STOP on\nset app.tenant = '1';\nselect 1;");
     assert.deepEqual(model.sites.map((s) => s.connection.kind), ['dedicated', 'dedicated']);
   });
+
+  test("a script of pg_regress's sql/ folder is psql's even without a meta-command; another folder's plain .sql file is not", () => {
+    const text = "set myext.enable_cache = on;\nselect 1;";
+    for (const file of ['/r/regress/sql/cache.sql', '/r/test/sql/include/q.sql', '/r/src/test/regress/sql/a.sql', '/r/tsl/test/shared/sql/b.sql']) {
+      assert.deepEqual(parse(text, file).sites.map((s) => s.connection.kind), ['dedicated', 'dedicated'], file);
+    }
+    for (const file of ['/r/sql/queries.sql', '/r/src/db/sql/tenant.sql']) {
+      assert.deepEqual(parse(text, file).sites.map((s) => s.connection.kind), ['unknown', 'unknown'], file);
+    }
+    // pg_regress runs psql with ON_ERROR_STOP off: a statement there fails on purpose unless the script turned it on.
+    const failing = 'select * from f([1, 2]);\n\\set ON_ERROR_STOP 1\nselect from where;\n';
+    assert.deepEqual(parseEvery(failing, '/r/regress/sql/expr.sql').sqlErrors.map((e) => failing.slice(0, e.span.start).split('\n').length), [3]);
+    assert.equal(parseEvery(failing, '/r/sql/expr.sql').sqlErrors.length, 2);
+  });
 });
 
 describe('migration tools', () => {

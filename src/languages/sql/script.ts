@@ -29,6 +29,12 @@ export interface ScriptReading {
   errorsExpected?: { start: number; end: number }[];
 }
 
+/**
+ * A regression script in pg_regress's layout (`test/sql/x.sql` next to `test/expected/x.out`; an extension's
+ * `regress/sql/`, `src/test/regress/sql/`, `tsl/test/shared/sql/include/`): psql runs it.
+ */
+const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
+
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
 
@@ -72,7 +78,8 @@ export function readScript(text: string, file: string): ScriptReading {
   const edits: { start: number; end: number; semicolon: boolean }[] = [];
   const holes: Hole[] = [];
   const variables = new Map<string, string>();
-  let psql = false;
+  // pg_regress runs each script of its sql/ folder through psql, on a connection of its own.
+  let psql = PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'));
   let migration = migrationByPath(file);
   const namedQuery = NAMED_QUERY.exec(text);
   const queries: QueryTool | undefined = namedQuery
@@ -87,7 +94,8 @@ export function readScript(text: string, file: string): ScriptReading {
   /** Each named query: where its header starts and where its text starts (after the header line). */
   const queryStarts: { header: number; body: number }[] = [];
   const errorsExpected: { start: number; end: number }[] = [];
-  let errorsFrom: number | undefined;
+  // pg_regress runs psql with ON_ERROR_STOP off: its scripts' failing statements are in the expected output.
+  let errorsFrom: number | undefined = psql ? 0 : undefined;
   /** The other branches of an `\if` inside a statement: blanked, and not read. */
   let skipBranches: { from: number; to: number } | undefined;
   const length = text.length;
