@@ -353,6 +353,14 @@ describe('what the tools around a file put in it', () => {
     assert.equal(model.sites.length, 3);
   });
 
+  test('an extension script (ext--1.0.sql, its \\echo guard, @extschema@) is run with check_function_bodies off: a body that does not compile is not an error there', () => {
+    const text = 'create function f() returns event_trigger language plpgsql as $$\nbegin\n  return g();\nend\n$$;\n';
+    assert.equal(parseEvery(text, '/r/sql/plain.sql').sqlErrors.length, 1);
+    for (const [file, head] of [['/r/ext--1.0--1.1.sql', ''], ['/r/sql/a.sql', '\\echo Use "CREATE EXTENSION ext" to load this file. \\quit\n'], ['/r/sql/b.sql', 'create table @extschema@.t (a int);\n']]) {
+      assert.deepEqual(parseEvery(head + text, file).sqlErrors, [], file);
+    }
+  });
+
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {
     const text = 'create policy ${t}_owner on ${t} using (true);\ncreate index idx_${t} on ${t} (a);';
     const reading = readScript(text, 'x.sql');

@@ -27,6 +27,11 @@ export interface ScriptReading {
    * end): a regression script's statements there fail on purpose, and psql goes on.
    */
   errorsExpected?: { start: number; end: number }[];
+  /**
+   * An extension's install or update script (`ext--1.0.sql`, `ext--1.0--1.1.sql`, its `\echo Use "CREATE EXTENSION`
+   * guard, `@extschema@`): CREATE EXTENSION runs it with check_function_bodies off, so its bodies are not compiled.
+   */
+  extension?: boolean;
 }
 
 /**
@@ -38,6 +43,10 @@ const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
 
+/** An extension script's name: `ext--1.0.sql`, `ext--1.0--1.1.sql`. */
+const EXTENSION_SCRIPT_NAME = /(?:^|\/)[A-Za-z_][\w-]*--\d[\w.]*(?:--\d[\w.]*)?\.sql$/;
+/** The guard line contrib's extension scripts start with: run by psql, it stops there. */
+const EXTENSION_GUARD = /^\\echo Use "(?:CREATE|ALTER) EXTENSION\b/m;
 /** The substitutions of an extension script (CREATE EXTENSION fills them in). */
 const EXTENSION_PLACEHOLDER = /^@(?:extschema(?::[A-Za-z_][A-Za-z0-9_$]*)?|extowner)@/;
 const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transaction|envsub\s+(?:on|off))\b/i;
@@ -307,6 +316,7 @@ export function readScript(text: string, file: string): ScriptReading {
   });
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
   if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
