@@ -210,7 +210,7 @@ function analyzeChunk(
   const holes = holesIn(allHoles, start, end);
   const { result, normalized } = parseWithPlaceholders(chunk, style, holes);
   if (!result.ok) {
-    if (reportErrors) {
+    if (reportErrors && !holes.some((hole) => hole.opaque)) {
       const at = start + normalized.toOriginal(byteToUtf16Map(normalized.sql)(result.cursorByte));
       out.errors.push({ message: result.message, span: { start: Math.min(at, end), end: Math.min(at + 1, Math.max(end, at + 1)) } });
     }

@@ -23,6 +23,16 @@ export interface Hole extends Span {
    * nor a name nor a list parses.
    */
   fragment?: boolean;
+  /**
+   * How the hole reads as a string literal, tried after a name and a list: psql puts a variable's text in where it
+   * stands, a library path where a string goes (`AS :MODULE_PATHNAME, 'symbol' LANGUAGE C`).
+   */
+  stringText?: string;
+  /**
+   * Its text is not in the file and may be any SQL (a variable the psql runner passes with `-v`, holding a whole
+   * query or a clause): a statement it stands in that parses in none of its readings is not reported.
+   */
+  opaque?: boolean;
 }
 
 interface Edit {
@@ -33,25 +43,37 @@ interface Edit {
   asIdentifier: string;
   /**
    * How it is rendered now: 0 as a value, 1 as a name, 2 as a parenthesised
-   * list (`IN :ids`, `VALUES :rows` of pgtyped and yesql), 3 as nothing (a
-   * fragment hole only). The parser's error moves a placeholder to the next one.
+   * list (`IN :ids`, `VALUES :rows` of pgtyped and yesql), 4 as a string
+   * literal (a hole with `stringText` only), 3 as nothing (a fragment hole
+   * only). The parser's error moves a placeholder to the next one.
    */
-  stage: 0 | 1 | 2 | 3;
+  stage: 0 | 1 | 2 | 3 | 4;
   /** May be rendered as nothing (stage 3). */
   fragment?: boolean;
+  /** May be rendered as this string literal (stage 4). */
+  asString?: string;
   /** A known text: rendered as it is, never retried. */
   fixed?: boolean;
 }
 
 function rendered(edit: Edit): string {
-  return edit.stage === 0 ? edit.asValue : edit.stage === 1 ? edit.asIdentifier : edit.stage === 2 ? `(${edit.asValue})` : '';
+  return edit.stage === 0 ? edit.asValue : edit.stage === 1 ? edit.asIdentifier : edit.stage === 2 ? `(${edit.asValue})` : edit.stage === 4 ? (edit.asString ?? '') : '';
+}
+
+/** The stage an edit is re-rendered in after the parser stopped at it, or none: value, name, list, string, nothing. */
+function nextStage(edit: Edit): Edit['stage'] | undefined {
+  if (edit.fixed || edit.stage === 3) return undefined;
+  if (edit.stage === 0) return 1;
+  if (edit.stage === 1) return 2;
+  if (edit.stage === 2 && edit.asString !== undefined) return 4;
+  return edit.fragment ? 3 : undefined;
 }
 
 export interface NormalizedSql {
   sql: string;
   /** Maps an offset in `sql` back to the original text. */
   toOriginal(offset: number): number;
-  /** Re-renders the placeholder nearest before `originalOffset` as a name (then as a list, then a fragment as nothing); false if none is there. */
+  /** Re-renders the placeholder nearest before `originalOffset` as a name (then as a list, a string where it may be one, then a fragment as nothing); false if none is there. */
   retryAsIdentifier(originalOffset: number): boolean;
 }
 
@@ -66,6 +88,7 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
     const edit = makeEdit(hole.start, hole.end, next++, hole.identifier === true);
     if (hole.identifierText) edit.asIdentifier = hole.identifierText;
     if (hole.fragment) edit.fragment = true;
+    if (hole.stringText !== undefined) edit.asString = hole.stringText;
     edits.push(edit);
   }
   edits.sort((a, b) => a.start - b.start);
@@ -121,11 +144,11 @@ export function normalizePlaceholders(text: string, style: PlaceholderStyle, hol
     retryAsIdentifier(originalOffset) {
       let best: Edit | undefined;
       for (const edit of edits) {
-        if (edit.fixed || edit.stage === 3 || (edit.stage === 2 && !edit.fragment)) continue;
+        if (nextStage(edit) === undefined) continue;
         if (edit.start <= originalOffset + 1 && (!best || edit.start > best.start)) best = edit;
       }
       if (!best || originalOffset - best.end > 64) return false;
-      best.stage = best.stage === 0 ? 1 : best.stage === 1 ? 2 : 3;
+      best.stage = nextStage(best)!;
       render();
       return true;
     },

@@ -20,6 +20,7 @@ const kinds: Record<string, RegExp> = {
   'bigquery-schema.sql': /it is BigQuery,/,
   'clickhouse-table.sql': /ClickHouse/,
   'clickhouse-alter.sql': /ClickHouse/,
+  'clickhouse-mutation.sql': /ClickHouse/,
   'clickhouse-view.sql': /ClickHouse/,
   'sqlite-schema.sql': /SQLite/,
   'tsql-schema.sql': /T-SQL/,

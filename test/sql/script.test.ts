@@ -60,6 +60,20 @@ describe('psql scripts', () => {
     const model = parse("\\set ON_ERROR_STOP on\nset app.tenant = '1';\nselect 1;");
     assert.deepEqual(model.sites.map((s) => s.connection.kind), ['dedicated', 'dedicated']);
   });
+
+  test("a script of pg_regress's sql/ folder is psql's even without a meta-command; another folder's plain .sql file is not", () => {
+    const text = "set myext.enable_cache = on;\nselect 1;";
+    for (const file of ['/r/regress/sql/cache.sql', '/r/test/sql/include/q.sql', '/r/src/test/regress/sql/a.sql', '/r/tsl/test/shared/sql/b.sql']) {
+      assert.deepEqual(parse(text, file).sites.map((s) => s.connection.kind), ['dedicated', 'dedicated'], file);
+    }
+    for (const file of ['/r/sql/queries.sql', '/r/src/db/sql/tenant.sql']) {
+      assert.deepEqual(parse(text, file).sites.map((s) => s.connection.kind), ['unknown', 'unknown'], file);
+    }
+    // pg_regress runs psql with ON_ERROR_STOP off: a statement there fails on purpose unless the script turned it on.
+    const failing = 'select * from f([1, 2]);\n\\set ON_ERROR_STOP 1\nselect from where;\n';
+    assert.deepEqual(parseEvery(failing, '/r/regress/sql/expr.sql').sqlErrors.map((e) => failing.slice(0, e.span.start).split('\n').length), [3]);
+    assert.equal(parseEvery(failing, '/r/sql/expr.sql').sqlErrors.length, 2);
+  });
 });
 
 describe('migration tools', () => {
@@ -304,6 +318,47 @@ describe('what the tools around a file put in it', () => {
     const model = parseEvery(text);
     assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
     assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['SelectStmt', 'SelectStmt', 'SelectStmt']);
+  });
+
+  test('a runner variable the file never \\set is also a string (AS :MODULE_PATHNAME), a statement prefix (:PREFIX SELECT) or a whole query; query files keep :name a value', () => {
+    const text = "create function f() returns void as :MODULE_PATHNAME, 'f' language c;\n:PREFIX select 1;\ncreate table c as :QUERY;\nselect * from (:Q2) as q;\n";
+    const model = parseEvery(text);
+    assert.deepEqual([model.sqlErrors, model.fatal], [[], undefined]);
+    assert.deepEqual(model.sites.map((s) => s.analysis.statements[0].kind), ['CreateFunctionStmt', 'SelectStmt']);
+    // An aiosql query file's :name is the application's parameter: no other reading, its syntax error is reported.
+    const queries = '-- name: broken\nselect * from t where id = :id id;\n';
+    assert.equal(parseEvery(queries).sqlErrors.length + (parseEvery(queries).fatal ? 1 : 0) > 0, true);
+  });
+
+  test('\\set expands the variables in its arguments: one the runner passes makes the value unknown', () => {
+    const reading = readScript('\\set known app\n\\set role :known _admin\n\\set other :RUNNER _admin\n', 'x.sql');
+    assert.equal(reading.variables.get('role'), 'app_admin');
+    assert.equal(reading.variables.has('other'), false);
+  });
+
+  test('only where ON_ERROR_STOP is off are failing statements meant to fail; `-- TEST1 --` titles of a psql script are no query names', () => {
+    const text = "\\c db\n-- TEST1 --\nselect 1;\n-- TEST2 --\n\\set ON_ERROR_STOP 0\nselect from where;\n\\set ON_ERROR_STOP 1\nselect from where;\n";
+    assert.equal(readScript(text, 'x.sql').queries, undefined);
+    const model = parseEvery(text);
+    assert.equal(model.sqlErrors.length, 1);
+    assert.equal(text.slice(0, model.sqlErrors[0].span.start).split('\n').length, 8);
+  });
+
+  test('\\if ... \\else ... \\endif inside a statement: its first branch is read; at the top level both are', () => {
+    const text = "select a,\n\\if :x\n  b\n\\else\n  c, d\n\\endif\nfrom t;\n\\if :y\nselect 1;\n\\else\nselect 2;\n\\endif\n";
+    const reading = readScript(text, 'x.sql');
+    assert.match(reading.sql, /select a,\s+b\s+from t;/);
+    const model = parseEvery(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.equal(model.sites.length, 3);
+  });
+
+  test('an extension script (ext--1.0.sql, its \\echo guard, @extschema@) is run with check_function_bodies off: a body that does not compile is not an error there', () => {
+    const text = 'create function f() returns event_trigger language plpgsql as $$\nbegin\n  return g();\nend\n$$;\n';
+    assert.equal(parseEvery(text, '/r/sql/plain.sql').sqlErrors.length, 1);
+    for (const [file, head] of [['/r/ext--1.0--1.1.sql', ''], ['/r/sql/a.sql', '\\echo Use "CREATE EXTENSION ext" to load this file. \\quit\n'], ['/r/sql/b.sql', 'create table @extschema@.t (a int);\n']]) {
+      assert.deepEqual(parseEvery(head + text, file).sqlErrors, [], file);
+    }
   });
 
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {

@@ -19,6 +19,9 @@ interface Sign {
   show?: (match: RegExpExecArray) => string;
 }
 
+/** A sign that spans lines, shown on one. */
+const oneLine = (match: RegExpExecArray): string => match[0].trim().replace(/\s+/g, ' ');
+
 const TEMPLATE_SIGNS: Sign[] = [
   { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*)/ },
   { kind: 'a Jinja/dbt template', pattern: /\{\{[\s\S]*?\}\}|\{%-?\s*\w+[\s\S]*?%\}|\{#[\s\S]*?#\}/ },
@@ -33,6 +36,8 @@ const CLICKHOUSE_SIGNS: Sign[] = [
   { kind: 'ClickHouse', pattern: /\bCODEC\s*\(/i },
   { kind: 'ClickHouse', pattern: /\bCREATE\s+MATERIALIZED\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?[\w."]+\s+TO\s+[\w."]+/i },
   { kind: 'ClickHouse', pattern: /\bMODIFY\s+(?:QUERY|TTL|SETTING|ORDER\s+BY)\b/i },
+  // Mutations: ALTER TABLE t UPDATE c = ... WHERE ..., ALTER TABLE t DELETE WHERE ... (PostgreSQL has neither).
+  { kind: 'ClickHouse', pattern: /\bALTER\s+TABLE\s+[\w."]+\s+(?:UPDATE\s+[\w"]+\s*=|DELETE\s+WHERE\b)/i, show: oneLine },
   // Its column types are case-sensitive CamelCase words PostgreSQL has no type for, after a column's name.
   { kind: 'ClickHouse', pattern: /\b[A-Za-z_]\w*\s+(?:(?:Nullable|LowCardinality|DateTime64|FixedString)\s*\(|(?:U?Int(?:8|16|32|64|128|256)|Float(?:32|64)|String)(?=[\s,)]|$))/m },
 ];
@@ -44,6 +49,8 @@ const DIALECT_SIGNS: Sign[] = [
   { kind: 'BigQuery', pattern: /\b(?:INT64|FLOAT64|BIGNUMERIC)\b|\b(?:ARRAY|STRUCT)<\s*[A-Z]/i },
   { kind: 'MySQL', pattern: /`[^`\n]+`/ },
   { kind: 'MySQL', pattern: /\bAUTO_INCREMENT\b/i },
+  // A column placed AFTER another (MySQL's and ClickHouse's; PostgreSQL appends every new column).
+  { kind: 'MySQL', pattern: /\bADD\s+(?:COLUMN\s+)?(?:IF\s+NOT\s+EXISTS\s+)?[\w"]+\s+[^;,]{1,80}?\s(?:AFTER\s+[\w"`]+|FIRST)\s*(?:[;,]|$)/im, show: oneLine },
   { kind: 'MySQL', pattern: /\bENGINE\s*=\s*\w+/i },
   { kind: 'MySQL', pattern: /^\s*DELIMITER\s+\S+/im },
   { kind: 'MySQL', pattern: /\/\*!\d{5}/ },

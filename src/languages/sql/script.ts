@@ -22,11 +22,31 @@ export interface ScriptReading {
   migration?: MigrationTool;
   /** The query-file tool whose `-- name:` / `@name` headers the file has. */
   queries?: QueryTool;
+  /**
+   * Where the script turned psql's ON_ERROR_STOP off (`\set ON_ERROR_STOP 0` up to `\set ON_ERROR_STOP 1` or the
+   * end): a regression script's statements there fail on purpose, and psql goes on.
+   */
+  errorsExpected?: { start: number; end: number }[];
+  /**
+   * An extension's install or update script (`ext--1.0.sql`, `ext--1.0--1.1.sql`, its `\echo Use "CREATE EXTENSION`
+   * guard, `@extschema@`): CREATE EXTENSION runs it with check_function_bodies off, so its bodies are not compiled.
+   */
+  extension?: boolean;
 }
+
+/**
+ * A regression script in pg_regress's layout (`test/sql/x.sql` next to `test/expected/x.out`; an extension's
+ * `regress/sql/`, `src/test/regress/sql/`, `tsl/test/shared/sql/include/`): psql runs it.
+ */
+const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
 
+/** An extension script's name: `ext--1.0.sql`, `ext--1.0--1.1.sql`. */
+const EXTENSION_SCRIPT_NAME = /(?:^|\/)[A-Za-z_][\w-]*--\d[\w.]*(?:--\d[\w.]*)?\.sql$/;
+/** The guard line contrib's extension scripts start with: run by psql, it stops there. */
+const EXTENSION_GUARD = /^\\echo Use "(?:CREATE|ALTER) EXTENSION\b/m;
 /** The substitutions of an extension script (CREATE EXTENSION fills them in). */
 const EXTENSION_PLACEHOLDER = /^@(?:extschema(?::[A-Za-z_][A-Za-z0-9_$]*)?|extowner)@/;
 const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transaction|envsub\s+(?:on|off))\b/i;
@@ -53,6 +73,8 @@ const PGTYPED = /\/\*[\s\S]*?@name\s+\w+[\s\S]*?\*\//;
 /** procrastinate's query files: a `-- query_name --` line starts each query, and a query needs no `;`. */
 const DASHED_NAME = /^--\s*[A-Za-z_][\w.-]*\s*--\s*$/;
 const DASHED_NAMES = /^--[ \t]*[A-Za-z_][\w.-]*[ \t]*--[ \t]*\r?$/gm;
+/** A psql meta-command line (`\c`, `\set`, `\ir`): a psql script, whose `-- TEST4 --` lines are section titles. */
+const PSQL_COMMAND_LINE = /^[ \t]*\\[A-Za-z]/m;
 /**
  * An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression; or a Go
  * text/template action that prints a field (`{{ .Schema }}`, `{{ index .Options "Namespace" }}`: pop migrations),
@@ -65,12 +87,13 @@ export function readScript(text: string, file: string): ScriptReading {
   const edits: { start: number; end: number; semicolon: boolean }[] = [];
   const holes: Hole[] = [];
   const variables = new Map<string, string>();
-  let psql = false;
+  // pg_regress runs each script of its sql/ folder through psql, on a connection of its own.
+  let psql = PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'));
   let migration = migrationByPath(file);
   const namedQuery = NAMED_QUERY.exec(text);
   const queries: QueryTool | undefined = namedQuery
     ? namedQuery[1] ? 'sqlc' : 'aiosql/yesql'
-    : PGTYPED.test(text) ? 'pgtyped' : dashedNames(text) ? 'procrastinate' : undefined;
+    : PGTYPED.test(text) ? 'pgtyped' : dashedNames(text) && !PSQL_COMMAND_LINE.test(text) ? 'procrastinate' : undefined;
   const blank = (start: number, end: number) => {
     if (end > start) edits.push({ start, end, semicolon: false });
   };
@@ -79,6 +102,11 @@ export function readScript(text: string, file: string): ScriptReading {
   };
   /** Each named query: where its header starts and where its text starts (after the header line). */
   const queryStarts: { header: number; body: number }[] = [];
+  const errorsExpected: { start: number; end: number }[] = [];
+  // pg_regress runs psql with ON_ERROR_STOP off: its scripts' failing statements are in the expected output.
+  let errorsFrom: number | undefined = psql ? 0 : undefined;
+  /** The other branches of an `\if` inside a statement: blanked, and not read. */
+  let skipBranches: { from: number; to: number } | undefined;
   const length = text.length;
   let statementStart = 0;
   let i = 0;
@@ -111,10 +139,18 @@ export function readScript(text: string, file: string): ScriptReading {
   };
 
   while (i < length) {
+    if (skipBranches && i >= skipBranches.from) {
+      i = Math.max(i, skipBranches.to);
+      skipBranches = undefined;
+      continue;
+    }
     const c = text.charCodeAt(i);
     if (c === 39 /* ' */) {
       const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
-      i = skipQuoted(text, i, 39, escapes);
+      const end = skipQuoted(text, i, 39, escapes);
+      // CREATE EXTENSION fills in @extschema@ in strings too: a function body written as '...'.
+      if (text.includes('@ext', i) && text.slice(i, end).includes('@ext')) quotedExtensionPlaceholders(text, i + 1, end - 1, holes);
+      i = end;
     } else if (c === 34 /* " */) {
       const quoted = quotedTemplateAt(text, i);
       // "{{ index .Options "Namespace" }}": a template's name in quotes (its own quotes are the template's, not SQL's).
@@ -165,9 +201,10 @@ export function readScript(text: string, file: string): ScriptReading {
           holes.push({ start: next, end: next, text: ';' });
           statementStart = next;
         }
-        if (close > 0 && /^do\b(?:\s+language\s+\w+)?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
-          // DO runs its one body: a DO without `;` ends there, and does not take the next statement in.
-          const after = /^(?:\s+language\s+\w+)?/i.exec(text.slice(end))?.[0].length ?? 0;
+        if (close > 0 && /^do\b(?:\s+language\s+(?:\w+|'[^'\n]*'))?\s*$/i.test(asParsed(text.slice(statementStart, i)).trim())) {
+          // DO runs its one body: a DO without `;` ends there, and does not take the next statement in. Its language
+          // may follow the body, as a name or a string (`$$ ... $$ LANGUAGE 'plpgsql';`).
+          const after = /^(?:\s+language\s+(?:\w+|'[^'\n]*'))?/i.exec(text.slice(end))?.[0].length ?? 0;
           if (startsStatement(text, end + after)) holes.push({ start: end + after, end: end + after, text: ';' });
         }
         i = end;
@@ -191,6 +228,24 @@ export function readScript(text: string, file: string): ScriptReading {
       const command = text.slice(i + 1, end).replace(/\r$/, '');
       const name = /^[a-z_.!?;]+/i.exec(command)?.[0]?.toLowerCase() ?? '';
       if (name === 'set') readSet(command, variables);
+      const stop = name === 'unset' || name === 'set' ? /^(?:un)?set\s+ON_ERROR_STOP\b\s*(\S*)/i.exec(command) : null;
+      if (stop) {
+        const off = name === 'unset' || /^'?(?:0|off|false|no)'?$/i.test(stop[1]);
+        if (off && errorsFrom === undefined) errorsFrom = i;
+        else if (!off && errorsFrom !== undefined) {
+          errorsExpected.push({ start: errorsFrom, end: i });
+          errorsFrom = undefined;
+        }
+      }
+      if (name === 'if' && asParsed(text.slice(statementStart, i)).trim() !== '') {
+        // \if ... \else ... \endif inside one statement: psql sends one branch of it. The first is read; both together
+        // are not SQL (two select lists, two FROMs).
+        const branches = otherBranches(text, end);
+        if (branches) {
+          blank(branches.from, branches.to);
+          skipBranches = branches;
+        }
+      }
       if (SENDING_COMMANDS.has(name)) endStatementAt(i, end);
       else blank(i, end);
       if (name === 'copy' && /\bfrom\s+stdin\b/i.test(command)) {
@@ -218,7 +273,7 @@ export function readScript(text: string, file: string): ScriptReading {
       statementStart = end;
     } else if (c === 58 /* : */) {
       const holesBefore = holes.length;
-      const next = placeholderAtColon(text, i, variables, holes);
+      const next = placeholderAtColon(text, i, variables, holes, !queries);
       // :'name' and :"name" are psql's own (query-file tools write :name): they make a psql script without any \ command.
       if (holes.length > holesBefore && (text[i + 1] === "'" || text[i + 1] === '"')) psql = true;
       i = next;
@@ -259,7 +314,10 @@ export function readScript(text: string, file: string): ScriptReading {
       for (let h = holes.length - 1; h >= 0; h--) if (holes[h].start >= start && holes[h].end <= end) holes.splice(h, 1);
     }
   });
+  if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
+  if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
   return reading;
@@ -295,12 +353,27 @@ function readSet(command: string, variables: Map<string, string>): void {
   if (!match) return;
   const parts: string[] = [];
   const re = /'((?:[^']|'')*)'|(\S+)/g;
-  for (let m = re.exec(match[2]); m; m = re.exec(match[2])) parts.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : m[2]);
+  for (let m = re.exec(match[2]); m; m = re.exec(match[2])) {
+    // psql puts a variable's value in for an unquoted :name (`\set ROLE_ADMIN :TEST_DBNAME _admin`): one the file
+    // never \set (the runner's -v) makes the new value unknown too.
+    const variable = m[2] === undefined ? undefined : /^:([A-Za-z_]\w*)$/.exec(m[2])?.[1];
+    const value = variable === undefined ? undefined : variables.get(variable);
+    if (variable !== undefined && value === undefined) {
+      variables.delete(match[1]);
+      return;
+    }
+    parts.push(m[1] !== undefined ? m[1].replace(/''/g, "'") : (value ?? m[2]));
+  }
   variables.set(match[1], parts.join(''));
 }
 
-/** psql's :name, :'name', :"name", and query files' :name / :name! (pgtyped). Returns where to go on. */
-function placeholderAtColon(text: string, i: number, variables: Map<string, string>, holes: Hole[]): number {
+/**
+ * psql's :name, :'name', :"name", and query files' :name / :name! (pgtyped). Returns where to go on. Outside a query
+ * file (`psqlText`), a bare :name the file never \set is psql's: the runner's `-v` puts its text in where it stands,
+ * so it may also be a string (`AS :MODULE_PATHNAME, 'symbol'`) or a piece of a statement (`:PREFIX SELECT ...` with
+ * PREFIX set to `EXPLAIN (costs off)` or to nothing by the script that includes the file).
+ */
+function placeholderAtColon(text: string, i: number, variables: Map<string, string>, holes: Hole[], psqlText: boolean): number {
   const prev = text.charCodeAt(i - 1);
   const next = text[i + 1] ?? '';
   if (next === ':' || next === '=') return i + 2; // a cast, or := assignment
@@ -325,7 +398,9 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   let j = i + 1 + name.length;
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
-  holes.push(value !== undefined ? { start: i, end: j, text: value } : { start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
+  if (value !== undefined) holes.push({ start: i, end: j, text: value });
+  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
+  else holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
 }
 
@@ -384,6 +459,36 @@ function cppLines(text: string, start: number, end: number): [number, number][] 
   return out;
 }
 
+/** @extschema@ and the like inside a quoted string [start, end): read as a name where they stand. */
+function quotedExtensionPlaceholders(text: string, start: number, end: number, holes: Hole[]): void {
+  for (let at = text.indexOf('@ext', start); at >= 0 && at < end; at = text.indexOf('@ext', at + 1)) {
+    if (!EXTENSION_PLACEHOLDER.test(text.slice(at, at + 80))) continue;
+    const close = text.indexOf('@', at + 1) + 1;
+    if (close > end) break;
+    holes.push({ start: at, end: close, text: quoteIdentifier(text.slice(at, close)) });
+    at = close - 1;
+  }
+}
+
+/**
+ * After the line of an `\if` (its end at `from`): where its `\elif`/`\else` branches start and where the matching
+ * `\endif` line starts, or none when it has no other branch or no `\endif`.
+ */
+function otherBranches(text: string, from: number): { from: number; to: number } | undefined {
+  const line = /^[ \t]*\\(if|elif|else|endif)\b/gm;
+  line.lastIndex = from;
+  let depth = 0;
+  let other: number | undefined;
+  for (let m = line.exec(text); m; m = line.exec(text)) {
+    const command = m[1];
+    if (command === 'if') depth++;
+    else if (command === 'endif' && depth > 0) depth--;
+    else if (command === 'endif') return other === undefined ? undefined : { from: other, to: m.index };
+    else if (depth === 0) other ??= m.index;
+  }
+  return undefined;
+}
+
 /** The name that starts at `start` (letters, digits, `_`), or ''. */
 function bareNameAt(text: string, start: number): string {
   if (!/[A-Za-z_]/.test(text[start] ?? '')) return '';
@@ -393,7 +498,7 @@ function bareNameAt(text: string, start: number): string {
 }
 
 /**
- * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`.
+ * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`, `@extschema@`.
  * psql leaves dollar quotes alone, but the tools that run such files
  * (graphile-worker's `:GRAPHILE_WORKER_SCHEMA`, Flyway, an application's own
  * template) fill them in as text everywhere, and none of them is PL/pgSQL or
@@ -402,7 +507,7 @@ function bareNameAt(text: string, start: number): string {
  */
 function bodyPlaceholders(text: string, start: number, end: number, variables: Map<string, string>, holes: Hole[]): void {
   const body = text.slice(start, end);
-  if (!/:|\{\{|\$\{/.test(body)) return;
+  if (!/:|\{\{|\$\{|@ext/.test(body)) return;
   const name = (k: number, j: number, shown: string) => holes.push({ start: start + k, end: start + j, text: quoteIdentifier(shown) });
   // "{{ ... }}" first: the template's own quotes would end the quoted name early.
   const code = body.replace(/"\{\{[^\n]*?\}\}"/g, (found, at: number) => {
@@ -412,6 +517,13 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
   });
   forEachCodeChar(code, (k) => {
     const c = code.charCodeAt(k);
+    if (c === 64 /* @ */) {
+      // An extension script's @extschema@ in a body: CREATE EXTENSION fills it in everywhere in the script's text.
+      if (!EXTENSION_PLACEHOLDER.test(code.slice(k, k + 80))) return;
+      const j = code.indexOf('@', k + 1) + 1;
+      name(k, j, code.slice(k, j));
+      return j;
+    }
     if (c === 123 /* { */ || c === 36 /* $ */) {
       const template = c === 123 ? DOUBLE_BRACE.exec(code.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(code.slice(k, k + 120));
       if (!template) return;
