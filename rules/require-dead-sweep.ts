@@ -57,7 +57,8 @@ export default defineRule<Options, QueueFacts>({
       // crashed ends in the waiting state, where nothing takes it.
       if (handlers.length) continue;
       for (const claim of table.claims) {
-        if (!claim.fact.limitAt || claim.fact.reclaimAt) continue;
+        // A limit in one branch of an OR may not hold for the state the sweep sets: then the claim takes the job again.
+        if (!claim.fact.limitAt || claim.fact.limitInBranch || claim.fact.reclaimAt) continue;
         const sweep = table.sweeps.find((s) => s.fact.reclaimAt && !s.fact.limitAt && !s.fact.dead && s.fact.sets.some((state) => claim.fact.takes.includes(state)));
         // Where neither counts the crash, only the fail path reaches the limit, and it retires the job itself.
         if (!sweep || !(claim.fact.increments || sweep.fact.increments)) continue;
