@@ -97,7 +97,10 @@ export default defineRule<Options, QueueFacts>({
       }
       // A sweep that re-queues without a limit, for claims that have none either (where nothing counts, noIncrement says both).
       const counted = table.claims.some((c) => c.fact.increments) || sweeps.some((s) => s.fact.increments);
-      if (table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || !counted) continue;
+      // A limit in one branch of an OR (`state = 'pending' or (state = 'failed' and attempts < max_attempts)`) does not stop
+      // the jobs the sweep puts back in a state another branch takes.
+      const stops = (c: Located<ClaimFact>) => c.fact.limitUnknown || (c.fact.limitAt && !c.fact.limitInBranch);
+      if (table.claims.some(stops) || !counted) continue;
       for (const sweep of sweeps) {
         if (sweep.fact.limitAt) continue;
         const claim = claimFor(table, sweep);

@@ -14,6 +14,8 @@ export default defineRule<Options, QueueFacts>({
   messages: {
     noDeadSweep:
       "Jobs of '{{table}}' that crash on their last attempt are left running {{left}}: this {{what}} stops at the attempt limit, and no statement in the project moves them to a dead state{{failPath}}. They stay 'running' forever, hold their unique keys, and nobody is told. Add a sweep: `update {{table}} set status = 'dead' where status = 'running' and {{expired}} and {{exhausted}}`.",
+    strandedBySweep:
+      "Jobs of '{{table}}' that crash on their last attempt are put back in '{{state}}' by the sweep at {{sweep}}, and this claim takes them only under the attempt limit: no statement in the project moves them to a dead state{{failPath}}, so they wait in '{{state}}' forever, hold their unique keys, and nobody is told. Retire them where the sweep finds them: set the state to `case when {{exhausted}} then 'dead' else '{{state}}' end` there.",
     exhaustedLeftRunning:
       "This {{what}} picks the jobs of '{{table}}' that are at the attempt limit {{left}}, but moves them to no dead state, and no other statement in the project does{{failPath}}: they stay 'running' forever, are found again on every run, hold their unique keys, and nobody is told. Retire them here: a dead state (`status = 'dead'`), or a mark the claims and sweeps skip.",
   },
@@ -40,6 +42,8 @@ export default defineRule<Options, QueueFacts>({
       const leftBehind = handlers.length
         ? handlers.map((s) => ({ file: s.file, at: s.fact.at, what: 'statement', messageId: 'exhaustedLeftRunning' as const }))
         : [
+            // A claim that stops at the limit takes expired jobs back itself, or takes what a sweep puts back with none
+            // (`set status = 'pending' where locked_at < now() - ...`): either way an exhausted job ends where nothing takes it.
             ...table.claims.filter((c) => c.fact.reclaimAt && c.fact.limitAt).map((c) => ({ file: c.file, at: c.fact.limitAt!, what: 'claim' })),
             ...table.sweeps.filter((s) => requeues(s.fact, table) && s.fact.reclaimAt && s.fact.limitAt).map((s) => ({ file: s.file, at: s.fact.limitAt!, what: 'sweep' })),
           ].map((l) => ({ ...l, messageId: 'noDeadSweep' as const }));
@@ -47,6 +51,25 @@ export default defineRule<Options, QueueFacts>({
         const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, file)} marks a job dead only when its worker lives to report the failure)` : '';
         const left = beat ? 'after their worker died' : 'with an expired lease';
         out.push({ file, at, messageId, data: { table: table.table, what, failPath, left, expired: expiredTest(table, beat), exhausted } });
+      }
+      // A claim that stops at the limit and never takes expired jobs back itself, fed by a sweep that puts them back
+      // with no limit (`set status = 'pending' where locked_at < now() - ...`): a job whose last counted attempt
+      // crashed ends in the waiting state, where nothing takes it.
+      if (handlers.length) continue;
+      for (const claim of table.claims) {
+        // A limit in one branch of an OR may not hold for the state the sweep sets: then the claim takes the job again.
+        if (!claim.fact.limitAt || claim.fact.limitInBranch || claim.fact.reclaimAt) continue;
+        const sweep = table.sweeps.find((s) => s.fact.reclaimAt && !s.fact.limitAt && !s.fact.dead && s.fact.sets.some((state) => claim.fact.takes.includes(state)));
+        // Where neither counts the crash, only the fail path reaches the limit, and it retires the job itself.
+        if (!sweep || !(claim.fact.increments || sweep.fact.increments)) continue;
+        const state = sweep.fact.sets.find((x) => claim.fact.takes.includes(x))!;
+        const failPath = fail ? ` (the fail update at ${place(fail.file, fail.fact.at, claim.file)} marks a job dead only when its worker lives to report the failure)` : '';
+        out.push({
+          file: claim.file,
+          at: claim.fact.limitAt,
+          messageId: 'strandedBySweep',
+          data: { table: table.table, state, sweep: place(sweep.file, sweep.fact.at, claim.file), failPath, exhausted },
+        });
       }
     }
     return out;

@@ -66,7 +66,7 @@ export default defineRule<Options, QueueFacts>({
             // A lease whose length the code decides: unknown, unless the project itself fences another write of
             // the same job. Then it expects runs to outlive their lease, and this write is the one that lacks it.
             const fenced = options.maxJobSeconds === undefined ? fencedSibling(table, finish) : undefined;
-            if (!fenced) continue;
+            if (!fenced || hasFencedTwin(table, finish)) continue;
             const fencedAt = place(fenced.file, fenced.at, file);
             out.push({ file, at: finish.whereAt, messageId: 'unfencedBesideFence', data: { ...data, claimAt: place(claim.file, claim.fact.at, file), fencedAt, fence: fenced.fence, fencedKind: fenced.kind } });
             break;
@@ -106,6 +106,16 @@ function fencedSibling(table: TableFacts, finish: FinishFact): { file: string; a
     if (fence) return { file: beat.file, at: beat.fact.whereAt, fence, kind: 'heartbeat' };
   }
   return undefined;
+}
+
+/**
+ * The project writes this very write fenced too (the same kind, the same states): the unfenced one is its variant
+ * for a caller that holds no claim's value, an operator's cancel meant to end whichever run has the job.
+ */
+function hasFencedTwin(table: TableFacts, finish: FinishFact): boolean {
+  if (finish.sets.length === 0) return false;
+  const same = (states: readonly string[]) => states.length === finish.sets.length && states.every((state) => finish.sets.includes(state));
+  return table.finishes.some((other) => other.fact !== finish && other.fact.kind === finish.kind && same(other.fact.sets) && fenceOf(other.fact, table) !== undefined);
 }
 
 function takenBackText(claimAt: Ref, claimFile: string, reclaimer: Reclaimer, lease: number, from: string, place: Place): string {

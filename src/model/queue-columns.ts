@@ -64,15 +64,17 @@ export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id
 /**
  * The row's own id: an id column by its name, or one named after the table's
  * last word in the singular (`delivery_id` of `alert_deliveries`, `run_id` of
- * `runs`), as tables keyed by `<noun>_id` name it.
+ * `runs`), as tables keyed by `<noun>_id` name it, or after the whole table
+ * name (`job_queue_id` of `job_queue`, `outbox_event_id` of `outbox_events`).
  */
 export function isRowId(column: string, table: string): boolean {
   if (ID_COLUMN.test(column)) return true;
   const c = snakeCase(column);
   if (!c.endsWith('_id')) return false;
-  const last = snakeCase(table.slice(table.lastIndexOf('.') + 1)).split('_').pop() ?? '';
+  const words = snakeCase(table.slice(table.lastIndexOf('.') + 1)).split('_');
+  const last = words.pop() ?? '';
   const singular = last.endsWith('ies') ? `${last.slice(0, -3)}y` : /(ss|x|ch|sh)es$/.test(last) ? last.slice(0, -2) : last.endsWith('s') ? last.slice(0, -1) : last;
-  return singular.length > 1 && c === `${singular}_id`;
+  return singular.length > 1 && (c === `${singular}_id` || (words.length > 0 && c === `${[...words, singular].join('_')}_id`));
 }
 
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;

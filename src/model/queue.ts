@@ -69,6 +69,8 @@ export interface ClaimFact {
   retryAt?: Ref;
   /** The predicate stops at the attempt limit (`attempts < max_attempts`). */
   limitAt?: Ref;
+  /** The limit sits in one branch of an OR (`status = 'pending' or (status = 'failed' and attempts < max_attempts)`): not every job taken is under it. */
+  limitInBranch?: boolean;
   /** The predicate tests a flag the analysis cannot see into (graphile-worker's generated `is_available = true`): it may hold the limit. */
   limitUnknown?: boolean;
   /** The claim counts the attempt (`attempts = attempts + 1`). */
@@ -305,6 +307,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
           retryAt: w.retry ? ref(w.retry.span) : undefined,
           limitAt: w.limit ? ref(w.limit.span) : undefined,
+          limitInBranch: w.limit?.underOr || undefined,
           limitUnknown: (!w.limit && (w.flagTested || w.compareAndSet)) || undefined,
           reclaimByHost: w.compareAndSet || undefined,
           increments: w.increments,

@@ -12,6 +12,7 @@ import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { tookNothing } from './plpgsql-found.ts';
+import { parametersAsPlaceholders } from './routine-parameters.ts';
 import { valueOf } from './values.ts';
 
 const INPUT_MODES = new Set([undefined, 'FUNC_PARAM_DEFAULT', 'FUNC_PARAM_IN', 'FUNC_PARAM_INOUT', 'FUNC_PARAM_VARIADIC']);
@@ -265,7 +266,9 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
   const length = Buffer.byteLength(parsedText);
   for (const parsed of result.statements) {
     const endByte = parsed.length === undefined ? length : parsed.location + parsed.length;
-    const facts = extractFacts(parsed.stmt, {
+    // In a dynamic statement's text a name is not the routine's variable: the holes and USING values are its placeholders.
+    const stmt = options.template ? parsed.stmt : parametersAsPlaceholders(parsed.stmt, options.parameters, routine.name);
+    const facts = extractFacts(stmt, {
       at,
       statement: { start: at(parsed.location), end: Math.max(at(parsed.location) + 1, at(endByte)) },
       wordEnd: wordEndIn(parsedText),
@@ -303,7 +306,7 @@ function atomicBody(items: Node[], stmtText: string, sql: string, at: (byte: num
   items.forEach((item, i) => {
     const piece = spans.length === items.length ? spans[i] : undefined;
     const statement = piece ? trim(stmtText, { start: bodyStart + piece.start, end: bodyStart + piece.end }) : undefined;
-    const facts = extractFacts(item, {
+    const facts = extractFacts(parametersAsPlaceholders(item, routine.parameters ?? [], routine.name), {
       at,
       statement: statement ? { start: place(statement.start), end: place(statement.end) } : span,
       wordEnd: wordEndIn(sql),

@@ -6,6 +6,7 @@ import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 import { queueFactsOf } from '../../src/model/queue.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
 import { parseIntervalText } from '../../src/sql/interval.ts';
+import { isRowId } from '../../src/model/queue-columns.ts';
 import { readFixture } from '../helpers/fixture-sql.ts';
 
 await loadSqlParser();
@@ -167,4 +168,33 @@ test('a write of the row a plain read of its table picked (id = (select id ... l
   assert.ok(moves, 'pending -> rendering with claimed_at is a claim');
   // A subquery of another table picks no job of this one.
   assert.deepEqual(facts(`update jobs set status = 'running' where id = (select job_id from assignments where worker = $1 limit 1)`).claims, []);
+});
+
+test("a routine's named parameters are the caller's values: a finish by the caller's id, a sweep by the caller's cutoff", () => {
+  const q = facts(`create function finish_job(p_job_id bigint, p_worker text) returns void language plpgsql as $$
+begin
+  update jobs set status = 'done' where id = p_job_id and locked_by = p_worker;
+end $$;
+create function requeue_stale(p_cutoff timestamptz) returns void language sql as $$
+  update jobs set status = 'queued', locked_by = null where status = 'running' and locked_at < p_cutoff;
+$$;
+create function finish_by_name(p_job_id bigint) returns void language sql as $$
+  update jobs set status = 'done' where id = finish_by_name.p_job_id;
+$$;`);
+  assert.deepEqual(q.finishes.map((f) => [f.by, f.compared]), [['id', ['id', 'locked_by']], ['id', ['id']]]);
+  assert.deepEqual(q.sweeps.map((s) => [s.requeue, s.reclaimColumn]), [[true, 'locked_at']]);
+  // A SQL-language body resolves a name it also writes as a column to the column: `status` here is the row's.
+  const [write] = analyzeSql(`create function set_status(status text, p_id bigint) returns void language sql as $$
+  update jobs set status = 'done' where id = p_id and status = status;
+$$;`).statements.flatMap((s) => s.rowWrites);
+  assert.deepEqual(write.where.map((c) => [c.column, c.value.kind]), [['id', 'param'], ['status', 'column']]);
+});
+
+test('the row id by the table: id, <noun>_id of its last word, <table>_id of its whole name', () => {
+  assert.ok(isRowId('id', 'jobs'));
+  assert.ok(isRowId('delivery_id', 'alert_deliveries'));
+  assert.ok(isRowId('job_queue_id', 'job_queue'));
+  assert.ok(isRowId('outbox_event_id', 'public.outbox_events'));
+  assert.ok(!isRowId('tenant_id', 'jobs'));
+  assert.ok(!isRowId('queue_id', 'job_runs'));
 });

@@ -1,0 +1,73 @@
+// A routine's input parameters, named in its body, are values its caller
+// gives, exactly as `$1` is: `where id = p_job_id and locked_by = p_worker`
+// matches one job by the caller's id and token, `locked_at < now() -
+// _timeout` compares with a cutoff the caller chooses. The parser reads such a
+// name as a column, so a finish by id in a PL/pgSQL function looked like a
+// join of two columns and a sweep's cutoff like a column of the row. This
+// gives the statement facts the reading PostgreSQL gives: the name is the
+// parameter's placeholder `$N`.
+//
+// PL/pgSQL resolves an unqualified name to its variable (a name that is also a
+// column of the statement is an error by default, `variable_conflict =
+// error`); a SQL-language body resolves it to the column first. So a name the
+// statement also writes as a column (`set status = ...`, `insert into jobs
+// (status, ...)`) stays a column, and so does a qualified name (`jobs.id`),
+// unless it is qualified by the routine's own name (`claim_job.p_id`).
+import type { Node } from './extract.ts';
+
+/** The statement with each reference to an input parameter as its placeholder; the same tree when there is none. */
+export function parametersAsPlaceholders(stmt: Node, parameters: readonly string[], routineName: string): Node {
+  if (!parameters.some(Boolean)) return stmt;
+  const columns = writtenColumns(stmt);
+  const numbers = new Map<string, number>();
+  for (const [i, name] of parameters.entries()) if (name && !columns.has(name) && !numbers.has(name)) numbers.set(name, i + 1);
+  if (numbers.size === 0) return stmt;
+  const bare = routineName.split('.').pop()?.toLowerCase() ?? '';
+  const numberOf = (node: Node): number | undefined => {
+    const fields: Node[] | undefined = node.ColumnRef?.fields;
+    if (!fields || fields.length > 2 || !fields.every((f) => typeof f?.String?.sval === 'string')) return undefined;
+    if (fields.length === 2 && String(fields[0].String.sval).toLowerCase() !== bare) return undefined;
+    return numbers.get(String(fields[fields.length - 1].String.sval).toLowerCase());
+  };
+  const rewrite = (node: Node): Node => {
+    if (!node || typeof node !== 'object') return node;
+    if (Array.isArray(node)) {
+      let copy: Node[] | undefined;
+      node.forEach((item, i) => {
+        const next = rewrite(item);
+        if (next !== item) (copy ??= [...node])[i] = next;
+      });
+      return copy ?? node;
+    }
+    if (node.ColumnRef) {
+      const number = numberOf(node);
+      return number === undefined ? node : { ParamRef: { number, location: node.ColumnRef.location } };
+    }
+    let copy: Node | undefined;
+    for (const key in node) {
+      const value = node[key];
+      if (!value || typeof value !== 'object') continue;
+      const next = rewrite(value);
+      if (next !== value) (copy ??= { ...node })[key] = next;
+    }
+    return copy ?? node;
+  };
+  return rewrite(stmt);
+}
+
+/** The columns a statement names as its targets: SET, INSERT and ON CONFLICT column lists, anywhere in it (CTEs included). */
+function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
+  if (!node || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const item of node) writtenColumns(item, out);
+    return out;
+  }
+  for (const list of [node.UpdateStmt?.targetList, node.InsertStmt?.cols, node.OnConflictClause?.targetList]) {
+    for (const target of (list ?? []) as Node[]) {
+      const name = target?.ResTarget?.name;
+      if (typeof name === 'string') out.add(name.toLowerCase());
+    }
+  }
+  for (const key in node) if (node[key] && typeof node[key] === 'object') writtenColumns(node[key], out);
+  return out;
+}
