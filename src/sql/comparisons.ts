@@ -89,40 +89,10 @@ export function expressionDetails(node: Node | undefined, withStrings: boolean):
   return details;
 }
 
-/**
- * The parameter names of the routine whose statement is being read (extractFacts sets them for the read): an
- * unqualified reference to one in a comparison is the caller's value, as a placeholder is.
- */
-let routineParameters: ReadonlySet<string> | undefined;
-
-export function inRoutine<T>(parameters: readonly string[], read: () => T): T {
-  const before = routineParameters;
-  routineParameters = new Set(parameters.filter((p) => p !== ''));
-  try {
-    return read();
-  } finally {
-    routineParameters = before;
-  }
-}
-
-/**
- * `p_attempt` (also cast) in a routine with that parameter. Not a name the compared column has too (`attempt =
- * attempt`): in a SQL-language body the column wins, and PL/pgSQL refuses the ambiguity.
- */
-function isRoutineParameter(node: Node | undefined, compared: string | undefined): boolean {
-  if (!routineParameters) return false;
-  const ref = node?.ColumnRef ?? node?.TypeCast?.arg?.ColumnRef;
-  const fields = ref?.fields;
-  if (!fields || fields.length !== 1) return false;
-  const name = fields[0]?.String?.sval?.toLowerCase();
-  return name !== undefined && name !== compared && routineParameters.has(name);
-}
-
-function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number, compared?: string): ComparedValue {
+function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number): ComparedValue {
   const literal = constValue(node);
   if (literal !== undefined) return { kind: 'literal', value: literal };
   if (isParam(node)) return paramValue(node);
-  if (isRoutineParameter(node, compared)) return { kind: 'param' };
   if (node?.SubLink) return subqueryValue(node.SubLink.subselect, spanAt, depth);
   const column = columnOf(node);
   if (column) return { kind: 'column', column };
@@ -213,7 +183,7 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, 
       for (const arg of node.BoolExpr.args ?? []) visit(arg, underOr || or, negated !== not);
       return;
     }
-    const valueOf = (value: Node | undefined, compared?: string) => comparedValue(value, spanAt, depth, compared);
+    const valueOf = (value: Node | undefined) => comparedValue(value, spanAt, depth);
     const push = (c: Comparison) => out.push(negated ? { ...c, negated: true } : c);
     const expr = node.A_Expr;
     if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
@@ -229,9 +199,9 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, 
         push({ column: aged.column, op: aged.op, value: valueOf(aged.cutoff), underOr, span: spanAt(aged.at.ColumnRef.location, aged.column.length), ...tableOf(aged.at) });
         return;
       }
-      if (left) push({ column: left, op, value: valueOf(expr.rexpr, left), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length), ...tableOf(expr.lexpr) });
+      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length), ...tableOf(expr.lexpr) });
       else if (right && MIRRORED_OPERATOR[op])
-        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr, right), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length), ...tableOf(expr.rexpr) });
+        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length), ...tableOf(expr.rexpr) });
       return;
     }
     // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)

@@ -21,7 +21,7 @@ import type {
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
-import { collectNames, columnOf, comparisons, expressionDetails, inRoutine, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
+import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
 import { functionName, nodeType, relationName, schemaOf } from './nodes.ts';
 import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows } from './sources.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
@@ -85,11 +85,6 @@ export function emptyFacts(kind: string, span: Span): StatementFacts {
 }
 
 export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
-  // In a routine's body, `attempt = p_attempt` compares with the caller's value, as `attempt = $2` does.
-  return ctx.parameters?.length ? inRoutine(ctx.parameters, () => statementFacts(stmt, ctx)) : statementFacts(stmt, ctx);
-}
-
-function statementFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
   const kind = nodeType(stmt);
   const facts = emptyFacts(kind, ctx.statement);
   const body = stmt[kind] as Node;

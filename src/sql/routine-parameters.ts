@@ -55,7 +55,10 @@ export function parametersAsPlaceholders(stmt: Node, parameters: readonly string
   return rewrite(stmt);
 }
 
-/** The columns a statement names as its targets: SET, INSERT and ON CONFLICT column lists, anywhere in it (CTEs included). */
+/**
+ * The names a statement surely uses as columns: SET, INSERT and ON CONFLICT column lists, and a name compared with
+ * itself (`attempts = attempts`: one side at least is the column), anywhere in it (CTEs included).
+ */
 function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
   if (!node || typeof node !== 'object') return out;
   if (Array.isArray(node)) {
@@ -68,6 +71,13 @@ function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
       if (typeof name === 'string') out.add(name.toLowerCase());
     }
   }
+  const left = bareName(node.A_Expr?.lexpr);
+  if (left !== undefined && left === bareName(node.A_Expr?.rexpr)) out.add(left);
   for (const key in node) if (node[key] && typeof node[key] === 'object') writtenColumns(node[key], out);
   return out;
+}
+
+function bareName(node: Node | undefined): string | undefined {
+  const fields: Node[] | undefined = node?.ColumnRef?.fields;
+  return fields?.length === 1 && typeof fields[0]?.String?.sval === 'string' ? String(fields[0].String.sval).toLowerCase() : undefined;
 }
