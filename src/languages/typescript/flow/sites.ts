@@ -35,10 +35,14 @@ export abstract class Sites extends Bindings {
     const chosen = normal ?? failed;
     const site = { span: span(call) } as FileModel['releases'][number];
     if (chosen) site.openTransaction = { beginSpan: chosen.tx.info.beginSpan, reason: normal ? 'no-end' : 'error-path' };
+    // Or on the error path of a call handed the client outside a transaction: open if that call's error leaves it open.
+    const after = chosen ? undefined : atoms.find((a) => a.kind === 'none' && a.via);
+    if (after?.kind === 'none' && after.via) site.afterCall = after.via;
     // A function's release walked again at a call that hands it the connection: one release, open if either walk says so.
     const seen = this.file.model.releases.find((r) => r.span.start === site.span.start && r.span.end === site.span.end);
     if (seen) {
       if (!seen.openTransaction && site.openTransaction) seen.openTransaction = site.openTransaction;
+      if (!seen.afterCall && site.afterCall) seen.afterCall = site.afterCall;
       return;
     }
     this.file.model.releases.push(site);
