@@ -96,8 +96,22 @@ export const job = () => withClient((c) => inTxn(c, () => work(c)));`,
     // The callback catches the helper's error and rolls back itself.
     `${wrap}async function inTxn<T>(c: pg.PoolClient, fn: () => Promise<T>): Promise<T> { await c.query('BEGIN'); const r = await fn(); await c.query('COMMIT'); return r; }
 export const job = () => withClient(async (c) => { try { return await inTxn(c, () => work(c)); } catch (e) { await c.query('ROLLBACK'); throw e; } });`,
+    // The callback opens the transaction itself and rolls back in its catch.
+    `${wrap}export const job = () => withClient(async (client) => {
+  await client.query('BEGIN');
+  try { await work(client); await client.query('COMMIT'); } catch (e) { await client.query('ROLLBACK'); throw e; }
+});`,
   ],
   invalid: [
+    {
+      // The callback opens the transaction itself on its untyped parameter, and an error after BEGIN leaves it open.
+      code: `${wrap}export const job = () => withClient(async (client) => {
+  await client.query('BEGIN');
+  await work(client);
+  await client.query('COMMIT');
+});`,
+      errors: [{ messageId: 'callLeavesOpen', data: { call: 'line 7', where: 'line 13' }, line: 9, column: 5 }],
+    },
     {
       // The issue's shape: the release sits in a wrapper that hands the client to a callback, the BEGIN in a helper the callback calls, with no ROLLBACK on throw.
       code: `${wrap}async function inTxn<T>(c: pg.PoolClient, fn: () => Promise<T>): Promise<T> { await c.query('BEGIN'); const r = await fn(); await c.query('COMMIT'); return r; }

@@ -10,16 +10,10 @@
 import type { ConnectionCall } from '../../../model/index.ts';
 import { methodOf, span, unwrap, type Call, type Node } from '../syntax.ts';
 import { ClientHanding } from './client-handing.ts';
-import type { ThrowWalk } from './open-on-throw.ts';
 import { allEntry, leftEntry } from './state.ts';
 import type { Conn } from './types.ts';
 
 export abstract class Handing extends ClientHanding {
-  /** What the facts of open-on-throw.ts read of this walk at the current point. */
-  protected throwWalk(): ThrowWalk {
-    return { model: this.file.model, env: this.env, state: this.state, options: this.options, tries: this.tries.length, value: (n) => this.value(n) };
-  }
-
   /** A callback's parameters this call runs on or is handed: from here on they are not as the project function handed them. */
   protected touchCallbackParameters(call: Call): void {
     const touched = this.options.callbackOf?.touched;

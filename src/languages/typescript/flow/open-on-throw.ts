@@ -21,9 +21,9 @@
 import type { CallHanding, FileModel, HandedValue, OpenOnThrow } from '../../../model/index.ts';
 import { span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import type { Env } from './env.ts';
-import { parameterOf, refOf } from './parameters.ts';
+import { parameterOf, receiverOf, refOf } from './parameters.ts';
 import { allNone, type State } from './state.ts';
-import type { Value } from './types.ts';
+import type { Conn, Value } from './types.ts';
 import type { WalkOptions } from './bindings.ts';
 
 /** What of a walk these facts read. */
@@ -35,6 +35,35 @@ export interface ThrowWalk {
   /** Try frames of the function itself around the current point. */
   tries: number;
   value(node: Node | null | undefined): Value | undefined;
+}
+
+/** The clients untyped callback parameters stand for, per callback and parameter (see callbackClient). */
+const callbackClients = new WeakMap<FunctionNode, Map<number, Conn>>();
+
+/**
+ * The receiver of a query with no value of its own that is an untyped
+ * parameter of a callback a project function runs (`withClient(async (client)
+ * => { await client.query('BEGIN'); ... })`): the connection the project
+ * function hands it, followed from here for its BEGIN, COMMIT and ROLLBACK
+ * only (it is not bound as a value: the callback's other calls are read as
+ * before).
+ */
+export function callbackClient(w: ThrowWalk, at: Node, make: () => Conn): Value | undefined {
+  const fn = w.options.fn;
+  if (!fn || !w.options.callbackOf || w.options.shadow || w.options.inline) return undefined;
+  const receiver = unwrap(receiverOf(at));
+  if (receiver?.type !== 'Identifier' || w.value(receiver) !== undefined) return undefined;
+  const param = parameterOf(w.env, w.model.file, receiver);
+  if (!param || param.property !== undefined || param.function.at !== fn.range[0]) return undefined;
+  let clients = callbackClients.get(fn);
+  if (!clients) callbackClients.set(fn, (clients = new Map()));
+  let conn = clients.get(param.parameter);
+  if (!conn) {
+    conn = make();
+    clients.set(param.parameter, conn);
+    w.state.set(conn, { kind: 'unknown', entry: true });
+  }
+  return { kind: 'conn', conn };
 }
 
 /** Per walk: parameter names an earlier call of the function used (a BEGIN on them may have moved them). */
@@ -123,8 +152,9 @@ export function uncaughtThrow(w: ThrowWalk, state: State, tag?: string): void {
     const holder = w.env.holder(p.name);
     if (holder?.fn !== fn || holder.rebound.has(p.name)) return;
     const v = holder.vars.get(p.name);
-    if (v?.kind !== 'conn') return;
-    const open = state.atoms(v.conn).find((a) => a.kind === 'open' && (!tag || a.tags?.includes(tag)));
+    const conn = v?.kind === 'conn' ? v.conn : v === undefined ? callbackClients.get(fn)?.get(parameter) : undefined;
+    if (!conn) return;
+    const open = state.atoms(conn).find((a) => a.kind === 'open' && (!tag || a.tags?.includes(tag)));
     if (open?.kind === 'open') pushOnce(w.model, { function: refOf(w.model.file, fn), parameter, begin: open.tx.info.beginSpan });
   });
 }

@@ -14,6 +14,7 @@ import { constantInit, resolveText, templateText, type HostText } from '../strin
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
 import { finallyResets } from './finally-resets.ts';
+import { callbackClient, type ThrowWalk } from './open-on-throw.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterOf, receiverOf } from './parameters.ts';
@@ -25,6 +26,11 @@ export abstract class Sites extends Bindings {
   protected throwState?: State;
   /** In a loop walked once per constant statement: the statement its name holds in this iteration. */
   private stepBindings?: ReadonlyMap<string, Node>;
+
+  /** What the facts of open-on-throw.ts read of this walk at the current point. */
+  protected throwWalk(): ThrowWalk {
+    return { model: this.file.model, env: this.env, state: this.state, options: this.options, tries: this.tries.length, value: (n) => this.value(n) };
+  }
 
   release(conn: Conn, call: Call): void {
     if (!this.state.reachable) return;
@@ -316,7 +322,8 @@ export abstract class Sites extends Bindings {
 
   /** BEGIN, COMMIT, ROLLBACK on a connection. A lone BEGIN that fails opens nothing: its call throws with the state before it. */
   private transactionEffects(query: QueryCall, analysis: SqlAnalysis): void {
-    const on = query.on;
+    // An untyped parameter of a callback a project function runs (`withClient(async (client) => { BEGIN ... })`): followed as the client it is handed.
+    const on = query.on ?? callbackClient(this.throwWalk(), query.at, () => this.file.newConn(this.file.fileDriver, 'pooled-client', 'parameter'));
     if (on?.kind !== 'conn') return;
     if (analysis.statements.length === 1 && analysis.statements[0].transaction === 'begin') this.throwState = this.state.clone();
     for (const statement of analysis.statements) {
