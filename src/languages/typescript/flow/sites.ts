@@ -14,7 +14,7 @@ import { constantInit, resolveText, templateText, type HostText } from '../strin
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
 import { finallyResets } from './finally-resets.ts';
-import { callbackClient, type ThrowWalk } from './open-on-throw.ts';
+import { callbackClient, throughCall, uncaughtThrow, type ThrowWalk } from './open-on-throw.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterOf, receiverOf } from './parameters.ts';
@@ -30,6 +30,16 @@ export abstract class Sites extends Bindings {
   /** What the facts of open-on-throw.ts read of this walk at the current point. */
   protected throwWalk(): ThrowWalk {
     return { model: this.file.model, env: this.env, state: this.state, options: this.options, tries: this.tries.length, value: (n) => this.value(n) };
+  }
+
+  /** A call the walk does not walk into: its error path, and hand-offs of the function's parameters (open-on-throw.ts). */
+  protected throughCall(call: Call): void {
+    this.throwState = throughCall(this.throwWalk(), this, call) ?? this.throwState;
+  }
+
+  /** An error that leaves the walked function (`tag`: through a finally block, see uncaughtThrow). */
+  protected uncaught(state: State, tag?: string): void {
+    uncaughtThrow(this.throwWalk(), state, tag);
   }
 
   release(conn: Conn, call: Call): void {
