@@ -47,8 +47,8 @@ export const ruleMeta: readonly RuleMeta[] = [
     languages: ['typescript'],
     schema: { type: 'object', properties: {}, additionalProperties: false },
     defaultOptions: {},
-    triggers: ['.release'],
-    crossFile: false,
+    triggers: ['.release', /['"\x60]\s*(?:begin|start\s+transaction)/i, /poolclient/i],
+    crossFile: true,
   },
   {
     id: 'no-attempts-in-rollback-scope',

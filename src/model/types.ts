@@ -254,6 +254,34 @@ export interface ReleaseSite {
   span: Span;
   /** The BEGIN this release can be reached from without COMMIT or ROLLBACK, if any. */
   openTransaction?: { beginSpan: Span; reason: 'error-path' | 'no-end' };
+  /**
+   * The release can be reached on the error path of a call that was handed the
+   * client outside any transaction (`return await fn(client)` in a `try` whose
+   * `finally` releases), with no COMMIT or ROLLBACK between: the client goes
+   * back in whatever transaction that call's error leaves it (see `OpenOnThrow`).
+   */
+  afterCall?: CallHanding;
+}
+
+/** A call that hands a connection on: to a project function, or to the function a parameter holds (a callback), as one argument. */
+export interface CallHanding {
+  to: HandedValue['to'];
+  argument: number;
+  span: Span;
+}
+
+/**
+ * A function that may throw with the connection it was handed as `parameter`
+ * inside a transaction (TS/JS): one a BEGIN of its own opened (`begin`), or the
+ * one the error of a call it hands the connection to leaves open (`via`, a call
+ * no try of the function is around). What the release rule joins to a
+ * wrapper's `afterCall`.
+ */
+export interface OpenOnThrow {
+  function: FunctionRef;
+  parameter: number;
+  begin?: Span;
+  via?: CallHanding;
 }
 
 /** A one-transaction job handler: what the rules of queue design look at. */
@@ -359,6 +387,8 @@ export interface FileModel {
   handedValues?: HandedValue[];
   /** Project functions passed to calls the front end cannot follow: they are called with arguments it does not see (TS/JS). */
   escapedFunctions?: FunctionRef[];
+  /** Functions that may throw with a connection they were handed still in a transaction (TS/JS). */
+  openOnThrow?: OpenOnThrow[];
 }
 
 export interface CommentDirective {

@@ -6,7 +6,11 @@
 // clientError (bad-release-event-error.ts): a job that fails on its own leaves
 // it undefined, and node-postgres takes the connection back as it is. And for
 // a list of statements sent in turn (bad-statement-list.ts): the statement
-// after BEGIN fails, and the finally hands back the open transaction.
+// after BEGIN fails, and the finally hands back the open transaction. And for
+// a pool wrapper that hands its client to a callback (bad-wrapper-callback.ts):
+// the callback's transaction helper does not roll back when the work throws,
+// and the wrapper's finally releases the client inside that transaction; the
+// good twin's helper rolls back, or its wrapper destroys the client.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -19,6 +23,8 @@ let eventBad: Record<string, any>;
 let eventGood: Record<string, any>;
 let listBad: Record<string, any>;
 let listGood: Record<string, any>;
+let wrapBad: Record<string, any>;
+let wrapGood: Record<string, any>;
 before(async () => {
   db = await startTestDatabase();
   defineGlobal('handlers', {
@@ -32,9 +38,11 @@ before(async () => {
   eventGood = await importFixture('no-release-in-open-transaction/good-release-event-error.ts', db.workerUrl);
   listBad = await importFixture('no-release-in-open-transaction/bad-statement-list.ts', db.workerUrl);
   listGood = await importFixture('no-release-in-open-transaction/good-statement-list.ts', db.workerUrl);
+  wrapBad = await importFixture('no-release-in-open-transaction/bad-wrapper-callback.ts', db.workerUrl);
+  wrapGood = await importFixture('no-release-in-open-transaction/good-wrapper-callback.ts', db.workerUrl);
 });
 after(async () => {
-  await endPools(...[bad, good, eventBad, eventGood, listBad, listGood].filter(Boolean));
+  await endPools(...[bad, good, eventBad, eventGood, listBad, listGood, wrapBad, wrapGood].filter(Boolean));
   await db?.stop();
 });
 
@@ -118,4 +126,38 @@ test('good-statement-list fixture: rolled back before release, the next checkout
   assert.deepEqual(await nextCheckout(listGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
   await listGood.tidy();
   assert.deepEqual(await nextCheckout(listGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+});
+
+test("bad-wrapper-callback fixture: the helper's BEGIN is left open by the failing work, and the wrapper's release hands it to the next checkout", async () => {
+  await assert.rejects(wrapBad.asTenant(1, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(wrapBad.pool), { status: 'T', rows: 20000, insideOldTransaction: true });
+  const error = console.error;
+  console.error = () => {};
+  try {
+    await assert.rejects(wrapBad.asTenantLogged(2, failingWork), /the job failed/);
+  } finally {
+    console.error = error;
+  }
+  assert.deepEqual(await nextCheckout(wrapBad.pool), { status: 'T', rows: 10000, insideOldTransaction: true });
+});
+
+test("bad-wrapper-callback fixture: the next job on that connection runs inside the leftover transaction, as the failed job's tenant", async () => {
+  await assert.rejects(wrapBad.asTenant(3, failingWork), /the job failed/);
+  const client = await wrapBad.pool.connect();
+  try {
+    // The next job opens no transaction of its own: its statement runs in the failed job's, as tenant 3.
+    const { rows } = await client.query("select current_setting('app.tenant', true) as tenant, count(*)::int as n from invoices");
+    assert.deepEqual(rows[0], { tenant: '3', n: 6666 });
+  } finally {
+    await client.query('rollback');
+    client.release();
+  }
+});
+
+test('good-wrapper-callback fixture: the helper rolls back, or the wrapper destroys the client: the next checkout is idle and sees 0 rows', async () => {
+  await assert.rejects(wrapGood.asTenant(1, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(wrapGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+  await assert.rejects(wrapGood.asTenantDisposable(2, failingWork), /the job failed/);
+  assert.deepEqual(await nextCheckout(wrapGood.pool), { status: 'I', rows: 0, insideOldTransaction: false });
+  assert.equal(await wrapGood.countInvoices(), 0);
 });

@@ -14,6 +14,7 @@ import { constantInit, resolveText, templateText, type HostText } from '../strin
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
 import { Bindings } from './bindings.ts';
 import { finallyResets } from './finally-resets.ts';
+import { callbackClient, throughCall, uncaughtThrow, type ThrowWalk } from './open-on-throw.ts';
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterDefault, parameterOf, receiverOf } from './parameters.ts';
@@ -30,6 +31,21 @@ export abstract class Sites extends Bindings {
   /** In a loop walked once per constant statement: the statement its name holds in this iteration. */
   private stepBindings?: ReadonlyMap<string, Node>;
 
+  /** What the facts of open-on-throw.ts read of this walk at the current point. */
+  protected throwWalk(): ThrowWalk {
+    return { model: this.file.model, env: this.env, state: this.state, options: this.options, tries: this.tries.length, value: (n) => this.value(n) };
+  }
+
+  /** A call the walk does not walk into: its error path, and hand-offs of the function's parameters (open-on-throw.ts). */
+  protected throughCall(call: Call): void {
+    this.throwState = throughCall(this.throwWalk(), this, call) ?? this.throwState;
+  }
+
+  /** An error that leaves the walked function (`tag`: through a finally block, see uncaughtThrow). */
+  protected uncaught(state: State, tag?: string): void {
+    uncaughtThrow(this.throwWalk(), state, tag);
+  }
+
   release(conn: Conn, call: Call): void {
     if (!this.state.reachable) return;
     const atoms = this.state.atoms(conn);
@@ -39,10 +55,14 @@ export abstract class Sites extends Bindings {
     const chosen = normal ?? failed;
     const site = { span: span(call) } as FileModel['releases'][number];
     if (chosen) site.openTransaction = { beginSpan: chosen.tx.info.beginSpan, reason: normal ? 'no-end' : 'error-path' };
+    // Or on the error path of a call handed the client outside a transaction: open if that call's error leaves it open.
+    const after = chosen ? undefined : atoms.find((a) => a.kind === 'none' && a.via);
+    if (after?.kind === 'none' && after.via) site.afterCall = after.via;
     // A function's release walked again at a call that hands it the connection: one release, open if either walk says so.
     const seen = this.file.model.releases.find((r) => r.span.start === site.span.start && r.span.end === site.span.end);
     if (seen) {
       if (!seen.openTransaction && site.openTransaction) seen.openTransaction = site.openTransaction;
+      if (!seen.afterCall && site.afterCall) seen.afterCall = site.afterCall;
       return;
     }
     this.file.model.releases.push(site);
@@ -342,7 +362,8 @@ export abstract class Sites extends Bindings {
 
   /** BEGIN, COMMIT, ROLLBACK on a connection. A lone BEGIN that fails opens nothing: its call throws with the state before it. */
   private transactionEffects(query: QueryCall, analysis: SqlAnalysis): void {
-    const on = query.on;
+    // An untyped parameter of a callback a project function runs (`withClient(async (client) => { BEGIN ... })`): followed as the client it is handed.
+    const on = query.on ?? callbackClient(this.throwWalk(), query.at, () => this.file.newConn(this.file.fileDriver, 'pooled-client', 'parameter'));
     if (on?.kind !== 'conn') return;
     if (analysis.statements.length === 1 && analysis.statements[0].transaction === 'begin') this.throwState = this.state.clone();
     for (const statement of analysis.statements) {

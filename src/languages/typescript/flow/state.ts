@@ -7,6 +7,7 @@
 // code keeps beside its connections (`let inTx = false; BEGIN; inTx = true`):
 // each state carries the values the flags had on its paths, so a branch on a
 // flag (`if (inTx) ROLLBACK`) goes on with the states it can be taken in.
+import type { CallHanding } from '../../../model/index.ts';
 import type { Conn, Tx } from './types.ts';
 
 /**
@@ -17,15 +18,19 @@ import type { Conn, Tx } from './types.ts';
  * entered abruptly (by a throw or a return), as ",id,id,": after such a block
  * only the states that entered it normally go on, so one walk of the block
  * serves every way into it (walking it once per way is exponential in the
- * nesting of finally blocks).
+ * nesting of finally blocks). A 'none' state with `via` is the error path
+ * of a call handed the connection outside any transaction: outside one as far
+ * as this function goes, unless that call's error leaves one open (the release
+ * rule joins that across functions).
  */
-export type Atom = ({ kind: 'none' } | { kind: 'unknown'; entry?: true } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string; flags?: Flags };
+export type Atom = ({ kind: 'none'; via?: CallHanding } | { kind: 'unknown'; entry?: true } | { kind: 'open'; tx: Tx; error: boolean }) & { tags?: string; flags?: Flags };
 
 /** Flag key -> its value on the paths of a state. */
 export type Flags = Readonly<Record<string, boolean>>;
 
 const flagsKey = (flags: Flags | undefined) => (flags ? Object.keys(flags).sort().map((k) => `${k}=${flags[k] ? 1 : 0}`).join(',') : '');
-const keyOf = (a: Atom) => `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind === 'unknown' && a.entry ? 'entry' : a.kind}|${a.tags ?? ''}|${flagsKey(a.flags)}`;
+const keyOf = (a: Atom) =>
+  `${a.kind === 'open' ? `${a.tx.info.id}|${a.error}` : a.kind === 'unknown' && a.entry ? 'entry' : a.kind === 'none' && a.via ? `none@${a.via.span.start}` : a.kind}|${a.tags ?? ''}|${flagsKey(a.flags)}`;
 
 function withFlag(flags: Flags | undefined, key: string, value: boolean | undefined): Flags | undefined {
   const out: Record<string, boolean> = { ...flags };

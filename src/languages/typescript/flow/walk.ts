@@ -13,6 +13,7 @@ import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
 import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Handing } from './handing.ts';
+import { superArguments } from './super-arguments.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
 import type { CallbackUse } from '../drivers/model.ts';
@@ -225,13 +226,15 @@ export class Walk extends Handing {
       const id = node.range[0];
       this.state = State.merge([normal, ...[...pending.map((s) => s.asError()), ...returns].map((s) => s.tagged(id))]);
       this.statement(node.finalizer);
+      if (pending.length > 0) this.uncaught(this.state, `,${id},`);
       this.state = this.state.withoutTag(id, normal.reachable);
     } else {
       this.state = State.merge([afterBlock, afterHandler]);
     }
-    // Exceptions not caught here go on to the enclosing try.
+    // Exceptions not caught here go on to the enclosing try (none: they leave the function, see open-on-throw.ts).
     const outer = this.tries[this.tries.length - 1];
     if (outer) outer.throws.push(...pending);
+    else if (!node.finalizer) for (const s of pending) this.uncaught(s);
   }
 
   // ---- functions and classes -------------------------------------------------------
@@ -485,6 +488,7 @@ export class Walk extends Handing {
     db = this.connectionCall(call) || db;
     // A function of the file handed a connection: what it does to it, walked here (its throws are its own calls').
     const inlined = !db && this.inline(call);
+    if (!db && !inlined) this.throughCall(call);
     this.afterCall(call, db, !inlined);
   }
 
@@ -613,6 +617,7 @@ export class Walk extends Handing {
     const state = this.throwState ?? this.state;
     this.throwState = undefined;
     if (frame && this.state.reachable) frame.throws.push(state.clone());
+    else if (!frame) this.uncaught(state);
   }
 
   // ---- transactions by callback ----------------------------------------------------
@@ -687,13 +692,4 @@ export class Walk extends Handing {
     this.file.drivers.connectionMethod(on.conn, method.name, call, this);
     return true;
   }
-}
-
-/** The arguments of the `super(...)` call of a constructor: the options a subclass gives the pool it is. */
-function superArguments(ctor: TSESTree.MethodDefinition | undefined): readonly TSESTree.CallExpressionArgument[] {
-  for (const statement of ctor?.value.body?.body ?? []) {
-    const call = statement.type === 'ExpressionStatement' ? unwrap(statement.expression) : undefined;
-    if (call?.type === 'CallExpression' && call.callee.type === 'Super') return call.arguments;
-  }
-  return [];
 }
