@@ -68,6 +68,13 @@ export function extensionMethod(walk: WalkApi, pool: PoolBinding, method: string
 
 const SQLALCHEMY_NAME = /\b(\w+)\.(text|select|update|delete|insert)\s*\(/g;
 const EXTENSION_USE = /\b(\w+)\.(session|Model|engine)\b/g;
+/**
+ * The `.attribute` text each match of the regex above holds: a file without any has none, and is not
+ * run through a regex that tries every word of it (most Python files of a project never name them).
+ */
+const SQLALCHEMY_ATTRIBUTES = ['.text', '.select', '.update', '.delete', '.insert'];
+const EXTENSION_ATTRIBUTES = ['.session', '.Model', '.engine'];
+const mentions = (text: string, attributes: readonly string[]) => attributes.some((attribute) => text.includes(attribute));
 
 /** The extensions a file makes or imports (read by aliasExtensions). */
 const extensions = new WeakMap<FileApi, ConfigEntry[]>();
@@ -79,8 +86,8 @@ const extensions = new WeakMap<FileApi, ConfigEntry[]>();
  * an instance made here or imported from a project module.
  */
 export function aliasExtensions(file: FileApi): void {
-  const aliased = new Set([...file.text.matchAll(SQLALCHEMY_NAME)].map((m) => m[1]));
-  const owners = new Set([...aliased, ...[...file.text.matchAll(EXTENSION_USE)].map((m) => m[1])]);
+  const aliased = new Set(mentions(file.text, SQLALCHEMY_ATTRIBUTES) ? [...file.text.matchAll(SQLALCHEMY_NAME)].map((m) => m[1]) : []);
+  const owners = new Set([...aliased, ...(mentions(file.text, EXTENSION_ATTRIBUTES) ? [...file.text.matchAll(EXTENSION_USE)].map((m) => m[1]) : [])]);
   const found: ConfigEntry[] = [];
   for (const name of owners) {
     const binding = file.globals.get(name) ?? (file.imports.fromImports.has(name) ? file.importedStatic(name) : undefined);
