@@ -13,6 +13,7 @@
 // statement also writes as a column (`set status = ...`, `insert into jobs
 // (status, ...)`) stays a column, and so does a qualified name (`jobs.id`),
 // unless it is qualified by the routine's own name (`claim_job.p_id`).
+import { columnOf } from './comparisons.ts';
 import type { Node } from './extract.ts';
 
 /** The statement with each reference to an input parameter as its placeholder; the same tree when there is none. */
@@ -77,7 +78,7 @@ function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
   return out;
 }
 
+/** An unqualified column name (`attempts`, not `jobs.attempts`). */
 function bareName(node: Node | undefined): string | undefined {
-  const fields: Node[] | undefined = node?.ColumnRef?.fields;
-  return fields?.length === 1 && typeof fields[0]?.String?.sval === 'string' ? String(fields[0].String.sval).toLowerCase() : undefined;
+  return node?.ColumnRef?.fields?.length === 1 ? columnOf(node) : undefined;
 }
