@@ -36,6 +36,19 @@ export function childNamed(node: Node, name: string): Node | null {
   return null;
 }
 
+/** Every node of a def's own body, in order (not those of defs, classes and lambdas inside it). */
+export function ownNodes(def: Node, visit: (node: Node) => void): void {
+  const walk = (node: Node) => {
+    for (const child of children(node)) {
+      if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
+      visit(child);
+      walk(child);
+    }
+  };
+  const body = def.getChild('Body');
+  if (body) walk(body);
+}
+
 export interface Arg {
   /** Keyword name for `name=value`. */
   name?: string;

@@ -16,7 +16,7 @@
 // (`tenant_id`, `schema`, `org_slug`, ...), or an attribute of a parameter
 // named so (`request.state.tenant_role`). A module-level setting
 // (`settings.TENANT_DATABASE_URL`) is one value for every tenant: it does not.
-import { children, type Node } from '../syntax.ts';
+import { children, ownNodes, type Node } from '../syntax.ts';
 import { parameters } from './defs.ts';
 
 /** Names that identify a tenant. */
@@ -29,19 +29,6 @@ export function enclosingDef(node: Node): Node | undefined {
     if (p.name === 'ClassDefinition') return undefined;
   }
   return undefined;
-}
-
-/** The calls of a def's own body (not those of defs and classes inside it). */
-function ownNodes(def: Node, visit: (node: Node) => void): void {
-  const walk = (node: Node) => {
-    for (const child of children(node)) {
-      if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
-      visit(child);
-      walk(child);
-    }
-  };
-  const body = def.getChild('Body');
-  if (body) walk(body);
 }
 
 /** Locals of the def assigned exactly once with a plain `name = value`. */

@@ -2,7 +2,7 @@
 // ending in a locking read (select_for_update), update(), delete(),
 // create(); filter(**lookups) as conditions; `instance.save()` /
 // `instance.delete()` on an instance the code read.
-import { argsOf, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../../syntax.ts';
+import { argsOf, children, dottedName, keyword, methodCall, ownNodes, positional, span, unwrap, type Arg, type Node } from '../../syntax.ts';
 import { qualifiedName } from '../../flow/imports.ts';
 import type { ModuleSource } from '../../flow/project.ts';
 import { moduleConstant } from '../../orm/models.ts';
@@ -255,23 +255,17 @@ function onlyReturn(def: Node): Node | undefined {
 /** The names a def binds once with a plain `name = value` among its own statements (not its parameters), and the values. */
 function onceAssigned(def: Node, text: string, params: ReadonlySet<string>): Map<string, Node> {
   const seen = new Map<string, Node | undefined>();
-  const visit = (node: Node) => {
-    for (const child of children(node)) {
-      if (child.name === 'FunctionDefinition' || child.name === 'ClassDefinition' || child.name === 'LambdaExpression') continue;
-      if (child.name === 'AssignStatement' || child.name === 'UpdateStatement' || child.name === 'ForStatement' || child.name === 'WithStatement') {
-        const parts = children(child);
-        const targets = child.name === 'AssignStatement' || child.name === 'UpdateStatement' ? parts.slice(0, 1) : parts.filter((p) => p.name === 'VariableName');
-        const plain = child.name === 'AssignStatement' && parts.length === 3 && parts[1]?.name === 'AssignOp';
-        for (const target of targets) {
-          if (target.name !== 'VariableName') continue;
-          const name = text.slice(target.from, target.to);
-          seen.set(name, seen.has(name) || !plain ? undefined : parts[2]);
-        }
-      }
-      visit(child);
+  ownNodes(def, (node) => {
+    if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement' && node.name !== 'ForStatement' && node.name !== 'WithStatement') return;
+    const parts = children(node);
+    const targets = node.name === 'AssignStatement' || node.name === 'UpdateStatement' ? parts.slice(0, 1) : parts.filter((p) => p.name === 'VariableName');
+    const plain = node.name === 'AssignStatement' && parts.length === 3 && parts[1]?.name === 'AssignOp';
+    for (const target of targets) {
+      if (target.name !== 'VariableName') continue;
+      const name = text.slice(target.from, target.to);
+      seen.set(name, seen.has(name) || !plain ? undefined : parts[2]);
     }
-  };
-  visit(def.getChild('Body') ?? def);
+  });
   const values = new Map<string, Node>();
   for (const [name, value] of seen) if (value && !params.has(name)) values.set(name, value);
   return values;
