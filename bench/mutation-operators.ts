@@ -78,7 +78,7 @@ function unwrapPythonBlock(lines: string[], n: number): Edit[] {
 const PY_TRANSACTION_BLOCK = /^\s*(async\s+)?with\s+[\w.]+\.transaction\(\)\s*(as\s+\w+\s*)?:\s*$/;
 
 /** A column name in the role of a per-claim fence: lock, lease, worker, owner, token, receipt, epoch. */
-const FENCE_COLUMN = /(lock|lease|worker|owner|token|receipt|claimed_by|taken_by|epoch|handle)\w*$/i;
+const FENCE_COLUMN = /(lock|lease|worker|owner|token|receipt|claimed_?by|taken_?by|epoch|handle|running_?since)\w*$/i;
 /** A column name in the role of an attempt counter. */
 const COUNTER_COLUMN = /^(\w+_)?(attempts?|attempts?_?count|retr(y|ies)(_?count)?|requeued?_?count|tries|read_ct|deliver(y|ies)_?count)$/i;
 
@@ -133,7 +133,9 @@ export const OPERATORS: Operator[] = [
         const m = opener.exec(lines[n - 1]);
         if (!m) continue;
         const [, outer, tx] = m;
-        const use = new RegExp(`\\b${tx}\\.`);
+        // The callback's parameter, or a name it is given (`const t = tx as Client`).
+        const names = [tx, ...code.filter((k) => k > n && k < setting).flatMap((k) => [...lines[k - 1].matchAll(new RegExp(`(?:const|let)\\s+(\\w+)\\s*=\\s*${tx}\\b`, 'g'))].map((a) => a[1]))];
+        const use = new RegExp(`\\b(?:${names.join('|')})\\.`);
         for (let k = setting; k >= Math.max(n + 1, setting - 3); k--) {
           if (use.test(lines[k - 1])) return [{ at: k, edits: [replaceLine(k, lines[k - 1].replace(use, `${outer}.`))] }];
         }
@@ -303,6 +305,101 @@ export const OPERATORS: Operator[] = [
         if (inWhere && prop && FENCE_COLUMN.test(prop[1]) && prop[2] !== 'null') edits.push(deleteLine(n));
       }
       return edits.length ? [{ at: edits[0].line, edits: dedupe(edits) }] : [];
+    },
+  },
+  {
+    name: 'transaction-helper-unwrapped',
+    rules: ['no-local-setting-outside-transaction'],
+    find(lines, ranges) {
+      // `inTxn(client, async () => { <local setting> })` becomes `(async () => { ... })()`: no helper, no BEGIN.
+      const code = codeLines(lines, ranges);
+      const opener = /\b\w*(?:txn|tx|transaction)\w*\s*\(\s*[\w.]+\s*,\s*(async\s*\(\s*\)\s*=>\s*\{)\s*$/i;
+      for (const n of code) {
+        const m = opener.exec(lines[n - 1]);
+        if (!m || !code.some((k) => k > n && LOCAL_SETTING.test(lines[k - 1]))) continue;
+        const indent = /^\s*/.exec(lines[n - 1])![0];
+        const close = code.find((k) => k > n && lines[k - 1].startsWith(`${indent}})`));
+        if (close === undefined) return [];
+        return [{
+          at: n,
+          edits: [replaceLine(n, lines[n - 1].replace(opener, (_all, fn: string) => `(${fn}`)), replaceLine(close, lines[close - 1].replace('})', '})()'))],
+        }];
+      }
+      return [];
+    },
+  },
+  {
+    name: 'session-reset-removed',
+    rules: ['no-session-tenant-setting'],
+    find(lines, ranges) {
+      // Where the range writes a session-level setting, every RESET of a setting in it goes.
+      const code = codeLines(lines, ranges);
+      const session = code.some((n) => /set_config\s*\([^;]*\bfalse\b/i.test(lines[n - 1]) || /\bSET\s+(?!LOCAL\b)[\w.]+\s*(=|TO)\b/i.test(lines[n - 1]));
+      const resets = code.filter((n) => /^\s*RESET\s+[\w.]+\s*;?\s*$/i.test(lines[n - 1]));
+      return session && resets.length ? [{ at: resets[0], edits: resets.map(deleteLine) }] : [];
+    },
+  },
+  {
+    name: 'NULL-reset-to-value',
+    rules: ['no-session-tenant-setting'],
+    find(lines, ranges) {
+      // set_config(name, NULL, false) clears a setting; with a value it writes one for the session.
+      const code = codeLines(lines, ranges);
+      for (const n of code) {
+        const inline = lines[n - 1].replace(/(set_config\s*\(\s*[^,()]+,\s*)NULL(\s*,\s*false\s*\))/i, '$1$$1$2');
+        if (inline !== lines[n - 1]) return [{ at: n, edits: [replaceLine(n, inline)] }];
+        if (/set_config\s*\(\s*$/i.test(lines[n - 1]) && /^\s*NULL\s*,\s*$/i.test(lines[n + 1] ?? '') && /^\s*false\s*$/i.test(lines[n + 2] ?? '')) {
+          return [{ at: n + 2, edits: [replaceLine(n + 2, lines[n + 1].replace(/NULL/i, '$1'))] }];
+        }
+      }
+      return [];
+    },
+  },
+  {
+    name: 'builder-fence-removed',
+    rules: ['require-fenced-finish', 'require-lease-heartbeat'],
+    find(lines, ranges) {
+      // A query builder's `and(eq(t.id, id), eq(t.lockedBy, me))` keeps its id comparison only.
+      const pattern = /\band\(\s*(eq\([^()]*\))\s*,\s*eq\(\s*[\w.]*?(\w+)\s*,[^()]*\)\s*\)/g;
+      const edits: Edit[] = [];
+      for (const n of codeLines(lines, ranges)) {
+        const text = lines[n - 1].replace(pattern, (all: string, id: string, column: string) => (FENCE_COLUMN.test(column) ? id : all));
+        if (text !== lines[n - 1]) edits.push(replaceLine(n, text));
+      }
+      // One mutant per statement: a finish and a heartbeat are told apart.
+      return edits.map((e) => ({ at: e.line, edits: [e] }));
+    },
+  },
+  {
+    name: 'session-statement-in-autocommit',
+    rules: ['no-local-setting-outside-transaction'],
+    find(lines, ranges) {
+      // Python: the local setting's `session.execute(` runs on the session's connection switched to
+      // AUTOCOMMIT (SQLAlchemy's execution option), so no transaction holds the setting.
+      const code = codeLines(lines, ranges);
+      const setting = code.find((k) => LOCAL_SETTING.test(lines[k - 1]));
+      if (setting === undefined) return [];
+      const option = 'execution_options={"isolation_level": "AUTOCOMMIT"}';
+      for (const k of code.filter((n) => Math.abs(n - setting) <= 3)) {
+        const m = /\b(await\s+)?([\w.]+)\.execute\(/.exec(lines[k - 1]);
+        if (!m || !/\bsession\b/i.test(m[2])) continue;
+        const conn = m[1] ? `(await ${m[2]}.connection(${option}))` : `${m[2]}.connection(${option})`;
+        return [{ at: k, edits: [replaceLine(k, lines[k - 1].replace(m[0], `${m[1] ?? ''}${conn}.execute(`))] }];
+      }
+      return [];
+    },
+  },
+  {
+    name: 'attempt-budget-check-removed',
+    rules: ['require-claim-attempt-limit'],
+    find(lines, ranges) {
+      // `msg.read_ct <= budget ? keep : drop`: every message is kept, however often it was read.
+      const pattern = /[\w.]+\.(\w+)\s*<=?\s*[\w.]+\s*\?\s*([^:?]+?)\s*:\s*[^\]),;]+/;
+      for (const n of codeLines(lines, ranges)) {
+        const m = pattern.exec(lines[n - 1]);
+        if (m && COUNTER_COLUMN.test(m[1])) return [{ at: n, edits: [replaceLine(n, lines[n - 1].replace(m[0], m[2]))] }];
+      }
+      return [];
     },
   },
   {

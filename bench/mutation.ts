@@ -246,9 +246,10 @@ if (values.json) {
     console.log(`\nmissed mutants (${missed.length}):`);
     for (const m of missed) console.log(`  ${m.result?.padEnd(15)} ${labelId(m.label)}  ${m.operator}  ${where(m)}`);
     console.log('\n| rule | mutants reported |\n| --- | --- |');
-    const rules = [...new Set(mutants.flatMap((m) => m.rules))].sort();
+    // By the rules a mutant must be reported by (the queue family's operators accept either of two).
+    const rules = [...new Set(mutants.map((m) => m.rules.join('|')))].sort();
     for (const rule of rules) {
-      const of = mutants.filter((m) => m.rules.includes(rule));
+      const of = mutants.filter((m) => m.rules.join('|') === rule);
       console.log(`| ${rule} | ${of.filter((m) => m.result === 'reported').length}/${of.length} |`);
     }
     console.log(`\n${((Date.now() - started) / 1000).toFixed(0)} s, ${values.concurrency} at once${values.keep ? `; kept ${temps.join(' ')}` : ''}`);
