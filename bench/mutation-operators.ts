@@ -78,7 +78,7 @@ function unwrapPythonBlock(lines: string[], n: number): Edit[] {
 const PY_TRANSACTION_BLOCK = /^\s*(async\s+)?with\s+[\w.]+\.transaction\(\)\s*(as\s+\w+\s*)?:\s*$/;
 
 /** A column name in the role of a per-claim fence: lock, lease, worker, owner, token, receipt, epoch. */
-const FENCE_COLUMN = /(lock|lease|worker|owner|token|receipt|claimed_?by|taken_?by|epoch|handle|running_?since)\w*$/i;
+const FENCE_COLUMN = /(lock|lease|worker|owner|token|receipt|claimed_?by|taken_?by|epoch|handle)\w*$/i;
 /** A column name in the role of an attempt counter. */
 const COUNTER_COLUMN = /^(\w+_)?(attempts?|attempts?_?count|retr(y|ies)(_?count)?|requeued?_?count|tries|read_ct|deliver(y|ies)_?count)$/i;
 
@@ -311,7 +311,7 @@ export const OPERATORS: Operator[] = [
     name: 'transaction-helper-unwrapped',
     rules: ['no-local-setting-outside-transaction'],
     find(lines, ranges) {
-      // `inTxn(client, async () => { <local setting> })` becomes `(async () => { ... })()`: no helper, no BEGIN.
+      // `withTx(client, async () => { <local setting> })` becomes `(async () => { ... })()`: no helper, no BEGIN.
       const code = codeLines(lines, ranges);
       const opener = /\b\w*(?:txn|tx|transaction)\w*\s*\(\s*[\w.]+\s*,\s*(async\s*\(\s*\)\s*=>\s*\{)\s*$/i;
       for (const n of code) {
@@ -359,11 +359,12 @@ export const OPERATORS: Operator[] = [
     name: 'builder-fence-removed',
     rules: ['require-fenced-finish', 'require-lease-heartbeat'],
     find(lines, ranges) {
-      // A query builder's `and(eq(t.id, id), eq(t.lockedBy, me))` keeps its id comparison only.
-      const pattern = /\band\(\s*(eq\([^()]*\))\s*,\s*eq\(\s*[\w.]*?(\w+)\s*,[^()]*\)\s*\)/g;
+      // A query builder's `and(eq(t.id, id), eq(t.lockedBy, me))` keeps its id comparison only: the
+      // finish or heartbeat then matches by id alone, whatever the second comparison's column is.
+      const pattern = /\band\(\s*(eq\(\s*[\w.]*?\bid\s*,[^()]*\))\s*,\s*eq\([^()]*\)\s*\)/g;
       const edits: Edit[] = [];
       for (const n of codeLines(lines, ranges)) {
-        const text = lines[n - 1].replace(pattern, (all: string, id: string, column: string) => (FENCE_COLUMN.test(column) ? id : all));
+        const text = lines[n - 1].replace(pattern, (_all: string, id: string) => id);
         if (text !== lines[n - 1]) edits.push(replaceLine(n, text));
       }
       // One mutant per statement: a finish and a heartbeat are told apart.

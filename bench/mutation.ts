@@ -7,7 +7,7 @@
 // proves nothing. The corpus is read at run time and never copied into the project.
 //
 //   npm run mutation                                  (after npm run build)
-//   npm run mutation -- --only pg-boss --diff --why   one repository, with each mutant's diff and findings
+//   npm run mutation -- --only <repo> --diff --why   one repository, with each mutant's diff and findings
 //   npm run mutation -- --dry                         the mutants, without scanning
 //
 // Flags: --corpus <dir> (default ../shared/corpus from the project root), --bin <bin/pgq-audit.js>,
