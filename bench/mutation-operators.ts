@@ -218,9 +218,11 @@ export const OPERATORS: Operator[] = [
     find: (lines, ranges) => firstRewrite(lines, ranges, /nullif\s*\(\s*(current_setting\s*\((?:[^()]|\([^()]*\))*\))\s*,\s*''\s*\)/i, (_m, setting: string) => setting),
   },
   {
+    // `col = current_setting(...)` on a text column: the setting goes through uuid (and back to text, so
+    // the comparison stays valid), and '' raises.
     name: 'setting-cast-to-uuid',
     rules: ['require-nullif-on-setting-cast'],
-    find: (lines, ranges) => firstRewrite(lines, ranges, /(=\s*)(current_setting\s*\([^()]*\))(?!\s*::)/i, (_m, eq: string, setting: string) => `${eq}${setting}::uuid`),
+    find: (lines, ranges) => firstRewrite(lines, ranges, /(=\s*)(current_setting\s*\([^()]*\))(?!\s*::)/i, (_m, eq: string, setting: string) => `${eq}${setting}::uuid::text`),
   },
   {
     name: 'exception-handler-removed',
@@ -343,13 +345,14 @@ export const OPERATORS: Operator[] = [
     name: 'NULL-reset-to-value',
     rules: ['no-session-tenant-setting'],
     find(lines, ranges) {
-      // set_config(name, NULL, false) clears a setting; with a value it writes one for the session.
+      // set_config(name, NULL, false) clears a setting; with a value ('1': valid SQL wherever the NULL
+      // was, in a function with or without arguments) it writes one that outlives the job.
       const code = codeLines(lines, ranges);
       for (const n of code) {
-        const inline = lines[n - 1].replace(/(set_config\s*\(\s*[^,()]+,\s*)NULL(\s*,\s*false\s*\))/i, '$1$$1$2');
+        const inline = lines[n - 1].replace(/(set_config\s*\(\s*[^,()]+,\s*)NULL(\s*,\s*false\s*\))/i, "$1'1'$2");
         if (inline !== lines[n - 1]) return [{ at: n, edits: [replaceLine(n, inline)] }];
         if (/set_config\s*\(\s*$/i.test(lines[n - 1]) && /^\s*NULL\s*,\s*$/i.test(lines[n + 1] ?? '') && /^\s*false\s*$/i.test(lines[n + 2] ?? '')) {
-          return [{ at: n + 2, edits: [replaceLine(n + 2, lines[n + 1].replace(/NULL/i, '$1'))] }];
+          return [{ at: n + 2, edits: [replaceLine(n + 2, lines[n + 1].replace(/NULL/i, "'1'"))] }];
         }
       }
       return [];
