@@ -62,7 +62,7 @@ export default defineRule<Options, QueueFacts>({
         const { file, fact } = claim;
         // A pgmq read counts, and its consumer, wherever it is, may stop at a limit: only the whole project shows none does.
         if (fact.api === 'pgmq') {
-          if (mode === 'project' && !files.some((f) => f.facts.countChecks?.length)) out.push({ file, at: fact.at, messageId: 'noReadLimit', data: pgmqData(fact) });
+          if (mode === 'project' && !fact.consumerUnseen && !files.some((f) => f.facts.countChecks?.length)) out.push({ file, at: fact.at, messageId: 'noReadLimit', data: pgmqData(fact) });
           continue;
         }
         // An optimistic claim: the host read the job and decided to take it back, and may count and stop there.

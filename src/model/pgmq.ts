@@ -50,12 +50,17 @@ export function pgmqTable(queue: string | undefined): { table: string; schema: s
  * A statement's claim of a pgmq queue table (`pgmq.q_<queue>`, or `pgmq.%I` that a copy of pgmq.read formats): pgmq's
  * read written out, inlined or vendored. Its limit is its consumers', as the API's is.
  */
-export function pgmqQueueOf(name: { table: string; schema?: string }): { api: 'pgmq'; queue?: string } | undefined {
+export function pgmqQueueOf(name: { table: string; schema?: string }, model: FileModel, statement: StatementFacts): { api: 'pgmq'; queue?: string; consumerUnseen?: true } | undefined {
   if (name.schema?.toLowerCase() !== 'pgmq') return undefined;
   // `q_{queue_name}`, `{qtable}`: a name the code computes (src/sql/dynamic.ts writes it so), the queue unknown.
   const table = /^q_(.+)$/i.exec(name.table)?.[1];
   if (table === undefined && !/^\{.*\}$/.test(name.table)) return undefined;
-  return { api: 'pgmq', queue: table !== undefined && /^\w+$/.test(table) ? table : undefined };
+  return { api: 'pgmq', queue: table !== undefined && /^\w+$/.test(table) ? table : undefined, consumerUnseen: consumerOutside(model, statement) || undefined };
+}
+
+/** A statement at the top level of a .sql file (not in a function or procedure): the program that runs it consumes what it reads. */
+function consumerOutside(model: FileModel, statement: StatementFacts): boolean {
+  return model.language === 'sql' && statement.routine?.kind !== 'function' && statement.routine?.kind !== 'procedure';
 }
 
 type Call = NonNullable<StatementFacts['calls']>[number];
@@ -169,8 +174,11 @@ export function pgmqFactsOf<R>(model: FileModel, ref: (span: Span) => R): PgmqFa
         if (!pgmq) continue;
         const at = ref(pgmq.span);
         const placed = { ...pgmqTable(pgmq.queue), at, api: 'pgmq' as const, queue: pgmq.queue };
-        // A read with no timeout (vt 0) hides nothing: a peek that leaves the messages to whoever reads next.
-        if (pgmq.op === 'read' && pgmq.vtSeconds !== 0) {
+        // A read with no timeout (vt 0) hides nothing: a peek that leaves the messages to whoever reads next. A read
+        // written at the top level of a .sql file is a statement some program runs (a sqlc or named query, a psql
+        // script, a pgTAP test): its consumer, and the read count it may compare, are that program's.
+        const consumerUnseen = consumerOutside(model, statement);
+        if (pgmq.op === 'read' && pgmq.vtSeconds !== 0 && !consumerUnseen) {
           facts.claims.push({
             ...placed,
             design: 'lease',

@@ -104,9 +104,10 @@ export interface ClaimFact {
    * interval '1 day'`): a recurring row's turn, not a job's lease, unless something finishes the table's rows.
    */
   cadence?: boolean;
-  /** A call of pgmq's API (src/model/pgmq.ts), not a statement on the table: `queue` names the queue where the call does. */
+  /** A read of a pgmq queue (src/model/pgmq.ts): `queue` names the queue where the call does; `consumerUnseen`: a query file's statement, its consumer elsewhere. */
   api?: 'pgmq';
   queue?: string;
+  consumerUnseen?: true;
 }
 
 export interface FinishFact {
@@ -332,7 +333,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           byWorkerBeat: w.workerBeat,
           leaseBy,
           cadence: (w.sets.length === 0 && w.takes.length === 0 && w.lease !== undefined && CADENCE_COLUMN.test(w.lease.column)) || undefined,
-          ...pgmqQueueOf(name),
+          ...pgmqQueueOf(name, model, statement),
         });
         continue;
       }
