@@ -6,6 +6,7 @@ import { requeueSweeps } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { INSERT_SELECT, UPDATE_SET } from '../src/model/triggers.ts';
+import { PGMQ_TRIGGER } from '../src/model/pgmq.ts';
 
 type Options = Record<string, never>;
 
@@ -23,6 +24,8 @@ export default defineRule<Options, QueueFacts>({
       "This claim of '{{table}}' does not count the attempt, and {{reclaim}}: a job that crashes its worker comes back with the same attempt count every time and is retried forever. Increment the counter in the claim statement itself (`{{count}}`), so it is committed before the job runs{{andLimit}}.",
     noCopyLimit:
       "This retry enqueues a job of '{{table}}' again as a new row with `{{count}}`, and neither its WHERE nor any claim of '{{table}}' stops at an attempt limit: a job that fails every time is copied and run again after every failure, forever, and keeps a worker busy with it. Add `and {{under}}` to this statement's WHERE (or test the count in the code before it copies), and leave the exhausted job in a dead state.",
+    noReadLimit:
+      "This pgmq read hides the messages of {{queue}} it hands out for {{vt}}, counts the read in `read_ct` and hands a message out again once that time has passed, and nothing in the project compares a message's `read_ct` with a limit: a message that crashes its consumer is read again after every timeout, forever, and takes down every consumer it reaches. Before running a message, compare `read_ct` with a limit and `pgmq.archive` the messages past it.",
     noIncrementAtSweep:
       "This sweep puts jobs of '{{table}}' {{expired}} back in the queue without counting the attempt, and the claim at {{claim}} does not count it either{{failPath}}: a job that crashes its worker comes back with the same count every time and is retried forever. Count the crash where it is detected: `{{count}}` in this sweep.",
   },
@@ -34,7 +37,8 @@ export default defineRule<Options, QueueFacts>({
   // Claims, heartbeats and re-queue sweeps are all UPDATEs.
   // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
   // INSERT_SELECT: a retry that copies the job into a new row.
-  triggers: [UPDATE_SET, INSERT_SELECT, ORM_WRITE, ORM_LOCK],
+  // PGMQ_TRIGGER: pgmq's reads, and the read counts its consumers compare.
+  triggers: [UPDATE_SET, INSERT_SELECT, ORM_WRITE, ORM_LOCK, PGMQ_TRIGGER],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
     // Retries by copy: only the whole project shows that no claim stops at the limit.
     const out: Decision[] = mode === 'project' ? unlimitedCopies(files) : [];
@@ -56,6 +60,11 @@ export default defineRule<Options, QueueFacts>({
       const andLimit = limited ? '' : ", and stop at the limit (`and " + under + "` in the claim's predicate)";
       for (const claim of table.claims) {
         const { file, fact } = claim;
+        // A pgmq read counts, and its consumer, wherever it is, may stop at a limit: only the whole project shows none does.
+        if (fact.api === 'pgmq') {
+          if (mode === 'project' && !fact.consumerUnseen && !files.some((f) => f.facts.countChecks?.length)) out.push({ file, at: fact.at, messageId: 'noReadLimit', data: pgmqData(fact) });
+          continue;
+        }
         // An optimistic claim: the host read the job and decided to take it back, and may count and stop there.
         if (fact.reclaimByHost) continue;
         if (fact.reclaimAt && !fact.limitAt) {
@@ -134,6 +143,10 @@ function unlimitedCopies(files: readonly FileFacts<QueueFacts>[]): Decision[] {
     }
   }
   return out;
+}
+
+function pgmqData(claim: ClaimFact): Record<string, string> {
+  return { queue: claim.queue === undefined ? 'a queue the code names' : `queue '${claim.queue}'`, vt: claim.leaseSeconds === undefined ? 'its visibility timeout' : formatSeconds(claim.leaseSeconds) };
 }
 
 function claimFor(table: TableFacts, sweep: Located<SweepFact>): Located<ClaimFact> | undefined {

@@ -51,8 +51,11 @@ export default defineRule<Options, QueueFacts>({
       // The states a run holds its job in: a write gated on none of them (`state in ('failed', 'cancelled')`, a wake-up
       // of `'waiting'` jobs) cannot match a running job, late or not.
       const held = new Set(table.claims.flatMap((c) => c.fact.sets ?? []));
+      // A pgmq queue: a message keeps its id when it is read again, so there is no claimed value to compare, and a late
+      // delete or archive by msg_id ends a message whose job did run to the end; it overwrites no later run's result.
+      if (table.claims.every((c) => c.fact.api === 'pgmq')) continue;
       for (const { file, fact: finish } of table.finishes) {
-        if (fenceOf(finish, table)) continue;
+        if (fenceOf(finish, table) || finish.api === 'pgmq') continue;
         if (held.size > 0 && finish.gatedOn?.every((state) => !held.has(state))) continue;
         // The claim that makes the late run possible: a short fixed lease, and expired leases taken back.
         for (const claim of table.claims) {

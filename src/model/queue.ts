@@ -18,6 +18,7 @@ import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { retryFactOf, type RetryFact } from './queue-copies.ts';
 import { callsOnly, isExpiredLease, leaseRoles, staleWorker } from './queue-leases.ts';
+import { pgmqFactsOf, pgmqQueueOf } from './pgmq.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
@@ -103,6 +104,10 @@ export interface ClaimFact {
    * interval '1 day'`): a recurring row's turn, not a job's lease, unless something finishes the table's rows.
    */
   cadence?: boolean;
+  /** A read of a pgmq queue (src/model/pgmq.ts): `queue` names the queue where the call does; `consumerUnseen`: a query file's statement, its consumer elsewhere. */
+  api?: 'pgmq';
+  queue?: string;
+  consumerUnseen?: true;
 }
 
 export interface FinishFact {
@@ -126,6 +131,8 @@ export interface FinishFact {
   increments: boolean;
   /** The states its own WHERE requires (`state in ('failed', 'cancelled')`): a write gated on states no run holds is no run's. */
   gatedOn?: string[];
+  api?: 'pgmq';
+  queue?: string;
 }
 
 export interface HeartbeatFact {
@@ -138,6 +145,8 @@ export interface HeartbeatFact {
   whereAt: Ref;
   compared: string[];
   by: string;
+  api?: 'pgmq';
+  queue?: string;
 }
 
 export interface SweepFact {
@@ -173,6 +182,8 @@ export interface QueueFacts {
   sweeps: SweepFact[];
   /** Functions the file defines whose value is now() plus an amount (`select now() + ...` in a SQL function), by bare name. */
   futureTimes: string[];
+  /** Where the file compares a pgmq message's read count (src/model/pgmq.ts): a consumer's own attempt limit. */
+  countChecks?: Ref[];
 }
 
 export function bareTable(table: string): string {
@@ -229,7 +240,10 @@ function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIn
 }
 
 function readQueueFacts(model: FileModel): QueueFacts {
-  const facts: QueueFacts = { claims: [], finishes: [], heartbeats: [], sweeps: [], futureTimes: [] };
+  let lines: ((span: Span) => Ref) | undefined;
+  const pgmq = pgmqFactsOf(model, (span) => (lines ??= refMaker(model.text))(span));
+  const facts: QueueFacts = { claims: pgmq.claims, finishes: pgmq.finishes, heartbeats: pgmq.heartbeats, sweeps: [], futureTimes: [] };
+  if (pgmq.countChecks.length > 0) facts.countChecks = pgmq.countChecks;
   // Every fact below comes of a row write or a function's `select now() + ...`: a file with neither (a migration of DDL) has none.
   if (!model.sites.some((site) => site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
   const ref = refMaker(model.text);
@@ -319,6 +333,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           byWorkerBeat: w.workerBeat,
           leaseBy,
           cadence: (w.sets.length === 0 && w.takes.length === 0 && w.lease !== undefined && CADENCE_COLUMN.test(w.lease.column)) || undefined,
+          ...pgmqQueueOf(name, model, statement),
         });
         continue;
       }
