@@ -12,6 +12,7 @@ import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
 import { reuseOf } from './pool-facts.ts';
+import { destructured, heldBy } from './handed-objects.ts';
 import { injected, openerAround, type Bound } from './receivers.ts';
 import type { State } from './state.ts';
 import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
@@ -412,9 +413,11 @@ export abstract class Bindings implements DriverContext {
       this.env.flags.delete(pattern.name);
       return;
     }
+    // An object handed in at an inlined call (`({ client }) => ...`): its names get what the literal gave them.
+    const given = pattern.type === 'ObjectPattern' && value?.kind === 'namespace' && heldBy(value).length > 0 ? destructured(pattern, value) : undefined;
     for (const id of patternNames(pattern)) {
       if (this.env.vars.has(id.name)) this.env.rebound.add(id.name);
-      this.env.vars.set(id.name, undefined);
+      this.env.vars.set(id.name, given?.get(id.name));
       this.env.flags.delete(id.name);
     }
   }

@@ -13,6 +13,7 @@ import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
 import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Handing } from './handing.ts';
+import { handedObject, heldBy } from './handed-objects.ts';
 import { superArguments } from './super-arguments.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
@@ -504,8 +505,9 @@ export class Walk extends Handing {
     const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
     // A function the walk does not follow may set a flag it can see.
     if (callee?.kind === 'function' && !own) this.forgetFlags(callee.node);
-    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : this.value(a)));
-    const handed = args.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
+    // A connection in an object literal (`finish({ client })`) is handed as one given positionally.
+    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : (this.value(a) ?? handedObject(a, (n) => this.value(n)))));
+    const handed = args.flatMap((v) => [v, ...heldBy(v)]).some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
     // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
     const member = unwrap(call.callee);
     const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
@@ -529,7 +531,7 @@ export class Walk extends Handing {
     fn.params.forEach((param, i) => {
       const arg = args[i];
       const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
-      walk.bindPattern(pattern, arg?.kind === 'conn' ? arg : walk.parameterValue(param));
+      walk.bindPattern(pattern, arg?.kind === 'conn' || heldBy(arg).length > 0 ? arg : walk.parameterValue(param));
       const given = unwrap(call.arguments[i] as Node | undefined);
       const flag = given?.type === 'Identifier' ? this.env.flagOf(given.name) : undefined;
       if (flag && pattern.type === 'Identifier') walk.env.flags.set(pattern.name, flag);
