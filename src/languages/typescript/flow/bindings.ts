@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, FunctionRef, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
-import { children, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { children, dottedName, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
@@ -202,6 +202,9 @@ export abstract class Bindings implements DriverContext {
         const name = propertyName(n);
         if (name === undefined) return undefined;
         if (unwrap(n.object)?.type === 'ThisExpression') return this.options.thisEnv?.get(name);
+        const path = dottedName(n);
+        const assigned = path === undefined ? undefined : this.env.member(path);
+        if (assigned?.found) return assigned.value;
         const object = this.value(n.object);
         if (!object) return undefined;
         if (object.kind === 'namespace') return object.member(name);

@@ -414,6 +414,7 @@ export class Walk extends Handing {
           const name = propertyName(node.left);
           if (name && this.options.thisEnv && this.value(node.right)) this.options.thisEnv.set(name, this.value(node.right));
         } else {
+          if (node.left.type === 'MemberExpression') this.env.assignMember(dottedName(node.left), this.value(node.right));
           // `({ open } = state)`: flags it names may hold anything now.
           for (const id of patternNames(node.left)) {
             const flag = this.env.flagOf(id.name);
