@@ -125,7 +125,9 @@ export interface SqlSite {
    * Settings the `finally` of a try the site is inside resets on the site's
    * own connection, unconditionally and before releasing it (`RESET x`, or
    * '*' for RESET ALL / DISCARD ALL): a session write here is undone on every
-   * path before the next job can check the connection out.
+   * path before the next job can check the connection out. `call:<routine>`:
+   * a routine the finally calls there, whose clears the rules join from the
+   * .sql files.
    */
   resetInFinally?: string[];
 }
