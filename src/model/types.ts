@@ -180,6 +180,8 @@ export interface CallbackCall {
   span: Span;
   /** The transaction the handle is in at the call. */
   scope: Scope;
+  /** The driver of the handle, where the front end knows it. */
+  driver?: Driver;
 }
 
 /**
