@@ -271,6 +271,8 @@ export interface ReleaseSite {
 export interface CallHanding {
   to: HandedValue['to'];
   argument: number;
+  /** The connection is that property of an object literal argument (`runJob({ client, job })`). */
+  property?: string;
   span: Span;
 }
 
@@ -284,6 +286,8 @@ export interface CallHanding {
 export interface OpenOnThrow {
   function: FunctionRef;
   parameter: number;
+  /** The connection is that property of the parameter (`({ client }) => ...`, `options.client`). */
+  property?: string;
   begin?: Span;
   via?: CallHanding;
 }

@@ -12,7 +12,7 @@ import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
 import { reuseOf } from './pool-facts.ts';
-import { destructured, heldBy } from './handed-objects.ts';
+import { destructured, heldBy, typedObject } from './handed-objects.ts';
 import { injected, openerAround, type Bound } from './receivers.ts';
 import type { State } from './state.ts';
 import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
@@ -385,6 +385,13 @@ export abstract class Bindings implements DriverContext {
     const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
     const type = annotation.typeAnnotation?.typeAnnotation;
     if (!type) return this.file.runnerParameter(target);
+    // `{ client }: { client: PoolClient }`: the properties its type gives a connection.
+    if (target.type === 'ObjectPattern') return typedObject(type, this.file.program, (t) => this.typedValue(t, param));
+    return this.typedValue(type, param);
+  }
+
+  /** What a parameter (or a property of one) typed `type` holds. */
+  private typedValue(type: TSESTree.TypeNode, param: Node): Value | undefined {
     const known = this.file.typeMeaning(type, this);
     if (!known) return undefined;
     // `typeof db`: the value itself (a pool, most often).
