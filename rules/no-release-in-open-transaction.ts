@@ -10,9 +10,9 @@ interface ReleaseFacts {
   /** Releases this file's walk reached with a transaction open, and that BEGIN. */
   open: { at: Ref; begin: Ref; reason: 'error-path' | 'no-end' }[];
   /** Releases reached on the error path of a call handed the client outside a transaction. */
-  afterCall: { at: Ref; to: Target; argument: number; call: Ref }[];
+  afterCall: { at: Ref; to: Target; argument: number; property?: string; call: Ref }[];
   /** Functions that may throw with a connection parameter inside a transaction: their own BEGIN, or a call they hand it on to. */
-  openOnThrow: { function: FunctionRef; parameter: number; begin?: Ref; via?: { to: Target; argument: number } }[];
+  openOnThrow: { function: FunctionRef; parameter: number; property?: string; begin?: Ref; via?: { to: Target; argument: number; property?: string } }[];
   /** Functions (and callers' parameters) handed to a parameter of a project function: what a call of that parameter runs. */
   handed: { to: FunctionRef; argument: number; value: { function: FunctionRef } | { parameter: ParameterRef } }[];
 }
@@ -23,10 +23,14 @@ function read(file: FileModel): ReleaseFacts {
   for (const release of file.releases) {
     const open = release.openTransaction;
     if (open) facts.open.push({ at: ref(release.span), begin: ref(open.beginSpan), reason: open.reason });
-    else if (release.afterCall) facts.afterCall.push({ at: ref(release.span), to: release.afterCall.to, argument: release.afterCall.argument, call: ref(release.afterCall.span) });
+    else if (release.afterCall) {
+      const { to, argument, property } = release.afterCall;
+      facts.afterCall.push({ at: ref(release.span), to, argument, ...(property !== undefined ? { property } : {}), call: ref(release.afterCall.span) });
+    }
   }
   for (const o of file.openOnThrow ?? []) {
-    facts.openOnThrow.push({ function: o.function, parameter: o.parameter, ...(o.begin ? { begin: ref(o.begin) } : {}), ...(o.via ? { via: { to: o.via.to, argument: o.via.argument } } : {}) });
+    const via = o.via ? { to: o.via.to, argument: o.via.argument, ...(o.via.property !== undefined ? { property: o.via.property } : {}) } : undefined;
+    facts.openOnThrow.push({ function: o.function, parameter: o.parameter, ...(o.property !== undefined ? { property: o.property } : {}), ...(o.begin ? { begin: ref(o.begin) } : {}), ...(via ? { via } : {}) });
   }
   for (const h of file.handedValues ?? []) {
     if (!('function' in h.to) || h.rest || h.property !== undefined) continue;
@@ -68,16 +72,17 @@ function afterCallFindings(files: readonly FileFacts<ReleaseFacts>[], place: (fi
     return out;
   };
   /** The BEGIN a function may throw after with parameter `parameter`'s connection still inside its transaction. */
-  const leavesOpen = (fn: FunctionRef, parameter: number, depth: number, seen: Set<string>): { file: string; begin: Ref } | undefined => {
-    const key = `${fn.module}@${fn.at}#${parameter}`;
+  const leavesOpen = (fn: FunctionRef, parameter: number, property: string | undefined, depth: number, seen: Set<string>): { file: string; begin: Ref } | undefined => {
+    const key = `${fn.module}@${fn.at}#${parameter}.${property ?? ''}`;
     if (depth > MAX_DEPTH || seen.has(key)) return undefined;
     seen.add(key);
     for (const o of throwing) {
-      if (!same(o.function, fn) || o.parameter !== parameter) continue;
+      // The connection as handed: the argument itself, or the same property of an object literal.
+      if (!same(o.function, fn) || o.parameter !== parameter || o.property !== property) continue;
       if (o.begin) return { file: o.file, begin: o.begin };
       if (!o.via) continue;
       for (const t of targets(o.via.to, depth + 1)) {
-        const found = leavesOpen(t, o.via.argument, depth + 1, seen);
+        const found = leavesOpen(t, o.via.argument, o.via.property, depth + 1, seen);
         if (found) return found;
       }
     }
@@ -87,7 +92,7 @@ function afterCallFindings(files: readonly FileFacts<ReleaseFacts>[], place: (fi
   for (const { file, facts } of files) {
     for (const r of facts.afterCall) {
       const seen = new Set<string>();
-      const found = targets(r.to, 0).map((t) => leavesOpen(t, r.argument, 0, seen)).find((f) => f !== undefined);
+      const found = targets(r.to, 0).map((t) => leavesOpen(t, r.argument, r.property, 0, seen)).find((f) => f !== undefined);
       if (found) out.push({ file, at: r.at, messageId: 'callLeavesOpen', data: { call: place(file, r.call, file), where: place(found.file, found.begin, file) } });
     }
   }

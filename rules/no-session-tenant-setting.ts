@@ -42,6 +42,14 @@ interface SessionFacts {
   levelRoutines: { name: string; at: Ref; setting: string; parameter: string; index: number; defaultLevel?: boolean }[];
   /** Calls of routines, with their literal arguments. */
   calls: { name: string; at: Ref; args: CallArgument[] }[];
+  /**
+   * Calls of routines from host code on a pooled connection (TS/JS, Python): a routine of the project that writes a
+   * tenant setting at session level leaves it on that connection. `resets`: settings a finally around the call clears
+   * before the release, and routines it calls there (`call:<name>`); '*' for all.
+   */
+  pooledCalls?: { name: string; at: Ref; resets: string[] }[];
+  /** Routines of .sql files that clear settings at session level (set_config(x, '', false), RESET x; '*' for RESET ALL). */
+  routineResets?: { name: string; settings: string[] }[];
   /** What calls of project functions hand their parameters (TS/JS): which connection a finding `onParameter` runs on. */
   handedValues: HandedValue[];
   escapedFunctions: FunctionRef[];
@@ -62,6 +70,8 @@ const messages = {
     "{{routine}} writes the setting its caller names ({{parameter}}) at session level: every tenant setting passed through it (app.tenant, search_path, ...) outlives the caller's transaction and leaks to the next job on the connection. The name is chosen by the callers; pass true as set_config's third argument.",
   genericHelper:
     "{{function}} writes the setting its callers name ({{parameter}}) at session level: every tenant setting passed through it outlives the job and leaks to the next job on this connection. The name is chosen by the callers; pass true as set_config's third argument, inside the job's transaction.",
+  pooledRoutineCall:
+    "This call runs {{routine}} ({{where}}), which writes {{settings}} at session level: on this pooled connection the setting outlives the job, and the next job that checks the connection out runs as this tenant. Make the routine use set_config(..., true) inside the job's transaction, or clear the setting in a finally before the connection goes back.",
   routineCall:
     "This call passes false as {{parameter}} to {{routine}} ({{where}}), which then writes '{{setting}}' at session level: the setting outlives the transaction and leaks to the next job on the connection. Pass true.",
 } as const;
@@ -80,6 +90,12 @@ function read(file: FileModel, options: Options): SessionFacts {
       if (setting.name === 'pgrst.db_pre_request' && setting.value) facts.preRequest.push(setting.value.toLowerCase());
     }
     for (const call of statement.calls ?? []) facts.calls.push({ name: call.name, at: ref(call.span), args: call.args });
+    const pooled = statement.calls?.length ? pooledCall(file, site) : undefined;
+    if (pooled) for (const call of statement.calls!) (facts.pooledCalls ??= []).push({ name: call.name.toLowerCase(), at: ref(call.span), resets: pooled.resets });
+    if (statement.routine && statement.routine.kind !== 'do') {
+      const settings = sessionClears(site, statement);
+      if (settings.length > 0) (facts.routineResets ??= []).push({ name: statement.routine.name.toLowerCase(), settings });
+    }
     for (const write of statement.settingWrites) {
       if (write.via !== 'set' && write.via !== 'set_config') continue;
       const finding = judge(file, site, statement, write, isTenant, isRequestScoped);
@@ -118,7 +134,26 @@ function isNamedQuery(site: SqlSite): boolean {
 
 /** The settings a statement clears at session level: RESET x, SET x TO DEFAULT, set_config(x, '', false); `*` for RESET ALL and DISCARD ALL. */
 function queryResetsOf(site: SqlSite, statement: StatementFacts): string[] {
-  if (statement.routine) return [];
+  return statement.routine ? [] : sessionClears(site, statement);
+}
+
+/**
+ * A routine called from host code on a connection that goes back to a pool for other tenants' jobs, with what the
+ * code clears before that (a finally's resets, the pool's own reset on release). Undefined where the connection
+ * is not known to be pooled, serves one tenant, or the transaction never commits.
+ */
+function pooledCall(file: FileModel, site: SqlSite): { resets: string[] } | undefined {
+  if (site.driver === 'sql' || site.callback) return undefined;
+  if (site.connection.kind !== 'pool' && site.connection.kind !== 'pooled-client') return undefined;
+  const config = configOf(file, site);
+  if (servesOneTenant(config)) return undefined;
+  if (site.scope.kind === 'transaction' && site.scope.neverCommits) return undefined;
+  // A pool that resets every connection on release (DISCARD ALL, RESET ALL): a name no setting has stands for any.
+  if (releaseClears(config, '\u0000')) return { resets: ['*'] };
+  return { resets: site.resetInFinally ?? [] };
+}
+
+function sessionClears(site: SqlSite, statement: StatementFacts): string[] {
   const out: string[] = statement.discard === 'all' ? ['*'] : [];
   for (const write of statement.settingWrites) {
     if (write.via === 'reset_all') out.push('*');
@@ -225,6 +260,7 @@ function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (
       out.push({ file, at: f.at, messageId: f.messageId, data: f.data });
     }
   }
+  out.push(...pooledRoutineCalls(files, hooks, place));
   // A routine whose level is a parameter: the calls that pass false write at session level.
   const byName = new Map<string, { file: string; routine: SessionFacts['levelRoutines'][number] }[]>();
   for (const { file, facts } of files) {
@@ -252,6 +288,45 @@ function decide(files: readonly FileFacts<SessionFacts>[], { place }: { place: (
           data: { routine: bare(routine.name), parameter: routine.parameter, setting: routine.setting, where: place(routineFile, routine.at, file) },
         });
       }
+    }
+  }
+  return out;
+}
+
+/**
+ * Calls from host code, on a pooled connection, of a routine the .sql files define with a session-level write of
+ * a tenant setting: reported at the call, as if the write were there, unless the code clears each such setting
+ * before the connection goes back (itself, or by calling a routine that clears it, in a finally).
+ */
+function pooledRoutineCalls(files: readonly FileFacts<SessionFacts>[], hooks: ReadonlySet<string>, place: (file: string, ref: Ref, from: string) => string): Decision[] {
+  const writes = new Map<string, { file: string; at: Ref; name: string; settings: string[] }>();
+  for (const { file, facts } of files) {
+    for (const f of facts.findings) {
+      if (!f.routine || f.messageId !== 'routine' || !f.data.setting || hooks.has(bare(f.routine))) continue;
+      const known = writes.get(f.routine) ?? { file, at: f.at, name: f.routine, settings: [] };
+      if (!known.settings.includes(f.data.setting)) known.settings.push(f.data.setting);
+      writes.set(f.routine, known);
+    }
+  }
+  if (writes.size === 0) return [];
+  const clears = new Map<string, string[]>();
+  for (const { facts } of files) for (const r of facts.routineResets ?? []) clears.set(r.name, [...(clears.get(r.name) ?? []), ...r.settings]);
+  /** The routine a call names: by its qualified name, or by its bare one when only one routine has it. */
+  const routineOf = <T>(byName: ReadonlyMap<string, T>, name: string): T | undefined => {
+    if (byName.has(name)) return byName.get(name);
+    if (name.includes('.')) return undefined;
+    const bareMatches = [...byName.keys()].filter((k) => bare(k) === name);
+    return bareMatches.length === 1 ? byName.get(bareMatches[0]) : undefined;
+  };
+  const out: Decision[] = [];
+  for (const { file, facts } of files) {
+    for (const call of facts.pooledCalls ?? []) {
+      const routine = routineOf(writes, call.name);
+      if (!routine) continue;
+      const cleared = new Set(call.resets.flatMap((r) => (r.startsWith('call:') ? (routineOf(clears, r.slice(5)) ?? []) : [r])));
+      const left = cleared.has('*') ? [] : routine.settings.filter((setting) => !cleared.has(setting));
+      if (left.length === 0) continue;
+      out.push({ file, at: call.at, messageId: 'pooledRoutineCall', data: { routine: routine.name, where: place(routine.file, routine.at, file), settings: left.map((x) => `'${x}'`).join(', ') } });
     }
   }
   return out;

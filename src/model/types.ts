@@ -125,7 +125,9 @@ export interface SqlSite {
    * Settings the `finally` of a try the site is inside resets on the site's
    * own connection, unconditionally and before releasing it (`RESET x`, or
    * '*' for RESET ALL / DISCARD ALL): a session write here is undone on every
-   * path before the next job can check the connection out.
+   * path before the next job can check the connection out. `call:<routine>`:
+   * a routine the finally calls there, whose clears the rules join from the
+   * .sql files.
    */
   resetInFinally?: string[];
 }
@@ -178,6 +180,8 @@ export interface CallbackCall {
   span: Span;
   /** The transaction the handle is in at the call. */
   scope: Scope;
+  /** The driver of the handle, where the front end knows it. */
+  driver?: Driver;
 }
 
 /**
@@ -267,6 +271,8 @@ export interface ReleaseSite {
 export interface CallHanding {
   to: HandedValue['to'];
   argument: number;
+  /** The connection is that property of an object literal argument (`runJob({ client, job })`). */
+  property?: string;
   span: Span;
 }
 
@@ -280,6 +286,8 @@ export interface CallHanding {
 export interface OpenOnThrow {
   function: FunctionRef;
   parameter: number;
+  /** The connection is that property of the parameter (`({ client }) => ...`, `options.client`). */
+  property?: string;
   begin?: Span;
   via?: CallHanding;
 }

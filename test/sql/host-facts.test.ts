@@ -54,10 +54,23 @@ describe('no-session-tenant-setting on host facts', () => {
     assert.deepEqual(brief(runOn(rule, [routine, hostModel('src/worker.ts', 'select use_tenant($1, true)', { scope: tx }, [pool('p')])])), []);
   });
 
-  test('a session write in a routine is reported once, at the routine, whatever calls it', () => {
+  test('a session write in a routine: reported at the routine, and at a host call that runs it on a pooled connection nothing clears', () => {
     const routine = sqlModel('db/001.sql', "create function enter_tenant(p text) returns void language sql as $$ select set_config('app.tenant', p, false) $$;");
+    const leave = sqlModel('db/002.sql', "create function leave_tenant() returns void language sql as $$ select set_config('app.tenant', '', false) $$;");
     const call = hostModel('src/worker.ts', 'select enter_tenant($1)', { scope: tx }, [pool('p')]);
-    assert.deepEqual(brief(runOn(rule, [routine, call])), ['db/001.sql:1 routine']);
+    const found = runOn(rule, [routine, call]);
+    assert.deepEqual(brief(found), ['db/001.sql:1 routine', 'src/worker.ts:1 pooledRoutineCall']);
+    assert.match(found[1].message, /enter_tenant \(db\/001\.sql:1\), which writes 'app\.tenant' at session level/);
+    // Its own connection, a pool that serves one tenant, a finally that clears it (by name or through a routine that does): one job's.
+    assert.deepEqual(brief(runOn(rule, [routine, hostModel('src/worker.ts', 'select enter_tenant($1)', { scope: tx, connection: { kind: 'dedicated' } }, [pool('p')])])), ['db/001.sql:1 routine']);
+    assert.deepEqual(brief(runOn(rule, [routine, hostModel('src/worker.ts', 'select enter_tenant($1)', { scope: tx }, [pool('p', { reuse: 'per-tenant' })])])), ['db/001.sql:1 routine']);
+    for (const resets of [['app.tenant'], ['*'], ['call:leave_tenant']]) {
+      const cleared = hostModel('src/worker.ts', 'select enter_tenant($1)', { scope: tx }, [pool('p')]);
+      cleared.sites[0].resetInFinally = resets;
+      assert.deepEqual(brief(runOn(rule, [routine, leave, cleared])), ['db/001.sql:1 routine'], resets.join());
+    }
+    // Alone, the host file says nothing of the routine.
+    assert.deepEqual(brief(runOn(rule, [call])), []);
   });
 });
 

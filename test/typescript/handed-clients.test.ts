@@ -50,6 +50,19 @@ export async function d(db: pg.PoolClient, t: string) { await db.query("select s
   assert.equal(siteWith(model, '/*d*/').clientParameter, undefined, 'a driver type says what it is');
 });
 
+test('a const of the body that takes a property of a parameter is that property as the callers hand it', () => {
+  const model = parse(`${HELPERS}
+export async function e(options: { db: Db }, t: string) { const { db } = options; await db.query("select set_config('app.tenant', $1, false) /*e*/", [t]); }
+export async function f(options: { db: Db }, t: string) { const db = options.db; await db.query("select set_config('app.tenant', $1, false) /*f*/", [t]); }
+export async function g(options: { db: Db }, t: string) { let db = options.db; db = pool; await db.query("select set_config('app.tenant', $1, false) /*g*/", [t]); }
+export async function main() { const c = await own(); try { await e({ db: c }, '1'); await f({ db: c }, '2'); } finally { await c.end(); } }
+`);
+  assert.deepEqual({ ...siteWith(model, '/*e*/').clientParameter, function: undefined }, { function: undefined, parameter: 0, property: 'db' });
+  assert.deepEqual({ ...siteWith(model, '/*f*/').clientParameter, function: undefined }, { function: undefined, parameter: 0, property: 'db' });
+  assert.equal(siteWith(model, '/*g*/').clientParameter, undefined, 'a let assigned another connection: not what the callers hand');
+  assert.deepEqual(handedTo(model, '/*e*/'), ['dedicated']);
+});
+
 test('a client the job opens reaches a function returned by a call, through the function that runs it', () => {
   const model = parse(`${HELPERS}
 async function migrate({ db }: { db: Db }) { return locked(1, job('1'))(db); }

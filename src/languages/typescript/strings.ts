@@ -5,6 +5,7 @@
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { HostTextBuilder as Builder, type HostText } from '../host-text.ts';
 import { span, unwrap, type Node } from './syntax.ts';
+import { productionBranch, productionReturn } from './test-env.ts';
 
 export { toHost, type HostText } from '../host-text.ts';
 
@@ -176,8 +177,8 @@ function returnedExpression(fn: Node): Node | undefined {
   if (fn.type !== 'ArrowFunctionExpression' && fn.type !== 'FunctionExpression' && fn.type !== 'FunctionDeclaration') return undefined;
   if (!fn.body) return undefined;
   if (fn.body.type !== 'BlockStatement') return fn.body as Node;
-  const returns = fn.body.body.filter((s): s is TSESTree.ReturnStatement => s.type === 'ReturnStatement');
-  return returns.length === 1 && fn.body.body[fn.body.body.length - 1] === returns[0] ? (returns[0].argument ?? undefined) : undefined;
+  // A return only a test run takes (`if (env === 'test') return base;`) is not what production sends.
+  return productionReturn(fn.body.body);
 }
 
 /**
@@ -242,6 +243,11 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     }
     case 'CallExpression':
       return helperText(n, ctx, depth);
+    case 'ConditionalExpression': {
+      // `NODE_ENV === 'test' ? '' : 'FOR UPDATE SKIP LOCKED'`: production's text; any other choice is not known here.
+      const branch = productionBranch(n.test as Node);
+      return branch ? resolveText(n[branch] as Node, ctx, depth + 1) : undefined;
+    }
     case 'Identifier':
     case 'MemberExpression': {
       if (n.type === 'Identifier' && ctx.bindings?.has(n.name)) {

@@ -7,11 +7,12 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, FunctionRef, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
-import { children, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { children, dottedName, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
 import { reuseOf } from './pool-facts.ts';
+import { destructured, heldBy, typedObject } from './handed-objects.ts';
 import { injected, openerAround, type Bound } from './receivers.ts';
 import type { State } from './state.ts';
 import { driverOfValue, type ConfigEntry, type Conn, type QueryCall, type TableValue, type Tx, type Value } from './types.ts';
@@ -201,6 +202,9 @@ export abstract class Bindings implements DriverContext {
         const name = propertyName(n);
         if (name === undefined) return undefined;
         if (unwrap(n.object)?.type === 'ThisExpression') return this.options.thisEnv?.get(name);
+        const path = dottedName(n);
+        const assigned = path === undefined ? undefined : this.env.member(path);
+        if (assigned?.found) return assigned.value;
         const object = this.value(n.object);
         if (!object) return undefined;
         if (object.kind === 'namespace') return object.member(name);
@@ -381,6 +385,13 @@ export abstract class Bindings implements DriverContext {
     const annotation = (target.type === 'AssignmentPattern' ? target.left : target) as { typeAnnotation?: TSESTree.TSTypeAnnotation };
     const type = annotation.typeAnnotation?.typeAnnotation;
     if (!type) return this.file.runnerParameter(target);
+    // `{ client }: { client: PoolClient }`: the properties its type gives a connection.
+    if (target.type === 'ObjectPattern') return typedObject(type, this.file.program, (t) => this.typedValue(t, param));
+    return this.typedValue(type, param);
+  }
+
+  /** What a parameter (or a property of one) typed `type` holds. */
+  private typedValue(type: TSESTree.TypeNode, param: Node): Value | undefined {
     const known = this.file.typeMeaning(type, this);
     if (!known) return undefined;
     // `typeof db`: the value itself (a pool, most often).
@@ -412,9 +423,11 @@ export abstract class Bindings implements DriverContext {
       this.env.flags.delete(pattern.name);
       return;
     }
+    // An object handed in at an inlined call (`({ client }) => ...`): its names get what the literal gave them.
+    const given = pattern.type === 'ObjectPattern' && value?.kind === 'namespace' && heldBy(value).length > 0 ? destructured(pattern, value) : undefined;
     for (const id of patternNames(pattern)) {
       if (this.env.vars.has(id.name)) this.env.rebound.add(id.name);
-      this.env.vars.set(id.name, undefined);
+      this.env.vars.set(id.name, given?.get(id.name));
       this.env.flags.delete(id.name);
     }
   }

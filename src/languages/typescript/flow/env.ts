@@ -14,6 +14,11 @@ export class Env {
   readonly flags = new Map<string, string>();
   /** Names bound again after the function's parameters (assigned, or declared anew in a block): no longer what its caller handed in. */
   readonly rebound = new Set<string>();
+  /**
+   * What a member path rooted at one of `vars` was assigned (`event.locals.db = await pool.connect()`), by its
+   * dotted name: read back as the name would be, until the root or a shorter path is assigned again.
+   */
+  readonly members = new Map<string, Value | undefined>();
   /** `fn`: the function this scope is the body of (its parameters are bound here). */
   constructor(
     readonly parent?: Env,
@@ -48,9 +53,25 @@ export class Env {
     return false;
   }
 
+  /** `a.b.c = value`: kept on the scope that binds `a` (nothing kept for a name no scope binds, or `this`). */
+  assignMember(path: string | undefined, value: Value | undefined): void {
+    const root = path?.split('.')[0];
+    const holder = root === undefined || root === 'this' ? undefined : this.holder(root);
+    if (!holder || path === undefined) return;
+    for (const known of holder.members.keys()) if (known.startsWith(`${path}.`)) holder.members.delete(known);
+    holder.members.set(path, value);
+  }
+
+  /** What a member path was last assigned, if it was. */
+  member(path: string): { found: boolean; value?: Value } {
+    const holder = this.holder(path.split('.')[0]);
+    return holder?.members.has(path) ? { found: true, value: holder.members.get(path) } : { found: false };
+  }
+
   assign(name: string, value: Value | undefined): void {
     for (let env: Env | undefined = this; env; env = env.parent) {
       if (env.vars.has(name)) {
+        for (const path of env.members.keys()) if (path.startsWith(`${name}.`)) env.members.delete(path);
         env.vars.set(name, value);
         env.rebound.add(name);
         return;

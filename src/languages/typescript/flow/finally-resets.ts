@@ -12,7 +12,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { analyzeSql } from '../../../sql/index.ts';
 import { methodOf, stringValue, unwrap, type Node } from '../syntax.ts';
 
-/** What the finally block undoes: setting names (lower-cased), or '*' for RESET ALL / DISCARD ALL. */
+/** What the finally block undoes: setting names (lower-cased), '*' for RESET ALL / DISCARD ALL, `call:<routine>` for a routine it calls. */
 export function finallyResets(tries: readonly TSESTree.TryStatement[], receiver: string, program: TSESTree.Program): string[] {
   const out: string[] = [];
   for (const t of tries) if (t.finalizer) out.push(...resetsIn(t.finalizer.body, receiver, program, 2));
@@ -77,6 +77,8 @@ function resetsOf(text: string): string[] {
   const out: string[] = [];
   for (const s of analyzeSql(text).statements) {
     if (s.discard === 'all') out.push('*');
+    // A routine the block calls (`SELECT app.leave_tenant()`): what it clears is for the rules to join from the .sql files.
+    for (const call of s.calls ?? []) out.push(`call:${call.name}`);
     for (const w of s.settingWrites) {
       if (w.via === 'reset_all') out.push('*');
       else if (w.name === undefined || w.level !== 'session') continue;

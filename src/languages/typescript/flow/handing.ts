@@ -11,7 +11,7 @@ import type { ConnectionCall } from '../../../model/index.ts';
 import { methodOf, span, unwrap, type Call, type Node } from '../syntax.ts';
 import { ClientHanding } from './client-handing.ts';
 import { allEntry, leftEntry } from './state.ts';
-import type { Conn } from './types.ts';
+import { driverOfValue, type Conn } from './types.ts';
 
 export abstract class Handing extends ClientHanding {
   /** A callback's parameters this call runs on or is handed: from here on they are not as the project function handed them. */
@@ -102,7 +102,8 @@ export abstract class Handing extends ClientHanding {
       const handle = this.value(arg as Node);
       if (handle?.kind !== 'conn' && handle?.kind !== 'tx') return;
       const calls = (this.file.model.callbackCalls ??= []);
-      calls.push({ function: { module: this.file.model.file, at: owner.range[0] }, parameter, connectionArgument, span: span(call), scope: this.scopeOf(handle) });
+      const driver = driverOfValue(handle);
+      calls.push({ function: { module: this.file.model.file, at: owner.range[0] }, parameter, connectionArgument, span: span(call), scope: this.scopeOf(handle), ...(driver ? { driver } : {}) });
     });
   }
 }

@@ -242,11 +242,24 @@ function resolveUncached(fromFile: string, specifier: string): string | undefine
       if (found) break;
     }
     if (!found && config?.explicitBase) found = withExtension(resolve(config.base, specifier));
+    // SvelteKit's `$lib` alias: src/lib by default, declared in a tsconfig that `svelte-kit sync` generates and projects do not commit.
+    if (!found && /^\$lib(\/|$)/.test(specifier)) found = svelteLib(fromFile, root, specifier.slice(5));
   }
   if (!found) return undefined;
   const inside = found.startsWith(root.endsWith(sep) ? root : root + sep);
   if (!inside || found.split(sep).includes('node_modules') || /\.d\.[cm]?ts$/.test(found)) return undefined;
   return found;
+}
+
+/** `$lib/<rest>`: src/lib of the nearest folder above the importing file that has one, up to the unit root. */
+function svelteLib(fromFile: string, root: string, rest: string): string | undefined {
+  let dir = dirname(resolve(fromFile));
+  for (let depth = 0; depth < 32; depth++) {
+    const found = withExtension(join(dir, 'src', 'lib', rest));
+    if (found || dir === root || dirname(dir) === dir) return found;
+    dir = dirname(dir);
+  }
+  return undefined;
 }
 
 /** package.json "imports" of the unit: `"#db": "./src/db.js"`, `"#lib/*": "./src/lib/*.js"` (string targets, or their "default"). */

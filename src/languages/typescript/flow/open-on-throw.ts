@@ -19,7 +19,7 @@
 // that rolls back leaves nothing open, and a call inside a try is not a
 // hand-off on the error path (stay quiet: the catch may end the transaction).
 import type { CallHanding, FileModel, HandedValue, OpenOnThrow } from '../../../model/index.ts';
-import { span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { memberKeyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import type { Env } from './env.ts';
 import { parameterOf, receiverOf, refOf } from './parameters.ts';
 import { allNone, type State } from './state.ts';
@@ -86,7 +86,7 @@ function target(w: ThrowWalk, call: Call): HandedValue['to'] | undefined {
 
 function pushOnce(model: FileModel, fact: OpenOnThrow): void {
   const list = (model.openOnThrow ??= []);
-  const key = (f: OpenOnThrow) => `${f.function.at}#${f.parameter}@${f.begin?.start ?? ''}:${f.via?.span.start ?? ''}`;
+  const key = (f: OpenOnThrow) => `${f.function.at}#${f.parameter}.${f.property ?? ''}@${f.begin?.start ?? ''}:${f.via?.span.start ?? ''}`;
   if (!list.some((f) => key(f) === key(fact))) list.push(fact);
 }
 
@@ -116,6 +116,18 @@ export function throughCall(w: ThrowWalk, self: object, call: Call): State | und
   let error: State | undefined;
   call.arguments.forEach((arg, argument) => {
     if (arg.type === 'SpreadElement') return;
+    const literal = unwrap(arg);
+    if (literal?.type === 'ObjectExpression') {
+      // `runJob({ client, job })`: a client outside any transaction, handed as a property.
+      for (const p of literal.properties) {
+        const property = p.type === 'Property' && !p.computed ? memberKeyName(p) : undefined;
+        const held = property === undefined ? undefined : w.value((p as { value: Node }).value);
+        if (held?.kind !== 'conn' || held.conn.origin === 'parameter' || !allNone(w.state.atoms(held.conn))) continue;
+        error ??= w.state.clone();
+        error.set(held.conn, { kind: 'none', via: { to, argument, property: property!, span: span(call) } });
+      }
+      return;
+    }
     const v = w.value(arg);
     const handing: CallHanding = { to, argument, span: span(call) };
     if (v?.kind === 'conn' && v.conn.origin !== 'parameter' && allNone(w.state.atoms(v.conn))) {
@@ -148,6 +160,18 @@ export function uncaughtThrow(w: ThrowWalk, state: State, tag?: string): void {
   if (!fn || w.options.shadow || w.options.inline || w.tries > 0 || !state.reachable) return;
   // TypeScript's `this` parameter takes no argument.
   fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this')).forEach((p, parameter) => {
+    if (p.type === 'ObjectPattern') {
+      // `({ client }: { client: PoolClient })`: each destructured name as that property of what the caller hands.
+      for (const prop of p.properties) {
+        if (prop.type !== 'Property' || prop.computed || prop.value.type !== 'Identifier') continue;
+        const property = memberKeyName(prop);
+        const holder = w.env.holder(prop.value.name);
+        const v = holder?.fn === fn && !holder.rebound.has(prop.value.name) ? holder.vars.get(prop.value.name) : undefined;
+        const open = v?.kind === 'conn' ? state.atoms(v.conn).find((a) => a.kind === 'open' && (!tag || a.tags?.includes(tag))) : undefined;
+        if (open?.kind === 'open' && property !== undefined) pushOnce(w.model, { function: refOf(w.model.file, fn), parameter, property, begin: open.tx.info.beginSpan });
+      }
+      return;
+    }
     if (p.type !== 'Identifier') return;
     const holder = w.env.holder(p.name);
     if (holder?.fn !== fn || holder.rebound.has(p.name)) return;

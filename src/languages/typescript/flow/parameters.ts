@@ -23,7 +23,7 @@ export function parameterOf(env: Env, module: string, node: Node | null | undefi
   return whole && whole.property === undefined ? { ...whole, property } : undefined;
 }
 
-function boundParameter(env: Env, module: string, name: string): ParameterRef | undefined {
+function boundParameter(env: Env, module: string, name: string, depth = 0): ParameterRef | undefined {
   const holder = env.holder(name);
   const fn = holder?.fn;
   if (!fn || holder.rebound.has(name)) return undefined;
@@ -39,6 +39,35 @@ function boundParameter(env: Env, module: string, name: string): ParameterRef | 
     }
   }
   // A parameter with a default, a rest parameter, a nested pattern: what arrives is not only what the callers hand.
+  return depth > 0 ? undefined : propertyConstant(env, module, fn, name);
+}
+
+/**
+ * A const of the function's own body that takes a property of a parameter
+ * (`const { db } = options`, `const db = options.db`): that property, as the
+ * callers hand it. Only top-level consts: one binding, never assigned again.
+ */
+function propertyConstant(env: Env, module: string, fn: FunctionNode, name: string): ParameterRef | undefined {
+  if (fn.body?.type !== 'BlockStatement') return undefined;
+  for (const statement of fn.body.body) {
+    if (statement.type !== 'VariableDeclaration' || statement.kind !== 'const') continue;
+    for (const d of statement.declarations) {
+      const init = unwrap(d.init as Node | null);
+      let from: Node | undefined;
+      let property: string | undefined;
+      if (d.id.type === 'Identifier' && d.id.name === name && init?.type === 'MemberExpression' && !init.computed) {
+        from = unwrap(init.object);
+        property = propertyName(init);
+      } else if (d.id.type === 'ObjectPattern') {
+        const p = d.id.properties.find((q) => q.type === 'Property' && !q.computed && q.value.type === 'Identifier' && q.value.name === name);
+        from = init;
+        property = p?.type === 'Property' ? memberKeyName(p) : undefined;
+      }
+      if (from?.type !== 'Identifier' || property === undefined || from.name === name) continue;
+      const whole = boundParameter(env, module, from.name, 1);
+      return whole && whole.property === undefined ? { ...whole, property } : undefined;
+    }
+  }
   return undefined;
 }
 

@@ -15,6 +15,7 @@ import { analyzeHostText } from '../sql-sites.ts';
 import { resolveText, type ResolveContext } from '../strings.ts';
 import { objectProperty, unwrap, type Node } from '../syntax.ts';
 import { nameHoleTables } from '../hole-tables.ts';
+import { productionReturn } from '../test-env.ts';
 
 interface ReturnedSqlFile {
   readonly program: TSESTree.Program;
@@ -45,12 +46,10 @@ function moduleFunctions(program: TSESTree.Program): { name: string; fn: Functio
   return out;
 }
 
-/** What a function returns when that is its one value: an arrow's body, or the last statement of its block when it is its only return. */
+/** What a function returns when that is its one value outside tests: an arrow's body, or the last statement of its block when it is its only return. */
 function returned(fn: FunctionLike): Node | undefined {
   if (fn.body.type !== 'BlockStatement') return unwrap(fn.body as Node);
-  const returns = fn.body.body.filter((s): s is TSESTree.ReturnStatement => s.type === 'ReturnStatement');
-  const last = fn.body.body[fn.body.body.length - 1];
-  return returns.length === 1 && last === returns[0] ? unwrap(returns[0].argument as Node | null) : undefined;
+  return productionReturn(fn.body.body);
 }
 
 /** The SQL text node of a returned value: a string or template (or `+` of them), or the text of a query config `{ text, values }`. */

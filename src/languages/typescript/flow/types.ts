@@ -3,7 +3,7 @@
 // and the SQL call a driver module recognises (QueryCall). Driver modules
 // speak these terms; none of them names a driver.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ConnectionConfig, Driver, Scope, Span, SqlSite } from '../../../model/index.ts';
+import type { CallbackCall, ConnectionConfig, Driver, Scope, Span, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle, StatementFacts } from '../../../sql/index.ts';
 import type { HostText } from '../../host-text.ts';
 import type { ValuesSource } from '../params.ts';
@@ -50,7 +50,7 @@ export interface Tx {
 /** Who can tell what a function of a file returns (the file that declares it). */
 export interface FunctionOwner {
   /** The model of the module that declares the function: its file names the function across modules. */
-  readonly model: { readonly file: string };
+  readonly model: { readonly file: string; readonly callbackCalls?: readonly CallbackCall[] };
   returnsOf(fn: FunctionNode, env: unknown): Value | undefined;
   /** A module-level name's value (its own binding or an import), where the owner is a module the walk reads. */
   moduleBinding?(name: string): Value | undefined;

@@ -13,23 +13,17 @@ import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
 import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
 import { Handing } from './handing.ts';
+import { handedObject, heldBy } from './handed-objects.ts';
 import { superArguments } from './super-arguments.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
 import type { CallbackUse } from '../drivers/model.ts';
 import { work } from '../../../work.ts';
+import { isWorkCall } from './work-calls.ts';
+import { helperTransaction } from './helper-transactions.ts';
 
-/** Calls that are not the job's work: they run no code of the job. */
-const PURE_GLOBALS = new Set(['console', 'JSON', 'Math', 'Number', 'String', 'Boolean', 'Date', 'Object', 'Array', 'Promise', 'Symbol', 'BigInt', 'Buffer', 'parseInt', 'parseFloat', 'isNaN', 'structuredClone', 'Error', 'TypeError', 'RangeError', 'assert', 'Reflect', 'Intl', 'URL', 'crypto', 'randomUUID', 'process']);
-const PURE_METHODS = new Set([
-  'map', 'filter', 'forEach', 'reduce', 'find', 'findIndex', 'some', 'every', 'includes', 'indexOf', 'push', 'pop', 'shift', 'unshift', 'slice', 'splice', 'join', 'split',
-  'toString', 'toJSON', 'toISOString', 'trim', 'at', 'keys', 'values', 'entries', 'get', 'set', 'has', 'add', 'delete', 'concat', 'flat', 'flatMap', 'sort', 'reverse',
-  'startsWith', 'endsWith', 'replace', 'replaceAll', 'toLowerCase', 'toUpperCase', 'padStart', 'padEnd', 'getTime', 'valueOf', 'then', 'catch', 'finally',
-  'log', 'info', 'debug', 'warn', 'error', 'trace', 'fatal', 'child', 'release', 'end', 'connect', 'commit', 'rollback', 'emit', 'on', 'once', 'off',
-]);
 /** How deep functions handed a connection are walked at their calls. */
 const MAX_INLINE_DEPTH = 3;
-const LOGGER_NAMES = /^(console|log|logger|this\.log|this\.logger|pino|winston|debug)$/;
 
 export class Walk extends Handing {
   // ---- statements ------------------------------------------------------------------
@@ -413,6 +407,7 @@ export class Walk extends Handing {
           const name = propertyName(node.left);
           if (name && this.options.thisEnv && this.value(node.right)) this.options.thisEnv.set(name, this.value(node.right));
         } else {
+          if (node.left.type === 'MemberExpression') this.env.assignMember(dottedName(node.left), this.value(node.right));
           // `({ open } = state)`: flags it names may hold anything now.
           for (const id of patternNames(node.left)) {
             const flag = this.env.flagOf(id.name);
@@ -455,7 +450,7 @@ export class Walk extends Handing {
       const on = method ? this.value(method.object) : undefined;
       if (on?.kind === 'pool' && on.configId) this.file.registerHook(hook, on.configId, this);
     }
-    if (this.transactionCallback(call)) return;
+    if (this.transactionCallback(call) || this.helperTransactionCallback(call)) return;
     const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     // A function called where it is written (`(async () => { ... })()`) runs now, on the connections as they are here.
     const immediate = unwrap(call.callee);
@@ -504,8 +499,9 @@ export class Walk extends Handing {
     const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
     // A function the walk does not follow may set a flag it can see.
     if (callee?.kind === 'function' && !own) this.forgetFlags(callee.node);
-    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : this.value(a)));
-    const handed = args.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
+    // A connection in an object literal (`finish({ client })`) is handed as one given positionally.
+    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : (this.value(a) ?? handedObject(a, (n) => this.value(n)))));
+    const handed = args.flatMap((v) => [v, ...heldBy(v)]).some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
     // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
     const member = unwrap(call.callee);
     const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
@@ -529,7 +525,7 @@ export class Walk extends Handing {
     fn.params.forEach((param, i) => {
       const arg = args[i];
       const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
-      walk.bindPattern(pattern, arg?.kind === 'conn' ? arg : walk.parameterValue(param));
+      walk.bindPattern(pattern, arg?.kind === 'conn' || heldBy(arg).length > 0 ? arg : walk.parameterValue(param));
       const given = unwrap(call.arguments[i] as Node | undefined);
       const flag = given?.type === 'Identifier' ? this.env.flagOf(given.name) : undefined;
       if (flag && pattern.type === 'Identifier') walk.env.flags.set(pattern.name, flag);
@@ -555,7 +551,7 @@ export class Walk extends Handing {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
       // A call of a chain read as one query (`db.table('jobs')` of `db.table('jobs').where(...).update(...)`) is that query, not work.
-      if (!onDb && !this.file.consumed.has(call) && this.isWork(call)) this.markWork();
+      if (!onDb && !this.file.consumed.has(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork();
       this.sideEffect(call);
     }
     if (throws) this.throwPoint();
@@ -563,20 +559,6 @@ export class Walk extends Handing {
 
   private isDbValue(v: Value | undefined): boolean {
     return !!v && (v.kind === 'pool' || v.kind === 'conn' || v.kind === 'tx' || v.kind === 'builder' || v.kind === 'tag' || v.kind === 'opaque');
-  }
-
-  private isWork(call: Call): boolean {
-    const callee = unwrap(call.callee);
-    if (!callee) return false;
-    if (callee.type === 'Identifier') return !PURE_GLOBALS.has(callee.name) && !this.file.queryFunctions.includes(callee.name);
-    if (callee.type === 'MemberExpression') {
-      const name = propertyName(callee);
-      const root = dottedName(callee.object);
-      if (root && (LOGGER_NAMES.test(root) || PURE_GLOBALS.has(root.split('.')[0]))) return false;
-      if (name && PURE_METHODS.has(name)) return false;
-      return true;
-    }
-    return true;
   }
 
   /** The transactions the current point runs in, with a claim seen: callback ones and BEGIN ones. */
@@ -677,6 +659,26 @@ export class Walk extends Handing {
         if (param) walk.bindPattern(param, { kind: 'tx', driver, tx, configId });
       }, { callbackTxs: [...(this.options.callbackTxs ?? []), tx] });
     }
+    this.throwPoint();
+    return true;
+  }
+
+  /** A callback a project function runs inside a transaction it opened (helper-transactions.ts): walked as a driver's transaction callback. */
+  private helperTransactionCallback(call: Call): boolean {
+    const index = call.arguments.findIndex((a) => isFunction(unwrap(a)));
+    const fn = index >= 0 ? (unwrap(call.arguments[index]) as FunctionNode) : undefined;
+    const helper = fn ? helperTransaction(this.value(call.callee), index) : undefined;
+    if (!fn || !helper) return false;
+    const tx = this.file.txAt(`call@${call.range[0]}`, 'callback', `${dottedName(call.callee) ?? 'helper'}(fn)`, span(call.callee));
+    this.expression(call.callee);
+    for (const arg of call.arguments) if (unwrap(arg) !== fn) this.argument(arg);
+    const param = fn.params[helper.parameter];
+    // Still the function's callback: rules that join what it does before the call (a tenant it sets) read runsInCallback.
+    const owner = this.value(call.callee) as Extract<Value, { kind: 'function' }>;
+    const callbackOf = { function: { module: owner.owner.model.file, at: owner.node.range[0] }, argument: index, parameters: fn.params.map((p) => (p.type === 'Identifier' ? p.name : undefined)), touched: new Set<string>() };
+    this.nestedFunction(fn, this.options.name, true, (walk) => {
+      if (param) walk.bindPattern(param, { kind: 'tx', driver: helper.driver, tx });
+    }, { callbackTxs: [...(this.options.callbackTxs ?? []), tx], callbackOf });
     this.throwPoint();
     return true;
   }
