@@ -10,6 +10,8 @@ export interface ForeignFile {
   sign: string;
   /** Offset of the sign in the text. */
   at: number;
+  /** The sign is the folder the file is in (`mysql/`), not its text. */
+  folder?: boolean;
 }
 
 interface Sign {
@@ -73,12 +75,47 @@ function codeOnly(text: string): string {
   return text.replace(/--[^\n]*|\/\*(?!!\d)[\s\S]*?\*\/|'(?:[^']|'')*'/g, (m) => m.replace(/[^\n]/g, ' '));
 }
 
-export function foreignFile(text: string): ForeignFile | undefined {
+/**
+ * Folders named after another database: repositories that target several (sqlc's `testdata/<case>/mysql/`,
+ * an ORM's `migrations/sqlite/`) keep each database's files apart, and a file there that does not parse as
+ * PostgreSQL is that database's, even where its text shows no sign of it (`UPDATE a JOIN b ... SET a.x = b.x`).
+ */
+const FOLDER_DIALECTS: Record<string, string> = {
+  mysql: 'MySQL',
+  mariadb: 'MariaDB',
+  sqlite: 'SQLite',
+  sqlite3: 'SQLite',
+  mssql: 'T-SQL',
+  sqlserver: 'T-SQL',
+  tsql: 'T-SQL',
+  oracle: 'Oracle',
+  clickhouse: 'ClickHouse',
+  bigquery: 'BigQuery',
+  googlesql: 'GoogleSQL',
+  spanner: 'GoogleSQL',
+  snowflake: 'Snowflake',
+  duckdb: 'DuckDB',
+};
+
+export function foreignFile(text: string, file?: string): ForeignFile | undefined {
   // Template tags may sit in strings and comments too: look at the whole text.
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) : undefined);
+}
+
+/**
+ * The nearest folder of the file's path named after another database, alone or as the first word of its name
+ * (`mysql_reference_manual/`, `sqlite-migrations/`); the file's own name is not a folder.
+ */
+function folderSign(file: string): ForeignFile | undefined {
+  const folders = file.split(/[\\/]/).slice(0, -1);
+  for (let i = folders.length - 1; i >= 0; i--) {
+    const kind = FOLDER_DIALECTS[folders[i].toLowerCase().replace(/[-_].*$/, '')];
+    if (kind) return { kind, sign: `${folders[i]}/`, at: 0, folder: true };
+  }
+  return undefined;
 }
 
 function firstSign(text: string, signs: Sign[], original = text): ForeignFile | undefined {

@@ -49,13 +49,14 @@ export const sqlFrontEnd: FrontEnd = {
 
     const detection: DialectDetection = options.sql?.dialectDetection ?? 'warn';
     if (analysis.errors.length > 0 && detection !== 'off') {
-      const foreign = foreignFile(text);
+      const foreign = foreignFile(text, file);
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
         if (detection === 'warn') {
           const { line } = lineIndexOf(text).position(foreign.at);
+          const why = foreign.folder ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}` : `${foreign.sign} at line ${line}`;
           model.skipped = {
-            message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${foreign.sign} at line ${line}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
+            message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${why}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
             span: { start: foreign.at, end: foreign.at },
           };
         }
