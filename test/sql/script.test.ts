@@ -46,6 +46,22 @@ describe('psql scripts', () => {
     assert.equal(model.sites.length, 3);
   });
 
+  test("a variable's value is read again where it is used: the variables in it have their values at that use", () => {
+    // A call written once, its arguments set before each use; :'input_dir' is the runner's (psql -v).
+    const text = [
+      "\\set reader 'read_samples(:''codec'', format(''%s/%s'', :''input_dir'', :''codec''), '",
+      '\\set codec gorilla',
+      'select count(*) from :reader true) bulk;',
+      '\\set codec delta',
+      "select set_config('app.codec', c, false) from :reader false) r(c);",
+    ].join('\n');
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.equal(model.sites.length, 2);
+    const holes = readScript(text, 'x.sql').holes.map((h) => h.text);
+    assert.deepEqual(holes, ["read_samples('gorilla', format('%s/%s', ':input_dir', 'gorilla'), ", "read_samples('delta', format('%s/%s', ':input_dir', 'delta'), "]);
+  });
+
   test(":'name' or :\"name\" alone makes a psql script (no backslash command); :name alone does not (query files write it too)", () => {
     const quoted = parse("select set_config('app.tenant', :'tenant', false);\nselect * from :\"schema_name\".jobs;");
     assert.deepEqual(quoted.sqlErrors, []);
@@ -366,6 +382,25 @@ describe('what the tools around a file put in it', () => {
     const reading = readScript(text, 'x.sql');
     assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), ['${t}_owner', '${t}', 'idx_${t}', '${t}']);
     assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).fatal], [[], undefined]);
+  });
+});
+
+describe('statements in a newer PostgreSQL\'s syntax', () => {
+  test('are one note naming the construct and the version, not a parse error; the file\'s other statements are read', async () => {
+    const { runRules } = await import('../../src/engine/run-rules.ts');
+    const { readFileSync } = await import('node:fs');
+    const file = new URL('../../fixtures/sql-files/newer-postgresql.sql', import.meta.url);
+    const model = parse(readFileSync(file, 'utf8'), 'newer-postgresql.sql');
+    assert.equal(model.fatal, undefined);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.match(model.notRead!.message, /^Not read: ON CONFLICT \.\.\. DO SELECT \(line 5\) is PostgreSQL 19 syntax; pgq-audit parses PostgreSQL 18/);
+    assert.ok(model.sites.some((s) => s.analysis.statements[0].settingWrites.length === 1));
+    const findings = runRules(model, []);
+    assert.deepEqual(findings.map((f) => [f.severity, f.fatal ?? false, f.messageId, f.line]), [[1, false, 'newer-postgresql', 5]]);
+    // The same statement with a real error beside it: that error is still a parse error.
+    const broken = parse("INSERT INTO tags (name) VALUES ('a') ON CONFLICT (name) DO SELECT RETURNING id;\nSELEC 1;\nSELECT 2;");
+    assert.equal(broken.sqlErrors.length, 1);
+    assert.ok(broken.notRead);
   });
 });
 

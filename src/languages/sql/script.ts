@@ -398,10 +398,36 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   let j = i + 1 + name.length;
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
-  if (value !== undefined) holes.push({ start: i, end: j, text: value });
-  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
+  if (value !== undefined) {
+    const expanded = expandVariables(value, variables, new Set([name]));
+    holes.push({ start: i, end: j, text: expanded.text, ...(expanded.unknown ? { opaque: true } : {}) });
+  } else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
   else holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
+}
+
+/**
+ * psql reads a variable's value again as it puts it in, so the variables in it are filled in with their values at the
+ * use (`\\set fn 'f(:''algo'')'` then `\\set algo gorilla` and `:fn` is `f('gorilla')`); a variable is not filled in
+ * inside its own value. `unknown`: the value holds a bare variable the file never \\set (the runner's -v).
+ */
+function expandVariables(value: string, variables: Map<string, string>, using: Set<string>): { text: string; unknown: boolean } {
+  if (!value.includes(':')) return { text: value, unknown: false };
+  let unknown = false;
+  const text = value.replace(/(^|[^:\w])(?::'([A-Za-z_]\w*)'|:"([A-Za-z_]\w*)"|:([A-Za-z_]\w*))/g, (whole, before: string, literal?: string, identifier?: string, bare?: string) => {
+    const name = (literal ?? identifier ?? bare)!;
+    const inner = using.has(name) ? undefined : variables.get(name);
+    const filled = inner === undefined ? undefined : expandVariables(inner, variables, new Set([...using, name]));
+    if (filled?.unknown) unknown = true;
+    if (literal !== undefined) return `${before}'${(filled?.text ?? `:${name}`).replace(/'/g, "''")}'`;
+    if (identifier !== undefined) return `${before}${quoteIdentifier(filled?.text ?? `:${name}`)}`;
+    if (filled === undefined) {
+      unknown = true;
+      return whole;
+    }
+    return `${before}${filled.text}`;
+  });
+  return { text, unknown };
 }
 
 /**
