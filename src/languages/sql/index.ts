@@ -13,6 +13,7 @@ import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript, type ScriptReading } from './script.ts';
+import { newerSyntaxAt, PARSER_POSTGRESQL } from './newer-syntax.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
 
@@ -62,6 +63,19 @@ export const sqlFrontEnd: FrontEnd = {
         }
         return model;
       }
+    }
+    // A statement in a newer PostgreSQL's syntax is valid where the file runs: a note that it was not read, no parse error.
+    const newer = analysis.errors.length > 0 ? analysis.errors.map((error) => newerSyntaxAt(reading.sql, error.span.start)) : [];
+    if (newer.some((n) => n)) {
+      const notRead = analysis.errors.flatMap((error, k) => (newer[k] ? [{ error, newer: newer[k]! }] : []));
+      const [first] = notRead;
+      const { line } = lineIndexOf(text).position(first.error.span.start);
+      const more = notRead.length - 1;
+      model.notRead = {
+        message: `Not read: ${first.newer.what} (line ${line}${more > 0 ? ` and ${more} more statement${more > 1 ? 's' : ''}` : ''}) is PostgreSQL ${first.newer.version} syntax; pgq-audit parses PostgreSQL ${PARSER_POSTGRESQL}, so what ${notRead.length > 1 ? 'these statements do was' : 'it does was'} not checked.`,
+        span: first.error.span,
+      };
+      analysis = { ...analysis, errors: analysis.errors.filter((_, k) => !newer[k]) };
     }
     model.sqlErrors = analysis.errors;
     if (analysis.errors.length > 0 && !file.startsWith('db:')) model.parseErrorHint = readAsHint(reading);
