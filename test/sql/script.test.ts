@@ -377,6 +377,28 @@ describe('what the tools around a file put in it', () => {
     }
   });
 
+  test('a piece of an extension script (a sql/ folder beside the extension\'s control file) is run as that script: a body that does not compile is not an error', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    // An event trigger's RETURN with a value: PostgreSQL 17 rejects it at CREATE unless check_function_bodies is off.
+    const text = 'CREATE FUNCTION audit.on_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RETURN audit.forward_ddl();\nEND$$;\n';
+    const root = mkdtempSync(join(tmpdir(), 'pgq-ext-'));
+    mkdirSync(join(root, 'sql'));
+    writeFileSync(join(root, 'audit.control.in'), "default_version = '@VERSION@'\n");
+    const plain = mkdtempSync(join(tmpdir(), 'pgq-noext-'));
+    mkdirSync(join(plain, 'sql'));
+    const errors = (dir: string) => parse(text, join(dir, 'sql', 'compat.sql')).sqlErrors.map((e) => e.message);
+    assert.deepEqual(errors(root), []);
+    // The same file where no control file says an extension build takes it: psql runs it as it is, and it fails.
+    assert.match(errors(plain).join(), /RETURN cannot have a parameter in function returning void/);
+    // A regression script of the extension (test/sql/) is psql's, not a piece of the extension.
+    mkdirSync(join(root, 'test', 'sql'), { recursive: true });
+    const { inExtensionSource } = await import('../../src/languages/sql/extension-source.ts');
+    assert.equal(inExtensionSource(join(root, 'test', 'sql', 'compat.sql')), false);
+    assert.equal(inExtensionSource(join(root, 'sql', 'updates', 'compat.sql')), true);
+  });
+
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {
     const text = 'create policy ${t}_owner on ${t} using (true);\ncreate index idx_${t} on ${t} (a);';
     const reading = readScript(text, 'x.sql');

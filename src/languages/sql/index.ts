@@ -13,6 +13,7 @@ import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript, type ScriptReading } from './script.ts';
+import { inExtensionSource } from './extension-source.ts';
 import { newerSyntaxAt, PARSER_POSTGRESQL } from './newer-syntax.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
@@ -28,6 +29,7 @@ export const sqlFrontEnd: FrontEnd = {
     }
     model.comments = collectLineComments(text, '--');
     const reading = readScript(text, file);
+    if (!reading.extension && inExtensionSource(file)) reading.extension = true;
     // Only the statements that can carry a fact are parsed (a migration's CREATE INDEX, GRANT and COMMENT are not), except
     // in a function definition read from a database (`pgq-audit db`): its body's syntax is the point there.
     const onlyFacts = !options.sql?.parseEvery && !file.startsWith('db:');
