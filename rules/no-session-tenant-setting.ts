@@ -71,6 +71,7 @@ function read(file: FileModel, options: Options): SessionFacts {
   const isRequestScoped = requestScopedMatcher(options.requestSettings);
   const ref = refMaker(file.text);
   const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [], handedValues: file.handedValues ?? [], escapedFunctions: file.escapedFunctions ?? [] };
+  const restored = restoredSettings(file);
   for (const { site, statement } of statementsOf(file)) {
     if (isNamedQuery(site)) {
       const resets = queryResetsOf(site, statement);
@@ -82,6 +83,7 @@ function read(file: FileModel, options: Options): SessionFacts {
     for (const call of statement.calls ?? []) facts.calls.push({ name: call.name, at: ref(call.span), args: call.args });
     for (const write of statement.settingWrites) {
       if (write.via !== 'set' && write.via !== 'set_config') continue;
+      if (write.name && statement.routine?.span && restored.get(statement.routine.span.start)?.has(write.name)) continue;
       const finding = judge(file, site, statement, write, isTenant, isRequestScoped);
       if (!finding) continue;
       if (finding.kind === 'level-from-parameter') {
@@ -105,6 +107,39 @@ function read(file: FileModel, options: Options): SessionFacts {
     }
   }
   return facts;
+}
+
+/**
+ * Per routine definition (by where its CREATE starts), the settings it saves and puts back: it reads the setting's
+ * current value before it first writes it at session level, and writes it again with a value that is no literal
+ * (`v_old := current_setting('search_path'); set_config('search_path', 'part,' || v_old, false); ...;
+ * set_config('search_path', v_old, false)`). Its caller gets the setting back as it was: on return, from the
+ * routine, and on an error, from the rollback, which undoes a session-level write of the failed transaction too.
+ */
+function restoredSettings(file: FileModel): Map<number, Set<string>> {
+  const byRoutine = new Map<number, Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>>();
+  for (const { site, statement } of statementsOf(file)) {
+    const at = statement.routine?.span?.start;
+    if (at === undefined) continue;
+    const settings = byRoutine.get(at) ?? new Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>();
+    byRoutine.set(at, settings);
+    for (const read of statement.settingReads) {
+      if (read.setting && !settings.has(read.setting)) settings.set(read.setting, { readFirst: true, writes: 0, lastLiteral: false });
+    }
+    for (const write of statement.settingWrites) {
+      if (!write.name || (write.via !== 'set' && write.via !== 'set_config')) continue;
+      const resolved = resolveWrite(write, site.params);
+      if (resolved.level !== 'session') continue;
+      const seen = settings.get(write.name) ?? { readFirst: false, writes: 0, lastLiteral: false };
+      settings.set(write.name, { ...seen, writes: seen.writes + 1, lastLiteral: resolved.constant });
+    }
+  }
+  const out = new Map<number, Set<string>>();
+  for (const [at, settings] of byRoutine) {
+    const names = [...settings].filter(([, s]) => s.readFirst && s.writes >= 2 && !s.lastLiteral).map(([name]) => name);
+    if (names.length > 0) out.set(at, new Set(names));
+  }
+  return out;
 }
 
 /**
