@@ -131,7 +131,9 @@ function restoredSettings(file: FileModel): Map<number, Set<string>> {
       const resolved = resolveWrite(write, site.params);
       if (resolved.level !== 'session') continue;
       const seen = settings.get(write.name) ?? { readFirst: false, writes: 0, lastLiteral: false };
-      settings.set(write.name, { ...seen, writes: seen.writes + 1, lastLiteral: resolved.constant });
+      // In SQL an EXECUTE builds, a variable concatenated into a quoted value ('...''' || v_old || '''...') reads as $N inside the literal.
+      const holdsVariable = statement.dynamic !== undefined && typeof resolved.literal === 'string' && /\$\d/.test(resolved.literal);
+      settings.set(write.name, { ...seen, writes: seen.writes + 1, lastLiteral: resolved.constant && !holdsVariable });
     }
   }
   const out = new Map<number, Set<string>>();
