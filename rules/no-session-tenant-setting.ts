@@ -209,6 +209,9 @@ function judge(
     return undefined;
   }
   if (!isTenant(resolved.name) || isRequestScoped(resolved.name)) return undefined;
+  // A search_path written as a literal (`SET search_path = ag_catalog, "$user", public`) is the same for every job that
+  // runs the code: it names the schemas the code was written for, not the job's tenant, whose schema comes in a value.
+  if (resolved.name === 'search_path' && resolved.constant && !resolved.clears && !holdsHole(resolved.literal)) return undefined;
   const data = { setting: resolved.name, routine: routineName };
   if (resolved.level === 'unknown') {
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
@@ -234,6 +237,11 @@ function judge(
 /** A site on a connection its function's callers hand in (a parameter the front end cannot type): which one is theirs to say. */
 function handed(site: SqlSite): { onParameter?: ParameterRef } {
   return site.clientParameter ? { onParameter: site.clientParameter } : {};
+}
+
+/** A literal the front end built around a value it filled in: `tenant_$1, public`, `{schema}, public` (`$user` is PostgreSQL's own). */
+function holdsHole(literal: string | number | boolean | null | undefined): boolean {
+  return typeof literal === 'string' && /\$\d|\{[^}]*\}|pgq_param_/.test(literal);
 }
 
 /** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */
