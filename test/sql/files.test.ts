@@ -75,6 +75,7 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     assert.match(String(messages('mysql/query.sql')[0]?.[2]), /^File skipped: it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, in a folder named mysql\/\)/);
     assert.match(String(messages('sqlite/schema.sql')[0]?.[2]), /it is SQLite, not PostgreSQL/);
     assert.match(String(messages('mysql_functions/concat.sql')[0]?.[2]), /it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, in a folder named mysql_functions\/\)/);
+    assert.match(String(messages('sqlc-package/query.sql')[0]?.[2]), /it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, and sqlc.yaml "engine": "mysql" says so\)/);
     // The folder is a sign only where the text does not parse: a PostgreSQL error there is still reported.
     const dir = mkdtempSync(join(tmpdir(), 'pgq-folder-'));
     mkdirSync(join(dir, 'postgres'));

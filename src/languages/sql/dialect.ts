@@ -3,6 +3,9 @@
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
 export interface ForeignFile {
   /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
   kind: string;
@@ -10,8 +13,10 @@ export interface ForeignFile {
   sign: string;
   /** Offset of the sign in the text. */
   at: number;
-  /** The sign is the folder the file is in (`mysql/`), not its text. */
+  /** The sign is where the file is (its folder `mysql/`, a sqlc config beside it), not its text. */
   folder?: boolean;
+  /** The config file the sign was read from (the model depends on it). */
+  config?: string;
 }
 
 interface Sign {
@@ -102,7 +107,36 @@ export function foreignFile(text: string, file?: string): ForeignFile | undefine
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) : undefined);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) : undefined);
+}
+
+/** sqlc's config names the database each package's schema and queries are for (`"engine": "mysql"`). */
+const SQLC_CONFIGS = ['sqlc.json', 'sqlc.yaml', 'sqlc.yml'];
+
+/**
+ * The engine of the nearest sqlc config in the file's folder or the two above it, when every package it declares
+ * is for another database than PostgreSQL. Read only for a file that does not parse.
+ */
+function sqlcEngine(file: string): ForeignFile | undefined {
+  let dir = dirname(file);
+  for (let up = 0; up < 3; up++) {
+    for (const name of SQLC_CONFIGS) {
+      let config: string;
+      try {
+        config = readFileSync(join(dir, name), 'utf8');
+      } catch {
+        continue;
+      }
+      const engines = [...config.matchAll(/["']?engine["']?\s*:\s*["']?([A-Za-z]+)/g)].map((m) => m[1].toLowerCase());
+      if (engines.length === 0 || engines.some((e) => e === 'postgresql' || e === 'postgres')) return undefined;
+      const kind = FOLDER_DIALECTS[engines[0]];
+      return kind ? { kind, sign: `${name} "engine": "${engines[0]}"`, at: 0, folder: true, config: join(dir, name) } : undefined;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
 }
 
 /**

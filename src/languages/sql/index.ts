@@ -55,9 +55,12 @@ export const sqlFrontEnd: FrontEnd = {
       const foreign = foreignFile(text, file);
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
+        if (foreign.config) model.dependencies = [foreign.config];
         if (detection === 'warn') {
           const { line } = lineIndexOf(text).position(foreign.at);
-          const why = foreign.folder ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}` : `${foreign.sign} at line ${line}`;
+          const why = !foreign.folder
+            ? `${foreign.sign} at line ${line}`
+            : foreign.sign.endsWith('/') ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}` : `it does not parse as PostgreSQL, and ${foreign.sign} says so`;
           model.skipped = {
             message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${why}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
             span: { start: foreign.at, end: foreign.at },
