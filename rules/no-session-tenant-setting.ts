@@ -221,7 +221,9 @@ function judge(
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
   if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
-  if (inRoutine) return { kind: 'report', messageId: 'routine', data };
+  // A routine's body runs where it is called; one whose only callers are on a dedicated connection (a regression
+  // test's helper, called on psql's connection to the test's database) runs there.
+  if (inRoutine && site.connection.kind !== 'dedicated') return { kind: 'report', messageId: 'routine', data };
   if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
   if (statement.routine) return { kind: 'report', messageId: 'routine', data, ...handed(site) }; // a DO block, on the file's connection
   // A .sql file's own search_path and role, at its top or in its own BEGIN ... COMMIT (a migration, a pg_dump).

@@ -84,6 +84,17 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     assert.equal(broken.results[0].messages.filter((m) => m.fatal).length, 1);
   });
 
+  test('a routine a regression script defines runs on psql\'s connection to the test database: its session-level write leaks to no job', async () => {
+    const script = join(import.meta.dirname, '../../fixtures/sql-regress/test/sql/schema_helpers.sql');
+    const inRegress = await scan({ paths: [script], concurrency: 'off' });
+    assert.deepEqual(inRegress.results[0].messages.map((m) => m.ruleId), []);
+    // The same routine in a migration of an application: its callers may be pooled jobs, and it is reported.
+    const dir = mkdtempSync(join(tmpdir(), 'pgq-regress-'));
+    writeFileSync(join(dir, 'schema_helpers.sql'), readFileSync(script, 'utf8'));
+    const elsewhere = await scan({ paths: [dir], concurrency: 'off' });
+    assert.deepEqual(elsewhere.results[0].messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
+  });
+
   test('the config key "sql" is validated', () => {
     assert.deepEqual(validateConfig({ sql: { dialectDetection: 'quiet' } }, 'x.json').sql, { dialectDetection: 'quiet' });
     assert.throws(() => validateConfig({ sql: { dialectDetection: 'loud' } }, 'x.json'), /"loud" is not allowed. Valid values: "warn", "quiet", "off"/);

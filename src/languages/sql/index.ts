@@ -109,8 +109,9 @@ export const sqlFrontEnd: FrontEnd = {
         const id = `${file}#${statement.routine.name}${body.ended > 0 ? `#${body.ended}` : ''}`;
         scope = { kind: 'transaction', id, form: `${statement.routine.kind} body`, rollsBackOnError: true };
       }
-      // A DO block runs where it stands; a function or procedure body where it is called.
-      const runsHere = !statement.routine || statement.routine.kind === 'do';
+      // A DO block runs where it stands; a function or procedure body where it is called: for one a regression script
+      // defines, in the test's own database, where only the test's scripts call it on psql's connection.
+      const runsHere = !statement.routine || statement.routine.kind === 'do' || reading.regression === true;
       model.sites.push({
         span: statement.span,
         analysis: { statements: [statement], errors: [] },

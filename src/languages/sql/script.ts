@@ -16,6 +16,8 @@ export interface ScriptReading {
   holes: Hole[];
   /** psql meta-commands were seen: the file is a psql script. */
   psql: boolean;
+  /** A regression script in pg_regress's layout: it runs in the test's own database, on psql's connection. */
+  regression?: boolean;
   /** psql variables set with \set before their use, by name. */
   variables: Map<string, string>;
   /** The migration tool whose markers or file layout the file has. */
@@ -316,6 +318,7 @@ export function readScript(text: string, file: string): ScriptReading {
   });
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'))) reading.regression = true;
   if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
   if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
