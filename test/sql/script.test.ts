@@ -390,6 +390,8 @@ describe('what the tools around a file put in it', () => {
     mkdirSync(join(plain, 'sql'));
     const errors = (dir: string) => parse(text, join(dir, 'sql', 'compat.sql')).sqlErrors.map((e) => e.message);
     assert.deepEqual(errors(root), []);
+    // A cached reading holds while the control file that made it a piece of the extension is there.
+    assert.deepEqual(parse(text, join(root, 'sql', 'compat.sql')).dependencies, [join(root, 'audit.control.in')]);
     // The same file where no control file says an extension build takes it: psql runs it as it is, and it fails.
     assert.match(errors(plain).join(), /RETURN cannot have a parameter in function returning void/);
     // A regression script of the extension (test/sql/) is psql's, not a piece of the extension.

@@ -13,7 +13,7 @@ import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript, type ScriptReading } from './script.ts';
-import { inExtensionSource } from './extension-source.ts';
+import { extensionControlOf } from './extension-source.ts';
 import { newerSyntaxAt, PARSER_POSTGRESQL } from './newer-syntax.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
@@ -29,7 +29,11 @@ export const sqlFrontEnd: FrontEnd = {
     }
     model.comments = collectLineComments(text, '--');
     const reading = readScript(text, file);
-    if (!reading.extension && inExtensionSource(file)) reading.extension = true;
+    const control = reading.extension ? undefined : extensionControlOf(file);
+    if (control) {
+      reading.extension = true;
+      model.dependencies = [control];
+    }
     // Only the statements that can carry a fact are parsed (a migration's CREATE INDEX, GRANT and COMMENT are not), except
     // in a function definition read from a database (`pgq-audit db`): its body's syntax is the point there.
     const onlyFacts = !options.sql?.parseEvery && !file.startsWith('db:');
@@ -55,7 +59,7 @@ export const sqlFrontEnd: FrontEnd = {
       const foreign = foreignFile(text, file);
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
-        if (foreign.config) model.dependencies = [foreign.config];
+        if (foreign.config) model.dependencies = [...(model.dependencies ?? []), foreign.config].sort();
         if (detection === 'warn') {
           const { line } = lineIndexOf(text).position(foreign.at);
           const why = !foreign.folder
