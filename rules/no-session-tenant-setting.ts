@@ -81,6 +81,7 @@ function read(file: FileModel, options: Options): SessionFacts {
   const isRequestScoped = requestScopedMatcher(options.requestSettings);
   const ref = refMaker(file.text);
   const facts: SessionFacts = { findings: [], preRequest: [], levelRoutines: [], calls: [], handedValues: file.handedValues ?? [], escapedFunctions: file.escapedFunctions ?? [] };
+  const restored = restoredSettings(file);
   for (const { site, statement } of statementsOf(file)) {
     if (isNamedQuery(site)) {
       const resets = queryResetsOf(site, statement);
@@ -98,6 +99,7 @@ function read(file: FileModel, options: Options): SessionFacts {
     }
     for (const write of statement.settingWrites) {
       if (write.via !== 'set' && write.via !== 'set_config') continue;
+      if (write.name && statement.routine?.span && restored.get(statement.routine.span.start)?.has(write.name)) continue;
       const finding = judge(file, site, statement, write, isTenant, isRequestScoped);
       if (!finding) continue;
       if (finding.kind === 'level-from-parameter') {
@@ -121,6 +123,41 @@ function read(file: FileModel, options: Options): SessionFacts {
     }
   }
   return facts;
+}
+
+/**
+ * Per routine definition (by where its CREATE starts), the settings it saves and puts back: it reads the setting's
+ * current value before it first writes it at session level, and writes it again with a value that is no literal
+ * (`v_old := current_setting('search_path'); set_config('search_path', 'part,' || v_old, false); ...;
+ * set_config('search_path', v_old, false)`). Its caller gets the setting back as it was: on return, from the
+ * routine, and on an error, from the rollback, which undoes a session-level write of the failed transaction too.
+ */
+function restoredSettings(file: FileModel): Map<number, Set<string>> {
+  const byRoutine = new Map<number, Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>>();
+  for (const { site, statement } of statementsOf(file)) {
+    const at = statement.routine?.span?.start;
+    if (at === undefined) continue;
+    const settings = byRoutine.get(at) ?? new Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>();
+    byRoutine.set(at, settings);
+    for (const read of statement.settingReads) {
+      if (read.setting && !settings.has(read.setting)) settings.set(read.setting, { readFirst: true, writes: 0, lastLiteral: false });
+    }
+    for (const write of statement.settingWrites) {
+      if (!write.name || (write.via !== 'set' && write.via !== 'set_config')) continue;
+      const resolved = resolveWrite(write, site.params);
+      if (resolved.level !== 'session') continue;
+      const seen = settings.get(write.name) ?? { readFirst: false, writes: 0, lastLiteral: false };
+      // In SQL an EXECUTE builds, a variable concatenated into a quoted value ('...''' || v_old || '''...') reads as $N inside the literal.
+      const holdsVariable = statement.dynamic !== undefined && typeof resolved.literal === 'string' && /\$\d/.test(resolved.literal);
+      settings.set(write.name, { ...seen, writes: seen.writes + 1, lastLiteral: resolved.constant && !holdsVariable });
+    }
+  }
+  const out = new Map<number, Set<string>>();
+  for (const [at, settings] of byRoutine) {
+    const names = [...settings].filter(([, s]) => s.readFirst && s.writes >= 2 && !s.lastLiteral).map(([name]) => name);
+    if (names.length > 0) out.set(at, new Set(names));
+  }
+  return out;
 }
 
 /**
@@ -207,6 +244,9 @@ function judge(
     return undefined;
   }
   if (!isTenant(resolved.name) || isRequestScoped(resolved.name)) return undefined;
+  // A search_path written as a literal (`SET search_path = ag_catalog, "$user", public`) is the same for every job that
+  // runs the code: it names the schemas the code was written for, not the job's tenant, whose schema comes in a value.
+  if (resolved.name === 'search_path' && resolved.constant && !resolved.clears && !holdsHole(resolved.literal)) return undefined;
   const data = { setting: resolved.name, routine: routineName };
   if (resolved.level === 'unknown') {
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
@@ -216,7 +256,9 @@ function judge(
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
   if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
-  if (inRoutine) return { kind: 'report', messageId: 'routine', data };
+  // A routine's body runs where it is called; one whose only callers are on a dedicated connection (a regression
+  // test's helper, called on psql's connection to the test's database) runs there.
+  if (inRoutine && site.connection.kind !== 'dedicated') return { kind: 'report', messageId: 'routine', data };
   if (site.connection.kind === 'dedicated') return undefined; // a connection the job (or psql, or the migration tool) opened and closes itself
   if (statement.routine) return { kind: 'report', messageId: 'routine', data, ...handed(site) }; // a DO block, on the file's connection
   // A .sql file's own search_path and role, at its top or in its own BEGIN ... COMMIT (a migration, a pg_dump).
@@ -232,6 +274,11 @@ function judge(
 /** A site on a connection its function's callers hand in (a parameter the front end cannot type): which one is theirs to say. */
 function handed(site: SqlSite): { onParameter?: ParameterRef } {
   return site.clientParameter ? { onParameter: site.clientParameter } : {};
+}
+
+/** A literal the front end built around a value it filled in: `tenant_$1, public`, `{schema}, public` (`$user` is PostgreSQL's own). */
+function holdsHole(literal: string | number | boolean | null | undefined): boolean {
+  return typeof literal === 'string' && /\$\d|\{[^}]*\}|pgq_param_/.test(literal);
 }
 
 /** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */

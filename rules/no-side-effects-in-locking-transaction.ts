@@ -53,9 +53,12 @@ function read(model: FileModel): SideEffectFacts {
    * in the IF NOT FOUND of its claim). (A helper walked in place of its call may write further up the file than the
    * claim that runs before it.)
    */
-  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[]): CallFact | undefined => {
+  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler): CallFact | undefined => {
     locking ??= lockingStatements(model);
-    const before = locking.get(scopeId)?.filter((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end)) ?? [];
+    const before =
+      locking
+        .get(scopeId)
+        ?.filter((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
     const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
@@ -78,7 +81,9 @@ function read(model: FileModel): SideEffectFacts {
         if (waitsNothing(call)) continue;
         if (own && !own.calls.includes(call.name)) own.calls.push(call.name);
         if (site.scope.kind !== 'transaction') continue;
-        const fact = afterLock(call.name, call.span, site.scope.id, statement.plpgsql?.tookNothing);
+        const handlerOf = statement.plpgsql?.handlerOf;
+        const handler = handlerOf !== undefined && routine?.span ? { block: handlerOf, routineAt: routine.span.start } : undefined;
+        const fact = afterLock(call.name, call.span, site.scope.id, statement.plpgsql?.tookNothing, handler);
         if (!fact) continue;
         if (sqlSideEffect(call.name)) facts.direct.push(fact);
         else facts.routineCalls.push(routine ? { ...fact, inRoutine: routine.name } : fact);
@@ -143,6 +148,24 @@ interface LockingStatement {
   start: number;
   end: number;
   what: string;
+  /** The routine definition it is in (where its CREATE starts), and the BEGIN ... EXCEPTION blocks it is protected by. */
+  routineAt?: number;
+  guardedBy?: readonly number[];
+}
+
+/** A call in the EXCEPTION handler of a block of a routine definition. */
+interface Handler {
+  block: number;
+  routineAt: number;
+}
+
+/**
+ * PL/pgSQL rolls a block's protected part back to its start before the handler runs (a subtransaction): the rows
+ * its statements locked or wrote are released by then (`BEGIN ... FOR UPDATE NOWAIT ... EXCEPTION WHEN
+ * lock_not_available THEN PERFORM pg_sleep(...)` waits holding none of them).
+ */
+function rolledBackFor(statement: LockingStatement, handler: Handler): boolean {
+  return statement.routineAt === handler.routineAt && (statement.guardedBy ?? []).includes(handler.block);
 }
 
 /** For each transaction, its statements that lock or write rows, by position: one pass over the file. */
@@ -155,7 +178,13 @@ function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
       if (!locks && statement.rowWrites.length === 0) continue;
       let list = byScope.get(site.scope.id);
       if (!list) byScope.set(site.scope.id, (list = []));
-      list.push({ start: statement.span.start, end: statement.span.end, what: locks ? 'locked' : 'written' });
+      const guardedBy = statement.plpgsql?.guardedBy;
+      list.push({
+        start: statement.span.start,
+        end: statement.span.end,
+        what: locks ? 'locked' : 'written',
+        ...(guardedBy?.length && statement.routine?.span ? { routineAt: statement.routine.span.start, guardedBy } : {}),
+      });
     }
   }
   for (const list of byScope.values()) list.sort((a, b) => a.start - b.start);

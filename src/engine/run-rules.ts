@@ -14,6 +14,7 @@ export function runRules(model: FileModel, active: readonly ActiveRule[]): Findi
     return [{ ruleId: null, severity: 1, messageId: 'not-postgresql', message: model.skipped.message, span: model.skipped.span, ...locate(model.skipped.span) }];
   }
   const findings: Finding[] = [];
+  if (model.notRead) findings.push({ ruleId: null, severity: 1, messageId: 'newer-postgresql', message: model.notRead.message, span: model.notRead.span, ...locate(model.notRead.span) });
   if (model.sqlErrors.length > 0) {
     // One diagnostic per file for the statements that did not parse; the rest were analysed.
     const [first] = model.sqlErrors;

@@ -374,6 +374,8 @@ export interface FileModel {
   fatal?: { message: string; span: Span };
   /** Set when the front end chose not to analyse the file (a .sql file that is not PostgreSQL): one warning, no rules run. */
   skipped?: { message: string; span: Span };
+  /** Statements in a newer PostgreSQL's syntax than the parser reads (valid where the file runs): one note, not a parse error. */
+  notRead?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */
   sqlErrors: { message: string; span: Span }[];
   /** Said after the parse error of a file: what the file was read as, and how to leave it out. */

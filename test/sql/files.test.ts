@@ -4,7 +4,7 @@
 // (fixtures/sql-not-postgresql), none gets a fatal message; those others get
 // one warning each, or none, or a parse error, as sql.dialectDetection says.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -65,6 +65,34 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     const off = await scan({ paths: [foreign], concurrency: 'off', sql: { dialectDetection: 'off' } });
     assert.equal(off.results.length, Object.keys(kinds).length);
     for (const result of off.results) assert.ok(result.messages.some((m) => m.fatal && /Parsing error/.test(m.message)), result.filePath);
+  });
+
+  test('a file that does not parse, in a folder named after another database, is that database\'s', async () => {
+    const folders = join(import.meta.dirname, '../../fixtures/sql-dialect-folders');
+    const { results } = await scan({ paths: [folders], concurrency: 'off' });
+    const messages = (name: string) => results.find((r) => r.filePath.endsWith(name))!.messages.map((m) => [m.fatal ?? false, m.messageId, m.message]);
+    assert.deepEqual(messages('postgresql/query.sql'), []);
+    assert.match(String(messages('mysql/query.sql')[0]?.[2]), /^File skipped: it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, in a folder named mysql\/\)/);
+    assert.match(String(messages('sqlite/schema.sql')[0]?.[2]), /it is SQLite, not PostgreSQL/);
+    assert.match(String(messages('mysql_functions/concat.sql')[0]?.[2]), /it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, in a folder named mysql_functions\/\)/);
+    assert.match(String(messages('sqlc-package/query.sql')[0]?.[2]), /it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, and sqlc.yaml "engine": "mysql" says so\)/);
+    // The folder is a sign only where the text does not parse: a PostgreSQL error there is still reported.
+    const dir = mkdtempSync(join(tmpdir(), 'pgq-folder-'));
+    mkdirSync(join(dir, 'postgres'));
+    writeFileSync(join(dir, 'postgres', 'broken.sql'), 'SELECT FROM WHERE;\n');
+    const broken = await scan({ paths: [dir], concurrency: 'off' });
+    assert.equal(broken.results[0].messages.filter((m) => m.fatal).length, 1);
+  });
+
+  test('a routine a regression script defines runs on psql\'s connection to the test database: its session-level write leaks to no job', async () => {
+    const script = join(import.meta.dirname, '../../fixtures/sql-regress/test/sql/schema_helpers.sql');
+    const inRegress = await scan({ paths: [script], concurrency: 'off' });
+    assert.deepEqual(inRegress.results[0].messages.map((m) => m.ruleId), []);
+    // The same routine in a migration of an application: its callers may be pooled jobs, and it is reported.
+    const dir = mkdtempSync(join(tmpdir(), 'pgq-regress-'));
+    writeFileSync(join(dir, 'schema_helpers.sql'), readFileSync(script, 'utf8'));
+    const elsewhere = await scan({ paths: [dir], concurrency: 'off' });
+    assert.deepEqual(elsewhere.results[0].messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
   });
 
   test('the config key "sql" is validated', () => {

@@ -46,6 +46,22 @@ describe('psql scripts', () => {
     assert.equal(model.sites.length, 3);
   });
 
+  test("a variable's value is read again where it is used: the variables in it have their values at that use", () => {
+    // A call written once, its arguments set before each use; :'input_dir' is the runner's (psql -v).
+    const text = [
+      "\\set reader 'read_samples(:''codec'', format(''%s/%s'', :''input_dir'', :''codec''), '",
+      '\\set codec gorilla',
+      'select count(*) from :reader true) bulk;',
+      '\\set codec delta',
+      "select set_config('app.codec', c, false) from :reader false) r(c);",
+    ].join('\n');
+    const model = parse(text);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.equal(model.sites.length, 2);
+    const holes = readScript(text, 'x.sql').holes.map((h) => h.text);
+    assert.deepEqual(holes, ["read_samples('gorilla', format('%s/%s', ':input_dir', 'gorilla'), ", "read_samples('delta', format('%s/%s', ':input_dir', 'delta'), "]);
+  });
+
   test(":'name' or :\"name\" alone makes a psql script (no backslash command); :name alone does not (query files write it too)", () => {
     const quoted = parse("select set_config('app.tenant', :'tenant', false);\nselect * from :\"schema_name\".jobs;");
     assert.deepEqual(quoted.sqlErrors, []);
@@ -361,11 +377,54 @@ describe('what the tools around a file put in it', () => {
     }
   });
 
+  test('a piece of an extension script (a sql/ folder beside the extension\'s control file) is run as that script: a body that does not compile is not an error', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    // An event trigger's RETURN with a value: PostgreSQL 17 rejects it at CREATE unless check_function_bodies is off.
+    const text = 'CREATE FUNCTION audit.on_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RETURN audit.forward_ddl();\nEND$$;\n';
+    const root = mkdtempSync(join(tmpdir(), 'pgq-ext-'));
+    mkdirSync(join(root, 'sql'));
+    writeFileSync(join(root, 'audit.control.in'), "default_version = '@VERSION@'\n");
+    const plain = mkdtempSync(join(tmpdir(), 'pgq-noext-'));
+    mkdirSync(join(plain, 'sql'));
+    const errors = (dir: string) => parse(text, join(dir, 'sql', 'compat.sql')).sqlErrors.map((e) => e.message);
+    assert.deepEqual(errors(root), []);
+    // A cached reading holds while the control file that made it a piece of the extension is there.
+    assert.deepEqual(parse(text, join(root, 'sql', 'compat.sql')).dependencies, [join(root, 'audit.control.in')]);
+    // The same file where no control file says an extension build takes it: psql runs it as it is, and it fails.
+    assert.match(errors(plain).join(), /RETURN cannot have a parameter in function returning void/);
+    // A regression script of the extension (test/sql/) is psql's, not a piece of the extension.
+    mkdirSync(join(root, 'test', 'sql'), { recursive: true });
+    const { inExtensionSource } = await import('../../src/languages/sql/extension-source.ts');
+    assert.equal(inExtensionSource(join(root, 'test', 'sql', 'compat.sql')), false);
+    assert.equal(inExtensionSource(join(root, 'sql', 'updates', 'compat.sql')), true);
+  });
+
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {
     const text = 'create policy ${t}_owner on ${t} using (true);\ncreate index idx_${t} on ${t} (a);';
     const reading = readScript(text, 'x.sql');
     assert.deepEqual(reading.holes.map((h) => text.slice(h.start, h.end)), ['${t}_owner', '${t}', 'idx_${t}', '${t}']);
     assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).fatal], [[], undefined]);
+  });
+});
+
+describe('statements in a newer PostgreSQL\'s syntax', () => {
+  test('are one note naming the construct and the version, not a parse error; the file\'s other statements are read', async () => {
+    const { runRules } = await import('../../src/engine/run-rules.ts');
+    const { readFileSync } = await import('node:fs');
+    const file = new URL('../../fixtures/sql-files/newer-postgresql.sql', import.meta.url);
+    const model = parse(readFileSync(file, 'utf8'), 'newer-postgresql.sql');
+    assert.equal(model.fatal, undefined);
+    assert.deepEqual(model.sqlErrors, []);
+    assert.match(model.notRead!.message, /^Not read: ON CONFLICT \.\.\. DO SELECT \(line 5\) is PostgreSQL 19 syntax; pgq-audit parses PostgreSQL 18/);
+    assert.ok(model.sites.some((s) => s.analysis.statements[0].settingWrites.length === 1));
+    const findings = runRules(model, []);
+    assert.deepEqual(findings.map((f) => [f.severity, f.fatal ?? false, f.messageId, f.line]), [[1, false, 'newer-postgresql', 5]]);
+    // The same statement with a real error beside it: that error is still a parse error.
+    const broken = parse("INSERT INTO tags (name) VALUES ('a') ON CONFLICT (name) DO SELECT RETURNING id;\nSELEC 1;\nSELECT 2;");
+    assert.equal(broken.sqlErrors.length, 1);
+    assert.ok(broken.notRead);
   });
 });
 

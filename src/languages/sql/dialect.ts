@@ -3,6 +3,9 @@
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
 export interface ForeignFile {
   /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
   kind: string;
@@ -10,6 +13,10 @@ export interface ForeignFile {
   sign: string;
   /** Offset of the sign in the text. */
   at: number;
+  /** The sign is where the file is (its folder `mysql/`, a sqlc config beside it), not its text. */
+  folder?: boolean;
+  /** The config file the sign was read from (the model depends on it). */
+  config?: string;
 }
 
 interface Sign {
@@ -73,12 +80,76 @@ function codeOnly(text: string): string {
   return text.replace(/--[^\n]*|\/\*(?!!\d)[\s\S]*?\*\/|'(?:[^']|'')*'/g, (m) => m.replace(/[^\n]/g, ' '));
 }
 
-export function foreignFile(text: string): ForeignFile | undefined {
+/**
+ * Folders named after another database: repositories that target several (sqlc's `testdata/<case>/mysql/`,
+ * an ORM's `migrations/sqlite/`) keep each database's files apart, and a file there that does not parse as
+ * PostgreSQL is that database's, even where its text shows no sign of it (`UPDATE a JOIN b ... SET a.x = b.x`).
+ */
+const FOLDER_DIALECTS: Record<string, string> = {
+  mysql: 'MySQL',
+  mariadb: 'MariaDB',
+  sqlite: 'SQLite',
+  sqlite3: 'SQLite',
+  mssql: 'T-SQL',
+  sqlserver: 'T-SQL',
+  tsql: 'T-SQL',
+  oracle: 'Oracle',
+  clickhouse: 'ClickHouse',
+  bigquery: 'BigQuery',
+  googlesql: 'GoogleSQL',
+  spanner: 'GoogleSQL',
+  snowflake: 'Snowflake',
+  duckdb: 'DuckDB',
+};
+
+export function foreignFile(text: string, file?: string): ForeignFile | undefined {
   // Template tags may sit in strings and comments too: look at the whole text.
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) : undefined);
+}
+
+/** sqlc's config names the database each package's schema and queries are for (`"engine": "mysql"`). */
+const SQLC_CONFIGS = ['sqlc.json', 'sqlc.yaml', 'sqlc.yml'];
+
+/**
+ * The engine of the nearest sqlc config in the file's folder or the two above it, when every package it declares
+ * is for another database than PostgreSQL. Read only for a file that does not parse.
+ */
+function sqlcEngine(file: string): ForeignFile | undefined {
+  let dir = dirname(file);
+  for (let up = 0; up < 3; up++) {
+    for (const name of SQLC_CONFIGS) {
+      let config: string;
+      try {
+        config = readFileSync(join(dir, name), 'utf8');
+      } catch {
+        continue;
+      }
+      const engines = [...config.matchAll(/["']?engine["']?\s*:\s*["']?([A-Za-z]+)/g)].map((m) => m[1].toLowerCase());
+      if (engines.length === 0 || engines.some((e) => e === 'postgresql' || e === 'postgres')) return undefined;
+      const kind = FOLDER_DIALECTS[engines[0]];
+      return kind ? { kind, sign: `${name} "engine": "${engines[0]}"`, at: 0, folder: true, config: join(dir, name) } : undefined;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
+}
+
+/**
+ * The nearest folder of the file's path named after another database, alone or as the first word of its name
+ * (`mysql_reference_manual/`, `sqlite-migrations/`); the file's own name is not a folder.
+ */
+function folderSign(file: string): ForeignFile | undefined {
+  const folders = file.split(/[\\/]/).slice(0, -1);
+  for (let i = folders.length - 1; i >= 0; i--) {
+    const kind = FOLDER_DIALECTS[folders[i].toLowerCase().replace(/[-_].*$/, '')];
+    if (kind) return { kind, sign: `${folders[i]}/`, at: 0, folder: true };
+  }
+  return undefined;
 }
 
 function firstSign(text: string, signs: Sign[], original = text): ForeignFile | undefined {

@@ -13,6 +13,8 @@ import { SQL_EXTENSIONS } from '../extensions.ts';
 import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript, type ScriptReading } from './script.ts';
+import { extensionControlOf } from './extension-source.ts';
+import { newerSyntaxAt, PARSER_POSTGRESQL } from './newer-syntax.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
 
@@ -27,6 +29,11 @@ export const sqlFrontEnd: FrontEnd = {
     }
     model.comments = collectLineComments(text, '--');
     const reading = readScript(text, file);
+    const control = reading.extension ? undefined : extensionControlOf(file);
+    if (control) {
+      reading.extension = true;
+      model.dependencies = [control];
+    }
     // Only the statements that can carry a fact are parsed (a migration's CREATE INDEX, GRANT and COMMENT are not), except
     // in a function definition read from a database (`pgq-audit db`): its body's syntax is the point there.
     const onlyFacts = !options.sql?.parseEvery && !file.startsWith('db:');
@@ -49,18 +56,35 @@ export const sqlFrontEnd: FrontEnd = {
 
     const detection: DialectDetection = options.sql?.dialectDetection ?? 'warn';
     if (analysis.errors.length > 0 && detection !== 'off') {
-      const foreign = foreignFile(text);
+      const foreign = foreignFile(text, file);
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
+        if (foreign.config) model.dependencies = [...(model.dependencies ?? []), foreign.config].sort();
         if (detection === 'warn') {
           const { line } = lineIndexOf(text).position(foreign.at);
+          const why = !foreign.folder
+            ? `${foreign.sign} at line ${line}`
+            : foreign.sign.endsWith('/') ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}` : `it does not parse as PostgreSQL, and ${foreign.sign} says so`;
           model.skipped = {
-            message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${foreign.sign} at line ${line}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
+            message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${why}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
             span: { start: foreign.at, end: foreign.at },
           };
         }
         return model;
       }
+    }
+    // A statement in a newer PostgreSQL's syntax is valid where the file runs: a note that it was not read, no parse error.
+    const newer = analysis.errors.length > 0 ? analysis.errors.map((error) => newerSyntaxAt(reading.sql, error.span.start)) : [];
+    if (newer.some((n) => n)) {
+      const notRead = analysis.errors.flatMap((error, k) => (newer[k] ? [{ error, newer: newer[k]! }] : []));
+      const [first] = notRead;
+      const { line } = lineIndexOf(text).position(first.error.span.start);
+      const more = notRead.length - 1;
+      model.notRead = {
+        message: `Not read: ${first.newer.what} (line ${line}${more > 0 ? ` and ${more} more statement${more > 1 ? 's' : ''}` : ''}) is PostgreSQL ${first.newer.version} syntax; pgq-audit parses PostgreSQL ${PARSER_POSTGRESQL}, so what ${notRead.length > 1 ? 'these statements do was' : 'it does was'} not checked.`,
+        span: first.error.span,
+      };
+      analysis = { ...analysis, errors: analysis.errors.filter((_, k) => !newer[k]) };
     }
     model.sqlErrors = analysis.errors;
     if (analysis.errors.length > 0 && !file.startsWith('db:')) model.parseErrorHint = readAsHint(reading);
@@ -89,8 +113,9 @@ export const sqlFrontEnd: FrontEnd = {
         const id = `${file}#${statement.routine.name}${body.ended > 0 ? `#${body.ended}` : ''}`;
         scope = { kind: 'transaction', id, form: `${statement.routine.kind} body`, rollsBackOnError: true };
       }
-      // A DO block runs where it stands; a function or procedure body where it is called.
-      const runsHere = !statement.routine || statement.routine.kind === 'do';
+      // A DO block runs where it stands; a function or procedure body where it is called: for one a regression script
+      // defines, in the test's own database, where only the test's scripts call it on psql's connection.
+      const runsHere = !statement.routine || statement.routine.kind === 'do' || reading.regression === true;
       model.sites.push({
         span: statement.span,
         analysis: { statements: [statement], errors: [] },

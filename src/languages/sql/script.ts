@@ -16,6 +16,8 @@ export interface ScriptReading {
   holes: Hole[];
   /** psql meta-commands were seen: the file is a psql script. */
   psql: boolean;
+  /** A regression script in pg_regress's layout: it runs in the test's own database, on psql's connection. */
+  regression?: boolean;
   /** psql variables set with \set before their use, by name. */
   variables: Map<string, string>;
   /** The migration tool whose markers or file layout the file has. */
@@ -316,6 +318,7 @@ export function readScript(text: string, file: string): ScriptReading {
   });
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
+  if (PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'))) reading.regression = true;
   if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
   if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
@@ -398,10 +401,36 @@ function placeholderAtColon(text: string, i: number, variables: Map<string, stri
   let j = i + 1 + name.length;
   if (text[j] === '!') j++; // pgtyped: a required parameter
   const value = variables.get(name);
-  if (value !== undefined) holes.push({ start: i, end: j, text: value });
-  else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
+  if (value !== undefined) {
+    const expanded = expandVariables(value, variables, new Set([name]));
+    holes.push({ start: i, end: j, text: expanded.text, ...(expanded.unknown ? { opaque: true } : {}) });
+  } else if (psqlText && text[j - 1] !== '!') holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`), stringText: `':${name}'`, fragment: true, opaque: true });
   else holes.push({ start: i, end: j, identifierText: quoteIdentifier(`:${name}`) });
   return j;
+}
+
+/**
+ * psql reads a variable's value again as it puts it in, so the variables in it are filled in with their values at the
+ * use (`\\set fn 'f(:''algo'')'` then `\\set algo gorilla` and `:fn` is `f('gorilla')`); a variable is not filled in
+ * inside its own value. `unknown`: the value holds a bare variable the file never \\set (the runner's -v).
+ */
+function expandVariables(value: string, variables: Map<string, string>, using: Set<string>): { text: string; unknown: boolean } {
+  if (!value.includes(':')) return { text: value, unknown: false };
+  let unknown = false;
+  const text = value.replace(/(^|[^:\w])(?::'([A-Za-z_]\w*)'|:"([A-Za-z_]\w*)"|:([A-Za-z_]\w*))/g, (whole, before: string, literal?: string, identifier?: string, bare?: string) => {
+    const name = (literal ?? identifier ?? bare)!;
+    const inner = using.has(name) ? undefined : variables.get(name);
+    const filled = inner === undefined ? undefined : expandVariables(inner, variables, new Set([...using, name]));
+    if (filled?.unknown) unknown = true;
+    if (literal !== undefined) return `${before}'${(filled?.text ?? `:${name}`).replace(/'/g, "''")}'`;
+    if (identifier !== undefined) return `${before}${quoteIdentifier(filled?.text ?? `:${name}`)}`;
+    if (filled === undefined) {
+      unknown = true;
+      return whole;
+    }
+    return `${before}${filled.text}`;
+  });
+  return { text, unknown };
 }
 
 /**
