@@ -243,8 +243,10 @@ function readQueueFacts(model: FileModel): QueueFacts {
       entries.push({ site, statement: withBoundStrings(statement, bindOf(site, statement), namedStatesOf(site, statement)), key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
     }
   }
-  // Source order: a PL/pgSQL FOR loop's query comes before the loop's body.
-  entries.sort((a, b) => a.statement.span.start - b.statement.span.start);
+  // The order the sites run in (a helper's statements where the walk reached its call), and within a site source
+  // order: a PL/pgSQL FOR loop's query comes before the loop's body.
+  const siteOrder = new Map(model.sites.map((site, i) => [site, i]));
+  entries.sort((a, b) => siteOrder.get(a.site)! - siteOrder.get(b.site)! || a.statement.span.start - b.statement.span.start);
   // The state column and running states by what the claims do: the moves of rows the statement's own SKIP LOCKED read picked.
   const roles = stateRolesOf(
     entries.flatMap(({ statement }) =>
@@ -278,8 +280,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
     }
   });
 
+  // A helper handed the transaction's connection runs its statements under that transaction's locks, where they are read;
+  // the copy its own walk recorded, on a connection it could not tell, is the same statement.
+  const underLock = new Set(entries.filter((e, i) => e.key !== undefined && e.statement.rowWrites.some((w) => claimReadOf(e, i, w).earlier)).map((e) => e.statement.span.start));
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
+    if (key === undefined && underLock.has(statement.span.start)) return;
     const routine = statement.routine;
     if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
@@ -472,6 +478,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     leaseAssignment !== undefined &&
     values.length > 0 &&
     takes.some((v) => !values.includes(v)) &&
+    // From a waiting state: a write that takes only running jobs (`'claimed'` gone stale) and moves them on puts them back.
+    takes.some((v) => !states.isRunning(v)) &&
     values.every((v) => (!takes.includes(v) || reclaimByLease !== undefined) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
   // An optimistic claim (compare and set, no row lock): by id, it writes the lease end and a token of the worker's it
   // does not compare, where the lease still holds the value the worker read (`and locked_until = $3`). The host saw
@@ -554,6 +562,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // By the id of a job a worker holds (`id = $1`), not only joined with the rows of a CTE (`t.id = r.id`) or picked by a
   // subquery (`id in (select ...)`) that found them expired.
   const byHeldId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.value.kind !== 'subquery');
+  // Also by the caller's set of ids, a subquery of no table (`id in (select unnest($2::uuid[]))`).
+  const byHeldIds = byHeldId || write.where.some((c) => isRowId(c.column, write.table) && c.op === 'in' && c.value.kind === 'subquery' && c.value.tables?.length === 0);
   const retry = isClaim ? predicate.find((c) => comparedStates(c, states).some((v) => DEAD_STATUS.test(v))) : undefined;
 
   // Also a write of the expired jobs at the limit that retires them nowhere (`set last_error = ...`): where their dead state belongs.
@@ -572,7 +582,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // SKIP LOCKED) RETURNING is a claim that is its own end, and an UPDATE of the picked rows whose new state the analysis
   // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
   const writesPicked = claimRead?.skipLocked === true;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  // By the id of a job a worker holds: a write of the rows a CTE picked by other means (a cancel by filter) ends no one's run.
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
