@@ -153,6 +153,8 @@ export interface SweepFact {
   requeue: boolean;
   /** The states it writes (`status = 'failed'`): a claim that takes one of them takes the jobs back. */
   sets: string[];
+  /** The states its WHERE takes jobs from (`status = 'reserved'`). */
+  takes?: string[];
   /** Counts the attempt as it re-queues (`attempts = attempts + 1`). */
   increments: boolean;
   /** Compares the attempt counter (as a limit, or in the CASE that picks the state). */
@@ -354,6 +356,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           dead: w.dead,
           requeue: w.requeue,
           sets: w.sets,
+          takes: w.takes.length > 0 ? w.takes : undefined,
           increments: w.increments,
           limitAt: w.limit ? ref(w.limit.span) : w.attemptInCase ? ref(w.statusSpan ?? write.span) : undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
@@ -577,7 +580,9 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() or now() + an
   // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
   const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
-  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
+  // A move of the job from the states its WHERE requires to another (`'claimed'` to `'running'`) starts a run: no heartbeat.
+  const movesState = gatedOn !== undefined && values.length > 0 && values.every((v) => !gatedOn.includes(v));
+  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || (setsRunning && !movesState)) && !clearsLease && !increments;
   // A write of the rows its own SKIP LOCKED read picks takes jobs, whatever it writes: DELETE ... WHERE id = (SELECT ...
   // SKIP LOCKED) RETURNING is a claim that is its own end, and an UPDATE of the picked rows whose new state the analysis
   // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
