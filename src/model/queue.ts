@@ -20,6 +20,7 @@ import { retryFactOf, type RetryFact } from './queue-copies.ts';
 import { callsOnly, isExpiredLease, leaseRoles, staleWorker } from './queue-leases.ts';
 import { comparedStates, stateRolesOf, statusValues, type StateRoles } from './queue-states.ts';
 import { heldFences } from './queue-locks.ts';
+import { withoutTestEvidence } from './test-evidence.ts';
 import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
@@ -652,7 +653,8 @@ export interface TableFacts {
  * A file's unqualified names are in its `defaultSchema` (its unit's; public when not given),
  * so `billing.jobs` and `public.jobs` never lend each other facts.
  */
-export function leaseTables(files: readonly { file: string; facts: QueueFacts; defaultSchema?: string }[]): TableFacts[] {
+export function leaseTables(all: readonly { file: string; facts: QueueFacts; defaultSchema?: string }[]): TableFacts[] {
+  const files = withoutTestEvidence(all);
   const tables = new Map<string, TableFacts>();
   const of = (name: TableName, defaultSchema: string) => {
     const key = tableKey(name, defaultSchema);
