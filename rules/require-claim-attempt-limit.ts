@@ -1,8 +1,9 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision, type FileFacts } from '../src/model/cross-file.ts';
 import { DEFAULT_SCHEMA, tableKey, writtenName } from '../src/model/tables.ts';
-import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts, type SweepFact, type TableFacts } from '../src/model/queue.ts';
-import { requeueSweeps } from '../src/model/queue-roles.ts';
+import { DEAD_STATUS, formatSeconds, queueFactsOf, RUNNING_STATUS, type ClaimFact, type QueueFacts, type SweepFact } from '../src/model/queue.ts';
+import { leaseTables, type Located, type TableFacts } from '../src/model/queue-tables.ts';
+import { fenceOf, requeueSweeps } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { INSERT_SELECT, UPDATE_SET } from '../src/model/triggers.ts';
@@ -65,6 +66,7 @@ export default defineRule<Options, QueueFacts>({
           if (mode === 'project' && !fact.consumerUnseen && !files.some((f) => f.facts.countChecks?.length)) out.push({ file, at: fact.at, messageId: 'noReadLimit', data: pgmqData(fact) });
           continue;
         }
+        if (startedElsewhere(fact, table)) continue;
         // An optimistic claim: the host read the job and decided to take it back, and may count and stop there.
         if (fact.reclaimByHost) continue;
         if (fact.reclaimAt && !fact.limitAt) {
@@ -114,6 +116,8 @@ export default defineRule<Options, QueueFacts>({
         if (sweep.fact.limitAt) continue;
         const claim = claimFor(table, sweep);
         if (!claim || claim.fact.reclaimAt) continue; // the claim's own finding says it
+        // It puts back reservations of a two-step take only: none of them started.
+        if (startedElsewhere(claim.fact, table) && sweep.fact.takes?.every((state) => claim.fact.sets?.includes(state))) continue;
         out.push({
           file: sweep.file,
           at: sweep.fact.reclaimAt!,
@@ -125,6 +129,27 @@ export default defineRule<Options, QueueFacts>({
     return out;
   }),
 });
+
+/**
+ * A two-step take: the claim only reserves (`'claimed'`), and the run starts with a fenced move of the reserved job to
+ * another running state (`set status = 'running' where id = $1 and status = 'claimed' and claimed_by = $2`) that no
+ * claim takes. What comes back from the reservation never started: a job that kills its worker does so in the started
+ * state, whose recovery (a sweep of it, judged on its own) is not this claim's.
+ */
+function startedElsewhere(claim: ClaimFact, table: TableFacts): boolean {
+  const reserved = new Set(claim.sets ?? []);
+  if (reserved.size === 0) return false;
+  const retaken = new Set(table.claims.flatMap((c) => c.fact.takes));
+  return table.finishes.some(
+    ({ fact: start }) =>
+      start.gatedOn !== undefined &&
+      start.gatedOn.length > 0 &&
+      start.gatedOn.every((state) => reserved.has(state)) &&
+      start.sets.length > 0 &&
+      start.sets.every((state) => !reserved.has(state) && !retaken.has(state) && RUNNING_STATUS.test(state)) &&
+      fenceOf(start, table) !== undefined,
+  );
+}
 
 /** Retries by copy with no limit in their WHERE, of tables no claim or sweep of the project stops at a limit. */
 function unlimitedCopies(files: readonly FileFacts<QueueFacts>[]): Decision[] {

@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { LEASE_END_COLUMN, leaseTables, queueFactsOf, type QueueFacts, type TableFacts } from '../src/model/queue.ts';
+import { LEASE_END_COLUMN, queueFactsOf, type QueueFacts } from '../src/model/queue.ts';
+import { leaseTables, type TableFacts } from '../src/model/queue-tables.ts';
 import { requeues, retires } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';

@@ -1,8 +1,9 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision } from '../src/model/cross-file.ts';
-import { DEAD_STATUS, formatSeconds, leaseTables, queueFactsOf, type FinishFact, type QueueFacts, type Ref, type TableFacts } from '../src/model/queue.ts';
+import { DEAD_STATUS, formatSeconds, queueFactsOf, type FinishFact, type QueueFacts, type Ref } from '../src/model/queue.ts';
+import { leaseTables, type TableFacts } from '../src/model/queue-tables.ts';
 import { fenceOf, reclaimerOf, type Reclaimer } from '../src/model/queue-roles.ts';
-import { isRowId } from '../src/model/queue-columns.ts';
+import { CANCEL_STATUS, isRowId } from '../src/model/queue-columns.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
@@ -57,6 +58,8 @@ export default defineRule<Options, QueueFacts>({
       for (const { file, fact: finish } of table.finishes) {
         if (fenceOf(finish, table) || finish.api === 'pgmq') continue;
         if (held.size > 0 && finish.gatedOn?.every((state) => !held.has(state))) continue;
+        // A cancel ends whichever run holds the job, on purpose: overwriting the second run is what it is for.
+        if (finish.sets.length > 0 && finish.sets.every((state) => CANCEL_STATUS.test(state))) continue;
         // The claim that makes the late run possible: a short fixed lease, and expired leases taken back.
         for (const claim of table.claims) {
           const reclaimer = reclaimerOf(table, claim);

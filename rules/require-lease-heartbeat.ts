@@ -1,6 +1,7 @@
 import { defineRule } from '../src/model/index.ts';
 import { crossFileParts, type Decision, type FileFacts } from '../src/model/cross-file.ts';
-import { formatSeconds, LEASE_END_COLUMN, leaseTables, queueFactsOf, type ClaimFact, type Located, type QueueFacts } from '../src/model/queue.ts';
+import { formatSeconds, LEASE_END_COLUMN, queueFactsOf, type ClaimFact, type QueueFacts } from '../src/model/queue.ts';
+import { leaseTables, type Located } from '../src/model/queue-tables.ts';
 import { extendsLease, fenceOf, reclaimerOf } from '../src/model/queue-roles.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
 import { UPDATE_SET } from '../src/model/triggers.ts';

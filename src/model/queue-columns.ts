@@ -79,6 +79,10 @@ export function isRowId(column: string, table: string): boolean {
 
 export const RUNNING_STATUS = /^(running|active|executing|doing|locked|in_progress|inprogress|processing|started|claimed|reserved|working|busy|taken|leased|picked)$/i;
 export const DEAD_STATUS = /^(dead|failed|failure|discarded|error|errored|exhausted|abandoned|cancelled|canceled|poisoned|dead_letter|dead_lettered|dlq|given_up|killed)$/i;
+/** States a job waits in to be claimed. */
+export const WAITING_STATUS = /^(queued|pending|available|ready|new|waiting|scheduled|retry|retryable)$/i;
+/** A cancel: the end an operator (or the queue) gives a job, meant for whichever run holds it. */
+export const CANCEL_STATUS = /^(cancell?ed|aborted|revoked)$/i;
 export const DONE_STATUS = /^(done|completed|complete|succeeded|success|successful|finished|ok|processed)$/i;
 
 export const isLeaseColumn = (c: string) => LEASE_END_COLUMN.test(c) || LEASE_START_COLUMN.test(c);

@@ -3,7 +3,9 @@
 // finish (a column the claim itself writes, not a name), whether a sweep
 // puts jobs back where a claim takes them or retires them, and what takes a
 // job back after its worker is gone.
-import { LEASE_END_COLUMN, LEASE_START_COLUMN, type ClaimFact, type Located, type Ref, type SweepFact, type TableFacts } from './queue.ts';
+import { WAITING_STATUS } from './queue-columns.ts';
+import { LEASE_END_COLUMN, LEASE_START_COLUMN, type ClaimFact, type Ref, type SweepFact } from './queue.ts';
+import { type Located, type TableFacts } from './queue-tables.ts';
 
 /**
  * The fence of a finish or heartbeat: a column its WHERE compares with the
@@ -23,7 +25,8 @@ export function extendsLease(heartbeat: { column: string }, table: TableFacts): 
   if (table.claims.some((c) => c.fact.leaseColumn === heartbeat.column)) return true;
   // Where every claim and sweep names the column it takes jobs back by, a write of another column (`started_at`,
   // `deadline` as a reserved job is started) extends no lease that anything takes back.
-  const takesBackBy = [...table.claims.map((c) => (c.fact.byWorkerBeat ? undefined : c.fact.leaseColumn)), ...table.sweeps.filter((s) => s.fact.reclaimAt).map((s) => (s.fact.byWorkerBeat ? undefined : s.fact.reclaimColumn))];
+  // A claim that takes nothing back has no say in it.
+  const takesBackBy = [...table.claims.filter((c) => c.fact.reclaimAt).map((c) => (c.fact.byWorkerBeat ? undefined : c.fact.leaseColumn)), ...table.sweeps.filter((s) => s.fact.reclaimAt).map((s) => (s.fact.byWorkerBeat ? undefined : s.fact.reclaimColumn))];
   if (takesBackBy.every((column) => column !== undefined)) return takesBackBy.includes(heartbeat.column);
   return LEASE_END_COLUMN.test(heartbeat.column) || LEASE_START_COLUMN.test(heartbeat.column);
 }
@@ -42,10 +45,9 @@ export function requeues(sweep: SweepFact, table: TableFacts): boolean {
 export function retires(sweep: SweepFact, table: TableFacts): boolean {
   if (!sweep.dead) return false;
   if (sweep.sets.length === 0) return true;
-  return sweep.sets.some((state) => !WAITING.test(state) && claimsTaking(state, table).every((c) => c.fact.limitAt || c.fact.limitUnknown));
+  return sweep.sets.some((state) => !WAITING_STATUS.test(state) && claimsTaking(state, table).every((c) => c.fact.limitAt || c.fact.limitUnknown));
 }
 
-const WAITING = /^(queued|pending|available|ready|new|waiting|scheduled|retry|retryable)$/i;
 
 function claimsTaking(state: string, table: TableFacts): readonly Located<ClaimFact>[] {
   return rolesOf(table).taking.get(state.toLowerCase()) ?? [];

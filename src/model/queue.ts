@@ -19,7 +19,9 @@ import type { Location } from './rule.ts';
 import { retryFactOf, type RetryFact } from './queue-copies.ts';
 import { callsOnly, isExpiredLease, leaseRoles, staleWorker } from './queue-leases.ts';
 import { pgmqFactsOf, pgmqQueueOf } from './pgmq.ts';
-import { DEFAULT_SCHEMA, mayBeSameTable, tableKey, tablesOf, writtenName, type TableName } from './tables.ts';
+import { comparedStates, stateRolesOf, statusValues, type StateRoles } from './queue-states.ts';
+import { heldFences } from './queue-locks.ts';
+import { mayBeSameTable, tablesOf, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
   ATTEMPT_COLUMN,
@@ -160,6 +162,8 @@ export interface SweepFact {
   requeue: boolean;
   /** The states it writes (`status = 'failed'`): a claim that takes one of them takes the jobs back. */
   sets: string[];
+  /** The states its WHERE takes jobs from (`status = 'reserved'`). */
+  takes?: string[];
   /** Counts the attempt as it re-queues (`attempts = attempts + 1`). */
   increments: boolean;
   /** Compares the attempt counter (as a limit, or in the CASE that picks the state). */
@@ -221,7 +225,7 @@ interface TransactionIndex {
   lastEnd: Map<string, number>;
 }
 
-function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIndex> {
+function indexTransactions(entries: readonly Entry[], roles: StateRoles): Map<string, TransactionIndex> {
   const byKey = new Map<string, TransactionIndex>();
   entries.forEach((entry, position) => {
     if (entry.key === undefined) return;
@@ -234,7 +238,7 @@ function indexTransactions(entries: readonly Entry[]): Map<string, TransactionIn
         if (!written.has(table) && !index.firstClaimRead.has(table)) index.firstClaimRead.set(table, { position, read });
       }
     }
-    for (const write of entry.statement.rowWrites) if (write.op !== 'insert' && writesEnd(write)) index.lastEnd.set(tableOf(write.table), position);
+    for (const write of entry.statement.rowWrites) if (write.op !== 'insert' && writesEnd(write, roles)) index.lastEnd.set(tableOf(write.table), position);
   });
   return byKey;
 }
@@ -255,9 +259,21 @@ function readQueueFacts(model: FileModel): QueueFacts {
       entries.push({ site, statement: withBoundStrings(statement, bindOf(site, statement), namedStatesOf(site, statement)), key: site.scope.kind === 'transaction' ? site.scope.id : undefined });
     }
   }
-  // Source order: a PL/pgSQL FOR loop's query comes before the loop's body.
-  entries.sort((a, b) => a.statement.span.start - b.statement.span.start);
-  const transactions = indexTransactions(entries);
+  // The order the sites run in (a helper's statements where the walk reached its call), and within a site source
+  // order: a PL/pgSQL FOR loop's query comes before the loop's body.
+  const siteOrder = new Map(model.sites.map((site, i) => [site, i]));
+  entries.sort((a, b) => siteOrder.get(a.site)! - siteOrder.get(b.site)! || a.statement.span.start - b.statement.span.start);
+  // The state column and running states by what the claims do: the moves of rows the statement's own SKIP LOCKED read picked.
+  const roles = stateRolesOf(
+    entries.flatMap(({ statement }) =>
+      statement.rowWrites.map((write) => {
+        const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, write))));
+        return { write, predicate: [...(own?.where ?? pickedByRead(write) ?? []), ...(own || pickedByRead(write) ? write.where : [])] };
+      }),
+    ),
+  );
+  const transactions = indexTransactions(entries, roles);
+  const lockFences = heldFences(entries);
 
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
   const claimReadOf = (entry: Entry, position: number, name: TableName) => {
@@ -274,14 +290,18 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
+      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
       // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
       if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
   });
 
+  // A helper handed the transaction's connection runs its statements under that transaction's locks, where they are read;
+  // the copy its own walk recorded, on a connection it could not tell, is the same statement.
+  const underLock = new Set(entries.filter((e, i) => e.key !== undefined && e.statement.rowWrites.some((w) => claimReadOf(e, i, w).earlier)).map((e) => e.statement.span.start));
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
+    if (key === undefined && underLock.has(statement.span.start)) return;
     const routine = statement.routine;
     if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
@@ -296,11 +316,11 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const { claimRead, earlier } = claimReadOf(entry, position, name);
       const bind = bindOf(entry.site, entry.statement);
       const clock = clockOf(entry.site, entry.statement);
-      let w = readWrite(write, claimRead, counters, bind, false, clock);
+      let w = readWrite(write, claimRead, counters, roles, bind, false, clock);
       // A column set to a function's value and taken back once it has passed: a claim if the function returns a later time.
       let leaseBy: string[] | undefined;
       if (!w.isClaim && write.op === 'update' && write.assignments.some((a) => callsOnly(a.value))) {
-        const assumed = readWrite(write, claimRead, counters, bind, true, clock);
+        const assumed = readWrite(write, claimRead, counters, roles, bind, true, clock);
         const lease = write.assignments.find((a) => a.column === assumed.lease?.column)?.value;
         if (assumed.isClaim && lease && callsOnly(lease) && lease.kind === 'expression') [w, leaseBy] = [assumed, lease.functions];
       }
@@ -351,6 +371,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           dead: w.dead,
           requeue: w.requeue,
           sets: w.sets,
+          takes: w.takes.length > 0 ? w.takes : undefined,
           increments: w.increments,
           limitAt: w.limit ? ref(w.limit.span) : w.attemptInCase ? ref(w.statusSpan ?? write.span) : undefined,
           reclaimAt: w.reclaim ? ref(w.reclaim.span) : undefined,
@@ -361,7 +382,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
         continue;
       }
       if (w.isHeartbeat) {
-        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: w.compared, by: w.by });
+        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: [...w.compared, ...lockFences(key, table, position)], by: w.by });
         continue;
       }
       if (w.isFinish) {
@@ -370,7 +391,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           kind: w.done ? 'finish' : 'fail',
           at: ref(write.span),
           whereAt: ref(write.where[0]?.span ?? write.span),
-          compared: w.compared,
+          compared: [...w.compared, ...lockFences(key, table, position)],
           by: w.by,
           setsDead: w.dead && write.op !== 'delete',
           sets: w.sets,
@@ -389,24 +410,10 @@ function tableOf(table: string): string {
 }
 
 /** The write ends the job's run: a done/dead/queued state, or the row deleted. */
-function writesEnd(write: RowWrite): boolean {
+function writesEnd(write: RowWrite, roles: StateRoles): boolean {
   if (write.op === 'delete') return true;
-  const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
-  return status !== undefined && !statusValues(status.value).some((v) => RUNNING_STATUS.test(v));
-}
-
-function statusValues(value: RowWrite['assignments'][number]['value']): string[] {
-  if (value.kind === 'literal') return typeof value.value === 'string' ? [value.value] : [];
-  if (value.kind === 'expression') return value.strings ?? [];
-  return [];
-}
-
-/** The states a comparison of the status column names: `status = 'queued'`, `status in ('queued', 'failed')`, `status = any(array['queued', 'failed'])`. */
-function comparedStates(c: Comparison): string[] {
-  if (!STATUS_COLUMN.test(c.column) || c.negated) return [];
-  if (c.op === '=' && c.value.kind === 'literal' && typeof c.value.value === 'string') return [c.value.value];
-  if ((c.op === 'in' || c.op === '=') && c.value.kind === 'expression') return c.value.strings ?? [];
-  return [];
+  const status = write.assignments.find((a) => roles.isState(a.column));
+  return status !== undefined && !statusValues(status.value).some((v) => roles.isRunning(v));
 }
 
 interface WriteReading {
@@ -450,23 +457,23 @@ const byCode = (v: AssignedValue) => v.kind === 'expression' && v.params === tru
 /** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
 const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, bind?: BindParam, assumeCalls = false, clock?: ClockParam): WriteReading {
+function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, states: StateRoles, bind?: BindParam, assumeCalls = false, clock?: ClockParam): WriteReading {
   // A SKIP LOCKED read's filter, or that of a plain read whose row the write takes by id.
   const picked = claimRead ? undefined : pickedByRead(write);
   const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
-  const status = write.assignments.find((a) => STATUS_COLUMN.test(a.column));
+  const status = write.assignments.find((a) => states.isState(a.column));
   const values = status ? statusValues(status.value) : [];
   // A CASE on the counter: the state exhausted jobs get is not given to the others (`then 'executing'` leaves them as they are).
   const byLimit = status ? statesByLimit(status.value, counterTest(fileCounters)) : undefined;
-  const setsRunning = (byLimit?.others ?? values).some((v) => RUNNING_STATUS.test(v));
+  const setsRunning = (byLimit?.others ?? values).some((v) => states.isRunning(v));
   const roles = leaseRoles(write, assumeCalls);
-  const takes = [...new Set(predicate.flatMap(comparedStates))];
-  const takesRunning = takes.some((v) => RUNNING_STATUS.test(v));
+  const takes = [...new Set(predicate.flatMap((c) => comparedStates(c, states)))];
+  const takesRunning = takes.some((v) => states.isRunning(v));
   // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
   // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
   // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.
-  const statusFilter = predicate.filter((c) => !c.underOr && comparedStates(c).length > 0);
-  const waitingOnly = setsRunning && statusFilter.length > 0 && statusFilter.every((c) => !comparedStates(c).some((v) => RUNNING_STATUS.test(v)));
+  const statusFilter = predicate.filter((c) => !c.underOr && comparedStates(c, states).length > 0);
+  const waitingOnly = setsRunning && statusFilter.length > 0 && statusFilter.every((c) => !comparedStates(c, states).some((v) => states.isRunning(v)));
   const reclaimByLease = waitingOnly ? undefined : predicate.find((c) => isExpiredLease(c, roles, takesRunning));
   const stale = reclaimByLease || waitingOnly ? undefined : staleWorker(predicate, tableOf(write.table));
   const reclaim = reclaimByLease ?? stale?.comparison;
@@ -475,7 +482,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     write.assignments.find((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)) ??
     (reclaimByLease && (roles.end.has(reclaimByLease.column) || roles.start.has(reclaimByLease.column)) ? write.assignments.find((a) => a.column === reclaimByLease.column) : undefined);
   const clearsLease = write.assignments.some((a) => isLeaseColumn(a.column) && a.value.kind === 'literal' && a.value.value === null);
-  const fromWaiting = takes.some((v) => !RUNNING_STATUS.test(v));
+  const fromWaiting = takes.some((v) => !states.isRunning(v));
   const leaseIsNull = predicate.some((c) => isLeaseColumn(c.column) && c.op === 'is null');
   const isUpdate = write.op === 'update';
 
@@ -489,6 +496,8 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     leaseAssignment !== undefined &&
     values.length > 0 &&
     takes.some((v) => !values.includes(v)) &&
+    // From a waiting state: a write that takes only running jobs (`'claimed'` gone stale) and moves them on puts them back.
+    takes.some((v) => !states.isRunning(v)) &&
     values.every((v) => (!takes.includes(v) || reclaimByLease !== undefined) && !DONE_STATUS.test(v) && !DEAD_STATUS.test(v));
   // An optimistic claim (compare and set, no row lock): by id, it writes the lease end and a token of the worker's it
   // does not compare, where the lease still holds the value the worker read (`and locked_until = $3`). The host saw
@@ -511,7 +520,7 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     (setsRunning || movesOn || (leaseAssignment !== undefined && !status && handsOver)) &&
     (claimRead !== undefined || fromWaiting || reclaim !== undefined || leaseIsNull || cas !== undefined);
 
-  const requeue = values.some((v) => !RUNNING_STATUS.test(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
+  const requeue = values.some((v) => !states.isRunning(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
   // The write's own WHERE, also as the conditions of the CTE it joins (the same comparison, read again there).
   const reclaimInWhere = (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column))) || sweepStale !== undefined;
@@ -571,25 +580,30 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // By the id of a job a worker holds (`id = $1`), not only joined with the rows of a CTE (`t.id = r.id`) or picked by a
   // subquery (`id in (select ...)`) that found them expired.
   const byHeldId = write.where.some((c) => isRowId(c.column, write.table) && (c.op === '=' || c.op === 'in') && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.value.kind !== 'subquery');
-  const retry = isClaim ? predicate.find((c) => comparedStates(c).some((v) => DEAD_STATUS.test(v))) : undefined;
+  // Also by the caller's set of ids, a subquery of no table (`id in (select unnest($2::uuid[]))`).
+  const byHeldIds = byHeldId || write.where.some((c) => isRowId(c.column, write.table) && c.op === 'in' && c.value.kind === 'subquery' && c.value.tables?.length === 0);
+  const retry = isClaim ? predicate.find((c) => comparedStates(c, states).some((v) => DEAD_STATUS.test(v))) : undefined;
 
   // Also a write of the expired jobs at the limit that retires them nowhere (`set last_error = ...`): where their dead state belongs.
   const isSweep = !isClaim && !byHeldId && ((reclaimInWhere && (dead || requeue || clearsLease || exhausted !== undefined)) || (exhausted !== undefined && dead));
   // Equality with a value of the worker's: where a fence can be.
   const compared = [...new Set(write.where.filter((c) => c.op === '=' && !c.underOr && c.value.kind !== 'literal' && c.value.kind !== 'column' && c.column !== '').map((c) => c.column))];
-  const stateCompared = write.where.some((c) => STATUS_COLUMN.test(c.column));
+  const stateCompared = write.where.some((c) => states.isState(c.column));
   const by = byId ? (stateCompared ? 'id and state' : 'id') : stateCompared ? 'state' : 'its WHERE';
-  const gates = write.where.filter((c) => STATUS_COLUMN.test(c.column) && !c.underOr);
-  const gatedOn = gates.length > 0 && gates.every((c) => comparedStates(c).length > 0) ? [...new Set(gates.flatMap(comparedStates))] : undefined;
+  const gates = write.where.filter((c) => states.isState(c.column) && !c.underOr);
+  const gatedOn = gates.length > 0 && gates.every((c) => comparedStates(c, states).length > 0) ? [...new Set(gates.flatMap((c) => comparedStates(c, states)))] : undefined;
   // A heartbeat moves a lease forward by id: a lease column by name, or any column set to now() or now() + an
   // interval (the rules count it where it is the claim's lease column: `updated_at = now()` for a stale-age lease).
   const extended = leaseAssignment ?? write.assignments.find((a) => roles.end.has(a.column) || roles.start.has(a.column));
-  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || setsRunning) && !clearsLease && !increments;
+  // A move of the job from the states its WHERE requires to another (`'claimed'` to `'running'`) starts a run: no heartbeat.
+  const movesState = gatedOn !== undefined && values.length > 0 && values.every((v) => !gatedOn.includes(v));
+  const isHeartbeat = !isClaim && !isSweep && isUpdate && byId && extended !== undefined && (!status || (setsRunning && !movesState)) && !clearsLease && !increments;
   // A write of the rows its own SKIP LOCKED read picks takes jobs, whatever it writes: DELETE ... WHERE id = (SELECT ...
   // SKIP LOCKED) RETURNING is a claim that is its own end, and an UPDATE of the picked rows whose new state the analysis
   // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
   const writesPicked = claimRead?.skipLocked === true;
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byId && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  // By the id of a job a worker holds: a write of the rows a CTE picked by other means (a cancel by filter) ends no one's run.
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
@@ -627,57 +641,6 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
     gatedOn,
     workerBeat: isSweep ? sweepStale?.beat : isClaim ? stale?.beat : undefined,
   };
-}
-
-// ---- across files -------------------------------------------------------------------
-
-export interface Located<T> {
-  file: string;
-  fact: T;
-}
-
-export interface TableFacts {
-  /** The table as the first claim names it, for messages. */
-  table: string;
-  /** Its identity in the unit: `schema.table`. */
-  key: string;
-  /** Lease-design claims only: the one-transaction design has rules of its own. */
-  claims: Located<ClaimFact>[];
-  finishes: Located<FinishFact>[];
-  heartbeats: Located<HeartbeatFact>[];
-  sweeps: Located<SweepFact>[];
-}
-
-/**
- * The queue facts of several files, by table, for tables that have a lease-design claim.
- * A file's unqualified names are in its `defaultSchema` (its unit's; public when not given),
- * so `billing.jobs` and `public.jobs` never lend each other facts.
- */
-export function leaseTables(files: readonly { file: string; facts: QueueFacts; defaultSchema?: string }[]): TableFacts[] {
-  const tables = new Map<string, TableFacts>();
-  const of = (name: TableName, defaultSchema: string) => {
-    const key = tableKey(name, defaultSchema);
-    let t = tables.get(key);
-    if (!t) tables.set(key, (t = { table: writtenName(name), key, claims: [], finishes: [], heartbeats: [], sweeps: [] }));
-    return t;
-  };
-  const futureTimes = new Set(files.flatMap(({ facts }) => facts.futureTimes ?? []));
-  for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
-    for (const fact of facts.claims) {
-      // A claim by a function's value counts where the files define that function as a later time.
-      if (fact.design === 'lease' && (!fact.leaseBy || fact.leaseBy.some((f) => futureTimes.has(f)))) of(fact, defaultSchema).claims.push({ file, fact });
-    }
-  }
-  // Named after a claim: only then are the other facts added.
-  for (const { file, facts, defaultSchema = DEFAULT_SCHEMA } of files) {
-    for (const fact of facts.finishes) of(fact, defaultSchema).finishes.push({ file, fact });
-    for (const fact of facts.heartbeats) of(fact, defaultSchema).heartbeats.push({ file, fact });
-    for (const fact of facts.sweeps) of(fact, defaultSchema).sweeps.push({ file, fact });
-  }
-  // A row taken on a cadence and finished by nothing (no state, no finish, sweep or heartbeat of the table) recurs by
-  // design: each turn is a new run, and a crash is only retried at the next turn. Its claims are not leases.
-  const recurring = (t: TableFacts) => t.claims.every((c) => c.fact.cadence) && t.finishes.length === 0 && t.sweeps.length === 0 && t.heartbeats.length === 0;
-  return [...tables.values()].filter((t) => t.claims.length > 0 && !recurring(t));
 }
 
 /** Human form of a lease length: "2 s", "30 min", "4 h". */

@@ -23,7 +23,7 @@ import { isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
 import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
 import { functionName, nodeType, relationName, schemaOf } from './nodes.ts';
-import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows } from './sources.ts';
+import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows, withCallerRows } from './sources.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
 
 // libpg-query JSON: every node is { NodeType: { ...fields } }; false and zero fields are omitted.
@@ -535,7 +535,7 @@ function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCte
     ...schemaOf(node.relation),
     assignments,
     // Also what a CTE or subquery the write joins by the table's own column says of the same rows.
-    where: [...comparisons(node.whereClause, spanAt, 0, namesOf(node.relation)), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
+    where: [...comparisons(withCallerRows(node.whereClause, from), spanAt, 0, namesOf(node.relation)), ...[...joinedConditions(node, from, outerCtes), ...joinedOtherRows(node, from)].flatMap((c) => comparisons(c, spanAt))],
     returning: Boolean(node.returningClause?.exprs?.length ?? node.returningList?.length),
     span,
     ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),

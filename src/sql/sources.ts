@@ -273,3 +273,65 @@ export function joinedOtherRows(write: Node, from: Node[] | undefined): Node[] {
   }
   return out;
 }
+
+/** A value the caller gives: placeholders (and constants), no column of any row. */
+function fromCaller(node: Node | undefined): boolean {
+  return node !== undefined && columnRefs(node).length === 0 && JSON.stringify(node).includes('"ParamRef"');
+}
+
+/**
+ * The columns of the caller's own rows a write joins, by `alias.column`: `from unnest($1::uuid[], $2::text[]) as
+ * r(id, worker)` (each argument of unnest one column), `rows from (unnest($1), unnest($2)) as r(id, worker)`, a
+ * function of placeholders only (`jsonb_to_recordset($1) as r(id uuid, worker text)`: every column is its value), and
+ * `(values ($1, $2), ...) as r(id, worker)`. Each column stands for the values the caller passed.
+ */
+function callerColumns(from: Node[] | undefined): Map<string, Node> {
+  const columns = new Map<string, Node>();
+  const name = (n: Node) => String(n.String?.sval ?? n.ColumnDef?.colname ?? '').toLowerCase();
+  for (const item of from ?? []) {
+    const range = item.RangeFunction;
+    const values = item.RangeSubselect?.subquery?.SelectStmt?.valuesLists as Node[] | undefined;
+    const alias = range?.alias ?? item.RangeSubselect?.alias;
+    if (!alias?.aliasname) continue;
+    const names: string[] = [...(alias.colnames ?? []), ...(range?.coldeflist ?? [])].map(name);
+    const given: (Node | undefined)[] = [];
+    if (range) {
+      for (const entry of range.functions ?? []) {
+        const call = entry.List?.items?.[0]?.FuncCall;
+        const args: Node[] = call?.args ?? [];
+        if (call?.funcname?.at(-1)?.String?.sval === 'unnest') given.push(...args.map((a) => (fromCaller(a) ? a : undefined)));
+        else if (call && args.every(fromCaller) && args.length > 0) given.push(...names.map(() => ({ FuncCall: call })));
+        else given.push(undefined);
+      }
+    } else if (values?.length) {
+      const rows = values.map((row) => (row.List?.items ?? []) as Node[]);
+      rows[0].forEach((cell, i) => given.push(rows.every((row) => fromCaller(row[i])) ? cell : undefined));
+    }
+    names.forEach((column, i) => {
+      const value = given[i];
+      if (column && value) columns.set(`${String(alias.aliasname).toLowerCase()}.${column}`, value);
+    });
+  }
+  return columns;
+}
+
+/**
+ * A write's WHERE with each reference to a column of the caller's rows (see callerColumns) replaced by the value it
+ * stands for: `jobs.locked_by = r.worker` reads as `locked_by = $2`, the worker's own value, and `jobs.id = r.id` as the
+ * ids the caller holds. Subqueries keep their own references.
+ */
+export function withCallerRows(where: Node | undefined, from: Node[] | undefined): Node | undefined {
+  const columns = callerColumns(from);
+  if (columns.size === 0 || !where) return where;
+  const replace = (node: Node): Node => {
+    if (!node || typeof node !== 'object') return node;
+    if (Array.isArray(node)) return node.map(replace);
+    if (node.SubLink) return node;
+    const ref = qualifiedRef(node);
+    if (ref) return columns.get(`${ref.source}.${ref.column}`) ?? node;
+    const copy: Node = {};
+    for (const key in node) copy[key] = node[key] && typeof node[key] === 'object' ? replace(node[key]) : node[key];
+    return copy;
+  };
+  return replace(where);
+}

@@ -1,6 +1,7 @@
 // One-transaction jobs, read from the sites a file's walks recorded.
 import type { FileModel } from '../../../model/index.ts';
 import { bareTable, RUNNING_STATUS, STATUS_COLUMN } from '../../../model/queue.ts';
+import { locksRunningOnly } from '../../../model/queue-states.ts';
 import type { RowWrite } from '../../../sql/index.ts';
 import type { SiteMeta } from './engine-file.ts';
 
@@ -27,7 +28,7 @@ export function collectJobTransactions(all: SiteMeta[], workIn: ReadonlySet<stri
     let claimed: Set<string> | undefined;
     let claim: SiteMeta | undefined;
     for (const meta of metas) {
-      const read = meta.site.analysis.statements.flatMap((s) => s.lockingReads).find((r) => r.skipLocked);
+      const read = meta.site.analysis.statements.flatMap((s) => s.lockingReads).find((r) => r.skipLocked && !locksRunningOnly(r));
       if (read) {
         claim = meta;
         claimed = new Set(read.tables.map(bareTable));
