@@ -16,7 +16,10 @@ export interface ScriptReading {
   holes: Hole[];
   /** psql meta-commands were seen: the file is a psql script. */
   psql: boolean;
-  /** A regression script in pg_regress's layout: it runs in the test's own database, on psql's connection. */
+  /**
+   * A test script: pg_regress's layout, a pgTAP script (pg_prove) or a .sql file of a test folder (included by one).
+   * It runs in the test's own database, on psql's connection.
+   */
   regression?: boolean;
   /** psql variables set with \set before their use, by name. */
   variables: Map<string, string>;
@@ -41,6 +44,17 @@ export interface ScriptReading {
  * `regress/sql/`, `src/test/regress/sql/`, `tsl/test/shared/sql/include/`): psql runs it.
  */
 const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
+
+/**
+ * A pgTAP script: it plans its tests (`SELECT plan(3)`, `no_plan()`), ends them (`finish()`) or runs the xUnit-style
+ * ones (`runtests()`). pg_prove runs it through psql.
+ */
+const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
+/**
+ * A .sql file in a test folder (`tests/fixtures.sql`, `test/helpers/login.sql`): the suite's scripts include it. At most
+ * two folders below it, so that a project checked out under a folder named test is not all tests.
+ */
+const TEST_FOLDER_SCRIPT = /(?:^|\/)tests?\/(?:[^/]+\/){0,2}[^/]+\.sql$/i;
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
@@ -319,6 +333,11 @@ export function readScript(text: string, file: string): ScriptReading {
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'))) reading.regression = true;
+  else if (PGTAP_SCRIPT.test(text) || TEST_FOLDER_SCRIPT.test(file.replace(/\\/g, '/'))) {
+    // Run by psql (pg_prove, a suite's \ir), on a connection of its own, with ON_ERROR_STOP as the suite sets it.
+    reading.regression = true;
+    reading.psql = true;
+  }
   if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
   if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
