@@ -253,6 +253,8 @@ function judge(
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
     return undefined;
   }
+  // A write straight before RAISE EXCEPTION is rolled back with the transaction (or the block that catches it).
+  if (statement.plpgsql?.raisesNext) return undefined;
   // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;

@@ -11,7 +11,7 @@ import { codeOnly, splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
-import { tookNothing } from './plpgsql-found.ts';
+import { ERROR_LEVEL, tookNothing } from './plpgsql-found.ts';
 import { parametersAsPlaceholders } from './routine-parameters.ts';
 import { valueOf } from './values.ts';
 
@@ -278,7 +278,7 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
     });
     facts.routine = routine;
     const where = options.plpgsql;
-    if (where && (where.inLoop || where.guardedBy.length > 0 || where.handlerOf !== undefined || where.onlyIf)) facts.plpgsql = where;
+    if (where && (where.inLoop || where.guardedBy.length > 0 || where.handlerOf !== undefined || where.onlyIf || where.raisesNext)) facts.plpgsql = where;
     if (options.template) {
       facts.dynamic = true;
       unliteralHoles(facts, options.template);
@@ -351,6 +351,16 @@ const DYNAMIC_STATEMENTS: Record<string, string> = {
   PLpgSQL_stmt_open: 'dynquery',
 };
 
+/** Simple statements (no branch, no loop, no RETURN) followed at once by `RAISE EXCEPTION` (or a RAISE of ERROR level). */
+const SIMPLE_STATEMENTS = new Set(['PLpgSQL_stmt_perform', 'PLpgSQL_stmt_execsql', 'PLpgSQL_stmt_dynexecute', 'PLpgSQL_stmt_assign']);
+
+function raisesAfter(item: unknown, next: unknown): boolean {
+  if (!item || typeof item !== 'object' || !next || typeof next !== 'object') return false;
+  if (!Object.keys(item).some((k) => SIMPLE_STATEMENTS.has(k))) return false;
+  const raise = (next as Node).PLpgSQL_stmt_raise as Node | undefined;
+  return !!raise && (raise.elog_level === undefined || raise.elog_level >= ERROR_LEVEL);
+}
+
 /**
  * An IF's test tells what the call passed only for a parameter the body never changes (`p := ...`, `SELECT ... INTO
  * p`): the others are dropped from each place.
@@ -390,7 +400,7 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
   const visit = (value: any, parentType: string | undefined, parent: Node | undefined, guarded: boolean, place: PlpgsqlPlace) => {
     if (!value || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      for (const item of value) visit(item, parentType, parent, guarded, place);
+      value.forEach((item, i) => visit(item, parentType, parent, guarded, raisesAfter(item, value[i + 1]) ? { ...place, raisesNext: true } : place));
       return;
     }
     for (const key of Object.keys(value)) {
