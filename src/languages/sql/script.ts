@@ -45,15 +45,9 @@ export interface ScriptReading {
  */
 const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
 
-/**
- * A pgTAP script: it plans its tests (`SELECT plan(3)`, `no_plan()`), ends them (`finish()`) or runs the xUnit-style
- * ones (`runtests()`). pg_prove runs it through psql.
- */
+/** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
 const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
-/**
- * A .sql file in a test folder (`tests/fixtures.sql`, `test/helpers/login.sql`): the suite's scripts include it. At most
- * two folders below it, so that a project checked out under a folder named test is not all tests.
- */
+/** A .sql file at most two folders into a test folder (`tests/fixtures.sql`): the suite's scripts include it. */
 const TEST_FOLDER_SCRIPT = /(?:^|\/)tests?\/(?:[^/]+\/){0,2}[^/]+\.sql$/i;
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
@@ -366,6 +360,8 @@ function migrationByPath(file: string): MigrationTool | undefined {
   if (/^\d+_.+\.(up|down)\.sql$/.test(name)) return 'golang-migrate';
   if (/\/(deploy|revert|verify)\/[^/]+\.sql$/.test(path) && /\/sqitch\b|sqitch/.test(path)) return 'sqitch';
   if (/\/(migrations?|migrate|db\/migrate|schema_migrations)\/[^/]+\.sql$/i.test(path)) return 'migrations folder';
+  // Migrations grouped by the database they target (`migrations/tenant/0038-add-flag.sql`): numbered, in order.
+  if (/\/(migrations?|migrate)\/[^/]+\/\d[^/]*\.sql$/i.test(path)) return 'migrations folder';
   return undefined;
 }
 
