@@ -134,12 +134,9 @@ describe('migration tools', () => {
     assert.equal(readScript('', '/p/migrations/seeds/demo-data.sql').migration, undefined);
   });
 
-  test('a pgTAP script, or a .sql file of a test folder, is a test script psql runs', () => {
+  test('a pgTAP script is a test script psql runs', () => {
     assert.equal(readScript('BEGIN;\nSELECT plan(2);\nSELECT ok(true);\nSELECT * FROM finish();\nROLLBACK;\n', '/p/checks/a.sql').regression, true);
-    assert.equal(readScript('create function f() returns int language sql as $$ select 1 $$;\n', '/p/migrations/tests/fixtures.sql').regression, true);
     assert.equal(readScript('create function f() returns int language sql as $$ select 1 $$;\n', '/p/db/schema.sql').regression, undefined);
-    // A project checked out under a folder named test is not all tests.
-    assert.equal(readScript('select 1;\n', '/home/u/test/app/db/migrations/001_a.sql').regression, undefined);
   });
 
   test('${name} placeholders (Flyway, goose ENVSUB) stand for names or values', () => {

@@ -6,6 +6,7 @@
 // as the text, so every offset stays the user's.
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
+import { PGTAP_SCRIPT } from './pgtap-suite.ts';
 
 export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'north' | 'migrations folder';
 export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
@@ -17,7 +18,7 @@ export interface ScriptReading {
   /** psql meta-commands were seen: the file is a psql script. */
   psql: boolean;
   /**
-   * A test script: pg_regress's layout, a pgTAP script (pg_prove) or a .sql file of a test folder (included by one).
+   * A test script: pg_regress's layout, a pgTAP script (pg_prove) or a file one includes (src/languages/sql/pgtap-suite.ts).
    * It runs in the test's own database, on psql's connection.
    */
   regression?: boolean;
@@ -45,10 +46,6 @@ export interface ScriptReading {
  */
 const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
 
-/** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
-const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
-/** A .sql file at most two folders into a test folder (`tests/fixtures.sql`): the suite's scripts include it. */
-const TEST_FOLDER_SCRIPT = /(?:^|\/)tests?\/(?:[^/]+\/){0,2}[^/]+\.sql$/i;
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
@@ -327,8 +324,8 @@ export function readScript(text: string, file: string): ScriptReading {
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'))) reading.regression = true;
-  else if (PGTAP_SCRIPT.test(text) || TEST_FOLDER_SCRIPT.test(file.replace(/\\/g, '/'))) {
-    // Run by psql (pg_prove, a suite's \ir), on a connection of its own, with ON_ERROR_STOP as the suite sets it.
+  else if (PGTAP_SCRIPT.test(text)) {
+    // Run by pg_prove through psql, on a connection of its own, with ON_ERROR_STOP as the suite sets it.
     reading.regression = true;
     reading.psql = true;
   }
