@@ -246,12 +246,15 @@ function judge(
   if (!isTenant(resolved.name) || isRequestScoped(resolved.name)) return undefined;
   // A search_path written as a literal (`SET search_path = ag_catalog, "$user", public`) is the same for every job that
   // runs the code: it names the schemas the code was written for, not the job's tenant, whose schema comes in a value.
-  if (resolved.name === 'search_path' && resolved.constant && !resolved.clears && !holdsHole(resolved.literal)) return undefined;
+  // So is one filled from the deployment (a schema named in the environment's DATABASE_URL): every job gets the same.
+  if (resolved.name === 'search_path' && resolved.constant && !resolved.clears && !holdsHole(resolved.literal, site.deploymentValues)) return undefined;
   const data = { setting: resolved.name, routine: routineName };
   if (resolved.level === 'unknown') {
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
     return undefined;
   }
+  // A write straight before RAISE EXCEPTION is rolled back with the transaction (or the block that catches it).
+  if (statement.plpgsql?.raisesNext) return undefined;
   // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
@@ -277,8 +280,11 @@ function handed(site: SqlSite): { onParameter?: ParameterRef } {
 }
 
 /** A literal the front end built around a value it filled in: `tenant_$1, public`, `{schema}, public` (`$user` is PostgreSQL's own). */
-function holdsHole(literal: string | number | boolean | null | undefined): boolean {
-  return typeof literal === 'string' && /\$\d|\{[^}]*\}|pgq_param_/.test(literal);
+function holdsHole(literal: string | number | boolean | null | undefined, deploymentValues: readonly number[] = []): boolean {
+  if (typeof literal !== 'string') return false;
+  if (/\{[^}]*\}/.test(literal)) return true;
+  // A placeholder the host filled from the deployment is not a job's value.
+  return [...literal.matchAll(/\$(\d+)|pgq_param_(\d+)/g)].some((m) => !deploymentValues.includes(Number(m[1] ?? m[2])));
 }
 
 /** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */

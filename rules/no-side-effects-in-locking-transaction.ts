@@ -3,6 +3,8 @@ import { lineIndexOf } from '../src/model/lines.ts';
 import type { Ref } from '../src/model/queue.ts';
 import { sqlSideEffect, waitsNothing } from '../src/languages/sql/side-effects.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
+import { asLevel } from '../src/model/settings.ts';
+import type { CallArgument, ParameterTest, SettingValue } from '../src/sql/facts.ts';
 import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
@@ -24,12 +26,19 @@ interface CallFact {
   through?: string[];
   /** The routine the call is made in (a routine calling itself is not followed). */
   inRoutine?: string;
+  /** A SQL call's arguments: whether they pass the tests a callee makes before it calls out. */
+  args?: CallArgument[];
 }
 
 interface RoutineFact {
   name: string;
   /** The routines and functions its body calls (built-ins left out). */
   calls: string[];
+  /** Calls out it makes only in the THEN branch of tests of its parameters (`IF p_lock_wait > 0 THEN ... pg_sleep`). */
+  callsOnlyIf?: { callee: string; onlyIf: ParameterTest[] }[];
+  /** Its parameters in order, and their literal defaults: what a call that leaves one out passes. */
+  parameters?: string[];
+  defaults?: (SettingValue | undefined)[];
   at: Ref;
 }
 
@@ -75,18 +84,25 @@ function read(model: FileModel): SideEffectFacts {
       let own: RoutineFact | undefined;
       if (routine && routine.kind !== 'do') {
         own = routines.get(routine.name);
-        if (!own) routines.set(routine.name, (own = { name: routine.name, calls: [], at: ref(routine.span ?? statement.span) }));
+        if (!own) {
+          own = { name: routine.name, calls: [], at: ref(routine.span ?? statement.span) };
+          if (routine.parameters) own.parameters = routine.parameters;
+          if (routine.parameterDefaults) own.defaults = routine.parameterDefaults;
+          routines.set(routine.name, own);
+        }
       }
+      const onlyIf = statement.plpgsql?.onlyIf;
       for (const call of statement.calls ?? []) {
         if (waitsNothing(call)) continue;
-        if (own && !own.calls.includes(call.name)) own.calls.push(call.name);
+        if (own && onlyIf && sqlSideEffect(call.name)) (own.callsOnlyIf ??= []).push({ callee: call.name, onlyIf });
+        else if (own && !own.calls.includes(call.name)) own.calls.push(call.name);
         if (site.scope.kind !== 'transaction') continue;
         const handlerOf = statement.plpgsql?.handlerOf;
         const handler = handlerOf !== undefined && routine?.span ? { block: handlerOf, routineAt: routine.span.start } : undefined;
         const fact = afterLock(call.name, call.span, site.scope.id, statement.plpgsql?.tookNothing, handler);
         if (!fact) continue;
         if (sqlSideEffect(call.name)) facts.direct.push(fact);
-        else facts.routineCalls.push(routine ? { ...fact, inRoutine: routine.name } : fact);
+        else facts.routineCalls.push({ ...fact, args: call.args, ...(routine ? { inRoutine: routine.name } : {}) });
       }
     }
   }
@@ -106,6 +122,9 @@ const decide: Decide<Options, SideEffectFacts> = (files, { mode, place }) => {
     for (const call of facts.routineCalls) {
       const found = routineChain(chains, call.callee);
       if (!found || found.chain[0] === call.inRoutine) continue;
+      // A callee that calls out only when its parameters pass a test: this call's arguments (or the defaults) must pass
+      // it, as far as they are known here. An argument computed at run time is not known: unknown, stay quiet.
+      if (found.onlyIf && !found.onlyIf.some((tests) => tests.every((t) => passes(t, argumentOf(found, call.args ?? [], t.parameter))))) continue;
       const data = { callee: call.callee, what: call.what, line: call.line, through: chainText(found.chain) };
       if (mode === 'project' && found.file !== file) {
         decisions.push({ file, at: call.at, messageId: 'sideEffectThroughRoutine', data: { ...data, defined: place(found.file, found.at, file) } });
@@ -194,6 +213,10 @@ function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
 interface RoutineChain {
   /** From the routine (first) to the call that reaches the outside world. */
   chain: string[];
+  /** The routine calls out only where one of these sets of tests of its parameters all pass. */
+  onlyIf?: ParameterTest[][];
+  parameters?: string[];
+  defaults?: (SettingValue | undefined)[];
   /** Where the routine is defined. */
   file: string;
   at: Ref;
@@ -214,6 +237,17 @@ function routinesCallingOut(files: readonly { file: string; facts: SideEffectFac
   for (const [name, { file, routine }] of defined) {
     const direct = routine.calls.find(sqlSideEffect);
     if (direct) chains.set(name, { chain: [name, direct], file, at: routine.at });
+    else if (routine.callsOnlyIf?.length) {
+      const [first] = routine.callsOnlyIf;
+      chains.set(name, {
+        chain: [name, first.callee],
+        file,
+        at: routine.at,
+        onlyIf: routine.callsOnlyIf.map((c) => c.onlyIf),
+        ...(routine.parameters ? { parameters: routine.parameters } : {}),
+        ...(routine.defaults ? { defaults: routine.defaults } : {}),
+      });
+    }
   }
   for (let depth = 1; depth < MAX_CALL_DEPTH; depth++) {
     let grew = false;
@@ -221,8 +255,9 @@ function routinesCallingOut(files: readonly { file: string; facts: SideEffectFac
       if (chains.has(name)) continue;
       for (const callee of routine.calls) {
         const found = routineChain(chains, callee);
-        // A chain of at most MAX_CALL_DEPTH calls, whatever order the pass meets the routines in.
-        if (found && found.chain[0] !== name && found.chain.length <= MAX_CALL_DEPTH) {
+        // A chain of at most MAX_CALL_DEPTH calls, whatever order the pass meets the routines in. One that calls out
+        // only for some arguments is not followed through a routine whose call's arguments are not read here.
+        if (found && !found.onlyIf && found.chain[0] !== name && found.chain.length <= MAX_CALL_DEPTH) {
           chains.set(name, { chain: [name, ...found.chain], file, at: routine.at });
           grew = true;
           break;
@@ -243,4 +278,27 @@ function routineChain(chains: Map<string, RoutineChain>, called: string): Routin
     if (bare(name) === bare(called) && (!name.includes('.') || !called.includes('.'))) return chain;
   }
   return undefined;
+}
+
+/** What a call passes for a parameter: its positional or named argument, else the parameter's default; undefined when not a literal. */
+function argumentOf(routine: RoutineChain, args: readonly CallArgument[], parameter: string): SettingValue | undefined {
+  const named = args.find((a) => a.name?.toLowerCase() === parameter);
+  if (named) return named.value;
+  const index = routine.parameters?.indexOf(parameter) ?? -1;
+  if (index < 0) return undefined;
+  const positional = args.filter((a) => !a.name);
+  if (index < positional.length) return positional[index].value;
+  return routine.defaults?.[index];
+}
+
+/** Whether a known literal passes the test as PostgreSQL's IF reads it (NULL passes none); false when not known. */
+function passes(test: ParameterTest, value: SettingValue | undefined): boolean {
+  if (value?.kind !== 'literal') return false;
+  const v = value.value;
+  if (v === null) return false;
+  if (test.test === 'is not null') return true;
+  if (test.test === 'is true') return asLevel(v) === true;
+  const n = Number(v);
+  if (Number.isNaN(n) || test.than === undefined) return false;
+  return test.test === '>' ? n > test.than : test.test === '>=' ? n >= test.than : n !== test.than;
 }

@@ -43,10 +43,15 @@ export default defineRule<Options>({
     const checked = (setting: string | undefined) => isTenant(setting) && !isRequestScoped(setting);
     // Columns made NOT NULL later in the file (ALTER COLUMN ... SET NOT NULL) are NOT NULL for their defaults too.
     const madeNotNull = new Set([...statementsOf(file)].flatMap(({ statement }) => (statement.notNullSet ?? []).map((c) => `${bareTable(c.table)}.${c.column}`)));
-    for (const { statement } of statementsOf(file)) {
+    for (const { site, statement } of statementsOf(file)) {
       const policy = statement.kind === 'CreatePolicyStmt';
+      // A statement or DO block of a migration or psql script reads the setting once, where it stands, on the
+      // connection the tool opened for it: no job ran there before it to leave ''. (A policy, function or default it
+      // creates runs later, on the application's connections, and is read as such.)
+      const readsOnceOnToolConnection = site.driver === 'sql' && site.connection.kind === 'dedicated' && (!statement.routine || statement.routine.kind === 'do');
       for (const cast of statement.settingCasts) {
         if (cast.nullif || cast.guard || cast.inDefault || !checked(cast.setting)) continue;
+        if (readsOnceOnToolConnection && !policy) continue;
         // An array type rejects '' as a malformed literal (measured on PostgreSQL 17.10), a scalar one as invalid input.
         const failure = cast.type.endsWith('[]') ? 'malformed array literal: ""' : `invalid input syntax for type ${cast.type}`;
         const data = { setting: cast.setting ?? '', type: cast.type, failure };

@@ -99,6 +99,11 @@ export interface SqlSite {
   callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
   /** Values bound to the SQL's placeholders: params[0] is $1 (or the first %s / %(name)s in order). */
   params?: HostParam[];
+  /**
+   * Placeholders ($N) the host filled with a value of the deployment (the environment, a constant, a helper computing
+   * from only these): the same for every job, so no tenant's.
+   */
+  deploymentValues?: number[];
   /** Name of the enclosing function in the host code, for messages. */
   functionName?: string;
   /** The site is a named (server-side prepared) statement, e.g. node-postgres { name, text }. */

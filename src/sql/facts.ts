@@ -312,6 +312,23 @@ export interface PlpgsqlPlace {
    * (src/sql/plpgsql-found.ts). A wait there holds none of their locks.
    */
   tookNothing?: Span[];
+  /**
+   * Tests of the routine's own parameters (never assigned in its body) that every enclosing `IF ... THEN` makes
+   * before the statement runs (`IF p_lock_wait > 0 THEN`): it runs only for calls whose arguments pass them all.
+   */
+  onlyIf?: ParameterTest[];
+  /**
+   * The next statement of its list is `RAISE EXCEPTION` (an ERROR): the transaction, or the block's subtransaction,
+   * is rolled back, and with it what the statement did to the session's settings.
+   */
+  raisesNext?: boolean;
+}
+
+/** `IF name > 0`, `IF name >= 1`, `IF name <> 0`, `IF name IS NOT NULL`, `IF name` (a boolean). */
+export interface ParameterTest {
+  parameter: string;
+  test: '>' | '>=' | '<>' | 'is not null' | 'is true';
+  than?: number;
 }
 
 export interface RoutineInfo {

@@ -34,7 +34,7 @@ const KEEPS_FOUND = new Set(['PLpgSQL_stmt_assign', 'PLpgSQL_stmt_getdiag', 'PLp
 const LOOPS = new Set(['PLpgSQL_stmt_loop', 'PLpgSQL_stmt_while', 'PLpgSQL_stmt_fori', 'PLpgSQL_stmt_fors', 'PLpgSQL_stmt_dynfors', 'PLpgSQL_stmt_forc', 'PLpgSQL_stmt_foreach_a']);
 
 /** elog level of RAISE EXCEPTION (ERROR); a bare RAISE re-raises. */
-const ERROR_LEVEL = 21;
+export const ERROR_LEVEL = 21;
 
 /** The query expressions (PLpgSQL_expr objects) of a statement that sets FOUND. */
 type Setter = readonly object[];

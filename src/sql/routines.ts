@@ -6,12 +6,12 @@ import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
 import { extractFacts, type Node } from './extract.ts';
 import { nodeType } from './nodes.ts';
 import { bodyCarriesNoFact } from './fact-free.ts';
-import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
+import type { ParameterTest, PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
-import { tookNothing } from './plpgsql-found.ts';
+import { ERROR_LEVEL, tookNothing } from './plpgsql-found.ts';
 import { parametersAsPlaceholders } from './routine-parameters.ts';
 import { valueOf } from './values.ts';
 
@@ -139,6 +139,7 @@ export function analyzeRoutine(
   /** The statements each query expression of the tree gave. */
   const produced = new Map<object, StatementFacts[]>();
   const queries = plpgsqlQueries(functions);
+  keepParameterTests(queries, parameters, stmtText.slice(bodyOffset));
   for (const query of queries) {
     const first = out.statements.length;
     analyzeQuery(query);
@@ -277,7 +278,7 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
     });
     facts.routine = routine;
     const where = options.plpgsql;
-    if (where && (where.inLoop || where.guardedBy.length > 0 || where.handlerOf !== undefined)) facts.plpgsql = where;
+    if (where && (where.inLoop || where.guardedBy.length > 0 || where.handlerOf !== undefined || where.onlyIf || where.raisesNext)) facts.plpgsql = where;
     if (options.template) {
       facts.dynamic = true;
       unliteralHoles(facts, options.template);
@@ -350,6 +351,47 @@ const DYNAMIC_STATEMENTS: Record<string, string> = {
   PLpgSQL_stmt_open: 'dynquery',
 };
 
+/** Simple statements (no branch, no loop, no RETURN) followed at once by `RAISE EXCEPTION` (or a RAISE of ERROR level). */
+const SIMPLE_STATEMENTS = new Set(['PLpgSQL_stmt_perform', 'PLpgSQL_stmt_execsql', 'PLpgSQL_stmt_dynexecute', 'PLpgSQL_stmt_assign']);
+
+function raisesAfter(item: unknown, next: unknown): boolean {
+  if (!item || typeof item !== 'object' || !next || typeof next !== 'object') return false;
+  if (!Object.keys(item).some((k) => SIMPLE_STATEMENTS.has(k))) return false;
+  const raise = (next as Node).PLpgSQL_stmt_raise as Node | undefined;
+  return !!raise && (raise.elog_level === undefined || raise.elog_level >= ERROR_LEVEL);
+}
+
+/**
+ * An IF's test tells what the call passed only for a parameter the body never changes (`p := ...`, `SELECT ... INTO
+ * p`): the others are dropped from each place.
+ */
+function keepParameterTests(queries: PlpgsqlQuery[], parameters: readonly string[], body: string): void {
+  const assigned = new Set(queries.flatMap((q) => (q.assigns ? [q.assigns] : [])));
+  const intoTargets = new Set([...body.toLowerCase().matchAll(/\binto\s+(?:strict\s+)?([\w$]+(?:\s*,\s*[\w$]+)*)/g)].flatMap((m) => m[1].split(/\s*,\s*/)));
+  const kept = (t: ParameterTest) => parameters.includes(t.parameter) && !assigned.has(t.parameter) && !intoTargets.has(t.parameter);
+  for (const query of queries) {
+    if (!query.place.onlyIf) continue;
+    const tests = query.place.onlyIf.filter(kept);
+    const { onlyIf: _dropped, ...rest } = query.place;
+    query.place = tests.length > 0 ? { ...rest, onlyIf: tests } : rest;
+  }
+}
+
+/** A condition that tests one name against a constant as ParameterTest says (whether the name is a parameter is the caller's to check). */
+function parameterTest(condition: string): ParameterTest | undefined {
+  const text = condition.trim().replace(/^\(\s*([\s\S]*?)\s*\)$/, '$1');
+  const compared = /^([a-z_][\w$]*)\s*(>=|>|<>|!=)\s*(-?\d+(?:\.\d+)?)$/i.exec(text);
+  if (compared) {
+    const test = compared[2] === '!=' ? '<>' : (compared[2] as '>' | '>=' | '<>');
+    return { parameter: compared[1].toLowerCase(), test, than: Number(compared[3]) };
+  }
+  const notNull = /^([a-z_][\w$]*)\s+is\s+not\s+null$/i.exec(text);
+  if (notNull) return { parameter: notNull[1].toLowerCase(), test: 'is not null' };
+  const flag = /^([a-z_][\w$]*)(?:\s*=\s*true|\s+is\s+true)?$/i.exec(text);
+  if (flag && !/^(?:true|false|found|null)$/i.test(flag[1])) return { parameter: flag[1].toLowerCase(), test: 'is true' };
+  return undefined;
+}
+
 /** Every SQL text a PL/pgSQL function executes, in source order. */
 function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
   const queries: PlpgsqlQuery[] = [];
@@ -358,7 +400,7 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
   const visit = (value: any, parentType: string | undefined, parent: Node | undefined, guarded: boolean, place: PlpgsqlPlace) => {
     if (!value || typeof value !== 'object') return;
     if (Array.isArray(value)) {
-      for (const item of value) visit(item, parentType, parent, guarded, place);
+      value.forEach((item, i) => visit(item, parentType, parent, guarded, raisesAfter(item, value[i + 1]) ? { ...place, raisesNext: true } : place));
       return;
     }
     for (const key of Object.keys(value)) {
@@ -394,6 +436,15 @@ function plpgsqlQueries(functions: Node[]): PlpgsqlQuery[] {
         continue;
       }
       const isStatement = key.startsWith('PLpgSQL_stmt');
+      if (key === 'PLpgSQL_stmt_if' && child && typeof child === 'object') {
+        // The THEN branch of a test of a parameter runs only when the call's argument passes it.
+        const test = parameterTest(String(child.cond?.PLpgSQL_expr?.query ?? ''));
+        for (const field of Object.keys(child)) {
+          const within = field === 'then_body' && test ? { ...place, onlyIf: [...(place.onlyIf ?? []), test] } : place;
+          visit(child[field], key, child, guarded, within);
+        }
+        continue;
+      }
       if (isStatement && PLPGSQL_LOOPS.has(key) && child && typeof child === 'object') {
         // A loop's body runs once per row; its own query (and its other fields) run once.
         for (const field of Object.keys(child)) visit(child[field], key, child, guarded, field === 'body' ? { ...place, inLoop: true } : place);

@@ -95,6 +95,23 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     assert.deepEqual(elsewhere.results[0].messages.map((m) => m.ruleId), ['no-session-tenant-setting']);
   });
 
+  test('a routine a pgTAP script, or a file one includes, defines runs on psql\'s connection: its session-level write leaks to no job', async () => {
+    const suite = join(import.meta.dirname, '../../fixtures/sql-pgtap');
+    const inSuite = await scan({ paths: [suite], concurrency: 'off' });
+    // Only the test folder's file no pgTAP script includes: a schema the server under test serves over its pool.
+    assert.deepEqual(
+      inSuite.results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(suite.length + 1)}:${m.line} ${m.ruleId}`)),
+      ['tests/server_schema.sql:6 no-session-tenant-setting'],
+    );
+    // The same routines in an application's schema file: their callers may be pooled jobs, and they are reported.
+    const dir = mkdtempSync(join(tmpdir(), 'pgq-pgtap-'));
+    writeFileSync(join(dir, 'login_helpers.sql'), readFileSync(join(suite, 'tests/login_helpers.sql'), 'utf8'));
+    const pgtapFree = readFileSync(join(suite, 'checks/visibility.sql'), 'utf8').replace(/^SELECT (?:plan\(1\)|is\(.*|\* FROM finish\(\));$/gm, '');
+    writeFileSync(join(dir, 'visibility.sql'), pgtapFree);
+    const elsewhere = await scan({ paths: [dir], concurrency: 'off' });
+    assert.deepEqual(elsewhere.results.flatMap((r) => r.messages.map((m) => m.ruleId)).sort(), ['no-session-tenant-setting', 'no-session-tenant-setting', 'no-session-tenant-setting']);
+  });
+
   test('the config key "sql" is validated', () => {
     assert.deepEqual(validateConfig({ sql: { dialectDetection: 'quiet' } }, 'x.json').sql, { dialectDetection: 'quiet' });
     assert.throws(() => validateConfig({ sql: { dialectDetection: 'loud' } }, 'x.json'), /"loud" is not allowed. Valid values: "warn", "quiet", "off"/);

@@ -127,6 +127,18 @@ describe('migration tools', () => {
     assert.equal(readScript('', '/p/queries/jobs.sql').migration, undefined);
   });
 
+  test('numbered migrations grouped in a sub-folder of migrations/ (one per target database) are migrations', () => {
+    assert.equal(readScript('', '/p/migrations/tenant/0038-add-flag.sql').migration, 'migrations folder');
+    assert.equal(readScript('', '/p/db/migrations/shared/20240101_init.sql').migration, 'migrations folder');
+    // Not numbered: a seed or a helper kept beside the migrations.
+    assert.equal(readScript('', '/p/migrations/seeds/demo-data.sql').migration, undefined);
+  });
+
+  test('a pgTAP script is a test script psql runs', () => {
+    assert.equal(readScript('BEGIN;\nSELECT plan(2);\nSELECT ok(true);\nSELECT * FROM finish();\nROLLBACK;\n', '/p/checks/a.sql').regression, true);
+    assert.equal(readScript('create function f() returns int language sql as $$ select 1 $$;\n', '/p/db/schema.sql').regression, undefined);
+  });
+
   test('${name} placeholders (Flyway, goose ENVSUB) stand for names or values', () => {
     const model = parseEvery("create table ${schema}.audit (actor text default '${flyway:user}');\ngrant select on ${schema}.audit to ${role:-reader};", '/p/V1__a.sql');
     assert.deepEqual(model.sqlErrors, []);

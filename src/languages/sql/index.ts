@@ -14,6 +14,7 @@ import type { FrontEnd } from '../types.ts';
 import { foreignFile } from './dialect.ts';
 import { readScript, type ScriptReading } from './script.ts';
 import { extensionControlOf } from './extension-source.ts';
+import { pgtapScriptIncluding } from './pgtap-suite.ts';
 import { newerSyntaxAt, PARSER_POSTGRESQL } from './newer-syntax.ts';
 
 export type DialectDetection = 'warn' | 'quiet' | 'off';
@@ -29,10 +30,17 @@ export const sqlFrontEnd: FrontEnd = {
     }
     model.comments = collectLineComments(text, '--');
     const reading = readScript(text, file);
+    // A file a pgTAP script includes (`\ir fixtures.sql`) runs where that script runs: on psql's connection.
+    const suite = reading.regression || reading.extension ? undefined : pgtapScriptIncluding(file);
+    if (suite) {
+      reading.regression = true;
+      reading.psql = true;
+      model.dependencies = [suite];
+    }
     const control = reading.extension ? undefined : extensionControlOf(file);
     if (control) {
       reading.extension = true;
-      model.dependencies = [control];
+      model.dependencies = [...(model.dependencies ?? []), control];
     }
     // Only the statements that can carry a fact are parsed (a migration's CREATE INDEX, GRANT and COMMENT are not), except
     // in a function definition read from a database (`pgq-audit db`): its body's syntax is the point there.

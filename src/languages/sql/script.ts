@@ -6,6 +6,7 @@
 // as the text, so every offset stays the user's.
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
+import { PGTAP_SCRIPT } from './pgtap-suite.ts';
 
 export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'north' | 'migrations folder';
 export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
@@ -16,7 +17,10 @@ export interface ScriptReading {
   holes: Hole[];
   /** psql meta-commands were seen: the file is a psql script. */
   psql: boolean;
-  /** A regression script in pg_regress's layout: it runs in the test's own database, on psql's connection. */
+  /**
+   * A test script: pg_regress's layout, a pgTAP script (pg_prove) or a file one includes (src/languages/sql/pgtap-suite.ts).
+   * It runs in the test's own database, on psql's connection.
+   */
   regression?: boolean;
   /** psql variables set with \set before their use, by name. */
   variables: Map<string, string>;
@@ -41,6 +45,7 @@ export interface ScriptReading {
  * `regress/sql/`, `src/test/regress/sql/`, `tsl/test/shared/sql/include/`): psql runs it.
  */
 const PG_REGRESS_SCRIPT = /(?:^|\/)(?:regress|tests?)\/(?:[\w-]+\/)?sql\/(?:[\w.-]+\/)?[^/]+\.sql$/i;
+
 
 /** psql commands after which the query buffer is sent: they end the statement before them. */
 const SENDING_COMMANDS = new Set(['g', 'gx', 'gset', 'gexec', 'gdesc', 'crosstabview', 'watch', 'bind', 'bind_named', 'sendpipeline']);
@@ -319,6 +324,11 @@ export function readScript(text: string, file: string): ScriptReading {
   if (errorsFrom !== undefined) errorsExpected.push({ start: errorsFrom, end: length });
   const reading: ScriptReading = { sql: applyEdits(text, edits), holes, psql, variables };
   if (PG_REGRESS_SCRIPT.test(file.replace(/\\/g, '/'))) reading.regression = true;
+  else if (PGTAP_SCRIPT.test(text)) {
+    // Run by pg_prove through psql, on a connection of its own, with ON_ERROR_STOP as the suite sets it.
+    reading.regression = true;
+    reading.psql = true;
+  }
   if (EXTENSION_SCRIPT_NAME.test(file.replace(/\\/g, '/')) || EXTENSION_GUARD.test(text) || holes.some((h) => h.text?.startsWith('"@ext') || h.identifierText?.startsWith('"@ext'))) reading.extension = true;
   if (errorsExpected.length > 0) reading.errorsExpected = errorsExpected;
   if (migration) reading.migration = migration;
@@ -347,6 +357,8 @@ function migrationByPath(file: string): MigrationTool | undefined {
   if (/^\d+_.+\.(up|down)\.sql$/.test(name)) return 'golang-migrate';
   if (/\/(deploy|revert|verify)\/[^/]+\.sql$/.test(path) && /\/sqitch\b|sqitch/.test(path)) return 'sqitch';
   if (/\/(migrations?|migrate|db\/migrate|schema_migrations)\/[^/]+\.sql$/i.test(path)) return 'migrations folder';
+  // Migrations grouped by the database they target (`migrations/tenant/0038-add-flag.sql`): numbered, in order.
+  if (/\/(migrations?|migrate)\/[^/]+\/\d[^/]*\.sql$/i.test(path)) return 'migrations folder';
   return undefined;
 }
 

@@ -9,6 +9,7 @@ import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { QueryInput } from '../drivers/model.ts';
 import { classifyValue, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
 import { nameHoleTables } from '../hole-tables.ts';
+import { isDeploymentValue } from '../deployment-values.ts';
 import { analyzeHostText } from '../sql-sites.ts';
 import { constantInit, resolveText, templateText, type HostText } from '../strings.ts';
 import { dottedName, methodOf, objectProperty, span, stringValue, unwrap, type Call, type Node } from '../syntax.ts';
@@ -274,7 +275,8 @@ export abstract class Sites extends Bindings {
     const analysis = analyzeHostText(host, query.placeholders, extraHoles);
     // SQL we cannot parse is unknown here, not an error: ESLint has no place for it and the text may not be SQL at all.
     analysis.errors = [];
-    nameHoleTables(analysis, holeExpressions(host, query.text, extraHoles), this.file.text, (node) => {
+    const holes = holeExpressions(host, query.text, extraHoles);
+    nameHoleTables(analysis, holes, this.file.text, (node) => {
       const value = this.value(node);
       return value?.kind === 'table' ? value.table.name : undefined;
     });
@@ -294,6 +296,8 @@ export abstract class Sites extends Bindings {
       connection,
       driver: query.driver,
     };
+    const deploymentValues = [...holes].filter(([, node]) => isDeploymentValue(node, ctx)).map(([n]) => n);
+    if (deploymentValues.length > 0) site.deploymentValues = deploymentValues;
     if (this.options.name) site.functionName = this.options.name;
     if (query.preparedName) site.preparedName = query.preparedName;
     if (this.options.callback) site.callback = { ...this.options.callback };

@@ -1,0 +1,58 @@
+// A helper file of a pgTAP suite: a pgTAP script (`SELECT plan(3)` ... `finish()`, run by pg_prove through psql)
+// includes it with `\ir fixtures.sql`. Its statements run on that psql connection, in the test's database: the
+// routines it defines are the suite's helpers, called by its scripts, not by an application's pooled jobs.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+/** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
+export const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
+/** psql's include commands and the path they name. */
+const INCLUDE = /^[ \t]*\\(ir|i|include_relative|include)[ \t]+'?([^'\s]+)'?/gm;
+/** How many folders up the including script is looked for, and the largest script read. */
+const LEVELS_UP = 2;
+const MAX_SCRIPT_BYTES = 256 * 1024;
+
+/** Per folder, the files a pgTAP script there includes (resolved), asked once per folder and process. */
+const includedByFolder = new Map<string, Map<string, string>>();
+
+function includedIn(dir: string): Map<string, string> {
+  let known = includedByFolder.get(dir);
+  if (known) return known;
+  known = new Map();
+  includedByFolder.set(dir, known);
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.sql'));
+  } catch {
+    return known;
+  }
+  for (const name of names) {
+    const script = join(dir, name);
+    let text: string;
+    try {
+      if (statSync(script).size > MAX_SCRIPT_BYTES) continue;
+      text = readFileSync(script, 'utf8');
+    } catch {
+      continue;
+    }
+    if (!PGTAP_SCRIPT.test(text)) continue;
+    // \ir is relative to the script; \i to psql's working folder, which pg_prove runs from the suite: read as \ir.
+    for (const m of text.matchAll(INCLUDE)) known.set(resolve(dir, m[2]), script);
+  }
+  return known;
+}
+
+/** The pgTAP script that includes the file, a folder or two up (the model depends on it), or undefined. */
+export function pgtapScriptIncluding(file: string): string | undefined {
+  if (!file.toLowerCase().endsWith('.sql') || file.startsWith('db:')) return undefined;
+  const target = resolve(file);
+  let dir = dirname(target);
+  for (let level = 0; level <= LEVELS_UP; level++) {
+    const script = includedIn(dir).get(target);
+    if (script && script !== target) return script;
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  return undefined;
+}
