@@ -15,12 +15,12 @@
 // What the reader cannot read (a Brackets group, an unknown operator, a
 // parameter it cannot find) makes the call no query it knows.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { linkNamed, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
+import { chainOf, linkNamed, type BuilderHost, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import { isFunction, stringValue, unwrap, type Node } from '../syntax.ts';
 import { columnOf, entityTable, plainKeys, type EntityTable } from './typeorm-entities.ts';
 
 /** Calls that run a query builder's statement. */
-const RUNS = new Set(['getOne', 'getMany', 'getOneOrFail', 'getRawOne', 'getRawMany', 'getRawAndEntities', 'getManyAndCount', 'execute', 'stream']);
+export const RUNS: ReadonlySet<string> = new Set(['getOne', 'getMany', 'getOneOrFail', 'getRawOne', 'getRawMany', 'getRawAndEntities', 'getManyAndCount', 'execute', 'stream']);
 const WHERES = /^(where|andWhere|orWhere)$/;
 const LOCKS: Record<string, string> = {
   pessimistic_write: 'FOR UPDATE',
@@ -273,10 +273,33 @@ function readManagerWrite(links: readonly ChainLink[], w: SqlWriter, declaration
   return false;
 }
 
+/**
+ * The links a chain continues when its root is a const that holds a
+ * repository (`const repo = m.getRepository(Job)`) or a query builder not yet
+ * run (`const qb = m.createQueryBuilder(Job, 'job').where(...)`): the const's
+ * chain first, and the node that chain starts on.
+ */
+export function heldChain(root: Node | undefined, host: BuilderHost): { root: Node; links: ChainLink[] } | undefined {
+  const n = unwrap(root);
+  if (n?.type !== 'Identifier') return undefined;
+  const init = unwrap(host.constantOf?.(n));
+  if (init?.type !== 'CallExpression') return undefined;
+  const inner = chainOf(init);
+  if (!inner || inner.links.length === 0) return undefined;
+  const names = inner.links.map((l) => l.name);
+  const last = names[names.length - 1];
+  if (last !== 'getRepository' && (!names.includes('createQueryBuilder') || RUNS.has(last))) return undefined;
+  return inner;
+}
+
 /** A TypeORM chain on a data source, its manager, a query runner's manager or a transaction's. */
 export function typeormReader(declarationOf: (host: SqlWriter, n: Node) => Node | undefined): ChainReader {
-  return ({ links, executes, writer: w }) => {
+  return ({ links: own, executes, writer: w, root }) => {
     const declared = (n: Node) => declarationOf(w, n);
+    // A chain on a repository held in a const (the const holds a database value, so the walk gave its root): the const's chain first.
+    const held = heldChain(root, w.host);
+    const links = held ? [...held.links, ...own] : own;
+    if (held) w.calls.push(...held.links.map((l) => l.call));
     if (links.some((l) => l.name === 'createQueryBuilder')) return readQueryBuilder(links, executes, w, declared);
     return readManagerWrite(links, w, declared);
   };

@@ -7,9 +7,10 @@
 // its manager's writes are read as the SQL they send: typeorm-builder.ts.
 import { chainOf, type BuilderHost, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { Value } from '../flow/types.ts';
-import { unwrap, type Node } from '../syntax.ts';
+import type { TSESTree } from '@typescript-eslint/typescript-estree';
+import { pathTo, unwrap, type Node } from '../syntax.ts';
 import type { DriverModel } from './model.ts';
-import { typeormChain } from './typeorm-builder.ts';
+import { heldChain, typeormChain } from './typeorm-builder.ts';
 
 function typeormDb(v: Value | undefined): boolean {
   return (v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'opaque') && v.driver === 'typeorm' ? true : v?.kind === 'conn' && v.conn.driver === 'typeorm';
@@ -22,15 +23,59 @@ function typeormDb(v: Value | undefined): boolean {
  */
 function heldBuilder(root: Node, links: readonly ChainLink[], host: BuilderHost): RootOf | undefined {
   const n = unwrap(root);
-  if (n?.type !== 'Identifier' || links.length === 0) return undefined;
-  const init = unwrap(host.constantOf?.(n));
-  if (init?.type !== 'CallExpression') return undefined;
-  const inner = chainOf(init);
-  if (!inner || inner.links.length === 0) return undefined;
-  const last = inner.links[inner.links.length - 1].name;
-  if (last !== 'createQueryBuilder' && last !== 'getRepository') return undefined;
-  const on = host.value(inner.root);
+  // A repository's API is TypeORM's only in a file that imports it (MikroORM's `em.getRepository()` reads alike).
+  if (!host.imports?.drivers.includes('typeorm')) return undefined;
+  if (n?.type === 'MemberExpression' && links.length > 0) return memberRepository(n, links, host);
+  if (links.length === 0) return undefined;
+  const inner = heldChain(n, host);
+  const on = inner && host.value(inner.root);
   return on && typeormDb(on) ? { on, links: [...inner.links, ...links] } : undefined;
+}
+
+/** The class around `node` in the file's program. */
+function classAround(program: Node | undefined, node: Node): TSESTree.ClassBody | undefined {
+  if (!program) return undefined;
+  const path = pathTo(program, node);
+  for (let i = path.length - 1; i >= 0; i--) if (path[i].type === 'ClassBody') return path[i] as TSESTree.ClassBody;
+  return undefined;
+}
+
+/**
+ * A repository a class holds in a member, read where the class gets it: a
+ * constructor parameter `@InjectRepository(Job) private repo: Repository<Job>`
+ * (NestJS), or the one assignment `this.repo = dataSource.getRepository(Job)`
+ * in the constructor. Either is made when the class is constructed, before
+ * any job: the data source's pool, each call in autocommit.
+ */
+function memberRepository(member: TSESTree.MemberExpression, links: readonly ChainLink[], host: BuilderHost): RootOf | undefined {
+  if (unwrap(member.object)?.type !== 'ThisExpression' || member.computed || member.property.type !== 'Identifier') return undefined;
+  const name = member.property.name;
+  const body = classAround(host.program, member);
+  const ctor = body?.body.find((m): m is TSESTree.MethodDefinition => m.type === 'MethodDefinition' && m.kind === 'constructor');
+  if (!ctor) return undefined;
+  const pool: Value = { kind: 'pool', driver: 'typeorm' };
+  for (const param of ctor.value.params) {
+    if (param.type !== 'TSParameterProperty' || param.parameter.type !== 'Identifier' || param.parameter.name !== name) continue;
+    for (const d of param.decorators ?? []) {
+      const call = unwrap(d.expression as Node);
+      const callee = call?.type === 'CallExpression' ? unwrap(call.callee) : undefined;
+      if (call?.type === 'CallExpression' && callee?.type === 'Identifier' && callee.name === 'InjectRepository' && call.arguments[0]) {
+        return { on: pool, links: [{ name: 'getRepository', call, args: [call.arguments[0] as Node] }, ...links] };
+      }
+    }
+  }
+  const assigned: TSESTree.CallExpression[] = [];
+  for (const statement of ctor.value.body?.body ?? []) {
+    const e = statement.type === 'ExpressionStatement' ? unwrap(statement.expression as Node) : undefined;
+    if (e?.type !== 'AssignmentExpression' || e.left.type !== 'MemberExpression' || e.left.object.type !== 'ThisExpression') continue;
+    if (e.left.property.type !== 'Identifier' || e.left.property.name !== name) continue;
+    const right = unwrap(e.right as Node);
+    if (right?.type === 'CallExpression') assigned.push(right);
+  }
+  if (assigned.length !== 1) return undefined;
+  const inner = chainOf(assigned[0]);
+  if (!inner || inner.links.length !== 1 || inner.links[0].name !== 'getRepository') return undefined;
+  return { on: pool, links: [...inner.links, ...links] };
 }
 
 export const typeorm: DriverModel = {
@@ -44,8 +89,13 @@ export const typeorm: DriverModel = {
   txSatisfies: ['EntityManager'],
   // dataSource.manager runs on the same pool; queryRunner.manager on the runner's connection.
   member: (object, name) => ((object.kind === 'pool' || (object.kind === 'conn' && object.conn.origin === 'runner')) && name === 'manager' ? object : undefined),
-  // dataSource.createQueryRunner() checks a connection out.
-  method: (on, method, _call, ctx) => (on.kind === 'pool' && method === 'createQueryRunner' ? ctx.checkout('typeorm', 'pooled-client', 'runner', on.configId) : undefined),
+  method(on, method, _call, ctx) {
+    // dataSource.createQueryRunner() checks a connection out.
+    if (on.kind === 'pool' && method === 'createQueryRunner') return ctx.checkout('typeorm', 'pooled-client', 'runner', on.configId);
+    // m.getRepository(Job) runs where m runs: its find/save/update are the database's, not the job's work.
+    if (method === 'getRepository' || method === 'getTreeRepository') return on;
+    return undefined;
+  },
   // Its transactions are methods of the runner.
   connectionMethod(conn, method, call, ctx) {
     if (conn.origin !== 'runner') return;
