@@ -69,11 +69,10 @@ export function entityTable(node: Node | undefined, declarationOf: (n: Node) => 
   const n = unwrap(node);
   if (n?.type !== 'Identifier') return undefined;
   const declared = unwrap(declarationOf(n));
-  if (declared) {
-    const table = declaredTable(declared);
-    if (table) return table;
-  }
-  // A class the scan does not hold (or one named by a value): TypeORM's default naming, if it is a class name.
+  // Something the scan holds that is not an `@Entity` class (an EntitySchema, a `@ChildEntity` whose table is its
+  // parent's, a `@ViewEntity`): not a table it can name.
+  if (declared) return declaredTable(declared);
+  // A class the scan does not hold: TypeORM's default naming, if it is a class name.
   if (!/^[A-Z]/.test(n.name)) return undefined;
   return { table: snake(n.name), columns: new Map() };
 }
