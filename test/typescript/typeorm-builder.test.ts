@@ -116,3 +116,28 @@ export async function finish(manager: EntityManager, id: number) {
 declare const UnknownJob: unknown;`);
   assert.deepEqual(statements, []);
 });
+
+test('save of an entity a query builder read loaded is an UPDATE of what changed since the load or the last save, by its primary column', () => {
+  const writes = statementsOf(`${ENTITY}
+declare function work(job: Job): Promise<void>;
+export async function run() {
+  await dataSource.transaction(async (manager) => {
+    const job = await manager.createQueryBuilder(Job, 'job').where('job.status = :s', { s: 'queued' }).setLock('pessimistic_write').setOnLocked('skip_locked').getOne();
+    if (!job) return;
+    job.attempts += 1;
+    job.status = 'running';
+    await manager.save(job);
+    await work(job);
+    job.status = 'done';
+    await manager.save(job);
+  });
+}
+export async function fresh(manager: EntityManager, job: Job) {
+  job.status = 'done';
+  await manager.save(job);
+}`).flatMap((s) => s.writes.map((w) => ({ fn: s.fn, table: w.table, set: w.assignments.map((a) => [a.column, a.value.kind]), where: w.where.map((c) => c.column) })));
+  assert.deepEqual(writes, [
+    { fn: 'run', table: 'jobs', set: [['attempt_count', 'increment'], ['status', 'literal']], where: ['id'] },
+    { fn: 'run', table: 'jobs', set: [['status', 'literal']], where: ['id'] },
+  ]);
+});

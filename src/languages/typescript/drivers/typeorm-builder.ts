@@ -18,6 +18,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import { chainOf, linkNamed, type BuilderHost, type ChainLink, type ChainReader, type SqlWriter } from '../builder-sql.ts';
 import { isFunction, stringValue, unwrap, type Node } from '../syntax.ts';
 import { columnOf, entityTable, plainKeys, type EntityTable } from './typeorm-entities.ts';
+import { readSave } from './typeorm-save.ts';
 
 /** Calls that run a query builder's statement. */
 export const RUNS: ReadonlySet<string> = new Set(['getOne', 'getMany', 'getOneOrFail', 'getRawOne', 'getRawMany', 'getRawAndEntities', 'getManyAndCount', 'execute', 'stream']);
@@ -250,6 +251,7 @@ function readManagerWrite(links: readonly ChainLink[], w: SqlWriter, declaration
   const last = links[links.length - 1];
   const repository = links.length >= 2 && links[links.length - 2].name === 'getRepository' ? links[links.length - 2] : undefined;
   if (links.length !== (repository ? 2 : 1)) return false;
+  if (last.name === 'save') return readSave(last.call, last.args, w, declarationOf);
   const args = repository ? [repository.args[0], ...last.args] : last.args;
   const entity = entityTable(args[0], declarationOf);
   if (!entity) return false;
