@@ -56,7 +56,15 @@ export interface ChainLink {
 }
 
 /** Reads a chain's links as SQL into the writer; false when it is not a query the driver knows. */
-export type ChainReader = (input: { links: ChainLink[]; top: TSESTree.CallExpression; executes: boolean; writer: SqlWriter; build: (inner: TSESTree.CallExpression) => BuiltQuery | undefined }) => boolean;
+export type ChainReader = (input: {
+  links: ChainLink[];
+  top: TSESTree.CallExpression;
+  executes: boolean;
+  writer: SqlWriter;
+  build: (inner: TSESTree.CallExpression) => BuiltQuery | undefined;
+  /** The node the chain starts on (`repo` of `repo.update(...)`): a driver may read what it was made from. */
+  root?: Node;
+}) => boolean;
 
 function isDb(v: Value | undefined): boolean {
   return v?.kind === 'pool' || v?.kind === 'tx' || v?.kind === 'conn' || v?.kind === 'opaque';
@@ -307,7 +315,7 @@ export function builtQuery(top: TSESTree.CallExpression, host: BuilderHost, exec
   const w = new SqlWriter(host);
   const calls = w.calls;
   calls.push(...chain.links.map((l) => l.call));
-  if (!read({ links: chain.links, top, executes, writer: w, build })) return undefined;
+  if (!read({ links: chain.links, top, executes, writer: w, build, root: chain.root })) return undefined;
   return { host: w.out.done({ start: top.range[0], end: top.range[1] }), on, driver, values: w.values, calls };
 }
 

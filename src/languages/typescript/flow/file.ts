@@ -315,6 +315,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
       if (statement.type !== 'ExportNamedDeclaration') continue;
       const d = statement.declaration;
       if (d?.type === 'TSEnumDeclaration' && d.id.name === name) return { init: d, module: this };
+      if (d?.type === 'ClassDeclaration' && d.id?.name === name) return { init: d, module: this };
       if (d?.type === 'VariableDeclaration' && d.kind === 'const') {
         for (const declarator of d.declarations) {
           if (declarator.id.type === 'Identifier' && declarator.id.name === name) return declarator.init ? { init: declarator.init, module: this } : undefined;
@@ -625,6 +626,8 @@ function literalsOnly(init: Node): boolean {
   const plain = (n: Node | undefined) => n?.type === 'Literal' || (n?.type === 'TemplateLiteral' && n.expressions.length === 0);
   const n = unfrozen(init);
   if (plain(n)) return true;
+  // A decorated class (a TypeORM entity): what its decorators declare needs nothing of its module at run time.
+  if (n?.type === 'ClassDeclaration') return (n.decorators ?? []).length > 0;
   if (n?.type === 'TSEnumDeclaration') return n.body.members.every((m) => !m.initializer || plain(unwrap(m.initializer as Node)));
   return n?.type === 'ObjectExpression' && n.properties.every((p) => p.type === 'Property' && !p.computed && plain(unwrap(p.value as Node)));
 }
@@ -649,6 +652,12 @@ function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]
     if (isFunction(node)) inner = node.range;
     // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
     if (node.type === 'FunctionDeclaration' && node.id) {
+      const list = out.get(node.id.name) ?? [];
+      list.push({ init: node, scope });
+      out.set(node.id.name, list);
+    }
+    // A decorated class is a constant too: what its decorators declare (a TypeORM entity's table and columns).
+    if (node.type === 'ClassDeclaration' && node.id && (node.decorators ?? []).length > 0) {
       const list = out.get(node.id.name) ?? [];
       list.push({ init: node, scope });
       out.set(node.id.name, list);
