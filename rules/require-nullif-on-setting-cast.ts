@@ -10,6 +10,9 @@ import {
 import type { SettingDefault, Span } from '../src/sql/index.ts';
 import { bareTable } from '../src/model/queue.ts';
 
+/** Statements that run where they stand; the others create what runs later (a policy, a view, a check, a routine). */
+const RUNS_NOW = new Set(['SelectStmt', 'InsertStmt', 'UpdateStmt', 'DeleteStmt', 'MergeStmt', 'CallStmt', 'VariableSetStmt', 'CopyStmt']);
+
 interface Options {
   settings?: string[];
   requestSettings?: string[];
@@ -45,13 +48,14 @@ export default defineRule<Options>({
     const madeNotNull = new Set([...statementsOf(file)].flatMap(({ statement }) => (statement.notNullSet ?? []).map((c) => `${bareTable(c.table)}.${c.column}`)));
     for (const { site, statement } of statementsOf(file)) {
       const policy = statement.kind === 'CreatePolicyStmt';
-      // A statement or DO block of a migration or psql script reads the setting once, where it stands, on the
-      // connection the tool opened for it: no job ran there before it to leave ''. (A policy, function or default it
-      // creates runs later, on the application's connections, and is read as such.)
-      const readsOnceOnToolConnection = site.driver === 'sql' && site.connection.kind === 'dedicated' && (!statement.routine || statement.routine.kind === 'do');
+      // A query of a migration or psql script (also in a DO block) reads the setting once, where it stands, on the
+      // connection the tool opened for it: no job ran there before it to leave ''. What it creates (a policy, also one
+      // altered in a DO block, a view, a check, a function) runs later, on the application's connections: reported.
+      const readsOnceOnToolConnection =
+        site.driver === 'sql' && site.connection.kind === 'dedicated' && (!statement.routine || statement.routine.kind === 'do') && RUNS_NOW.has(statement.kind);
       for (const cast of statement.settingCasts) {
         if (cast.nullif || cast.guard || cast.inDefault || !checked(cast.setting)) continue;
-        if (readsOnceOnToolConnection && !policy) continue;
+        if (readsOnceOnToolConnection) continue;
         // An array type rejects '' as a malformed literal (measured on PostgreSQL 17.10), a scalar one as invalid input.
         const failure = cast.type.endsWith('[]') ? 'malformed array literal: ""' : `invalid input syntax for type ${cast.type}`;
         const data = { setting: cast.setting ?? '', type: cast.type, failure };
