@@ -43,6 +43,7 @@ export async function reloadSqlParser(): Promise<void> {
   await module.loadModule();
   pgQuery = module;
   loaded = Promise.resolve();
+  forgetParses();
 }
 
 /**
@@ -118,7 +119,44 @@ export interface ParsedStatement {
 
 export type ParseResult = { ok: true; statements: ParsedStatement[] } | { ok: false; message: string; cursorByte: number };
 
+/**
+ * Parses remembered by their text: the same statement comes back many times over (an extension's
+ * update scripts each define the same routines again, and each routine's PL/pgSQL statements are
+ * parsed one by one; pg_partman's 179 files asked for 41,166 parses of 2,933 texts). A parse is a pure
+ * function of its text and nothing changes a tree it gives (extract.ts and routine-parameters.ts copy
+ * what they rewrite), so a remembered one is handed out again, with the same steps counted. Only short
+ * texts are kept (a whole file's parse is asked for once), and the memory is cleared when full.
+ */
+const REMEMBERED_TEXT_MAX = 4096;
+const REMEMBERED_MAX_ENTRIES = 20_000;
+const rememberedParses = new Map<string, ParseResult>();
+const rememberedPlPgSql = new Map<string, PlPgSqlResult>();
+/** PL/pgSQL parses are remembered up to this many characters of text in all (a routine's text is its whole CREATE). */
+const REMEMBERED_PLPGSQL_CHARS = 16_000_000;
+let rememberedPlPgSqlChars = 0;
+
+/** Forgets every remembered parse (the parser was reloaded). */
+function forgetParses(): void {
+  rememberedParses.clear();
+  rememberedPlPgSql.clear();
+  rememberedPlPgSqlChars = 0;
+}
+
 export function parseStatements(sql: string): ParseResult {
+  const remembered = rememberedParses.get(sql);
+  if (remembered) {
+    work(remembered.ok ? 1 + remembered.statements.length : 1);
+    return remembered;
+  }
+  const result = parseAnew(sql);
+  if (sql.length <= REMEMBERED_TEXT_MAX) {
+    if (rememberedParses.size >= REMEMBERED_MAX_ENTRIES) rememberedParses.clear();
+    rememberedParses.set(sql, result);
+  }
+  return result;
+}
+
+function parseAnew(sql: string): ParseResult {
   const { parseSync } = ready();
   let tree: { stmts?: Node[] };
   try {
@@ -138,8 +176,26 @@ export function parseStatements(sql: string): ParseResult {
   return { ok: true, statements };
 }
 
+export type PlPgSqlResult = { ok: true; functions: Node[] } | { ok: false; message: string };
+
 /** The PL/pgSQL tree of a CREATE FUNCTION/PROCEDURE or DO statement, or the parser's message. */
-export function parsePlPgSql(sql: string): { ok: true; functions: Node[] } | { ok: false; message: string } {
+export function parsePlPgSql(sql: string): PlPgSqlResult {
+  const remembered = rememberedPlPgSql.get(sql);
+  if (remembered) {
+    work(remembered.ok ? 1 + remembered.functions.length : 1);
+    return remembered;
+  }
+  const result = parsePlPgSqlAnew(sql);
+  if (rememberedPlPgSqlChars + sql.length > REMEMBERED_PLPGSQL_CHARS) {
+    rememberedPlPgSql.clear();
+    rememberedPlPgSqlChars = 0;
+  }
+  rememberedPlPgSql.set(sql, result);
+  rememberedPlPgSqlChars += sql.length;
+  return result;
+}
+
+function parsePlPgSqlAnew(sql: string): PlPgSqlResult {
   const { parsePlPgSQLSync } = ready();
   let tree: { plpgsql_funcs?: Node[] };
   try {

@@ -8,7 +8,7 @@ import { nodeType } from './nodes.ts';
 import { bodyCarriesNoFact } from './fact-free.ts';
 import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';
-import { byteToUtf16Map } from './offsets.ts';
+import { byteToUtf16Map, utf8Of } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { tookNothing } from './plpgsql-found.ts';
@@ -64,7 +64,7 @@ export function analyzeRoutine(
   const routine = routineInfo(stmt, span);
   if (!routine) return;
   definition.defines = routine.info;
-  const stmtBytes = Buffer.from(sql).subarray(startByte, endByte);
+  const stmtBytes = utf8Of(sql).subarray(startByte, endByte);
   const stmtText = stmtBytes.toString('utf8');
   const ascii = stmtBytes.length === stmtText.length;
   const place: Place = ascii ? (index) => at(startByte + index) : (index) => at(startByte + Buffer.byteLength(stmtText.slice(0, index)));
