@@ -122,24 +122,43 @@ export type ParseResult = { ok: true; statements: ParsedStatement[] } | { ok: fa
 /**
  * Parses remembered by their text: the same statement comes back many times over (an extension's
  * update scripts each define the same routines again, and each routine's PL/pgSQL statements are
- * parsed one by one; pg_partman's 179 files asked for 41,166 parses of 2,933 texts). A parse is a pure
+ * parsed one by one: pg_partman's 179 files asked for 41,166 parses of 2,933 texts). A parse is a pure
  * function of its text and nothing changes a tree it gives (extract.ts and routine-parameters.ts copy
- * what they rewrite), so a remembered one is handed out again, with the same steps counted. Only short
- * texts are kept (a whole file's parse is asked for once), and the memory is cleared when full.
+ * what they rewrite), so a remembered one is handed out again, with the same steps counted. Only
+ * statement texts up to 4 KB are kept (a whole file's parse is asked for once); each memory is cleared
+ * once its texts pass a few million characters, which bounds the trees it holds.
  */
 const REMEMBERED_TEXT_MAX = 4096;
-const REMEMBERED_MAX_ENTRIES = 20_000;
-const rememberedParses = new Map<string, ParseResult>();
-const rememberedPlPgSql = new Map<string, PlPgSqlResult>();
-/** PL/pgSQL parses are remembered up to this many characters of text in all (a routine's text is its whole CREATE). */
-const REMEMBERED_PLPGSQL_CHARS = 16_000_000;
-let rememberedPlPgSqlChars = 0;
+const REMEMBERED_CHARS = 4_000_000;
+
+class RememberedParses<T> {
+  private readonly results = new Map<string, T>();
+  private chars = 0;
+
+  get(text: string): T | undefined {
+    return this.results.get(text);
+  }
+
+  set(text: string, result: T): void {
+    if (this.chars + text.length > REMEMBERED_CHARS) this.clear();
+    this.results.set(text, result);
+    this.chars += text.length;
+  }
+
+  clear(): void {
+    this.results.clear();
+    this.chars = 0;
+  }
+}
+
+const rememberedParses = new RememberedParses<ParseResult>();
+/** A routine's text is its whole CREATE statement: kept whatever its length, within the same bound of characters. */
+const rememberedPlPgSql = new RememberedParses<PlPgSqlResult>();
 
 /** Forgets every remembered parse (the parser was reloaded). */
 function forgetParses(): void {
   rememberedParses.clear();
   rememberedPlPgSql.clear();
-  rememberedPlPgSqlChars = 0;
 }
 
 export function parseStatements(sql: string): ParseResult {
@@ -149,10 +168,7 @@ export function parseStatements(sql: string): ParseResult {
     return remembered;
   }
   const result = parseAnew(sql);
-  if (sql.length <= REMEMBERED_TEXT_MAX) {
-    if (rememberedParses.size >= REMEMBERED_MAX_ENTRIES) rememberedParses.clear();
-    rememberedParses.set(sql, result);
-  }
+  if (sql.length <= REMEMBERED_TEXT_MAX) rememberedParses.set(sql, result);
   return result;
 }
 
@@ -186,12 +202,7 @@ export function parsePlPgSql(sql: string): PlPgSqlResult {
     return remembered;
   }
   const result = parsePlPgSqlAnew(sql);
-  if (rememberedPlPgSqlChars + sql.length > REMEMBERED_PLPGSQL_CHARS) {
-    rememberedPlPgSql.clear();
-    rememberedPlPgSqlChars = 0;
-  }
   rememberedPlPgSql.set(sql, result);
-  rememberedPlPgSqlChars += sql.length;
   return result;
 }
 
