@@ -8,7 +8,7 @@ import { nodeType } from './nodes.ts';
 import { bodyCarriesNoFact } from './fact-free.ts';
 import type { PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';
-import { byteToUtf16Map, utf8Of } from './offsets.ts';
+import { byteToUtf16Map, utf16ToByteMap, utf8Of } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { tookNothing } from './plpgsql-found.ts';
@@ -67,7 +67,8 @@ export function analyzeRoutine(
   const stmtBytes = utf8Of(sql).subarray(startByte, endByte);
   const stmtText = stmtBytes.toString('utf8');
   const ascii = stmtBytes.length === stmtText.length;
-  const place: Place = ascii ? (index) => at(startByte + index) : (index) => at(startByte + Buffer.byteLength(stmtText.slice(0, index)));
+  const byteOf = ascii ? undefined : utf16ToByteMap(stmtText);
+  const place: Place = byteOf ? (index) => at(startByte + byteOf(index)) : (index) => at(startByte + index);
 
   if (routine.atomic) {
     atomicBody(routine.atomic, stmtText, sql, at, routine.info, place, span, out);

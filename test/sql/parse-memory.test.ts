@@ -71,3 +71,18 @@ test('a routine defined again further into another script gets that script\'s of
   assert.deepEqual(alone, ['set_config']);
   assert.deepEqual(later, alone);
 });
+
+test('in a routine with multi-byte characters (a comment in French, an emoji) each statement is found at its own offsets', () => {
+  const sql = `create function parse_memory_e(p_tenant text) returns void language plpgsql as $$
+begin
+  -- réglage du locataire 🎉
+  perform set_config('app.tenant', p_tenant, false);
+  -- file d'attente: « tâches »
+  update parse_memory_jobs set état = 'fini' where id = 1;
+end $$;`;
+  const nested = analyzeSql(sql).statements.filter((s) => s.routine);
+  assert.deepEqual(
+    nested.map((s) => sql.slice(s.span.start, s.span.end)),
+    ["set_config('app.tenant', p_tenant, false)", "update parse_memory_jobs set état = 'fini' where id = 1"],
+  );
+});
