@@ -1,7 +1,7 @@
 // Parsing a text that may hold placeholders: normalise them to $N, parse, and
 // where the parser stops at a placeholder that stands for a name, retry with
 // it as an identifier.
-import { byteToUtf16Map } from './offsets.ts';
+import { byteToUtf16Map, utf8Of } from './offsets.ts';
 import { parseStatements, type ParseResult } from './parser.ts';
 import { normalizePlaceholders, type Hole, type NormalizedSql, type PlaceholderStyle } from './placeholders.ts';
 
@@ -23,7 +23,7 @@ export function parseWithPlaceholders(text: string, style: PlaceholderStyle, hol
 export function wordEndIn(sql: string): (byte: number) => number {
   let bytes: Buffer | undefined;
   return (byte) => {
-    bytes ??= Buffer.from(sql);
+    bytes ??= utf8Of(sql);
     let end = byte;
     while (end < bytes.length && /[\w$\x80-\xff]/.test(String.fromCharCode(bytes[end]))) end++;
     return end;

@@ -19,6 +19,20 @@ import type { Node } from './extract.ts';
 /** The statement with each reference to an input parameter as its placeholder; the same tree when there is none. */
 export function parametersAsPlaceholders(stmt: Node, parameters: readonly string[], routineName: string): Node {
   if (!parameters.some(Boolean)) return stmt;
+  // The parser hands out a remembered tree for a text met before (parser.ts): the same statement of the same
+  // routine, defined again by each update script of an extension, is rewritten once.
+  const key = `${routineName}\0${parameters.join('\0')}`;
+  let rewritten = rewrittenTrees.get(stmt);
+  if (!rewritten) rewrittenTrees.set(stmt, (rewritten = new Map()));
+  let tree = rewritten.get(key);
+  if (tree === undefined) rewritten.set(key, (tree = rewriteParameters(stmt, parameters, routineName)));
+  return tree;
+}
+
+/** Each parsed statement's rewrites, by routine name and parameters. */
+const rewrittenTrees = new WeakMap<Node, Map<string, Node>>();
+
+function rewriteParameters(stmt: Node, parameters: readonly string[], routineName: string): Node {
   const columns = writtenColumns(stmt);
   const numbers = new Map<string, number>();
   for (const [i, name] of parameters.entries()) if (name && !columns.has(name) && !numbers.has(name)) numbers.set(name, i + 1);

@@ -8,7 +8,7 @@ import { nodeType } from './nodes.ts';
 import { bodyCarriesNoFact } from './fact-free.ts';
 import type { ParameterTest, PlpgsqlPlace, RoutineInfo, SettingValue, Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { codeOnly, splitStatements } from './lexer.ts';
-import { byteToUtf16Map } from './offsets.ts';
+import { byteToUtf16Map, utf16ToByteMap, utf8Of } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { ERROR_LEVEL, tookNothing } from './plpgsql-found.ts';
@@ -64,10 +64,11 @@ export function analyzeRoutine(
   const routine = routineInfo(stmt, span);
   if (!routine) return;
   definition.defines = routine.info;
-  const stmtBytes = Buffer.from(sql).subarray(startByte, endByte);
+  const stmtBytes = utf8Of(sql).subarray(startByte, endByte);
   const stmtText = stmtBytes.toString('utf8');
   const ascii = stmtBytes.length === stmtText.length;
-  const place: Place = ascii ? (index) => at(startByte + index) : (index) => at(startByte + Buffer.byteLength(stmtText.slice(0, index)));
+  const byteOf = ascii ? undefined : utf16ToByteMap(stmtText);
+  const place: Place = byteOf ? (index) => at(startByte + byteOf(index)) : (index) => at(startByte + index);
 
   if (routine.atomic) {
     atomicBody(routine.atomic, stmtText, sql, at, routine.info, place, span, out);

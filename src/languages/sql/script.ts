@@ -123,6 +123,16 @@ export function readScript(text: string, file: string): ScriptReading {
     blank(0, racket[0].length);
     i = racket[0].length;
   }
+  // Where the next `@ext` is, looked up again only once passed: a search from each quote to the end of the file
+  // made reading a big script quadratic in its quotes.
+  let extensionMark = -1;
+  const nextExtensionMark = (from: number): number => {
+    if (extensionMark !== Infinity && extensionMark < from) {
+      const found = text.indexOf('@ext', from);
+      extensionMark = found < 0 ? Infinity : found;
+    }
+    return extensionMark;
+  };
   const lineEnd = (from: number) => {
     const newline = text.indexOf('\n', from);
     return newline < 0 ? length : newline;
@@ -156,7 +166,7 @@ export function readScript(text: string, file: string): ScriptReading {
       const escapes = i > 0 && (text[i - 1] === 'E' || text[i - 1] === 'e') && !isIdentChar(text.charCodeAt(i - 2));
       const end = skipQuoted(text, i, 39, escapes);
       // CREATE EXTENSION fills in @extschema@ in strings too: a function body written as '...'.
-      if (text.includes('@ext', i) && text.slice(i, end).includes('@ext')) quotedExtensionPlaceholders(text, i + 1, end - 1, holes);
+      if (nextExtensionMark(i) < end && text.slice(i, end).includes('@ext')) quotedExtensionPlaceholders(text, i + 1, end - 1, holes);
       i = end;
     } else if (c === 34 /* " */) {
       const quoted = quotedTemplateAt(text, i);
