@@ -7,8 +7,10 @@
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 import { PGTAP_SCRIPT } from './pgtap-suite.ts';
+import { markerOf, migrationByPath, type MigrationTool } from './migration-tools.ts';
 
-export type MigrationTool = 'goose' | 'sql-migrate' | 'dbmate' | 'drizzle' | 'flyway' | 'sqitch' | 'golang-migrate' | 'prisma' | 'supabase' | 'north' | 'migrations folder';
+export type { MigrationTool } from './migration-tools.ts';
+
 export type QueryTool = 'aiosql/yesql' | 'sqlc' | 'pgtyped' | 'procrastinate';
 
 export interface ScriptReading {
@@ -56,18 +58,12 @@ const EXTENSION_SCRIPT_NAME = /(?:^|\/)[A-Za-z_][\w-]*--\d[\w.]*(?:--\d[\w.]*)?\
 const EXTENSION_GUARD = /^\\echo Use "(?:CREATE|ALTER) EXTENSION\b/m;
 /** The substitutions of an extension script (CREATE EXTENSION fills them in). */
 const EXTENSION_PLACEHOLDER = /^@(?:extschema(?::[A-Za-z_][A-Za-z0-9_$]*)?|extowner)@/;
-const GOOSE = /^--\s*\+goose\s+(up|down|statementbegin|statementend|no transaction|envsub\s+(?:on|off))\b/i;
-const SQL_MIGRATE = /^--\s*\+migrate\s+(up|down|statementbegin|statementend)\b/i;
-const DBMATE = /^--\s*migrate:(up|down)\b/i;
-const DRIZZLE = /^-->\s*statement-breakpoint\b/i;
 /** A Racket reader line (`#lang north`): the language the rest of the file is read in, no SQL. */
 const RACKET_LANG = /^(?:\uFEFF)?#lang[ \t]+([\w/-]+)[^\n]*/;
 /** north's `-- @up {`, `-- @down {` and `-- }` lines: each block is run as its own script. */
 const NORTH_BLOCK = /^--\s*(?:@(?:up|down)\s*\{|\})\s*$/;
 /** A C preprocessor directive at the start of a line: no SQL starts with `#` and a word. */
 const CPP_DIRECTIVE = /^#[ \t]*(?:include|if|ifdef|ifndef|elif|else|endif|define|undef|pragma|error|line)\b/;
-/** Markers that start a new statement (the SQL before them needs no `;`). */
-const ENDS_STATEMENT = /^(up|down|statementend|statementbegin)$/i;
 
 /**
  * A `-- name:` header of aiosql, yesql (the name, its suffix, aiosql's parameter list) or sqlc (`:one`, ...): nothing
@@ -344,32 +340,6 @@ export function readScript(text: string, file: string): ScriptReading {
   if (migration) reading.migration = migration;
   if (queries) reading.queries = queries;
   return reading;
-}
-
-function markerOf(comment: string, lineStart: boolean): { tool: MigrationTool; endsStatement: boolean } | undefined {
-  if (DRIZZLE.test(comment)) return { tool: 'drizzle', endsStatement: true };
-  if (!lineStart) return undefined;
-  const goose = GOOSE.exec(comment);
-  if (goose) return { tool: 'goose', endsStatement: ENDS_STATEMENT.test(goose[1]) };
-  const sqlMigrate = SQL_MIGRATE.exec(comment);
-  if (sqlMigrate) return { tool: 'sql-migrate', endsStatement: ENDS_STATEMENT.test(sqlMigrate[1]) };
-  if (DBMATE.test(comment)) return { tool: 'dbmate', endsStatement: true };
-  return undefined;
-}
-
-/** Tools known by where their files live and how they are named. */
-function migrationByPath(file: string): MigrationTool | undefined {
-  const path = file.replace(/\\/g, '/');
-  const name = path.slice(path.lastIndexOf('/') + 1);
-  if (/\/supabase\/migrations\//.test(path)) return 'supabase';
-  if (/\/migrations\/[^/]+\/migration\.sql$/.test(path)) return 'prisma';
-  if (/^[VUR]\d*(?:[._]\d+)*__.+\.sql$/.test(name) || /^R__.+\.sql$/.test(name)) return 'flyway';
-  if (/^\d+_.+\.(up|down)\.sql$/.test(name)) return 'golang-migrate';
-  if (/\/(deploy|revert|verify)\/[^/]+\.sql$/.test(path) && /\/sqitch\b|sqitch/.test(path)) return 'sqitch';
-  if (/\/(migrations?|migrate|db\/migrate|schema_migrations)\/[^/]+\.sql$/i.test(path)) return 'migrations folder';
-  // Migrations grouped by the database they target (`migrations/tenant/0038-add-flag.sql`): numbered, in order.
-  if (/\/(migrations?|migrate)\/[^/]+\/\d[^/]*\.sql$/i.test(path)) return 'migrations folder';
-  return undefined;
 }
 
 /** `\set name value...`: psql joins the values; quotes are removed. */
