@@ -3,8 +3,8 @@
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
-import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { readConfigText } from '../../read-file.ts';
 
 export interface ForeignFile {
   /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
@@ -123,7 +123,7 @@ function sqlcEngine(file: string): ForeignFile | undefined {
     for (const name of SQLC_CONFIGS) {
       let config: string;
       try {
-        config = readFileSync(join(dir, name), 'utf8');
+        config = readConfigText(join(dir, name));
       } catch {
         continue;
       }

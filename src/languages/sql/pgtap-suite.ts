@@ -1,8 +1,9 @@
 // A helper file of a pgTAP suite: a pgTAP script (`SELECT plan(3)` ... `finish()`, run by pg_prove through psql)
 // includes it with `\ir fixtures.sql`. Its statements run on that psql connection, in the test's database: the
 // routines it defines are the suite's helpers, called by its scripts, not by an application's pooled jobs.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { decodeText, readRegularFile } from '../../read-file.ts';
 
 /** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
 export const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
@@ -30,8 +31,8 @@ function includedIn(dir: string): Map<string, string> {
     const script = join(dir, name);
     let text: string;
     try {
-      if (statSync(script).size > MAX_SCRIPT_BYTES) continue;
-      text = readFileSync(script, 'utf8');
+      // Regular files only: a FIFO or device named *.sql beside the file must not block the scan.
+      text = decodeText(readRegularFile(script, MAX_SCRIPT_BYTES));
     } catch {
       continue;
     }
