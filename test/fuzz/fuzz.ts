@@ -123,6 +123,11 @@ function inert(statement: StatementFacts): boolean {
   return true;
 }
 
+/** The site's span is SQL text: a .sql file, or a string or template of the host (after Python's prefixes). */
+function holdsSqlText(text: string, file: string, span: { start: number; end: number }): boolean {
+  return extname(file).toLowerCase() === '.sql' || /^[rRbBfFuU]{0,2}['"`]/.test(text.slice(span.start, span.start + 3));
+}
+
 /** Letters (no e/E: E'...' changes how a string lexes), digits and spaces. */
 const SAFE = 'abcdfghijklmnopqrstuvwxyz0123456789  ';
 
@@ -205,9 +210,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
             original = readFileSync(fixture, 'utf8');
           }
           const model = frontEndFor(fixture)!.parse(original, fixture, {});
-          // A site that is a named (prepared) statement or runs in a pool callback carries a fact of its own.
+          // A site that is a named (prepared) statement or runs in a pool callback carries a fact of its own; a site
+          // whose SQL a builder or ORM call makes (`tx.shipment.count()`) has host code, not SQL text, at its span.
           const statements = model.sites
-            .filter((site) => !site.preparedName && !site.callback)
+            .filter((site) => !site.preparedName && !site.callback && holdsSqlText(original, fixture, site.span))
             .flatMap((site) => site.analysis.statements)
             .filter((s) => !s.routine);
           confinedText = confinedMutation(original, statements, random);
