@@ -12,6 +12,8 @@ const INCLUDE = /^[ \t]*\\(ir|i|include_relative|include)[ \t]+'?([^'\s]+)'?/gm;
 /** How many folders up the including script is looked for, and the largest script read. */
 const LEVELS_UP = 2;
 const MAX_SCRIPT_BYTES = 256 * 1024;
+/** A folder of a test suite, or one of the two folders below it. */
+const IN_TEST_FOLDER = /(?:^|\/)(?:t|tests?|specs?|[\w-]*[-_]tests?|[\w-]*pgtap[\w-]*)(?:\/[^/]+){0,2}$/i;
 
 /** Per folder, the files a pgTAP script there includes (resolved), asked once per folder and process. */
 const includedByFolder = new Map<string, Map<string, string>>();
@@ -47,6 +49,9 @@ function includedIn(dir: string): Map<string, string> {
 export function pgtapScriptIncluding(file: string): string | undefined {
   if (!file.toLowerCase().endsWith('.sql') || file.startsWith('db:')) return undefined;
   const target = resolve(file);
+  // Suites live in test folders (`test/`, `tests/`, `t/`, `spec/`, `pgtap/`): elsewhere (a migrations folder of
+  // thousands of files) the folder is not read a second time to look for a script that includes the file.
+  if (!IN_TEST_FOLDER.test(dirname(target).replace(/\\/g, '/'))) return undefined;
   let dir = dirname(target);
   for (let level = 0; level <= LEVELS_UP; level++) {
     const script = includedIn(dir).get(target);
