@@ -161,15 +161,20 @@ function forgetParses(): void {
   rememberedPlPgSql.clear();
 }
 
-export function parseStatements(sql: string): ParseResult {
-  const remembered = rememberedParses.get(sql);
+/** The remembered result for the text, its steps counted again as a fresh parse counts them; else a fresh parse, kept. */
+function parseOnce<T>(memory: RememberedParses<T>, text: string, keep: boolean, anew: (text: string) => T, steps: (result: T) => number): T {
+  const remembered = memory.get(text);
   if (remembered) {
-    work(remembered.ok ? 1 + remembered.statements.length : 1);
+    work(steps(remembered));
     return remembered;
   }
-  const result = parseAnew(sql);
-  if (sql.length <= REMEMBERED_TEXT_MAX) rememberedParses.set(sql, result);
+  const result = anew(text);
+  if (keep) memory.set(text, result);
   return result;
+}
+
+export function parseStatements(sql: string): ParseResult {
+  return parseOnce(rememberedParses, sql, sql.length <= REMEMBERED_TEXT_MAX, parseAnew, (r) => (r.ok ? 1 + r.statements.length : 1));
 }
 
 function parseAnew(sql: string): ParseResult {
@@ -196,14 +201,7 @@ export type PlPgSqlResult = { ok: true; functions: Node[] } | { ok: false; messa
 
 /** The PL/pgSQL tree of a CREATE FUNCTION/PROCEDURE or DO statement, or the parser's message. */
 export function parsePlPgSql(sql: string): PlPgSqlResult {
-  const remembered = rememberedPlPgSql.get(sql);
-  if (remembered) {
-    work(remembered.ok ? 1 + remembered.functions.length : 1);
-    return remembered;
-  }
-  const result = parsePlPgSqlAnew(sql);
-  rememberedPlPgSql.set(sql, result);
-  return result;
+  return parseOnce(rememberedPlPgSql, sql, true, parsePlPgSqlAnew, (r) => (r.ok ? 1 + r.functions.length : 1));
 }
 
 function parsePlPgSqlAnew(sql: string): PlPgSqlResult {
