@@ -408,9 +408,9 @@ describe('what the tools around a file put in it', () => {
     assert.match(errors(plain).join(), /RETURN cannot have a parameter in function returning void/);
     // A regression script of the extension (test/sql/) is psql's, not a piece of the extension.
     mkdirSync(join(root, 'test', 'sql'), { recursive: true });
-    const { inExtensionSource } = await import('../../src/languages/sql/extension-source.ts');
-    assert.equal(inExtensionSource(join(root, 'test', 'sql', 'compat.sql')), false);
-    assert.equal(inExtensionSource(join(root, 'sql', 'updates', 'compat.sql')), true);
+    const { extensionControlOf } = await import('../../src/languages/sql/extension-source.ts');
+    assert.equal(extensionControlOf(join(root, 'test', 'sql', 'compat.sql')), undefined);
+    assert.notEqual(extensionControlOf(join(root, 'sql', 'updates', 'compat.sql')), undefined);
   });
 
   test('${name} with letters around it builds one name: ${t}_owner and idx_${t} are each one placeholder', () => {

@@ -33,8 +33,3 @@ export function extensionControlOf(file: string): string | undefined {
   return undefined;
 }
 
-/** The file is under a `sql/` folder whose parent holds an extension's control file. */
-export function inExtensionSource(file: string): boolean {
-  return extensionControlOf(file) !== undefined;
-}
-
