@@ -13,6 +13,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ConnectionConfig, Driver } from '../../../model/index.ts';
+import { isTestPath } from '../../../model/test-evidence.ts';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import { DRIVERS, makerOf, readConfig } from '../drivers/index.ts';
 import { parsePython } from '../syntax.ts';
@@ -24,7 +25,6 @@ const MAX_FILES = 1500;
 const MAX_BYTES = 512 * 1024;
 /** Folders that are not the application's code, or not its runtime. */
 const SKIP_DIRS = /^(\..*|node_modules|__pycache__|venv|env|site-packages|build|dist|tests?|migrations|alembic)$/;
-const TEST_FILE = /^(test_.*|.*_test|conftest)\.py$/;
 
 export interface ProjectPools {
   /** The project's folder. */
@@ -54,7 +54,7 @@ function projectFiles(root: string): string[] | undefined {
     for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
       if (entry.isDirectory()) {
         if (!SKIP_DIRS.test(entry.name)) dirs.push(join(dir, entry.name));
-      } else if (entry.isFile() && entry.name.endsWith('.py') && !TEST_FILE.test(entry.name)) {
+      } else if (entry.isFile() && entry.name.endsWith('.py') && !isTestPath(entry.name)) {
         files.push(join(dir, entry.name));
         if (files.length > MAX_FILES) return undefined;
       }
