@@ -181,7 +181,7 @@ export class Walk extends CallWalk {
       const iterable = unwrap(parts[inAt + 1]);
       const driver = iterable ? yieldedConnection(this.file, iterable) : undefined;
       if (driver) this.env.set(name, { kind: 'conn', conn: this.handedInConn(driver.name, loopTarget) });
-      else this.bindInstance(name, parts[inAt + 1]);
+      else this.bindInstance(name, parts[inAt + 1], true);
     }
     if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
     if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
@@ -428,9 +428,20 @@ export class Walk extends CallWalk {
   }
 
   /** `job = <a query that reads one row of a model>`: job is an instance the code can save or delete. */
-  private bindInstance(name: string, value: Node): void {
-    this.instances.delete(name);
+  private bindInstance(name: string, value: Node, loop = false): void {
     let expr = unwrap(value);
+    // for job in jobs, where jobs = <the rows of a read>: each job is a row of it, with its own writes.
+    const rows = loop && expr?.name === 'VariableName' ? this.instances.get(this.text.slice(expr.from, expr.to)) : undefined;
+    this.instances.delete(name);
+    if (rows) {
+      this.instances.set(name, { ...rows, assigned: new Map(), pending: undefined });
+      return;
+    }
+    // list(qs), tuple(qs): the rows of the queryset, read at once.
+    if (expr?.name === 'CallExpression' && /^(list|tuple)$/.test(this.text.slice(expr.firstChild!.from, expr.firstChild!.to))) {
+      const args = expr.lastChild?.name === 'ArgList' ? children(expr.lastChild).filter((c) => !['(', ')', ','].includes(c.name)) : [];
+      if (args.length === 1) expr = unwrap(args[0]);
+    }
     // qs[:10], qs[0]: rows of the queryset.
     if (expr?.name === 'MemberExpression' && expr.lastChild?.name === ']') expr = unwrap(expr.firstChild);
     if (!expr || expr.name !== 'CallExpression') return;
