@@ -222,23 +222,26 @@ interface Entry {
  */
 interface TransactionIndex {
   firstClaimRead: Map<string, { position: number; read: LockingRead }>;
+  /** The first plain row lock (FOR UPDATE, NOWAIT: no SKIP LOCKED) of each table, read before it is written. */
+  firstRowLock: Map<string, { position: number; read: LockingRead }>;
   lastEnd: Map<string, number>;
 }
 
-function indexTransactions(entries: readonly Entry[], roles: StateRoles): Map<string, TransactionIndex> {
+/** Without `roles`, the locking reads only (no ends: which writes end a job depends on the states' roles). */
+function indexTransactions(entries: readonly Entry[], roles?: StateRoles): Map<string, TransactionIndex> {
   const byKey = new Map<string, TransactionIndex>();
   entries.forEach((entry, position) => {
     if (entry.key === undefined) return;
     let index = byKey.get(entry.key);
-    if (!index) byKey.set(entry.key, (index = { firstClaimRead: new Map(), lastEnd: new Map() }));
+    if (!index) byKey.set(entry.key, (index = { firstClaimRead: new Map(), firstRowLock: new Map(), lastEnd: new Map() }));
     const written = new Set(entry.statement.rowWrites.map((w) => tableOf(w.table)));
     for (const read of entry.statement.lockingReads) {
-      if (!read.skipLocked) continue;
+      const first = read.skipLocked ? index.firstClaimRead : index.firstRowLock;
       for (const table of read.tables.map(tableOf)) {
-        if (!written.has(table) && !index.firstClaimRead.has(table)) index.firstClaimRead.set(table, { position, read });
+        if (!written.has(table) && !first.has(table)) first.set(table, { position, read });
       }
     }
-    for (const write of entry.statement.rowWrites) if (write.op !== 'insert' && writesEnd(write, roles)) index.lastEnd.set(tableOf(write.table), position);
+    if (roles) for (const write of entry.statement.rowWrites) if (write.op !== 'insert' && writesEnd(write, roles)) index.lastEnd.set(tableOf(write.table), position);
   });
   return byKey;
 }
@@ -264,11 +267,15 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const siteOrder = new Map(model.sites.map((site, i) => [site, i]));
   entries.sort((a, b) => siteOrder.get(a.site)! - siteOrder.get(b.site)! || a.statement.span.start - b.statement.span.start);
   // The state column and running states by what the claims do: the moves of rows the statement's own SKIP LOCKED read picked.
+  // Also the moves of rows an earlier SKIP LOCKED read of the transaction picked (an ORM's read, then its save).
+  const claimReads = indexTransactions(entries);
   const roles = stateRolesOf(
-    entries.flatMap(({ statement }) =>
+    entries.flatMap(({ statement, key }, position) =>
       statement.rowWrites.map((write) => {
         const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, write))));
-        return { write, predicate: [...(own?.where ?? pickedByRead(write) ?? []), ...(own || pickedByRead(write) ? write.where : [])] };
+        const first = key === undefined ? undefined : claimReads.get(key)?.firstClaimRead.get(tableOf(write.table));
+        const read = own ?? (first && first.position < position && tablesOf(first.read).some((t) => mayBeSameTable(t, write)) ? first.read : undefined);
+        return { write, predicate: [...(read?.where ?? pickedByRead(write) ?? []), ...(read || pickedByRead(write) ? write.where : [])] };
       }),
     ),
   );
@@ -276,13 +283,26 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const lockFences = heldFences(entries);
 
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
-  const claimReadOf = (entry: Entry, position: number, name: TableName) => {
+  const claimReadOf = (entry: Entry, position: number, name: TableName, write?: RowWrite) => {
     const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
     // Several SKIP LOCKED reads of the table in the statement (new jobs UNION expired leases): one predicate.
     const own = mergedClaimRead(entry.statement.lockingReads.filter(locks));
-    const first = entry.key === undefined ? undefined : transactions.get(entry.key)?.firstClaimRead.get(tableOf(name.table));
-    const earlier = first && first.position < position && locks(first.read) ? first.read : undefined;
+    const index = entry.key === undefined ? undefined : transactions.get(entry.key);
+    const first = index?.firstClaimRead.get(tableOf(name.table));
+    const earlier = (first && first.position < position && locks(first.read) ? first.read : undefined) ?? (own || !write ? undefined : startedRun(index, position, name, write));
     return { claimRead: own ?? earlier, earlier };
+  };
+  // A job the host names (an id off a stream or a notification), locked without SKIP LOCKED by a read that admits a
+  // waiting state, then moved to a running state by id: the take of that job, whose read is the claim's predicate.
+  // Not a heartbeat of a run that holds it: a heartbeat never moves a waiting job on.
+  const startedRun = (index: TransactionIndex | undefined, position: number, name: TableName, write: RowWrite) => {
+    const lock = index?.firstRowLock.get(tableOf(name.table));
+    if (!lock || lock.position >= position || !tablesOf(lock.read).some((t) => mayBeSameTable(t, name))) return undefined;
+    const status = write.assignments.find((a) => roles.isState(a.column));
+    const setsRunning = status !== undefined && statusValues(status.value).some((v) => roles.isRunning(v));
+    const admitsWaiting = lock.read.where.some((c) => !c.underOr && comparedStates(c, roles).some((v) => !roles.isRunning(v)));
+    const byId = write.where.some((c) => isRowId(c.column, write.table) && c.op === '=') && lock.read.where.some((c) => isRowId(c.column, write.table) && c.op === '=');
+    return setsRunning && admitsWaiting && byId ? lock.read : undefined;
   };
 
   // The counters the file's claims increment count as attempt counters for every statement of the file.
@@ -290,7 +310,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
-      const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
+      const w = readWrite(write, claimReadOf(entry, position, write, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
       // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
       if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
     }
@@ -298,7 +318,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
 
   // A helper handed the transaction's connection runs its statements under that transaction's locks, where they are read;
   // the copy its own walk recorded, on a connection it could not tell, is the same statement.
-  const underLock = new Set(entries.filter((e, i) => e.key !== undefined && e.statement.rowWrites.some((w) => claimReadOf(e, i, w).earlier)).map((e) => e.statement.span.start));
+  const underLock = new Set(entries.filter((e, i) => e.key !== undefined && e.statement.rowWrites.some((w) => claimReadOf(e, i, w, w).earlier)).map((e) => e.statement.span.start));
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
     if (key === undefined && underLock.has(statement.span.start)) return;
@@ -313,7 +333,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       // The default schema is the unit's, unknown here: within one statement or transaction, `jobs` may be `billing.jobs`.
       const name: TableName = write.schema ? { table: write.table, schema: write.schema } : { table: write.table };
       const table = tableOf(write.table);
-      const { claimRead, earlier } = claimReadOf(entry, position, name);
+      const { claimRead, earlier } = claimReadOf(entry, position, name, write);
       const bind = bindOf(entry.site, entry.statement);
       const clock = clockOf(entry.site, entry.statement);
       let w = readWrite(write, claimRead, counters, roles, bind, false, clock);

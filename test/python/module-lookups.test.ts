@@ -53,3 +53,28 @@ test('within a scan a lookup is answered once; the next scan asks again', () => 
     next();
   }
 });
+
+test('a unit whose build config maps a package to its root folder: `from <package>.x import` finds the root\'s x', () => {
+  clearProjectCache();
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-py-package-dir-'));
+  mkdirSync(join(dir, 'models'));
+  writeFileSync(join(dir, 'pyproject.toml'), '[tool.setuptools]\npackages = ["courier"]\npackage-dir = {"courier" = "."}\n');
+  writeFileSync(join(dir, '__init__.py'), '');
+  writeFileSync(join(dir, 'models/__init__.py'), 'from courier.models.base import Parcel\n');
+  writeFileSync(join(dir, 'models/base.py'), 'class Parcel: pass\n');
+  writeFileSync(join(dir, 'queue.py'), 'from courier.models import Parcel\n');
+  assert.equal(resolveModule(join(dir, 'queue.py'), 'courier.models', 0), join(dir, 'models/__init__.py'));
+  assert.equal(resolveModule(join(dir, 'models/__init__.py'), 'courier.models.base', 0), join(dir, 'models/base.py'));
+  assert.equal(resolveModule(join(dir, 'queue.py'), 'parcels.models', 0), undefined, 'a package the config does not name');
+});
+
+test('without such a declaration the root folder is no package of its own', () => {
+  clearProjectCache();
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-py-no-package-dir-'));
+  mkdirSync(join(dir, 'models'));
+  writeFileSync(join(dir, 'pyproject.toml'), '[project]\nname = "courier"\n');
+  writeFileSync(join(dir, '__init__.py'), '');
+  writeFileSync(join(dir, 'models/__init__.py'), '');
+  writeFileSync(join(dir, 'queue.py'), 'from courier.models import Parcel\n');
+  assert.equal(resolveModule(join(dir, 'queue.py'), 'courier.models', 0), undefined);
+});

@@ -44,3 +44,18 @@ test('a loop target or an augmented assignment as the reaching binding: unknown'
   assert.equal(valueAtUse(['def f(items):', '    q = "first"', '    for q in items:', '        pass', '    use(q)'], 'q'), undefined);
   assert.equal(valueAtUse(['def f():', '    q = "first"', '    q += " more"', '    use(q)'], 'q'), undefined);
 });
+
+test('a refinement of the name by itself in a branch the use is not in: the value it refines (a weaker filter)', () => {
+  const lines = ['def f(kinds):', '    rows = Parcel.objects.filter(ready)', '    if kinds:', '        rows = rows.filter(kind__in=kinds)', '    use(rows)'];
+  assert.equal(valueAtUse(lines, 'rows'), 'Parcel.objects.filter(ready)');
+});
+
+test('a branch that binds the name to something other than a refinement of it: still unknown', () => {
+  assert.equal(valueAtUse(['def f(kinds):', '    rows = Parcel.objects.filter(ready)', '    if kinds:', '        rows = Other.objects.all()', '    use(rows)'], 'rows'), undefined);
+  assert.equal(valueAtUse(['def f(kinds):', '    rows = Parcel.objects.filter(ready)', '    if kinds:', '        rows = pick(rows)', '    use(rows)'], 'rows'), undefined);
+});
+
+test('an unconditional refinement before the use is the value that reaches it', () => {
+  const lines = ['def f():', '    rows = Parcel.objects.filter(ready)', '    rows = rows.filter(tries__lt=5)', '    use(rows)'];
+  assert.equal(valueAtUse(lines, 'rows'), 'rows.filter(tries__lt=5)');
+});

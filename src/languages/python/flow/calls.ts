@@ -9,6 +9,7 @@ import {
   CONTROL_METHODS,
   driverBoundValues,
   driverNamed,
+  instanceOrm,
   ORMS,
   placeholderStyle,
   poolRunsSql,
@@ -23,7 +24,7 @@ import {
 import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
-import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
+import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
@@ -233,6 +234,29 @@ export abstract class CallWalk extends BindingWalk {
       constant: (n) => this.file.models.constantOf(n, this.file),
       defOf: (callee, at) => this.file.resolveDef(callee, at),
     };
+  }
+
+  /**
+   * The parameters and, in a model's own method, `self`: instances of the
+   * model the code is handed (`def finish(job: Job)`, `self.save()` in `class
+   * Job(models.Model)`), where the ORM knows what their save() writes on.
+   */
+  override bindParameters(...args: Parameters<BindingWalk['bindParameters']>): void {
+    super.bindParameters(...args);
+    const [def] = args;
+    const handed = instanceOrm(this.file)?.handedInstance;
+    if (!handed) return;
+    const bind = (name: string, typeNode: Node | undefined) => {
+      const model = typeNode && !this.env.has(name) ? this.file.models.modelOf(typeNode, this.file) : undefined;
+      const orm = model ? handed(this) : undefined;
+      if (model && orm) this.instances.set(name, { ...model, assigned: new Map(), conn: orm.conn });
+    };
+    for (const p of parameters(def, this.text)) {
+      if (p.annotation) bind(p.name, annotationType(p.annotation));
+    }
+    const first = parameters(def, this.text)[0];
+    const cls = this.file.classOfDef.has(def.from) ? enclosingClass(def) : undefined;
+    if (first?.name === 'self' && cls) bind('self', cls.getChild('VariableName') ?? undefined);
   }
 
   /** The model instance a name holds (`job = Job.objects.select_for_update()...first()`), if this walk knows. */
@@ -474,4 +498,13 @@ function statementItems(node: Node): Node[] {
   return children(expr)
     .filter((c) => !['[', ']', '(', ')', ','].includes(c.name))
     .map((item) => (item.name === 'TupleExpression' || item.name === 'ParenthesizedExpression' ? (children(item).find((c) => !['(', ')', ','].includes(c.name)) ?? item) : item));
+}
+
+/** The class a method is defined in (through its decorators). */
+function enclosingClass(def: Node): Node | undefined {
+  for (let at = def.parent; at; at = at.parent) {
+    if (at.name === 'ClassDefinition') return at;
+    if (at.name === 'FunctionDefinition') return undefined;
+  }
+  return undefined;
 }

@@ -173,7 +173,14 @@ export class DefIndex {
     const list = this.rebindsCache.get(def.from)?.get(name);
     if (!list) return undefined;
     let chosen: Rebinding | undefined;
-    for (const b of list) if (b.statement.to <= use.from) chosen = b;
+    for (const b of list) {
+      if (b.statement.to > use.from) continue;
+      // `qs = qs.filter(...)` in a branch the use is not in: a refinement on some
+      // paths only, so the name stands for what it refines (a weaker filter, never a stronger one).
+      const branchOnly = b.statement.parent && (use.from < b.statement.parent.from || use.to > b.statement.parent.to);
+      if (chosen && branchOnly && this.refines(b, name)) continue;
+      chosen = b;
+    }
     const block = chosen?.statement.parent;
     if (!chosen?.value || !block || use.from < block.from || use.to > block.to) return undefined;
     for (const b of list) {
@@ -183,6 +190,16 @@ export class DefIndex {
       }
     }
     return chosen.value;
+  }
+
+  /** `name = name.method(...)...`: a binding whose value is a call chain on the name itself. */
+  private refines(binding: Rebinding, name: string): boolean {
+    let at: Node | null | undefined = binding.value;
+    while (at?.name === 'CallExpression' || at?.name === 'MemberExpression') {
+      if (at.name === 'MemberExpression' && at.lastChild?.name !== 'PropertyName') return false;
+      at = at.firstChild;
+    }
+    return at?.name === 'VariableName' && at !== binding.value && this.text.slice(at.from, at.to) === name;
   }
 
   /** The value of a name assigned once in the def that contains `node`. */

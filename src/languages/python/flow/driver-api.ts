@@ -156,6 +156,13 @@ export interface DriverOrm {
   claims?(file: FileApi): boolean;
   /** A query reading one row the code keeps: the statement and the connection it runs on. */
   readInstance(walk: WalkApi, expr: Node): { built: BuiltStatement; conn: Conn | undefined } | undefined;
+  /**
+   * An instance the code is handed rather than reads (`self` in a model's own
+   * method, a parameter annotated with the model): the connection its save()
+   * writes on, where the ORM knows it without the read (Django's default
+   * connection). undefined where it does not (a session only its reader knows).
+   */
+  handedInstance?(walk: WalkApi): { conn: Conn | undefined } | undefined;
   /** Assigned attributes are written at save() (Django), else at the session's next flush. */
   readonly writesAtSave?: boolean;
   /** 'query' for the end of a query chain this ORM writes, 'step' for a call inside one, 'none' for neither (and no other ORM's). */

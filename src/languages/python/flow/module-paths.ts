@@ -3,7 +3,7 @@
 // which parses modules, so that the scan can follow a file's imports (its
 // prefilter's second chance, src/scan/import-chance.ts) without loading the
 // Python parser.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { pathExists } from '../../typescript/flow/modules.ts';
 
@@ -74,12 +74,41 @@ export function resolveModule(file: string, module: string, level: number): stri
     }
     tried.push(...candidates(join(root, 'src'), parts));
   }
+  // `package-dir = {"app" = "."}`: the unit's root folder is the package `app` itself.
+  const mapped = level === 0 ? packageDirs(root).get(parts[0]) : undefined;
+  if (mapped !== undefined) tried.push(...candidates(join(root, mapped), parts.slice(1)));
   const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && pathExists(path));
   if (found || level > 0 || parts.length === 0) return found;
   // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
   // the folder above it (Python's path entry for it), with or without __init__.py files.
   const base = packageBase(file, parts[0]);
   return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && pathExists(path)) : undefined;
+}
+
+const packageDirsOf = new Map<string, Map<string, string>>();
+
+/**
+ * The packages a unit's build config maps to folders of its own
+ * (pyproject's `package-dir = {"app" = "."}`, setup.py's
+ * `package_dir={"app": "."}`), by package name: the folder, relative to the
+ * root. Only the unit's own declaration is read; no folder is guessed.
+ */
+function packageDirs(root: string): Map<string, string> {
+  let dirs = packageDirsOf.get(root);
+  if (dirs) return dirs;
+  dirs = new Map();
+  for (const name of ['pyproject.toml', 'setup.py', 'setup.cfg']) {
+    const path = join(root, name);
+    if (!existsSync(path)) continue;
+    const text = readFileSync(path, 'utf8');
+    const table = /package[-_]dir\s*[=:]\s*\{([^}]*)\}/.exec(text)?.[1];
+    for (const entry of table ? table.matchAll(/["']([A-Za-z_]\w*)["']\s*[=:]\s*["']([\w./-]*)["']/g) : []) {
+      const dir = entry[2].replace(/^\.\/?$/, '').replace(/^\.\//, '');
+      if (!dir.split('/').includes('..')) dirs.set(entry[1], dir);
+    }
+  }
+  packageDirsOf.set(root, dirs);
+  return dirs;
 }
 
 /** The folder above the file's nearest ancestor folder named `top`: where `import top.x` finds the file's own package. */
@@ -94,5 +123,6 @@ function packageBase(file: string, top: string): string | undefined {
 /** Forgets the project units found (tests that rewrite files). */
 export function clearRoots(): void {
   roots.clear();
+  packageDirsOf.clear();
   marked.clear();
 }

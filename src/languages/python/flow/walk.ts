@@ -23,8 +23,12 @@ function yieldOf(statement: Node): Node | null {
 }
 
 export class Walk extends CallWalk {
-  /** Walking a @contextmanager at a `with`: stop at its first yield and keep what it yields. */
-  yieldCapture?: { binding?: Binding; flow?: Flow };
+  /**
+   * Walking a @contextmanager at a `with`: stop at its first yield and keep
+   * what it yields (a connection, or a row it read), and the ends of its own
+   * `with` blocks around the yield, which run when the caller's block ends.
+   */
+  yieldCapture?: { binding?: Binding; flow?: Flow; instance?: Instance; exits?: (() => void)[] };
   /** The walk stopped at the yield it was looking for. */
   suspended = false;
 
@@ -48,7 +52,11 @@ export class Walk extends CallWalk {
     const value = children(yieldNode).find((c) => c.name !== 'yield');
     this.walkExpression(yieldNode);
     const binding = value ? this.valueBinding(value, false) : undefined;
-    this.yieldCapture = { binding, flow: binding && (binding.kind === 'conn' || binding.kind === 'cursor') ? copyFlow(binding.conn.flow) : undefined };
+    // yield Job.objects.select_for_update().get(...): the caller's `as` gets the row.
+    const expr = value ? unwrap(value) : undefined;
+    const read = expr?.name === 'CallExpression' ? instanceOrm(this.file)?.readInstance(this, expr) : undefined;
+    const instance = read ? { ...read.built.returnsInstance!, assigned: new Map(), conn: read.conn } : undefined;
+    this.yieldCapture = { binding, instance, flow: binding && (binding.kind === 'conn' || binding.kind === 'cursor') ? copyFlow(binding.conn.flow) : undefined };
     this.suspended = true;
     this.dead = true;
     return true;
@@ -181,7 +189,7 @@ export class Walk extends CallWalk {
       const iterable = unwrap(parts[inAt + 1]);
       const driver = iterable ? yieldedConnection(this.file, iterable) : undefined;
       if (driver) this.env.set(name, { kind: 'conn', conn: this.handedInConn(driver.name, loopTarget) });
-      else this.bindInstance(name, parts[inAt + 1]);
+      else this.bindInstance(name, parts[inAt + 1], true);
     }
     if (bodies[0]) this.branches([() => this.walkBlock(bodyStatements(bodies[0]))], true);
     if (bodies[1]) this.walkBlock(bodyStatements(bodies[1]));
@@ -326,7 +334,13 @@ export class Walk extends CallWalk {
         });
         continue;
       }
-      const managed = this.contextManager(item.expr);
+      const entered = this.contextManager(item.expr);
+      const managed = entered?.binding;
+      if (entered) exits.push(...entered.exits);
+      if (entered?.instance && target) {
+        this.instances.set(target, entered.instance);
+        continue;
+      }
       const binding = managed ?? this.valueBinding(item.expr, true);
       // A connection, or what a @contextmanager yielded (connection or cursor): its end commits or returns it.
       if (binding && (binding.kind === 'conn' || (managed && binding.kind === 'cursor'))) {
@@ -347,6 +361,11 @@ export class Walk extends CallWalk {
     }
     const body = childNamed(node, 'Body');
     if (body) this.walkBlock(bodyStatements(body));
+    // Stopped at the yield of a @contextmanager: its blocks end where the caller's `with` does.
+    if (this.suspended && this.yieldCapture) {
+      (this.yieldCapture.exits ??= []).push(...exits.reverse());
+      return;
+    }
     const dead = this.dead;
     this.dead = false;
     for (const exit of exits.reverse()) exit();
@@ -366,7 +385,7 @@ export class Walk extends CallWalk {
    * @contextmanager of this file: walk it up to its yield, here, and bind
    * what it yields, in the state it yields it.
    */
-  private contextManager(node: Node): Binding | undefined {
+  private contextManager(node: Node): { binding?: Binding; instance?: Instance; exits: (() => void)[] } | undefined {
     const call = callParts(node, this.text);
     if (!call || this.stack.length > 4) return undefined;
     const def = this.file.resolveDef(call.callee, node);
@@ -374,6 +393,8 @@ export class Walk extends CallWalk {
     this.file.walkedAtCall.add(def.from);
     const walk = new Walk(this.file, { name: defName(def, this.text), className: this.file.classOfDef.get(def.from), def, parent: this });
     walk.yieldCapture = {};
+    // The connections a driver keeps per thread (Django's, by alias): the manager's code runs on the caller's.
+    for (const [key, binding] of this.env) if (binding.kind === 'conn' && binding.conn.shared && !/^\w+$/.test(key)) walk.env.set(key, binding);
     const bindings = (value: Node): Binding | undefined => {
       const name = dottedName(unwrap(value), this.text);
       return name ? this.lookup(name) : undefined;
@@ -382,9 +403,21 @@ export class Walk extends CallWalk {
     walk.walkBlock(bodyStatements(def));
     for (const conn of walk.conns) this.conns.add(conn);
     const captured = walk.yieldCapture;
-    if (!captured?.binding || captured.binding.kind === 'pool' || captured.binding.kind === 'factory' || !captured.flow) return undefined;
+    const exits = captured?.exits ?? [];
+    if (!captured?.binding || captured.binding.kind === 'pool' || captured.binding.kind === 'factory' || !captured.flow) {
+      return captured?.instance || exits.length > 0 ? { instance: captured?.instance, exits } : undefined;
+    }
+    // A yielded connection carries its state at the yield; its blocks' ends are read as before, at the yield.
+    walk.runExits(exits);
     captured.binding.conn.flow = copyFlow(captured.flow);
-    return captured.binding;
+    return { binding: captured.binding, exits: [] };
+  }
+
+  private runExits(exits: (() => void)[]): void {
+    const dead = this.dead;
+    this.dead = false;
+    for (const exit of exits) exit();
+    this.dead = dead;
   }
 
   private walkAssign(node: Node): void {
@@ -428,9 +461,20 @@ export class Walk extends CallWalk {
   }
 
   /** `job = <a query that reads one row of a model>`: job is an instance the code can save or delete. */
-  private bindInstance(name: string, value: Node): void {
-    this.instances.delete(name);
+  private bindInstance(name: string, value: Node, loop = false): void {
     let expr = unwrap(value);
+    // for job in jobs, where jobs = <the rows of a read>: each job is a row of it, with its own writes.
+    const rows = loop && expr?.name === 'VariableName' ? this.instances.get(this.text.slice(expr.from, expr.to)) : undefined;
+    this.instances.delete(name);
+    if (rows) {
+      this.instances.set(name, { ...rows, assigned: new Map(), pending: undefined });
+      return;
+    }
+    // list(qs), tuple(qs): the rows of the queryset, read at once.
+    if (expr?.name === 'CallExpression' && /^(list|tuple)$/.test(this.text.slice(expr.firstChild!.from, expr.firstChild!.to))) {
+      const args = expr.lastChild?.name === 'ArgList' ? children(expr.lastChild).filter((c) => !['(', ')', ','].includes(c.name)) : [];
+      if (args.length === 1) expr = unwrap(args[0]);
+    }
     // qs[:10], qs[0]: rows of the queryset.
     if (expr?.name === 'MemberExpression' && expr.lastChild?.name === ']') expr = unwrap(expr.firstChild);
     if (!expr || expr.name !== 'CallExpression') return;

@@ -15,8 +15,14 @@ export interface ModelHost {
   readonly imports: ModuleSource['imports'];
   readonly constants: Map<string, Node>;
   /** Reads a project module for this file (counted against its budget; recorded as a dependency). */
-  projectModule(module: string, level: number): ModuleSource | undefined;
+  projectModule(module: string, level: number, from?: string): ModuleSource | undefined;
 }
+
+/** A project module a module imports from (`from <module> import ...` in `at`), parsed; undefined outside the project. */
+type Follow = (at: ModuleSource, module: string, level: number) => ModuleSource | undefined;
+
+/** How many imports a model is followed through: a package's `__init__` re-export, a base class in another module. */
+const MAX_HOPS = 3;
 
 export class ModelIndex {
   private readonly local = new Map<string, ModelRef | null>();
@@ -73,33 +79,40 @@ export class ModelIndex {
 
   private find(name: string, host: ModelHost): ModelRef | undefined {
     const [first, second] = name.split('.');
+    const follow: Follow = (at, module, level) => host.projectModule(module, level, at.path);
     if (!second) {
-      const here = modelIn({ path: host.model.file, text: host.text, tree: host.tree as ModuleSource['tree'], imports: host.imports, constants: host.constants }, first);
+      const here = modelIn({ path: host.model.file, text: host.text, tree: host.tree as ModuleSource['tree'], imports: host.imports, constants: host.constants }, first, follow);
       if (here) return here;
       const imported = host.imports.fromImports.get(first);
       if (!imported) return undefined;
       const source = host.projectModule(imported.module, imported.level);
-      return source ? modelIn(source, imported.name) : undefined;
+      return source ? modelIn(source, imported.name, follow) : undefined;
     }
     // models.Job where `from . import models` / `from app import models`
     const imported = host.imports.fromImports.get(first);
     if (!imported) return undefined;
     const module = imported.module ? `${imported.module}.${imported.name}` : imported.name;
     const source = host.projectModule(module, imported.level);
-    return source ? modelIn(source, second) : undefined;
+    return source ? modelIn(source, second, follow) : undefined;
   }
 }
 
-/** A model class or Core table defined at the top of `source`. */
-export function modelIn(source: ModuleSource, name: string): ModelRef | undefined {
-  for (const statement of children(source.tree.topNode)) {
-    const def = statement.name === 'DecoratedStatement' ? statement.getChild('ClassDefinition') : statement;
-    if (def?.name === 'ClassDefinition') {
-      const id = def.getChild('VariableName');
-      if (!id || source.text.slice(id.from, id.to) !== name) continue;
-      return classModel(def, name, source);
-    }
+/**
+ * A model class or Core table defined at the top of `source`, or imported
+ * there from a project module (`from .concrete import Job` in a models
+ * package's `__init__`), when `follow` may read that module.
+ */
+export function modelIn(source: ModuleSource, name: string, follow?: Follow, hops = 0): ModelRef | undefined {
+  const def = classIn(source, name);
+  if (def) {
+    const model = classModel(def, name, source, follow, hops);
+    if (!model) return undefined;
+    const { django: _django, ...ref } = model;
+    return ref;
   }
+  const imported = follow && hops < MAX_HOPS ? source.imports.fromImports.get(name) : undefined;
+  const there = imported ? follow!(source, imported.module, imported.level) : undefined;
+  if (there) return modelIn(there, imported!.name, follow, hops + 1);
   // jobs = Table("jobs", metadata, ...)
   const value = source.constants.get(name);
   const call = value ? callParts(value, source.text) : undefined;
@@ -116,7 +129,38 @@ function stringOf(node: Node | undefined, source: ModuleSource): string | undefi
   return /^[rRuU]?(['"])((?:(?!\1)[^\\\n])*)\1$/.exec(source.text.slice(expr.from, expr.to))?.[2];
 }
 
-function classModel(def: Node, name: string, source: ModuleSource): ModelRef | undefined {
+/** The class `name` defined at the top of `source`. */
+function classIn(source: ModuleSource, name: string): Node | undefined {
+  for (const statement of children(source.tree.topNode)) {
+    const def = statement.name === 'DecoratedStatement' ? statement.getChild('ClassDefinition') : statement;
+    if (def?.name !== 'ClassDefinition') continue;
+    const id = def.getChild('VariableName');
+    if (id && source.text.slice(id.from, id.to) === name) return def;
+  }
+  return undefined;
+}
+
+/**
+ * A base class of the project that is a Django model itself (an abstract
+ * model the concrete one extends: `class Job(AbstractJob)`), in `source` or
+ * in the project module it is imported from.
+ */
+function projectDjangoBase(base: Node, source: ModuleSource, follow: Follow | undefined, hops: number): boolean {
+  if (base.name !== 'VariableName' || hops >= MAX_HOPS) return false;
+  const name = source.text.slice(base.from, base.to);
+  let at: ModuleSource | undefined = source;
+  let className = name;
+  let def = classIn(source, name);
+  if (!def && follow) {
+    const imported = source.imports.fromImports.get(name);
+    at = imported ? follow(source, imported.module, imported.level) : undefined;
+    className = imported?.name ?? name;
+    def = at ? classIn(at, className) : undefined;
+  }
+  return !!(def && at && classModel(def, className, at, follow, hops + 1)?.django);
+}
+
+function classModel(def: Node, name: string, source: ModuleSource, follow?: Follow, hops = 0): (ModelRef & { django?: boolean }) | undefined {
   const body = def.getChild('Body');
   const bases = def.getChild('ArgList');
   const baseNames = bases ? children(bases).filter((c) => c.name === 'VariableName' || c.name === 'MemberExpression').map((c) => qualifiedName(c, source.text, source.imports) ?? source.text.slice(c.from, c.to)) : [];
@@ -142,10 +186,13 @@ function classModel(def: Node, name: string, source: ModuleSource): ModelRef | u
     }
   }
   if (tablename) return { table: tablename, name };
-  const django = baseNames.some((b) => /^django\.db\.models\.(base\.)?Model$/.test(b) || /(^|\.)Model$/.test(b)) && source.imports.modules.has('django');
+  // A base of the project's own is followed to its module, which imports django itself.
+  const django =
+    (source.imports.modules.has('django') && baseNames.some((b) => /^django\.db\.models\.(base\.)?Model$/.test(b) || /(^|\.)Model$/.test(b))) ||
+    (!!bases && children(bases).some((b) => projectDjangoBase(b, source, follow, hops)));
   if (django) {
     const table = dbTable ?? `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`;
-    return manager ? { table, name, manager } : { table, name };
+    return manager ? { table, name, manager, django } : { table, name, django };
   }
   // SQLModel(table=True) and declarative classes without __tablename__: the class name, lower-cased.
   if (baseNames.some((b) => /(^|\.)SQLModel$/.test(b))) return { table: name.toLowerCase(), name };

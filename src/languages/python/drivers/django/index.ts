@@ -33,6 +33,7 @@ export const django: PythonDriver = {
       const built = djangoStatement(expr, walk.ormContext());
       return built?.returnsInstance ? { built, conn: contextOf(walk.file).connectionFor(walk, built.using) } : undefined;
     },
+    handedInstance: (walk) => ({ conn: contextOf(walk.file).connectionFor(walk, undefined) }),
     writesAtSave: true,
     // Value("dead") and Case(When(...), default=...) inside an update.
     subquery: djangoValue,
