@@ -40,7 +40,7 @@ export default defineRule<Options>({
         continue;
       }
       increments ??= firstIncrements(file);
-      const increment = increments.get(job.scopeId);
+      const increment = increments.get(job.scopeId) ?? job.increment;
       if (increment) report({ messageId: 'rolledBack', data: { column: increment.column }, span: increment.span });
       else report({ messageId: 'notCounted', span: job.span });
     }

@@ -52,7 +52,7 @@ function read(file: FileModel, options: Options): LocalFacts {
     if (site.scope.kind === 'unknown' && site.runsOnParameter && !statement.routine) {
       for (const write of statement.settingWrites) {
         const resolved = resolveWrite(write, site.params);
-        if ((write.via === 'set' || write.via === 'set_config') && resolved.level === 'local' && isTenant(resolved.name)) {
+        if ((write.via === 'set' || write.via === 'set_config') && resolved.level === 'local' && isTenant(resolved.name) && !resolved.clears) {
           facts.onParameter.push({ ...site.runsOnParameter, at: ref(write.span), setting: resolved.name ?? '' });
         }
       }
@@ -61,7 +61,8 @@ function read(file: FileModel, options: Options): LocalFacts {
     for (const call of statement.calls ?? []) facts.calls.push({ name: call.name, at: ref(call.span) });
     for (const write of statement.settingWrites) {
       const resolved = resolveWrite(write, site.params);
-      if ((write.via === 'set' || write.via === 'set_config') && resolved.level === 'local' && isTenant(resolved.name)) {
+      // A write that clears ('', NULL, DEFAULT) carries no tenant for the next query to miss.
+      if ((write.via === 'set' || write.via === 'set_config') && resolved.level === 'local' && isTenant(resolved.name) && !resolved.clears) {
         facts.findings.push({ at: ref(write.span), setting: resolved.name ?? '' });
       }
     }

@@ -314,6 +314,12 @@ export interface JobTransaction {
    * transaction. The span of that write.
    */
   failureCountedInside?: Span;
+  /**
+   * The first `attempts = attempts + 1` the front end saw in the transaction
+   * where no site of the file's own is placed in it (a helper handed the
+   * claim's connection, walked at its call): the column and the span of it.
+   */
+  increment?: { column: string; span: Span };
 }
 
 /** An outside-world call (HTTP, mail, broker, sleep) and the transaction it happens in. */

@@ -39,8 +39,55 @@ try {
 } finally {
   c.release();
 }`,
-  ],
+      // A batch in one transaction whose catch counts each failure on the claim's client and goes on: it commits with the batch.
+    `import pg from 'pg';
+const pool = new pg.Pool();
+declare function work(id: number): Promise<void>;
+const c = await pool.connect();
+try {
+  await c.query('BEGIN');
+  const { rows } = await c.query("select id from jobs where status = 'queued' and attempts < 5 order by id limit 10 for update skip locked");
+  for (const r of rows) {
+    try {
+      await work(r.id);
+      await c.query("update jobs set status = 'done' where id = $1", [r.id]);
+    } catch (e) {
+      await c.query('update jobs set attempts = attempts + 1 where id = $1', [r.id]);
+    }
+  }
+} finally {
+  await c.query('COMMIT');
+  c.release();
+}`,
+],
   invalid: [
+    {
+      // The same batch, its catch rethrowing after the count: the outer catch rolls the count back.
+      code: `import pg from 'pg';
+const pool = new pg.Pool();
+declare function work(id: number): Promise<void>;
+const c = await pool.connect();
+try {
+  await c.query('BEGIN');
+  const { rows } = await c.query("select id from jobs where status = 'queued' and attempts < 5 order by id limit 10 for update skip locked");
+  for (const r of rows) {
+    try {
+      await work(r.id);
+      await c.query("update jobs set status = 'done' where id = $1", [r.id]);
+    } catch (e) {
+      await c.query('update jobs set attempts = attempts + 1 where id = $1', [r.id]);
+      throw e;
+    }
+  }
+  await c.query('COMMIT');
+} catch (e) {
+  await c.query('ROLLBACK');
+  throw e;
+} finally {
+  c.release();
+}`,
+      errors: [{ messageId: 'countedBeforeRollback' }],
+    },
     {
       code: `import pg from 'pg';
 const pool = new pg.Pool();

@@ -25,6 +25,8 @@ export const forTenant = (t: string) => prisma.$extends({ query: { $allModels: {
   const [, result] = await prisma.$transaction([prisma.$executeRaw\`select set_config('app.tenant', \${t}, true)\`, query(args)]);
   return result;
 } } } });`,
+    // A local clear outside a transaction: nothing carries a tenant, nothing is lost ('', NULL, DEFAULT).
+    `${header}await pool.query("select set_config('app.tenant', '', true)");\nawait pool.query('SET LOCAL app.tenant TO DEFAULT');\nawait sql\`select set_config('app.tenant', null, true)\`;`,
     // Regression (bindings decide, not names): an untyped parameter called pool is not known to be a pool.
     `export async function enter(pool: any, t: string) { await pool.query("select set_config('app.tenant', $1, true)", [t]); }`,
     // set_config(..., true) inside BEGIN..COMMIT with a rollback on error.

@@ -141,3 +141,29 @@ export async function fresh(manager: EntityManager, job: Job) {
     { fn: 'run', table: 'jobs', set: [['status', 'literal']], where: ['id'] },
   ]);
 });
+
+test("find/findOne with a lock option are locking reads (where, order, take); without one, or with an optimistic lock, they are not read", () => {
+  const statements = statementsOf(`${ENTITY}
+export async function many(manager: EntityManager) {
+  return manager.find(Job, { where: { status: 'queued' }, order: { runAt: 'ASC' }, take: 10, lock: { mode: 'pessimistic_write', onLocked: 'skip_locked' } });
+}
+export async function one(manager: EntityManager) {
+  return manager.getRepository(Job).findOne({ where: { status: 'queued' }, lock: { mode: 'pessimistic_write' } });
+}
+export async function plain(manager: EntityManager) {
+  return manager.find(Job, { where: { status: 'queued' }, take: 10 });
+}
+export async function optimistic(manager: EntityManager) {
+  return manager.findOne(Job, { where: { id: 1 }, lock: { mode: 'optimistic', version: 3 } });
+}`);
+  assert.deepEqual(
+    statements.map((s) => [s.fn, s.locks.length]),
+    [
+      ['many', 1],
+      ['one', 1],
+    ],
+  );
+  const [many, one] = statements;
+  assert.deepEqual([many.locks[0].tables, many.locks[0].skipLocked, many.locks[0].where.map((c) => c.column)], [['jobs'], true, ['status']]);
+  assert.equal(one.locks[0].skipLocked, false);
+});

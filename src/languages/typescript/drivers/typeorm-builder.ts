@@ -8,7 +8,9 @@
 //   is left out, as the other builders leave it;
 // - `.update(Job).set({...}).where(...)`.execute(), `.delete().from(Job)`;
 // - `m.update(Job, criteria, partial)`, `m.increment(Job, criteria, 'col', n)`,
-//   `m.delete(Job, criteria)`, and the same on `m.getRepository(Job)`.
+//   `m.delete(Job, criteria)`, and the same on `m.getRepository(Job)`;
+// - `m.find(Job, { where, order, take, lock })` and findOne: a locking read
+//   when its lock option asks for one.
 // A where string is SQL whose `alias.property` TypeORM replaces by the
 // column and whose `:name` by the parameter of that name; a where object is
 // columns and their values or find operators (`LessThan(n)`, `In([...])`).
@@ -255,6 +257,7 @@ function readManagerWrite(links: readonly ChainLink[], w: SqlWriter, declaration
   const args = repository ? [repository.args[0], ...last.args] : last.args;
   const entity = entityTable(args[0], declarationOf);
   if (!entity) return false;
+  if (FINDS.has(last.name)) return readLockingFind(w, args[1], entity, last);
   if (last.name === 'update') {
     w.text(`UPDATE ${entity.table} SET `, last.call);
     if (!writeSet(w, args[2], entity)) return false;
@@ -273,6 +276,51 @@ function readManagerWrite(links: readonly ChainLink[], w: SqlWriter, declaration
     return criteria(w, args[1], entity, last.call);
   }
   return false;
+}
+
+/** The find methods whose options may lock what they read. */
+const FINDS: ReadonlySet<string> = new Set(['find', 'findOne', 'findOneOrFail']);
+
+/**
+ * `m.find(Job, { where, order, take, lock: { mode, onLocked } })` (or a
+ * repository's find): a locking read, `SELECT * FROM job WHERE ... ORDER BY
+ * ... LIMIT n FOR UPDATE SKIP LOCKED`. A find that locks nothing is left out,
+ * as a query builder select is; options it cannot read make it no query.
+ */
+function readLockingFind(w: SqlWriter, options: Node | undefined, entity: EntityTable, find: ChainLink): boolean {
+  const keys = plainKeys(options);
+  if (!keys) return false;
+  const option = (name: string) => keys.find((k) => k.key === name)?.property.value as Node | undefined;
+  const lock = plainKeys(option('lock'));
+  const modeNode = lock?.find((k) => k.key === 'mode')?.property.value as Node | undefined;
+  const mode = LOCKS[stringValue(modeNode) ?? ''];
+  if (!lock || !modeNode || !mode) return false;
+  const onLockedNode = lock.find((k) => k.key === 'onLocked')?.property.value as Node | undefined;
+  const wait = onLockedNode ? ON_LOCKED[stringValue(onLockedNode) ?? ''] : '';
+  if (wait === undefined) return false;
+  w.text(`SELECT * FROM ${entity.table}`, find.call);
+  const where = option('where');
+  if (where) {
+    w.text(' WHERE ', where);
+    if (!whereObject(w, where, where, entity)) return false;
+  }
+  const order = option('order');
+  if (order) {
+    const orders = plainKeys(order);
+    if (!orders) return false;
+    for (const [i, { key, property }] of orders.entries()) {
+      const direction = stringValue(property.value as Node)?.toUpperCase();
+      if (direction !== 'ASC' && direction !== 'DESC') return false;
+      w.text(`${i === 0 ? ' ORDER BY ' : ', '}${columnOf(entity, key)}${direction === 'DESC' ? ' DESC' : ''}`, property);
+    }
+  }
+  const take = option('take');
+  if (take) {
+    w.text(' LIMIT ', take);
+    w.value(take);
+  } else if (find.name !== 'find') w.text(' LIMIT 1', find.call);
+  w.text(` ${mode}${mode.includes(' SKIP LOCKED') || mode.includes('NOWAIT') ? '' : wait}`, modeNode);
+  return true;
 }
 
 /**

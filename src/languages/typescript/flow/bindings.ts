@@ -44,6 +44,11 @@ export interface WalkOptions {
   shadow?: boolean;
   /** That walk's returns (they go back to the call) and the try frames below `tryBase` (the caller's). */
   inline?: { returns: State[]; tryBase: number; stack: FunctionNode[] };
+  /**
+   * The calls a shadow walk has read as part of a query: its own, so that the
+   * function's own walk and every other call's walk of it read each query again.
+   */
+  shadowConsumed?: WeakSet<Node>;
   /** The functions being inlined around a nested function's walk (a callback inside an inlined function): the depth bound holds across them. */
   inlineStack?: FunctionNode[];
 }
@@ -106,7 +111,12 @@ export abstract class Bindings implements DriverContext {
   }
 
   consume(node: Node): void {
-    this.file.consumed.add(node);
+    (this.options.shadowConsumed ?? this.file.consumed).add(node);
+  }
+
+  /** A node a query of this walk already took in as part of it. */
+  protected isConsumed(node: Node): boolean {
+    return (this.options.shadowConsumed ?? this.file.consumed).has(node);
   }
 
   addTable(node: Node, table: TableValue): void {
@@ -189,6 +199,17 @@ export abstract class Bindings implements DriverContext {
     return this.file.drivers.global(name);
   }
 
+  /** `object.name` of a value the walk holds: a namespace's export, or what its driver says the member is. */
+  protected memberValue(object: Value | undefined, name: string): Value | undefined {
+    if (!object) return undefined;
+    if (object.kind === 'namespace') return object.member(name);
+    for (const driver of this.file.drivers.modelsFor(driverOfValue(object))) {
+      const member = driver.member?.(object, name);
+      if (member) return member;
+    }
+    return undefined;
+  }
+
   /** What an expression holds, when it is a driver value. Makes pools, configs and connections once per node. */
   value(node: Node | null | undefined): Value | undefined {
     const n = unwrap(node);
@@ -205,14 +226,7 @@ export abstract class Bindings implements DriverContext {
         const path = dottedName(n);
         const assigned = path === undefined ? undefined : this.env.member(path);
         if (assigned?.found) return assigned.value;
-        const object = this.value(n.object);
-        if (!object) return undefined;
-        if (object.kind === 'namespace') return object.member(name);
-        for (const driver of this.file.drivers.modelsFor(driverOfValue(object))) {
-          const member = driver.member?.(object, name);
-          if (member) return member;
-        }
-        return undefined;
+        return this.memberValue(this.value(n.object), name);
       }
       case 'ArrowFunctionExpression':
       case 'FunctionExpression':
@@ -425,11 +439,27 @@ export abstract class Bindings implements DriverContext {
     }
     // An object handed in at an inlined call (`({ client }) => ...`): its names get what the literal gave them.
     const given = pattern.type === 'ObjectPattern' && value?.kind === 'namespace' && heldBy(value).length > 0 ? destructured(pattern, value) : undefined;
+    // `const { manager } = queryRunner`: each name what `queryRunner.manager` is.
+    const members = !given && pattern.type === 'ObjectPattern' && value && value.kind !== 'namespace' ? this.destructuredMembers(pattern, value) : undefined;
     for (const id of patternNames(pattern)) {
       if (this.env.vars.has(id.name)) this.env.rebound.add(id.name);
-      this.env.vars.set(id.name, given?.get(id.name));
+      this.env.vars.set(id.name, given?.get(id.name) ?? members?.get(id.name));
       this.env.flags.delete(id.name);
     }
+  }
+
+  /** The names an object pattern takes straight from a driver value's members (`{ manager }`, `{ manager: m }`), by the driver's say. */
+  private destructuredMembers(pattern: TSESTree.ObjectPattern, value: Value): Map<string, Value> {
+    const out = new Map<string, Value>();
+    for (const p of pattern.properties) {
+      if (p.type !== 'Property' || p.computed) continue;
+      const key = p.key.type === 'Identifier' ? p.key.name : p.key.type === 'Literal' && typeof p.key.value === 'string' ? p.key.value : undefined;
+      const target = p.value.type === 'Identifier' ? p.value : undefined;
+      if (key === undefined || !target) continue;
+      const member = this.memberValue(value, key);
+      if (member) out.set(target.name, member);
+    }
+    return out;
   }
 
   // ---- statements ------------------------------------------------------------------

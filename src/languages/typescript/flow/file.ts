@@ -132,6 +132,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
   readonly configByNode = new Map<Node, ConfigEntry>();
   readonly made = new Map<Node, Value | undefined>();
   readonly metas: SiteMeta[] = [];
+  /** The transactions still open where a catch clause ends and the code goes on (no throw, no ROLLBACK): by its try statement. */
+  readonly handlerGoesOn = new Map<TSESTree.TryStatement, Set<Tx>>();
   readonly txs: Tx[] = [];
   readonly txByKey = new Map<string, Tx>();
   readonly consumed = new WeakSet<Node>();
@@ -615,7 +617,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
     this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);
     this.model.sites.sort((a, b) => a.span.start - b.span.start);
     this.model.releases.sort((a, b) => a.span.start - b.span.start);
-    collectJobTransactions(this.model, this.txs, this.metas);
+    collectJobTransactions(this.model, this.txs, this.metas, this.handlerGoesOn);
   }
 }
 

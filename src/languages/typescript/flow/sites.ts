@@ -3,7 +3,7 @@
 // — its transaction and its connection, from the value it is sent on and the
 // connection's state at that point of the path.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../model/index.ts';
+import type { ConnectionUse, Driver, FileModel, Scope, Span, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
 import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { QueryInput } from '../drivers/model.ts';
@@ -140,7 +140,7 @@ export abstract class Sites extends Bindings {
     }
     const built = builtQuery(call, this, this.file.awaited.has(call), this.file.drivers.builderOf);
     if (!built) return undefined;
-    for (const c of built.calls) this.file.consumed.add(c);
+    for (const c of built.calls) this.consume(c);
     return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
   }
 
@@ -154,7 +154,7 @@ export abstract class Sites extends Bindings {
     for (const driver of this.file.drivers.models) {
       const on = driver.builderRoot?.(root, links, this);
       // Calls that continue a builder held in a const change the query it sends later: part of it, never work of their own.
-      if (on?.links) for (const l of links) this.file.consumed.add(l.call);
+      if (on?.links) for (const l of links) this.consume(l.call);
       if (on) return on;
     }
     return undefined;
@@ -170,7 +170,7 @@ export abstract class Sites extends Bindings {
   }
 
   taggedArg(tagged: TSESTree.TaggedTemplateExpression, on: Value | undefined, driver: Driver, call: Call): QueryCall {
-    this.file.consumed.add(tagged);
+    this.consume(tagged);
     return { text: tagged.quasi, tagged: true, on, driver, placeholders: 'dollar', at: call };
   }
 
@@ -283,6 +283,8 @@ export abstract class Sites extends Bindings {
     if (analysis.statements.length === 0) return;
     if (this.options.shadow) {
       // Walked at a call for what it does to the caller's connection: its site is the function's own walk's.
+      // What it claims, counts and finishes there is the caller's transaction's (`this.pick(manager)`, `this.done(job, manager)`).
+      this.shadowJobEffects(query, analysis, host.pinned ?? host.span);
       this.transactionEffects(query, analysis);
       return;
     }
@@ -345,8 +347,30 @@ export abstract class Sites extends Bindings {
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
   private siteEffects(query: QueryCall, site: SqlSite): void {
-    const on = query.on;
-    const tx = this.txOfSite(on);
+    this.jobEffects(this.txOfSite(query.on), site);
+    this.transactionEffects(query, site.analysis);
+  }
+
+  /**
+   * A helper walked at its caller's call, on the caller's connection inside a
+   * transaction: its statements join that transaction's one-transaction job
+   * (the claim, a count in a catch, the finish) as if written there. Its site
+   * stays the helper's own walk's; this one is only the job's.
+   */
+  private shadowJobEffects(query: QueryCall, analysis: SqlAnalysis, at: Span): void {
+    if (!this.state.reachable || query.on?.kind !== 'conn') return;
+    // On the caller's connection: in its transaction, in autocommit after its ROLLBACK (a count of its own),
+    // or in a catch where the transaction may still be open.
+    const { scope, tx } = this.placement(query.on);
+    const mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
+    if (scope.kind !== 'transaction' && scope.kind !== 'autocommit' && mayBeIn.length === 0) return;
+    const site: SqlSite = { span: at, analysis, scope, connection: { kind: 'unknown' }, driver: query.driver };
+    const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries(), mayBeIn };
+    this.file.metas.push(meta);
+    this.jobEffects(tx, site);
+  }
+
+  private jobEffects(tx: Tx | undefined, site: SqlSite): void {
     if (tx && !tx.claim) {
       for (const statement of site.analysis.statements) {
         const claim = statement.lockingReads.find((r) => r.skipLocked);
@@ -361,7 +385,6 @@ export abstract class Sites extends Bindings {
       const claimed = new Set(tx.claim.tables.map(bare));
       if (site.analysis.statements.some((s) => endsJob(s, claimed))) tx.finishes = true;
     }
-    this.transactionEffects(query, site.analysis);
   }
 
   /** BEGIN, COMMIT, ROLLBACK on a connection. A lone BEGIN that fails opens nothing: its call throws with the state before it. */

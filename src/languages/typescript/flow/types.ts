@@ -41,6 +41,8 @@ export interface Tx {
   claim?: { site: SqlSite; statement: StatementFacts; tables: string[] };
   /** A call other than SQL of the transaction ran after the claim: the job's work. */
   work: boolean;
+  /** The work was handed the transaction's own connection (or handle): SQL of its own may abort the transaction. */
+  workOnConnection?: boolean;
   /** The transaction ends the job: a claim by DELETE, or a later write that sets a final state or deletes the row. */
   finishes: boolean;
   /** Try statements whose block holds the claim or the work (a catch of one may count the failure). */

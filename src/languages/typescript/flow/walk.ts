@@ -20,6 +20,7 @@ import type { Tx, Value } from './types.ts';
 import type { CallbackUse } from '../drivers/model.ts';
 import { work } from '../../../work.ts';
 import { isWorkCall } from './work-calls.ts';
+import { handsTransaction, noteHandlerGoesOn, txsAt } from './jobs.ts';
 import { helperTransaction } from './helper-transactions.ts';
 
 /** How deep functions handed a connection are walked at their calls. */
@@ -210,6 +211,7 @@ export class Walk extends Handing {
       this.statement(node.handler.body);
       this.tries.pop();
       afterHandler = this.state;
+      if (afterHandler.reachable) noteHandlerGoesOn(this.file.handlerGoesOn, node, this.currentTxs(true));
     }
     const pending = node.handler ? handlerFrame!.throws : frame.throws;
     const returns = [...frame.returns, ...(handlerFrame?.returns ?? [])];
@@ -255,6 +257,7 @@ export class Walk extends Handing {
       paramsOf: runsNow ? this.options.paramsOf ?? this.options.fn : fn,
       callbackOf: extra.callbackOf ?? (runsNow ? this.options.callbackOf : undefined),
       shadow: this.options.shadow,
+      ...(this.options.shadowConsumed && { shadowConsumed: this.options.shadowConsumed }),
       inlineStack: this.options.inline?.stack ?? this.options.inlineStack,
     });
     fn.params.forEach((param, index) => {
@@ -387,7 +390,7 @@ export class Walk extends Handing {
       case 'TaggedTemplateExpression':
         this.expression(node.tag);
         for (const e of node.quasi.expressions) this.expression(e);
-        if (!this.file.consumed.has(node)) this.taggedSite(node);
+        if (!this.isConsumed(node)) this.taggedSite(node);
         if (node.tag.type === 'Identifier') this.options.callbackOf?.touched?.add(node.tag.name);
         this.throwPoint();
         return;
@@ -451,7 +454,7 @@ export class Walk extends Handing {
       if (on?.kind === 'pool' && on.configId) this.file.registerHook(hook, on.configId, this);
     }
     if (this.transactionCallback(call) || this.helperTransactionCallback(call)) return;
-    const query = this.file.consumed.has(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
+    const query = this.isConsumed(call) ? undefined : this.builderQuery(call) ?? this.queryOf(call);
     // A function called where it is written (`(async () => { ... })()`) runs now, on the connections as they are here.
     const immediate = unwrap(call.callee);
     if (isFunction(immediate)) this.nestedFunction(immediate, this.options.name, true);
@@ -484,7 +487,7 @@ export class Walk extends Handing {
     // A function of the file handed a connection: what it does to it, walked here (its throws are its own calls').
     const inlined = !db && this.inline(call);
     if (!db && !inlined) this.throughCall(call);
-    this.afterCall(call, db, !inlined);
+    this.afterCall(call, db, !inlined, inlined);
   }
 
   /**
@@ -519,6 +522,7 @@ export class Walk extends Handing {
       paramsOf: fn,
       callbackOf: undefined,
       shadow: true,
+      shadowConsumed: new WeakSet<Node>(),
       inline: { returns, tryBase: this.tries.length, stack: [...stack, fn] },
     });
     walk.tries = [...this.tries];
@@ -546,12 +550,12 @@ export class Walk extends Handing {
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
-  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true): void {
+  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true, inlined = false): void {
     if (!db && call.type === 'CallExpression' && !this.options.shadow) {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
       // A call of a chain read as one query (`db.table('jobs')` of `db.table('jobs').where(...).update(...)`) is that query, not work.
-      if (!onDb && !this.file.consumed.has(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork();
+      if (!onDb && !this.isConsumed(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork(call, !inlined);
       this.sideEffect(call);
     }
     if (throws) this.throwPoint();
@@ -562,18 +566,16 @@ export class Walk extends Handing {
   }
 
   /** The transactions the current point runs in, with a claim seen: callback ones and BEGIN ones. */
-  private currentTxs(): Tx[] {
-    const txs = new Set<Tx>(this.options.callbackTxs ?? []);
-    if (this.options.arrayTx) txs.add(this.options.arrayTx.tx);
-    for (const atoms of this.state.conns.values()) for (const a of atoms.values()) if (a.kind === 'open' && !a.error) txs.add(a.tx);
-    return [...txs];
+  private currentTxs(afterError = false): Tx[] {
+    return txsAt(this.state, [...(this.options.callbackTxs ?? []), ...(this.options.arrayTx ? [this.options.arrayTx.tx] : [])], afterError);
   }
 
-  private markWork(): void {
+  private markWork(call: Call, mayRunSql: boolean): void {
     if (!this.state.reachable) return;
     for (const tx of this.currentTxs()) {
       if (!tx.claim) continue;
       tx.work = true;
+      if (mayRunSql && handsTransaction(call.arguments.map((x) => this.value(x as Node)), tx, (c) => this.state.atoms(c))) tx.workOnConnection = true;
       for (const t of [...(this.options.outerTries ?? []), ...this.blockTries()]) tx.tries.add(t);
     }
   }
