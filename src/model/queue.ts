@@ -523,7 +523,11 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const requeue = values.some((v) => !states.isRunning(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
   // The write's own WHERE, also as the conditions of the CTE it joins (the same comparison, read again there).
-  const reclaimInWhere = (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column))) || sweepStale !== undefined;
+  // Also a lease test of the write's own, where an earlier read of the transaction found the same rows (a PL/pgSQL
+  // reaper's `for r in select ... where lease_end < now() loop update ... where id = r.id`, read with the loop's WHERE).
+  const reclaimInWhere =
+    (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column) || (claimRead !== undefined && !waitingOnly && isExpiredLease(c, roles, takesRunning)))) ||
+    sweepStale !== undefined;
   // A statement that takes expired jobs back into the queue, counts them as it does (`requeued_count = requeued_count + 1`)
   // and stops below a limit on that column (`requeued_count < max_requeues`): its counter, whatever it is called. Not a
   // limit it raises (`max_attempts = max_attempts + 1`).

@@ -12,6 +12,8 @@ import { byteToUtf16Map, utf16ToByteMap, utf8Of } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { ERROR_LEVEL, tookNothing } from './plpgsql-found.ts';
+import { loopRowsOf, withLoopRows, type LoopRows } from './plpgsql-loops.ts';
+import { constantsInStatement, constantVariables } from './routine-constants.ts';
 import { parametersAsPlaceholders } from './routine-parameters.ts';
 import { valueOf } from './values.ts';
 
@@ -101,6 +103,8 @@ export function analyzeRoutine(
   }
   const functions = tree.functions;
   const parameters = routine.info.parameters ?? plpgsqlParameters(functions);
+  const constants = constantVariables(functions, parameters);
+  const loops = loopRowsOf(functions);
   let cursor = bodyOffset;
   const locate = (needle: string): number => {
     let found = stmtText.indexOf(needle, cursor);
@@ -135,7 +139,13 @@ export function analyzeRoutine(
     if (query.expression && !needle.includes('(')) return;
     const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
     const prefix = sqlText.length - needle.length;
-    nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded, plpgsql: query.place });
+    nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, {
+      parameters,
+      constants,
+      loop: loops.get(query.expr),
+      exceptionGuard: query.guarded,
+      plpgsql: query.place,
+    });
   };
   /** The statements each query expression of the tree gave. */
   const produced = new Map<object, StatementFacts[]>();
@@ -240,6 +250,10 @@ function plpgsqlParameters(functions: Node[]): string[] {
 
 interface NestedOptions {
   parameters: readonly string[];
+  /** PL/pgSQL variables that keep their declared value (routine-constants.ts). */
+  constants?: ReadonlyMap<string, Node>;
+  /** The FOR loop over a query the statement runs in (plpgsql-loops.ts). */
+  loop?: LoopRows;
   exceptionGuard?: boolean;
   /** Where the statement sits in its PL/pgSQL body (loop, protected block, handler). */
   plpgsql?: PlpgsqlPlace;
@@ -269,7 +283,7 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
   for (const parsed of result.statements) {
     const endByte = parsed.length === undefined ? length : parsed.location + parsed.length;
     // In a dynamic statement's text a name is not the routine's variable: the holes and USING values are its placeholders.
-    const stmt = options.template ? parsed.stmt : parametersAsPlaceholders(parsed.stmt, options.parameters, routine.name);
+    const stmt = options.template ? parsed.stmt : routineReading(parsed.stmt, routine, options);
     const facts = extractFacts(stmt, {
       at,
       statement: { start: at(parsed.location), end: Math.max(at(parsed.location) + 1, at(endByte)) },
@@ -286,6 +300,14 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
     }
     out.statements.push(facts);
   }
+}
+
+/** A statement of a routine as PostgreSQL runs it: constant variables as their values, a loop's row as the loop's rows, parameters as placeholders. */
+function routineReading(stmt: Node, routine: RoutineInfo, options: NestedOptions): Node {
+  const constants = options.constants;
+  const prepare = (node: Node) => (constants ? constantsInStatement(node, constants) : node);
+  const read = options.loop ? withLoopRows(prepare(stmt), options.loop, prepare) : prepare(stmt);
+  return parametersAsPlaceholders(read, options.parameters, routine.name);
 }
 
 /** `SET x = %I` reads the hole as a literal name; it is a value filled at run time. */
