@@ -288,6 +288,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   // The counters the file's claims increment count as attempt counters for every statement of the file.
   const counters = new Map<string, Direction>();
   entries.forEach((entry, position) => {
+    if (entry.site.runsOnce) return;
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
       const w = readWrite(write, claimReadOf(entry, position, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
@@ -302,6 +303,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
     if (key === undefined && underLock.has(statement.span.start)) return;
+    // A migration's own UPDATE of stuck jobs runs once, at deploy: no claim, sweep or finish of the running queue.
+    if (entry.site.runsOnce) return;
     const routine = statement.routine;
     if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
