@@ -2,6 +2,7 @@
 // routine's parameters (a setting named by a parameter is chosen by the
 // caller), the PL/pgSQL blocks whose EXCEPTION handler catches a failed cast,
 // and the SQL that EXECUTE builds at run time.
+import { cronCommandOf } from './cron-jobs.ts';
 import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
 import { extractFacts, type Node } from './extract.ts';
 import { nodeType } from './nodes.ts';
@@ -64,7 +65,10 @@ export function analyzeRoutine(
   onlyFacts = false,
 ): void {
   const routine = routineInfo(stmt, span);
-  if (!routine) return;
+  if (!routine) {
+    analyzeCronCommand(stmt, sql, startByte, endByte, at, out, span, onlyFacts);
+    return;
+  }
   definition.defines = routine.info;
   const stmtBytes = utf8Of(sql).subarray(startByte, endByte);
   const stmtText = stmtBytes.toString('utf8');
@@ -158,6 +162,20 @@ export function analyzeRoutine(
   }
   // IF FOUND / EXIT WHEN FOUND: the statements reached only where an earlier one took no row.
   if (queries.some((q) => /\bfound\b/i.test(q.text))) placeTookNothing(tookNothing(functions), queries, produced);
+}
+
+/** A pg_cron job's command (cron-jobs.ts), read as the body of a SQL function named after the job: it runs where the schedule fires. */
+function analyzeCronCommand(stmt: Node, sql: string, startByte: number, endByte: number, at: (byte: number) => number, out: SqlAnalysis, span: Span, onlyFacts: boolean): void {
+  const cron = cronCommandOf(stmt);
+  if (!cron || (onlyFacts && bodyCarriesNoFact(cron.command))) return;
+  const stmtText = utf8Of(sql).subarray(startByte, endByte).toString('utf8');
+  const byteOf = utf16ToByteMap(stmtText);
+  // The literal's text: as written only where the command holds no quote to escape (dollar quoting, the usual way).
+  const literalAt = Math.max(0, cron.location - startByte);
+  const bodyAt = stmtText.indexOf(cron.command, byteToUtf16Map(stmtText)(literalAt));
+  if (bodyAt < 0) return;
+  const info: RoutineInfo = { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span };
+  nested(cron.command, (i) => at(startByte + byteOf(bodyAt + i)), info, out, { parameters: [] });
 }
 
 /**

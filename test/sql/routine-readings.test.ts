@@ -95,3 +95,15 @@ test('coalesce(column, constant) is compared, and counted, as the column', () =>
   const owner = w.assignments[1].value;
   assert.ok(owner.kind === 'expression' && !owner.columns.includes('owner'));
 });
+
+test("a pg_cron job's command is read as the body of a routine named after the job, where it stands in the text", () => {
+  const sql = `select cron.schedule('requeue', '* * * * *', $$update jobs set status = 'queued' where locked_until < now()$$);
+select cron.schedule('*/5 * * * *', $job$delete from jobs where status = 'done'$job$);
+select other.schedule('x', '* * * * *', $$update jobs set status = 'queued'$$);`;
+  const analysis = analyzeSql(sql);
+  const read = analysis.statements.filter((s) => s.routine).map((s) => [s.routine!.name, s.routine!.kind, sql.slice(s.span.start, s.span.end)]);
+  assert.deepEqual(read, [
+    ['cron job requeue', 'function', "update jobs set status = 'queued' where locked_until < now()"],
+    ['cron job */5 * * * *', 'function', "delete from jobs where status = 'done'"],
+  ]);
+});
