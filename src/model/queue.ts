@@ -308,6 +308,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   // The counters the file's claims increment count as attempt counters for every statement of the file.
   const counters = new Map<string, Direction>();
   entries.forEach((entry, position) => {
+    if (entry.site.runsOnce) return;
     for (const write of entry.statement.rowWrites) {
       if (write.op !== 'update') continue;
       const w = readWrite(write, claimReadOf(entry, position, write, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
@@ -322,6 +323,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
   entries.forEach((entry, position) => {
     const { statement, key } = entry;
     if (key === undefined && underLock.has(statement.span.start)) return;
+    // A migration's own UPDATE of stuck jobs runs once, at deploy: no claim, sweep or finish of the running queue.
+    if (entry.site.runsOnce) return;
     const routine = statement.routine;
     if (statement.selectsNowPlus && routine?.kind === 'function' && routine.language === 'sql') facts.futureTimes.push(bareTable(routine.name.toLowerCase()));
     for (const write of statement.rowWrites) {
@@ -543,7 +546,11 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   const requeue = values.some((v) => !states.isRunning(v) && !DEAD_STATUS.test(v) && !DONE_STATUS.test(v)) || (clearsLease && !status);
   const sweepStale = isUpdate || write.op === 'delete' ? staleWorker(write.where, tableOf(write.table)) : undefined;
   // The write's own WHERE, also as the conditions of the CTE it joins (the same comparison, read again there).
-  const reclaimInWhere = (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column))) || sweepStale !== undefined;
+  // Also a lease test of the write's own, where an earlier read of the transaction found the same rows (a PL/pgSQL
+  // reaper's `for r in select ... where lease_end < now() loop update ... where id = r.id`, read with the loop's WHERE).
+  const reclaimInWhere =
+    (reclaim !== undefined && write.where.some((c) => c === reclaim || (c.span.start === reclaim.span.start && c.column === reclaim.column) || (claimRead !== undefined && !waitingOnly && isExpiredLease(c, roles, takesRunning)))) ||
+    sweepStale !== undefined;
   // A statement that takes expired jobs back into the queue, counts them as it does (`requeued_count = requeued_count + 1`)
   // and stops below a limit on that column (`requeued_count < max_requeues`): its counter, whatever it is called. Not a
   // limit it raises (`max_attempts = max_attempts + 1`).

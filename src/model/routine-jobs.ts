@@ -6,6 +6,7 @@
 // BEGIN ... EXCEPTION block whose handler records the failure (the handler
 // runs after the block's own rollback, and its writes commit with the call).
 import { ATTEMPT_COLUMN, bareTable, DONE_STATUS, DEAD_STATUS, STATUS_COLUMN } from './queue.ts';
+import { locksRunningOnly } from './queue-states.ts';
 import type { FileModel, Span } from './types.ts';
 import type { RowWrite, StatementFacts } from '../sql/index.ts';
 
@@ -44,7 +45,9 @@ export function routineJobsOf(model: FileModel): RoutineJob[] {
     const taken = new Set(statements.flatMap((s) => s.lockingReads.filter((r) => r.skipLocked).flatMap((r) => r.tables.map(bareTable))));
     for (const [claimIndex, claim] of statements.entries()) {
       for (const read of claim.lockingReads) {
-        if (!read.skipLocked) continue;
+        // A read of runs gone stale (`status = 'running' and lock_expires_at < now()`) is a sweep's: its handling of
+        // those runs (retire the exhausted, put the others back) is no job's work, and a later claim of the table is judged.
+        if (!read.skipLocked || locksRunningOnly(read)) continue;
         const tables = new Set(read.tables.map(bareTable).filter((t) => !judged.has(t)));
         if (tables.size === 0) continue;
         for (const t of tables) judged.add(t);

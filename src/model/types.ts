@@ -104,6 +104,11 @@ export interface SqlSite {
    * from only these): the same for every job, so no tenant's.
    */
   deploymentValues?: number[];
+  /**
+   * The site runs once, when the migration that holds it is applied (a top-level statement or DO block of a migration
+   * file): a one-off fix of the rows there at that moment, never a sweep that runs again.
+   */
+  runsOnce?: boolean;
   /** Name of the enclosing function in the host code, for messages. */
   functionName?: string;
   /** The site is a named (server-side prepared) statement, e.g. node-postgres { name, text }. */

@@ -20,6 +20,17 @@ export function columnOf(node: Node | undefined): string | undefined {
   return last?.String?.sval?.toLowerCase();
 }
 
+/**
+ * A column compared through a constant it reads as when NULL: `coalesce(retry_count, 0) < 3` restricts the rows as
+ * `retry_count < 3` does, a NULL counting as no attempt yet. Also the column itself.
+ */
+export function comparedColumnNode(node: Node | undefined): Node | undefined {
+  if (node?.ColumnRef) return node;
+  const args = node?.CoalesceExpr?.args as Node[] | undefined;
+  if (args?.length === 2 && args[0]?.ColumnRef && constValue(args[1]) !== undefined && constValue(args[1]) !== null) return args[0];
+  return undefined;
+}
+
 export function collectNames(node: Node | undefined, columns: string[], functions: string[]): void {
   if (!node || typeof node !== 'object') return;
   if (Array.isArray(node)) {
@@ -188,10 +199,11 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, 
     const expr = node.A_Expr;
     if (expr && (expr.kind === 'AEXPR_OP' || expr.kind === 'AEXPR_IN' || expr.kind === 'AEXPR_OP_ANY')) {
       const op = expr.kind === 'AEXPR_IN' ? 'in' : String(expr.name?.[0]?.String?.sval ?? '');
-      const right = columnOf(expr.rexpr);
-      const [leftFrom, rightFrom] = [qualifierOf(expr.lexpr), qualifierOf(expr.rexpr)];
+      const [leftNode, rightNode] = [comparedColumnNode(expr.lexpr), comparedColumnNode(expr.rexpr)];
+      const right = columnOf(rightNode);
+      const [leftFrom, rightFrom] = [qualifierOf(leftNode), qualifierOf(rightNode)];
       const ownOnRight = own !== undefined && leftFrom !== undefined && rightFrom !== undefined && !own.has(leftFrom) && own.has(rightFrom);
-      const left = ownOnRight ? undefined : columnOf(expr.lexpr);
+      const left = ownOnRight ? undefined : columnOf(leftNode);
       // An age against a length (`now() - last_seen >= $1`, `interval '5 minutes' < now() - locked_at`): the time stamp
       // against the cutoff it means (`last_seen <= now() - $1`), read as that comparison.
       const aged = !left && !right && AGE_OPERATOR[op] ? ageComparison(expr, op) : undefined;
@@ -199,9 +211,9 @@ export function comparisons(where: Node | undefined, spanAt: SpanAt, depth = 0, 
         push({ column: aged.column, op: aged.op, value: valueOf(aged.cutoff), underOr, span: spanAt(aged.at.ColumnRef.location, aged.column.length), ...tableOf(aged.at) });
         return;
       }
-      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt(expr.lexpr.ColumnRef.location, left.length), ...tableOf(expr.lexpr) });
+      if (left) push({ column: left, op, value: valueOf(expr.rexpr), underOr, span: spanAt((leftNode as Node).ColumnRef.location, left.length), ...tableOf(leftNode) });
       else if (right && MIRRORED_OPERATOR[op])
-        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt(expr.rexpr.ColumnRef.location, right.length), ...tableOf(expr.rexpr) });
+        push({ column: right, op: MIRRORED_OPERATOR[op], value: valueOf(expr.lexpr), underOr, span: spanAt((rightNode as Node).ColumnRef.location, right.length), ...tableOf(rightNode) });
       return;
     }
     // column IN (SELECT ...), column = ANY (SELECT ...), EXISTS (SELECT ...)

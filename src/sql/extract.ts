@@ -21,7 +21,7 @@ import type {
 import { caseGuardedCasts, columnDefaults, settingDefault, TEXT_TYPES } from './guards.ts';
 import { isNowPlus } from './interval.ts';
 import { copyOf } from './copies.ts';
-import { collectNames, columnOf, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
+import { collectNames, columnOf, comparedColumnNode, comparisons, expressionDetails, isParam, paramValue, stringsIn, type SpanAt } from './comparisons.ts';
 import { functionName, nodeType, relationName, schemaOf } from './nodes.ts';
 import { ctesOf, fromListResolver, joinedConditions, joinedOtherRows, withCallerRows } from './sources.ts';
 import { constValue, routineCall, valueOf } from './values.ts';
@@ -473,8 +473,10 @@ function assignedValue(column: string, value: Node | undefined, spanAt?: SpanAt)
   if (isParam(value)) return paramValue(value);
   const expr = value?.A_Expr;
   if (expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '+') {
-    const [self, other] = columnOf(expr.lexpr) === column ? [expr.lexpr, expr.rexpr] : [expr.rexpr, expr.lexpr];
-    if (columnOf(self) === column) {
+    // Also through the value a NULL counts as: `attempt_count = coalesce(attempt_count, 0) + 1`.
+    const own = (side: Node) => columnOf(comparedColumnNode(side));
+    const [self, other] = own(expr.lexpr) === column ? [expr.lexpr, expr.rexpr] : [expr.rexpr, expr.lexpr];
+    if (own(self) === column) {
       const by = constValue(other);
       return { kind: 'increment', by: typeof by === 'number' ? by : undefined };
     }
@@ -486,9 +488,21 @@ function assignedValue(column: string, value: Node | undefined, spanAt?: SpanAt)
   }
   const columns: string[] = [];
   const functions: string[] = [];
-  collectNames(value, columns, functions);
+  // `worker_id = coalesce($1, worker_id)`: the caller's value, or the column left as it is; nothing computed from it.
+  const kept = keptUnlessGiven(value, column);
+  collectNames(kept ?? value, columns, functions);
   const cases = spanAt ? caseBranches(value, spanAt) : undefined;
   return { kind: 'expression', columns, functions, ...expressionDetails(value, true), ...(cases ? { cases } : {}) };
+}
+
+/** The other arguments of a COALESCE whose last argument is the assigned column itself; undefined for any other value. */
+function keptUnlessGiven(value: Node | undefined, column: string): Node[] | undefined {
+  let node = value;
+  while (node?.TypeCast) node = node.TypeCast.arg;
+  const args = node?.CoalesceExpr?.args as Node[] | undefined;
+  if (!args || args.length < 2) return undefined;
+  const last = args[args.length - 1];
+  return last?.ColumnRef && columnOf(last) === column ? args.slice(0, -1) : undefined;
 }
 
 /** The branches of a searched CASE (also cast, `case ... end::job_state`): each WHEN's comparisons and the strings its result gives; the ELSE last, without `when`. */

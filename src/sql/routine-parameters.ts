@@ -74,7 +74,7 @@ function rewriteParameters(stmt: Node, parameters: readonly string[], routineNam
  * The names a statement surely uses as columns: SET, INSERT and ON CONFLICT column lists, and a name compared with
  * itself (`attempts = attempts`: one side at least is the column), anywhere in it (CTEs included).
  */
-function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
+export function writtenColumns(node: Node, out = new Set<string>()): Set<string> {
   if (!node || typeof node !== 'object') return out;
   if (Array.isArray(node)) {
     for (const item of node) writtenColumns(item, out);

@@ -2,6 +2,7 @@
 // routine's parameters (a setting named by a parameter is chosen by the
 // caller), the PL/pgSQL blocks whose EXCEPTION handler catches a failed cast,
 // and the SQL that EXECUTE builds at run time.
+import { cronCommandOf } from './cron-jobs.ts';
 import { dynamicTemplate, type DynamicTemplate } from './dynamic.ts';
 import { extractFacts, type Node } from './extract.ts';
 import { nodeType } from './nodes.ts';
@@ -12,6 +13,8 @@ import { byteToUtf16Map, utf16ToByteMap, utf8Of } from './offsets.ts';
 import { parsePlPgSql, parseStatements } from './parser.ts';
 import { parseWithPlaceholders, wordEndIn } from './parse-text.ts';
 import { ERROR_LEVEL, tookNothing } from './plpgsql-found.ts';
+import { loopRowsOf, withLoopRows, type LoopRows } from './plpgsql-loops.ts';
+import { constantsInStatement, constantVariables } from './routine-constants.ts';
 import { parametersAsPlaceholders } from './routine-parameters.ts';
 import { valueOf } from './values.ts';
 
@@ -62,7 +65,10 @@ export function analyzeRoutine(
   onlyFacts = false,
 ): void {
   const routine = routineInfo(stmt, span);
-  if (!routine) return;
+  if (!routine) {
+    analyzeCronCommand(stmt, sql, startByte, endByte, at, out, span, onlyFacts);
+    return;
+  }
   definition.defines = routine.info;
   const stmtBytes = utf8Of(sql).subarray(startByte, endByte);
   const stmtText = stmtBytes.toString('utf8');
@@ -101,6 +107,8 @@ export function analyzeRoutine(
   }
   const functions = tree.functions;
   const parameters = routine.info.parameters ?? plpgsqlParameters(functions);
+  const constants = constantVariables(functions, parameters);
+  const loops = loopRowsOf(functions);
   let cursor = bodyOffset;
   const locate = (needle: string): number => {
     let found = stmtText.indexOf(needle, cursor);
@@ -135,7 +143,13 @@ export function analyzeRoutine(
     if (query.expression && !needle.includes('(')) return;
     const sqlText = query.expression || query.perform ? `SELECT ${needle}` : needle;
     const prefix = sqlText.length - needle.length;
-    nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, { parameters, exceptionGuard: query.guarded, plpgsql: query.place });
+    nested(sqlText, (i) => place(index + Math.max(0, i - prefix)), routine.info, out, {
+      parameters,
+      constants,
+      loop: loops.get(query.expr),
+      exceptionGuard: query.guarded,
+      plpgsql: query.place,
+    });
   };
   /** The statements each query expression of the tree gave. */
   const produced = new Map<object, StatementFacts[]>();
@@ -148,6 +162,20 @@ export function analyzeRoutine(
   }
   // IF FOUND / EXIT WHEN FOUND: the statements reached only where an earlier one took no row.
   if (queries.some((q) => /\bfound\b/i.test(q.text))) placeTookNothing(tookNothing(functions), queries, produced);
+}
+
+/** A pg_cron job's command (cron-jobs.ts), read as the body of a SQL function named after the job: it runs where the schedule fires. */
+function analyzeCronCommand(stmt: Node, sql: string, startByte: number, endByte: number, at: (byte: number) => number, out: SqlAnalysis, span: Span, onlyFacts: boolean): void {
+  const cron = cronCommandOf(stmt);
+  if (!cron || (onlyFacts && bodyCarriesNoFact(cron.command))) return;
+  const stmtText = utf8Of(sql).subarray(startByte, endByte).toString('utf8');
+  const byteOf = utf16ToByteMap(stmtText);
+  // The literal's text: as written only where the command holds no quote to escape (dollar quoting, the usual way).
+  const literalAt = Math.max(0, cron.location - startByte);
+  const bodyAt = stmtText.indexOf(cron.command, byteToUtf16Map(stmtText)(literalAt));
+  if (bodyAt < 0) return;
+  const info: RoutineInfo = { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span };
+  nested(cron.command, (i) => at(startByte + byteOf(bodyAt + i)), info, out, { parameters: [] });
 }
 
 /**
@@ -240,6 +268,10 @@ function plpgsqlParameters(functions: Node[]): string[] {
 
 interface NestedOptions {
   parameters: readonly string[];
+  /** PL/pgSQL variables that keep their declared value (routine-constants.ts). */
+  constants?: ReadonlyMap<string, Node>;
+  /** The FOR loop over a query the statement runs in (plpgsql-loops.ts). */
+  loop?: LoopRows;
   exceptionGuard?: boolean;
   /** Where the statement sits in its PL/pgSQL body (loop, protected block, handler). */
   plpgsql?: PlpgsqlPlace;
@@ -269,7 +301,7 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
   for (const parsed of result.statements) {
     const endByte = parsed.length === undefined ? length : parsed.location + parsed.length;
     // In a dynamic statement's text a name is not the routine's variable: the holes and USING values are its placeholders.
-    const stmt = options.template ? parsed.stmt : parametersAsPlaceholders(parsed.stmt, options.parameters, routine.name);
+    const stmt = options.template ? parsed.stmt : routineReading(parsed.stmt, routine, options);
     const facts = extractFacts(stmt, {
       at,
       statement: { start: at(parsed.location), end: Math.max(at(parsed.location) + 1, at(endByte)) },
@@ -286,6 +318,14 @@ function nested(sqlText: string, place: (index: number) => number, routine: Rout
     }
     out.statements.push(facts);
   }
+}
+
+/** A statement of a routine as PostgreSQL runs it: constant variables as their values, a loop's row as the loop's rows, parameters as placeholders. */
+function routineReading(stmt: Node, routine: RoutineInfo, options: NestedOptions): Node {
+  const constants = options.constants;
+  const prepare = (node: Node) => (constants ? constantsInStatement(node, constants) : node);
+  const read = options.loop ? withLoopRows(prepare(stmt), options.loop, prepare) : prepare(stmt);
+  return parametersAsPlaceholders(read, options.parameters, routine.name);
 }
 
 /** `SET x = %I` reads the hole as a literal name; it is a value filled at run time. */

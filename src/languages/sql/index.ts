@@ -130,6 +130,7 @@ export const sqlFrontEnd: FrontEnd = {
         scope,
         connection: runsHere ? connection : { kind: 'unknown' },
         driver: 'sql',
+        ...(reading.migration && runsHere && reading.regression !== true ? { runsOnce: true } : {}),
       });
       if (effect === 'ends') transaction = undefined;
       else if (effect === 'ends-and-opens') {
