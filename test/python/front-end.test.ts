@@ -133,6 +133,33 @@ describe('SQL text', () => {
   });
 });
 
+describe('text the code formats with %', () => {
+  const file = (...lines: string[]) => ['import psycopg2', 'conn = psycopg2.connect("")', 'cur = conn.cursor()', ...lines, ''].join('\n');
+
+  test('each conversion is a value or a name Python fills in, not the driver\'s placeholder; %% is one %', () => {
+    const model = parse(
+      file(
+        'def dump(table, column, kind, where, out):',
+        '    query = "SELECT id, encode(as_%s(%s), \'hex\') FROM %s" % (kind, column, table)',
+        '    cur.copy_expert("COPY (%s) TO STDOUT (DELIMITER \'%s\')" % (query, "|"), out)',
+        '    cur.execute("SELECT id FROM %s WHERE tenant_id = %%s FOR UPDATE" % table, (7,))',
+        '    cur.execute("SELECT id FROM jobs WHERE %s FOR UPDATE SKIP LOCKED" % where)',
+      ),
+    );
+    assert.deepEqual(model.sqlErrors, []);
+    const lock = siteOf(model, 'SELECT id FROM %s');
+    assert.deepEqual(lock.analysis.statements[0].lockingReads.map((r) => r.tables), [['table']], 'FROM %s names a table after the argument');
+    assert.equal(lock.params?.length, 1, 'the %%s left after formatting is the driver\'s placeholder');
+    assert.equal(siteOf(model, 'COPY').analysis.statements[0].kind, 'CopyStmt', 'the formatted fragment is read as the query it is');
+  });
+
+  test('an error before the first value the code put in is still one; from that value on it is unknown', () => {
+    assert.equal(parse(file('cur.execute("SELECT id, FROM jobs WHERE tenant = %s" % 7)')).sqlErrors.length, 1);
+    assert.deepEqual(parse(file('def f(rest):', '    cur.execute("SELECT id FROM jobs WHERE (%s" % rest)')).sqlErrors, []);
+    assert.equal(parse(file('cur.execute("SELECT id FROM jobs WHERE id = %s AND", (7,))')).sqlErrors.length, 1, 'a driver placeholder is a value: the error is known');
+  });
+});
+
 describe('scopes', () => {
   test('psycopg pool defaults: one implicit transaction per block, split by commit(), rolled back with the job', () => {
     const model = parse(
