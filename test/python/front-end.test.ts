@@ -614,8 +614,14 @@ describe('files that do not parse', () => {
     assert.equal(fatal('replacement_char = "\uFFFD"\n'), '');
   });
 
-  test('Python 2', () => {
-    assert.match(fatal('print "hello"\n'), /Python 2 syntax \(print statement\)/);
+  test('Python 2: valid in its own language, a skipped file (one warning), not a fatal message', () => {
+    const fatal = (text: string) => {
+      const model = parse(text);
+      assert.equal(model.fatal, undefined, text);
+      assert.equal(model.skipped?.messageId, 'not-python3', text);
+      return model.skipped?.message ?? '';
+    };
+    assert.match(fatal('print "hello"\n'), /^File skipped: it is Python 2 \(print statement\); pgq-audit reads Python 3/);
     assert.match(fatal('try:\n    pass\nexcept ValueError, e:\n    pass\n'), /except E, name/);
     assert.match(fatal('raise ValueError, "no"\n'), /raise E, message/);
     assert.match(fatal('if a <> b:\n    pass\n'), /<> operator/);
