@@ -112,6 +112,25 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     assert.deepEqual(elsewhere.results.flatMap((r) => r.messages.map((m) => m.ruleId)).sort(), ['no-session-tenant-setting', 'no-session-tenant-setting', 'no-session-tenant-setting']);
   });
 
+  test('a file another .sql file includes with a Jinja tag, that does not parse alone, is a fragment: one warning naming the includer', async () => {
+    const dir = join(root, 'jinja-includes');
+    const { results } = await scan({ paths: [dir], concurrency: 'off' });
+    const messages = (name: string) => results.find((r) => r.filePath.endsWith(name))!.messages;
+    assert.deepEqual(messages('refresh_catalog.sql'), []);
+    assert.deepEqual(messages('catalog_views.sql'), [], 'a fragment that parses alone is read as it is');
+    const [skipped, ...others] = messages('catalog_checks.sql');
+    assert.deepEqual(others, []);
+    assert.deepEqual([skipped.ruleId, skipped.severity, skipped.fatal ?? false, skipped.messageId], [null, 1, false, 'not-postgresql']);
+    assert.match(skipped.message, /a fragment of a Jinja template.*\{% include "parts\/catalog_checks\.sql" %\} of refresh_catalog\.sql/);
+    // The same text with no file that includes it is a parse error, as before.
+    const alone = mkdtempSync(join(tmpdir(), 'pgq-fragment-'));
+    writeFileSync(join(alone, 'catalog_checks.sql'), readFileSync(join(dir, 'parts', 'catalog_checks.sql')));
+    writeFileSync(join(alone, 'other.sql'), '/*{% include "parts/other.sql" %}*/\nselect 1;\n');
+    const { results: aloneResults } = await scan({ paths: [alone], concurrency: 'off' });
+    const fatal = aloneResults.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${r.filePath.slice(alone.length + 1)}:${m.line}`));
+    assert.deepEqual(fatal, ['catalog_checks.sql:8']);
+  });
+
   test('the config key "sql" is validated', () => {
     assert.deepEqual(validateConfig({ sql: { dialectDetection: 'quiet' } }, 'x.json').sql, { dialectDetection: 'quiet' });
     assert.throws(() => validateConfig({ sql: { dialectDetection: 'loud' } }, 'x.json'), /"loud" is not allowed. Valid values: "warn", "quiet", "off"/);

@@ -3,8 +3,9 @@
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readConfigText } from '../../read-file.ts';
+import { templateIncluding } from './template-include.ts';
 
 export interface ForeignFile {
   /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
@@ -107,7 +108,15 @@ export function foreignFile(text: string, file?: string): ForeignFile | undefine
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) : undefined);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) ?? includedFragment(file) : undefined);
+}
+
+/** A fragment another .sql file includes with a Jinja tag (template-include.ts): the includer is what runs. */
+function includedFragment(file: string): ForeignFile | undefined {
+  const includer = templateIncluding(file);
+  if (!includer) return undefined;
+  const tag = `${includer.tag} %}`;
+  return { kind: 'a fragment of a Jinja template', sign: `the ${tag.length > 60 ? `${tag.slice(0, 57)}...` : tag} of ${basename(includer.file)}`, at: 0, folder: true, config: includer.file };
 }
 
 /** sqlc's config names the database each package's schema and queries are for (`"engine": "mysql"`). */
