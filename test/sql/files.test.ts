@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { scan } from '../../src/scan/scan.ts';
 import { validateConfig } from '../../src/config/validate.ts';
@@ -126,9 +126,14 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     const alone = mkdtempSync(join(tmpdir(), 'pgq-fragment-'));
     writeFileSync(join(alone, 'catalog_checks.sql'), readFileSync(join(dir, 'parts', 'catalog_checks.sql')));
     writeFileSync(join(alone, 'other.sql'), '/*{% include "parts/other.sql" %}*/\nselect 1;\n');
+    // Included, but not PL/pgSQL statements: a function whose body is broken, SQL with a typo. The user's errors.
+    mkdirSync(join(alone, 'parts'));
+    writeFileSync(join(alone, 'builder.sql'), 'create function build() returns void language plpgsql as $$\nbegin\n  /*{% include "parts/stop.sql" %}*/\n  /*{% include "parts/typo.sql" %}*/\nend;\n$$;\n');
+    writeFileSync(join(alone, 'parts', 'stop.sql'), "create function stop(p text) returns void language plpgsql as $b$\nbegin\n  update services set state = 'stopped'\n  from from services where name = p;\nend;\n$b$;\n");
+    writeFileSync(join(alone, 'parts', 'typo.sql'), 'update services set state = where name = 1;\n');
     const { results: aloneResults } = await scan({ paths: [alone], concurrency: 'off' });
-    const fatal = aloneResults.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${r.filePath.slice(alone.length + 1)}:${m.line}`));
-    assert.deepEqual(fatal, ['catalog_checks.sql:8']);
+    const fatal = aloneResults.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${relative(alone, r.filePath)}:${m.line}`)).sort();
+    assert.deepEqual(fatal, ['catalog_checks.sql:8', 'parts/stop.sql:1', 'parts/typo.sql:1']);
   });
 
   test('the config key "sql" is validated', () => {
