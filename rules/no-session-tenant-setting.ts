@@ -190,6 +190,36 @@ function pooledCall(file: FileModel, site: SqlSite): { resets: string[] } | unde
   return { resets: site.resetInFinally ?? [] };
 }
 
+/** Settings RESET ALL leaves as they are (GUC_NO_RESET_ALL); DISCARD ALL resets them too. */
+const KEPT_BY_RESET_ALL = new Set(['role', 'session_authorization']);
+
+/**
+ * A later statement of the same host text resets the setting (`SET SESSION AUTHORIZATION "u1"; GRANT ...; RESET
+ * SESSION AUTHORIZATION` in one execute). A text of several statements goes as one simple query, which PostgreSQL
+ * runs as one implicit transaction: either every statement runs, the reset too, or the failed one aborts it and the
+ * write is rolled back with it. Not across a COMMIT or BEGIN in the text, nor in a .sql file, whose statements psql
+ * and the migration tools send one at a time.
+ */
+function resetLaterInText(site: SqlSite, statement: StatementFacts, name: string): boolean {
+  if (site.driver === 'sql' || statement.routine) return false;
+  const statements = site.analysis.statements;
+  const at = statements.indexOf(statement);
+  if (at < 0) return false;
+  for (const later of statements.slice(at + 1)) {
+    if (later.transaction || later.routine) return false;
+    if (later.discard === 'all') return true;
+    for (const write of later.settingWrites) {
+      if (write.via === 'reset_all' && !KEPT_BY_RESET_ALL.has(name)) return true;
+      if (write.via === 'reset' && write.name === name) return true;
+      if (write.via === 'set' || write.via === 'set_config') {
+        const resolved = resolveWrite(write, site.params);
+        if (resolved.clears && resolved.level === 'session' && resolved.name === name) return true;
+      }
+    }
+  }
+  return false;
+}
+
 function sessionClears(site: SqlSite, statement: StatementFacts): string[] {
   const out: string[] = statement.discard === 'all' ? ['*'] : [];
   for (const write of statement.settingWrites) {
@@ -229,6 +259,8 @@ function judge(
   if (resolved.level !== 'local' && resolved.name !== undefined && releaseClears(config, resolved.name)) return undefined;
   // Or the code's own: a finally around the write resets it on that connection before releasing it.
   if (resolved.name !== undefined && site.resetInFinally?.some((n) => n === '*' || n === resolved.name)) return undefined;
+  // Or a later statement of the same text: the reset runs, or the write is rolled back with the statement that failed.
+  if (resolved.name !== undefined && resetLaterInText(site, statement, resolved.name)) return undefined;
   const inRoutine = statement.routine !== undefined && statement.routine.kind !== 'do';
   const routineName = !statement.routine ? '' : statement.routine.kind === 'do' ? 'This DO block' : `${statement.routine.kind} ${statement.routine.name}`;
 

@@ -190,11 +190,16 @@ function rolledBackFor(statement: LockingStatement, handler: Handler): boolean {
 /** For each transaction, its statements that lock or write rows, by position: one pass over the file. */
 function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
   const byScope = new Map<string, LockingStatement[]>();
+  // A TEMP table the file creates holds the session's own rows: writing or locking them holds nothing another session
+  // waits on, and a rollback takes back only that scratch, as before any write (a log of what a routine did).
+  const temporary = new Set(file.sites.flatMap((site) => site.analysis.statements.flatMap((s) => (s.createdTable?.temporary ? [s.createdTable.table] : []))));
+  const scratch = (table: string) => temporary.has(table);
   for (const site of file.sites) {
     if (site.scope.kind !== 'transaction') continue;
     for (const statement of site.analysis.statements) {
-      const locks = statement.lockingReads.length > 0;
-      if (!locks && statement.rowWrites.length === 0) continue;
+      const locks = statement.lockingReads.some((read) => read.tables.length === 0 || !read.tables.every(scratch));
+      const writes = statement.rowWrites.some((write) => !(write.schema === undefined && scratch(write.table)));
+      if (!locks && !writes) continue;
       let list = byScope.get(site.scope.id);
       if (!list) byScope.set(site.scope.id, (list = []));
       const guardedBy = statement.plpgsql?.guardedBy;

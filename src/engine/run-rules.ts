@@ -11,7 +11,7 @@ export function runRules(model: FileModel, active: readonly ActiveRule[]): Findi
     return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];
   }
   if (model.skipped) {
-    return [{ ruleId: null, severity: 1, messageId: 'not-postgresql', message: model.skipped.message, span: model.skipped.span, ...locate(model.skipped.span) }];
+    return [{ ruleId: null, severity: 1, messageId: model.skipped.messageId ?? 'not-postgresql', message: model.skipped.message, span: model.skipped.span, ...locate(model.skipped.span) }];
   }
   const findings: Finding[] = [];
   if (model.notRead) findings.push({ ruleId: null, severity: 1, messageId: 'newer-postgresql', message: model.notRead.message, span: model.notRead.span, ...locate(model.notRead.span) });

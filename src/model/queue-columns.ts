@@ -52,11 +52,11 @@ export const SCHEDULE_COLUMN = byWords(/^(run_at|run_after|scheduled_at|schedule
 /** A time stamp by its name (`updated_at`, `touched_on`): a stale age when a claim of running jobs compares it with a cutoff. */
 export const TIMESTAMP_COLUMN = byWords(/(^|_)(at|on|time|ts|timestamp)$|^(updated|modified|touched)/, false);
 /**
- * The time of a recurring row's last or next turn (`last_alerted_at`, `next_report_at`): a cadence, not a lease, when
+ * The time of a recurring row's last or next turn (`last_alerted_at`, `next_report_at`, `next_nag_date`): a cadence, not a lease, when
  * the claim writes no state and nothing ever finishes the row (src/model/queue.ts). Not a beat, a lock or an attempt.
  */
 export const CADENCE_COLUMN = byWords(
-  /^(last|next)_(?![a-z_]*(heartbeat|beat|seen|ping|alive|active|check_?in|lock|lease|claim|reserv|attempt|retr|tri|try|pick|fetch|start|visib|run_?after))[a-z_]+_(at|on|time)$/,
+  /^(last|next)_(?![a-z_]*(heartbeat|beat|seen|ping|alive|active|check_?in|lock|lease|claim|reserv|attempt|retr|tri|try|pick|fetch|start|visib|run_?after))[a-z_]+_(at|on|time|date)$/,
 );
 export const STATUS_COLUMN = byWords(/^(status|state|job_state|job_status)$/);
 export const ID_COLUMN = byWords(/^(id|job_id|jid|uuid|message_id|msg_id|task_id)$/);

@@ -388,8 +388,8 @@ export interface FileModel {
   comments: CommentDirective[];
   /** Set when the file could not be parsed at all: one fatal diagnostic, no rules run. */
   fatal?: { message: string; span: Span };
-  /** Set when the front end chose not to analyse the file (a .sql file that is not PostgreSQL): one warning, no rules run. */
-  skipped?: { message: string; span: Span };
+  /** Set when the front end chose not to analyse the file (a .sql file that is not PostgreSQL, Python 2): one warning, no rules run. */
+  skipped?: { message: string; span: Span; messageId?: 'not-postgresql' | 'not-python3' };
   /** Statements in a newer PostgreSQL's syntax than the parser reads (valid where the file runs): one note, not a parse error. */
   notRead?: { message: string; span: Span };
   /** Statements of the file's own SQL that did not parse (the others are still analysed). */

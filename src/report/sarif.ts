@@ -104,6 +104,8 @@ function fileMessageKind(finding: Finding): { id: string; description: string } 
       return { id: 'pgq-audit/file-skipped', description: 'A file or object pgq-audit did not analyse (a bundle by its shape, a file over the size cap, or one stopped by the wall-clock time budget or memory): nothing in it was checked' };
     case 'not-postgresql':
       return { id: 'pgq-audit/not-postgresql', description: 'A .sql file that is not PostgreSQL (a template, another database\'s SQL): not checked' };
+    case 'not-python3':
+      return { id: 'pgq-audit/not-python3', description: 'A .py file in Python 2: pgq-audit reads Python 3, so it was not checked' };
     case 'newer-postgresql':
       return { id: 'pgq-audit/newer-postgresql', description: 'A statement in the syntax of a PostgreSQL newer than the parser reads: valid there, not checked' };
     case 'sql-syntax':

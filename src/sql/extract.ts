@@ -139,7 +139,13 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
     }
     case 'CreateStmt': {
       const columns = ((body.tableElts ?? []) as Node[]).filter((e) => e.ColumnDef?.colname).map((e) => String(e.ColumnDef.colname).toLowerCase());
-      if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns };
+      if (body.relation) facts.createdTable = { table: relationName(body.relation), ...schemaOf(body.relation), columns, ...temporaryOf(body.relation) };
+      break;
+    }
+    case 'CreateTableAsStmt': {
+      // Only a TEMP one: the side-effects rule reads its rows as the session's own; its columns are not listed.
+      const rel = body.into?.IntoClause?.rel ?? body.into?.rel;
+      if (rel?.relpersistence === 't' && body.objtype !== 'OBJECT_MATVIEW') facts.createdTable = { table: relationName(rel), ...schemaOf(rel), columns: [], temporary: true };
       break;
     }
     case 'AlterTableStmt':
@@ -554,4 +560,9 @@ function rowWrite(type: string, node: Node, spanAt: SpanAt, span: Span, outerCte
     span,
     ...withCopy(op === 'insert' ? copyOf(node, { value: assignedValue, where: (w) => comparisons(w, spanAt), span: spanAt }) : undefined),
   };
+}
+
+/** A TEMP table's relation (`relpersistence` 't'): its rows are the session's own. */
+function temporaryOf(relation: Node): { temporary?: true } {
+  return relation.relpersistence === 't' ? { temporary: true } : {};
 }

@@ -303,6 +303,8 @@ export interface CreatedTable {
   table: string;
   schema?: string;
   columns: string[];
+  /** CREATE TEMP TABLE: rows no other session sees. */
+  temporary?: true;
 }
 
 /** A name as PostgreSQL reads it unchanged (no truncation at 63 bytes, no keyword), lower-cased as the facts have it. */
@@ -378,7 +380,8 @@ export function createdTableOf(text: string, start = 0, end = text.length): Crea
   }
   if (close < 0 || tokens.slice(close + 1).some((t) => t.kind !== 'punct' || t.text !== ';')) return undefined;
   if (mayCarryFact(tokens, 'statement')) return undefined;
-  return schema === undefined ? { table, columns } : { table, schema, columns };
+  const temporary = persistence === 'temp' || persistence === 'temporary' ? { temporary: true as const } : {};
+  return schema === undefined ? { table, columns, ...temporary } : { table, schema, columns, ...temporary };
 }
 
 export interface FactStatements {

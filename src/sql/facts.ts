@@ -289,8 +289,11 @@ export interface StatementFacts {
   settingDefaults?: SettingDefault[];
   /** ALTER TABLE ... ALTER COLUMN ... SET NOT NULL: columns made NOT NULL after they were created. */
   notNullSet?: { table: string; column: string }[];
-  /** CREATE TABLE: the table and its column names (lower-cased), read for a queue's shape. */
-  createdTable?: { table: string; schema?: string; columns: string[] };
+  /**
+   * CREATE TABLE: the table and its column names (lower-cased), read for a queue's shape. `temporary`: a TEMP table
+   * (also one CREATE TEMP TABLE ... AS makes, whose columns are not listed), the session's own rows.
+   */
+  createdTable?: { table: string; schema?: string; columns: string[]; temporary?: true };
   /** Set on statements built at run time by EXECUTE in PL/pgSQL (format(...), ||): read from the format string. */
   dynamic?: boolean;
   /** A SELECT without FROM of one value, now() plus an amount: in a SQL function's body, the function returns a time after now. */

@@ -102,6 +102,13 @@ export function analyzeRoutine(
     }
   }
   if (!tree.ok) {
+    // And an array of one in the header as record[]: a pseudo-type no function returns (`returns requirement[]`), an OUT
+    // parameter that cannot go in a multiple-item INTO list (`out lines billing.line[]`); an array is never a record.
+    const header = withKnownArrayTypes(withScalarDeclarations(stmtText, bodyOffset, routine.body.length) ?? stmtText, bodyOffset);
+    // Its error, if any, is the body's own: the text differs only by types the parser cannot know.
+    if (header !== undefined) tree = parsePlPgSql(header);
+  }
+  if (!tree.ok) {
     out.errors.push({ message: `PL/pgSQL body of ${routine.info.name}: ${tree.message}`, span: { start: at(startByte), end: at(endByte) } });
     return;
   }
@@ -249,6 +256,31 @@ export function withScalarDeclarations(stmtText: string, bodyOffset: number, bod
     last = edit.end;
   }
   return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);
+}
+
+/** The last word of a built-in type that can end a name before `[]` (`character varying[]`, `timestamp with time zone[]`). */
+const KEEP_ARRAY_WORD = /^(?:varying|precision|zone)$/i;
+
+/**
+ * The routine's text with each array of a type the parser cannot know in its header (before the body: the return
+ * type, RETURNS TABLE columns, OUT parameters) written `text[]` instead, padded to the same length; undefined when
+ * there is none. The parser reads `requirement[]` as record[] and rejects a function returning it, where PostgreSQL
+ * returns an array of the user's composite; what the body's statements do does not depend on that type.
+ */
+export function withKnownArrayTypes(stmtText: string, bodyOffset: number): string | undefined {
+  // Comments and string literals blanked; quoted names kept (`"Step"[]`).
+  const header = stmtText.slice(0, bodyOffset).replace(/--[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^']|'')*'/g, (m) => m.replace(/[^\n]/g, ' '));
+  let out = stmtText;
+  let changed = false;
+  for (const m of header.matchAll(/(?<![\w$."])(?:(?:"[^"]+"|[A-Za-z_][\w$]*)\s*\.\s*)?(?:"[^"]+"|[A-Za-z_][\w$]*)(?=\s*\[\s*\d*\s*\])/g)) {
+    const [whole] = m;
+    // A schema's own type is the user's even where its name is a built-in's (`billing.line`), pg_catalog's is not.
+    const bare = whole.replace(/"/g, '').replace(/^pg_catalog\s*\.\s*/i, '');
+    if (KEEP_TYPE.test(bare) || KEEP_ARRAY_WORD.test(bare) || /^any/i.test(bare) || whole.length < 3) continue;
+    out = out.slice(0, m.index) + (whole.length >= 4 ? 'text' : 'int').padEnd(whole.length) + out.slice(m.index + whole.length);
+    changed = true;
+  }
+  return changed ? out : undefined;
 }
 
 function escapeRegExp(text: string): string {

@@ -239,6 +239,31 @@ describe('functions the server compiled', () => {
       await db.run('drop schema typed cascade');
     }
   });
+
+  test('a function returning an array of a composite type (and an OUT one): no parse error, its statements are read', { timeout: 120_000 }, async () => {
+    await db.run(`create schema arrays;
+      create type arrays.step as (name text, done boolean);
+      create table arrays.steps (job_id bigint, name text, done boolean);
+      create function arrays.open_steps(p_job bigint, t text) returns arrays.step[] language plpgsql as $body$
+      begin
+        perform set_config('app.tenant', t, false);
+        return array(select row(s.name, s.done)::arrays.step from arrays.steps s where s.job_id = p_job);
+      end $body$;
+      create function arrays.split(p_job bigint, out pending arrays.step[], out total bigint) language plpgsql as $body$
+      begin
+        select array_agg(row(s.name, s.done)::arrays.step), count(*) into pending, total from arrays.steps s where s.job_id = p_job;
+      end $body$;`);
+    try {
+      const { results } = await lintDatabase({ url: lintUrl, schemas: ['arrays'], concurrency: 'off' });
+      const open = results.find((r) => r.filePath.startsWith('db:function arrays.open_steps('));
+      const split = results.find((r) => r.filePath.startsWith('db:function arrays.split('));
+      assert.ok(open && split, results.map((r) => r.filePath).join(', '));
+      assert.deepEqual([...open.messages, ...split.messages].filter((m) => m.ruleId === null), [], 'no parse error on what PostgreSQL compiled');
+      assert.ok(open.messages.some((m) => m.ruleId === 'no-session-tenant-setting'), JSON.stringify(open.messages));
+    } finally {
+      await db.run('drop schema arrays cascade');
+    }
+  });
 });
 
 describe('output formats', () => {

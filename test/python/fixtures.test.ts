@@ -1,6 +1,6 @@
 // Every Python fixture through scan(): bad files are flagged exactly on their
 // `# expect: rule-id@column` lines (rule, line and column), good files have no
-// finding at all, fatal files get one fatal message.
+// finding at all, fatal files get one fatal message, skipped files one warning.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -24,9 +24,9 @@ function pythonFiles(dir: string): string[] {
 const key = (e: Expected) => `${e.line}:${e.column ?? '*'} ${e.ruleId}`;
 
 // fixtures/python/mixed is a folder of three languages: test/python/mixed-scan.test.ts.
-test('every folder of fixtures/python is a rule that reads Python (or fatal/, mixed/)', () => {
+test('every folder of fixtures/python is a rule that reads Python (or fatal/, skipped/, mixed/)', () => {
   for (const dir of readdirSync(root).filter((d) => statSync(join(root, d)).isDirectory())) {
-    if (dir === 'fatal' || dir === 'mixed') continue;
+    if (dir === 'fatal' || dir === 'skipped' || dir === 'mixed') continue;
     const rule = rules.find((r) => r.id === dir);
     assert.ok(rule, `fixtures/python/${dir}: no rule ${dir}`);
     assert.ok(rule.languages.includes('python'), `fixtures/python/${dir}: ${dir} does not read Python, so its fixtures would test nothing`);
@@ -44,6 +44,11 @@ for (const file of pythonFiles(root).filter((f) => !relative(root, f).startsWith
     else assert.deepEqual(expected, [], 'good fixtures expect nothing');
     const { results } = await scan({ paths: [file] });
     assert.equal(results.length, 1);
+    if (ruleDir === 'skipped') {
+      // A file in another language (Python 2): one warning that says so, no fatal message, nothing analysed.
+      assert.deepEqual(results[0].messages.map((m) => [m.ruleId, m.severity, m.fatal ?? false, m.messageId]), [[null, 1, false, 'not-python3']]);
+      return;
+    }
     const actual = results[0].messages.map((m) => {
       const wanted = expected.find((e) => e.line === m.line && e.ruleId === (m.ruleId ?? 'fatal'));
       return { line: m.line, ...(wanted?.column !== undefined ? { column: m.column } : {}), ruleId: m.ruleId ?? 'fatal' };

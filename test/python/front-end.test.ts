@@ -133,6 +133,33 @@ describe('SQL text', () => {
   });
 });
 
+describe('text the code formats with %', () => {
+  const file = (...lines: string[]) => ['import psycopg2', 'conn = psycopg2.connect("")', 'cur = conn.cursor()', ...lines, ''].join('\n');
+
+  test('each conversion is a value or a name Python fills in, not the driver\'s placeholder; %% is one %', () => {
+    const model = parse(
+      file(
+        'def dump(table, column, kind, where, out):',
+        '    query = "SELECT id, encode(as_%s(%s), \'hex\') FROM %s" % (kind, column, table)',
+        '    cur.copy_expert("COPY (%s) TO STDOUT (DELIMITER \'%s\')" % (query, "|"), out)',
+        '    cur.execute("SELECT id FROM %s WHERE tenant_id = %%s FOR UPDATE" % table, (7,))',
+        '    cur.execute("SELECT id FROM jobs WHERE %s FOR UPDATE SKIP LOCKED" % where)',
+      ),
+    );
+    assert.deepEqual(model.sqlErrors, []);
+    const lock = siteOf(model, 'SELECT id FROM %s');
+    assert.deepEqual(lock.analysis.statements[0].lockingReads.map((r) => r.tables), [['table']], 'FROM %s names a table after the argument');
+    assert.equal(lock.params?.length, 1, 'the %%s left after formatting is the driver\'s placeholder');
+    assert.equal(siteOf(model, 'COPY').analysis.statements[0].kind, 'CopyStmt', 'the formatted fragment is read as the query it is');
+  });
+
+  test('an error before the first value the code put in is still one; from that value on it is unknown', () => {
+    assert.equal(parse(file('cur.execute("SELECT id, FROM jobs WHERE tenant = %s" % 7)')).sqlErrors.length, 1);
+    assert.deepEqual(parse(file('def f(rest):', '    cur.execute("SELECT id FROM jobs WHERE (%s" % rest)')).sqlErrors, []);
+    assert.equal(parse(file('cur.execute("SELECT id FROM jobs WHERE id = %s AND", (7,))')).sqlErrors.length, 1, 'a driver placeholder is a value: the error is known');
+  });
+});
+
 describe('scopes', () => {
   test('psycopg pool defaults: one implicit transaction per block, split by commit(), rolled back with the job', () => {
     const model = parse(
@@ -587,8 +614,14 @@ describe('files that do not parse', () => {
     assert.equal(fatal('replacement_char = "\uFFFD"\n'), '');
   });
 
-  test('Python 2', () => {
-    assert.match(fatal('print "hello"\n'), /Python 2 syntax \(print statement\)/);
+  test('Python 2: valid in its own language, a skipped file (one warning), not a fatal message', () => {
+    const fatal = (text: string) => {
+      const model = parse(text);
+      assert.equal(model.fatal, undefined, text);
+      assert.equal(model.skipped?.messageId, 'not-python3', text);
+      return model.skipped?.message ?? '';
+    };
+    assert.match(fatal('print "hello"\n'), /^File skipped: it is Python 2 \(print statement\); pgq-audit reads Python 3/);
     assert.match(fatal('try:\n    pass\nexcept ValueError, e:\n    pass\n'), /except E, name/);
     assert.match(fatal('raise ValueError, "no"\n'), /raise E, message/);
     assert.match(fatal('if a <> b:\n    pass\n'), /<> operator/);

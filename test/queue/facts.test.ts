@@ -6,7 +6,7 @@ import { sqlFrontEnd } from '../../src/languages/sql/index.ts';
 import { queueFactsOf } from '../../src/model/queue.ts';
 import { analyzeSql, loadSqlParser } from '../../src/sql/index.ts';
 import { parseIntervalText } from '../../src/sql/interval.ts';
-import { isRowId } from '../../src/model/queue-columns.ts';
+import { CADENCE_COLUMN, isRowId } from '../../src/model/queue-columns.ts';
 import { readFixture } from '../helpers/fixture-sql.ts';
 
 await loadSqlParser();
@@ -197,4 +197,9 @@ test('the row id by the table: id, <noun>_id of its last word, <table>_id of its
   assert.ok(isRowId('outbox_event_id', 'public.outbox_events'));
   assert.ok(!isRowId('tenant_id', 'jobs'));
   assert.ok(!isRowId('queue_id', 'job_runs'));
+});
+
+test('a cadence column names a recurring row\'s last or next turn, by time or by date; not a lease, lock or attempt', () => {
+  for (const column of ['last_alerted_at', 'next_report_at', 'next_nag_date', 'last_digest_date', 'nextReminderDate']) assert.ok(CADENCE_COLUMN.test(column), column);
+  for (const column of ['next_attempt_date', 'next_lock_date', 'last_heartbeat_date', 'run_date', 'locked_until', 'next_run_after_at']) assert.ok(!CADENCE_COLUMN.test(column), column);
 });

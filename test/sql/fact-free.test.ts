@@ -303,3 +303,18 @@ create table last_one (id int, status text)`;
     assert.ok(model.sites.some((s) => s.analysis.statements.some((st) => st.createdTable?.table === 'jobs')));
   });
 });
+
+test('a TEMP table is marked temporary, read from its words or parsed (ON COMMIT, AS SELECT); a materialized view or plain table is not', () => {
+  const text = [
+    'create temp table push_log (statement text not null);',
+    'create temporary table if not exists app.scratch (id int) on commit drop;',
+    'create temporary table remote_rows on commit drop as select 1 as id;',
+    'create materialized view totals as select 1 as n;',
+    'create table jobs (id int);',
+    'create unlogged table staging (id int);',
+  ].join('\n');
+  for (const onlyFacts of [true, false]) {
+    const created = analyzeSql(text, { onlyFacts, memo: false }).statements.flatMap((s) => (s.createdTable ? [[s.createdTable.table, s.createdTable.temporary ?? false]] : []));
+    assert.deepEqual(created, [['push_log', true], ['scratch', true], ['remote_rows', true], ['jobs', false], ['staging', false]], `onlyFacts ${onlyFacts}`);
+  }
+});

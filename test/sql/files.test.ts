@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
 import { scan } from '../../src/scan/scan.ts';
 import { validateConfig } from '../../src/config/validate.ts';
@@ -110,6 +110,30 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     writeFileSync(join(dir, 'visibility.sql'), pgtapFree);
     const elsewhere = await scan({ paths: [dir], concurrency: 'off' });
     assert.deepEqual(elsewhere.results.flatMap((r) => r.messages.map((m) => m.ruleId)).sort(), ['no-session-tenant-setting', 'no-session-tenant-setting', 'no-session-tenant-setting']);
+  });
+
+  test('a file another .sql file includes with a Jinja tag, that does not parse alone, is a fragment: one warning naming the includer', async () => {
+    const dir = join(root, 'jinja-includes');
+    const { results } = await scan({ paths: [dir], concurrency: 'off' });
+    const messages = (name: string) => results.find((r) => r.filePath.endsWith(name))!.messages;
+    assert.deepEqual(messages('refresh_catalog.sql'), []);
+    assert.deepEqual(messages('catalog_views.sql'), [], 'a fragment that parses alone is read as it is');
+    const [skipped, ...others] = messages('catalog_checks.sql');
+    assert.deepEqual(others, []);
+    assert.deepEqual([skipped.ruleId, skipped.severity, skipped.fatal ?? false, skipped.messageId], [null, 1, false, 'not-postgresql']);
+    assert.match(skipped.message, /a fragment of a Jinja template.*\{% include "parts\/catalog_checks\.sql" %\} of refresh_catalog\.sql/);
+    // The same text with no file that includes it is a parse error, as before.
+    const alone = mkdtempSync(join(tmpdir(), 'pgq-fragment-'));
+    writeFileSync(join(alone, 'catalog_checks.sql'), readFileSync(join(dir, 'parts', 'catalog_checks.sql')));
+    writeFileSync(join(alone, 'other.sql'), '/*{% include "parts/other.sql" %}*/\nselect 1;\n');
+    // Included, but not PL/pgSQL statements: a function whose body is broken, SQL with a typo. The user's errors.
+    mkdirSync(join(alone, 'parts'));
+    writeFileSync(join(alone, 'builder.sql'), 'create function build() returns void language plpgsql as $$\nbegin\n  /*{% include "parts/stop.sql" %}*/\n  /*{% include "parts/typo.sql" %}*/\nend;\n$$;\n');
+    writeFileSync(join(alone, 'parts', 'stop.sql'), "create function stop(p text) returns void language plpgsql as $b$\nbegin\n  update services set state = 'stopped'\n  from from services where name = p;\nend;\n$b$;\n");
+    writeFileSync(join(alone, 'parts', 'typo.sql'), 'update services set state = where name = 1;\n');
+    const { results: aloneResults } = await scan({ paths: [alone], concurrency: 'off' });
+    const fatal = aloneResults.flatMap((r) => r.messages.filter((m) => m.fatal).map((m) => `${relative(alone, r.filePath)}:${m.line}`)).sort();
+    assert.deepEqual(fatal, ['catalog_checks.sql:8', 'parts/stop.sql:1', 'parts/typo.sql:1']);
   });
 
   test('the config key "sql" is validated', () => {

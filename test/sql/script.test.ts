@@ -247,6 +247,23 @@ describe('what real repositories run', () => {
     assert.match(composite.sqlErrors[0]?.message ?? '', /record variable cannot be part of multiple-item INTO list/);
   });
 
+  test('a PL/pgSQL function returning an array of the schema\'s composite compiles; record[] itself does not, nor a bad body', () => {
+    const fn = (header: string, body: string) => `create function f(p_id bigint${header} language plpgsql as $$\nbegin\n${body}\nend;\n$$;`;
+    const ok = [
+      fn(') returns app.step[]', '  return array(select row(name, done)::app.step from steps where job_id = p_id);'),
+      fn(', out lines billing.line[], out total bigint)', '  select array_agg(l), sum(l.cents) into lines, total from lines l where invoice_id = p_id;'),
+      fn(') returns table (pending "Step"[])', '  return query select array_agg(s) from steps s where s.job_id = p_id;'),
+      fn(') returns setof step [ ]', '  update steps set done = true where job_id = p_id;\n  return;'),
+    ];
+    for (const text of ok) {
+      const model = parse(text);
+      assert.deepEqual(model.sqlErrors, [], text);
+      assert.ok(routineStatements(model).length > 0, text);
+    }
+    assert.match(parse(fn(') returns record[]', '  update steps set done = true where job_id = p_id;\n  return null;')).sqlErrors[0]?.message ?? '', /cannot return type record\[\]/);
+    assert.match(parse(fn(') returns step[]', '  update steps set done = true where job_id = p_id\n  return null;')).sqlErrors[0]?.message ?? '', /PL\/pgSQL body of f: syntax error/);
+  });
+
   test('procrastinate query files: a `-- query_name --` line starts a query that needs no semicolon', () => {
     const text = '-- defer_job --\n-- Enqueue a job\nINSERT INTO jobs (queue) VALUES (%(queue)s) RETURNING id\n\n-- fetch_job --\nSELECT id FROM jobs WHERE queue = %(queue)s FOR UPDATE SKIP LOCKED LIMIT 1\n\n-- finish --\nUPDATE jobs SET status = %(status)s WHERE id = %(id)s';
     const model = parse(text);

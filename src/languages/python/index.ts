@@ -16,7 +16,10 @@ export const pythonFrontEnd: FrontEnd = {
     const model = emptyFileModel(file, 'python', text);
     const parsed = parsePython(text);
     if (!parsed.ok) {
-      model.fatal = { message: parsed.message, span: parsed.span };
+      // Python 2 (a vendored dependency's script) is valid in its own language: skipped with a warning, as a .sql file
+      // in another database's SQL is; a file that is no valid Python at all is a fatal message.
+      if (parsed.python2) model.skipped = { message: parsed.message, span: parsed.span, messageId: 'not-python3' };
+      else model.fatal = { message: parsed.message, span: parsed.span };
       return model;
     }
     model.comments = collectLineComments(text, '#');

@@ -193,7 +193,8 @@ export function span(node: Node): Span {
 
 // ---- parsing -------------------------------------------------------------------------
 
-export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false; message: string; span: Span };
+/** `python2`: the file is valid Python 2, another language to this front end, not a broken Python 3 file. */
+export type ParseOutcome = { ok: true; tree: Tree; text: string } | { ok: false; message: string; span: Span; python2?: boolean };
 
 export function parsePython(original: string): ParseOutcome {
   try {
@@ -230,7 +231,9 @@ function parseChecked(original: string): ParseOutcome {
     }
   }
   const python2 = problem.python2 ?? problem.legacy;
-  if (python2) return { ok: false, message: `Python 2 syntax (${python2.what}): pgq-audit reads Python 3. This file was not analysed.`, span: python2.span };
+  if (python2) {
+    return { ok: false, python2: true, message: `File skipped: it is Python 2 (${python2.what}); pgq-audit reads Python 3, so this file was not analysed. Add it to "ignores" to leave it out silently.`, span: python2.span };
+  }
   const error = problem.error;
   if (error) {
     return { ok: false, message: 'Python syntax error: this file does not parse as Python 3 and was not analysed.', span: error };

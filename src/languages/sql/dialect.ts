@@ -3,8 +3,10 @@
 // file whose statements do not parse, so a PostgreSQL file that merely
 // mentions PRAGMA in a comment is never skipped.
 
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { readConfigText } from '../../read-file.ts';
+import { parsePlPgSql } from '../../sql/parser.ts';
+import { templateIncluding } from './template-include.ts';
 
 export interface ForeignFile {
   /** What the file is, for the message: "a Jinja/dbt template", "MySQL". */
@@ -102,12 +104,25 @@ const FOLDER_DIALECTS: Record<string, string> = {
   duckdb: 'DuckDB',
 };
 
-export function foreignFile(text: string, file?: string): ForeignFile | undefined {
+/** `topLevel`: a statement of the file itself did not parse (not only a routine's body). */
+export function foreignFile(text: string, file?: string, topLevel = true): ForeignFile | undefined {
   // Template tags may sit in strings and comments too: look at the whole text.
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) : undefined);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) ?? (topLevel ? includedFragment(text, file) : undefined) : undefined);
+}
+
+/**
+ * A fragment another .sql file includes with a Jinja tag (template-include.ts): the includer is what runs. Only one
+ * whose text is PL/pgSQL statements (`perform ...`, `if ... then`): a file of whole SQL statements parses alone, and
+ * one that does not is the user's error (a CREATE FUNCTION with a broken body, included or not).
+ */
+function includedFragment(text: string, file: string): ForeignFile | undefined {
+  const includer = templateIncluding(file);
+  if (!includer || text.includes('$pgq_fragment$') || !parsePlPgSql(`DO $pgq_fragment$ BEGIN\n${text}\nEND $pgq_fragment$`).ok) return undefined;
+  const tag = `${includer.tag} %}`;
+  return { kind: 'a fragment of a Jinja template', sign: `the ${tag.length > 60 ? `${tag.slice(0, 57)}...` : tag} of ${basename(includer.file)}`, at: 0, folder: true, config: includer.file };
 }
 
 /** sqlc's config names the database each package's schema and queries are for (`"engine": "mysql"`). */

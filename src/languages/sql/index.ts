@@ -64,7 +64,7 @@ export const sqlFrontEnd: FrontEnd = {
 
     const detection: DialectDetection = options.sql?.dialectDetection ?? 'warn';
     if (analysis.errors.length > 0 && detection !== 'off') {
-      const foreign = foreignFile(text, file);
+      const foreign = foreignFile(text, file, analysis.errors.some((error) => !/^(?:PL\/pgSQL|SQL) body of /.test(error.message)));
       if (foreign) {
         // Not PostgreSQL: none of its statements is analysed, the parse errors are not the user's.
         if (foreign.config) model.dependencies = [...(model.dependencies ?? []), foreign.config].sort();

@@ -351,7 +351,10 @@ export abstract class CallWalk extends BindingWalk {
     // A psycopg.sql field whose argument could not be read may be any Composable, a piece of SQL as well as a value
     // (`DO {action}` with `action` a sql.SQL(...) the code picks in a branch): the text is not known, so neither is its syntax.
     const unread = refs.some((r) => r.kind === 'format');
-    if (conn !== undefined && conn.origin !== 'parameter' && postgresOnly(conn.driver) && analysis.errors.length > 0 && !unread) this.file.model.sqlErrors.push(...analysis.errors);
+    // So may a value the code put in the text (`COPY (%s) TO STDOUT` % select, f"... WHERE {where}"): an error from its
+    // place on is not known to be one; an error before it is, whatever the value (the text up to there is no statement's start).
+    const errors = analysis.errors.filter((error) => beforeEveryHole(host, error.span.start));
+    if (conn !== undefined && conn.origin !== 'parameter' && postgresOnly(conn.driver) && errors.length > 0 && !unread) this.file.model.sqlErrors.push(...errors);
     if (analysis.statements.length === 0) return [];
     const scope: Scope = conn ? scopeOf(conn, this.file.model.file) : { kind: 'unknown' };
     const site: SqlSite = {
@@ -507,4 +510,12 @@ function enclosingClass(def: Node): Node | undefined {
     if (at.name === 'FunctionDefinition') return undefined;
   }
   return undefined;
+}
+
+/** The host offset `at` comes before the first hole of the text (a value the code computed): the text there is the code's own. */
+function beforeEveryHole(host: HostText, at: number): boolean {
+  if (host.holes.length === 0) return true;
+  if (host.pinned) return false;
+  const first = Math.min(...host.holes.map((h) => host.starts[h.start] ?? Infinity));
+  return at < first;
 }

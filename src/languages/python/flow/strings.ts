@@ -179,7 +179,10 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     case 'BinaryExpression': {
       const [left, op, right] = children(expr);
       const operator = op ? ctx.text.slice(op.from, op.to) : '';
-      if (operator === '%') return resolveText(left, ctx, depth + 1);
+      if (operator === '%') {
+        const template = resolveText(left, ctx, depth + 1);
+        return template && percentFormatted(template, right, expr, ctx.text, (arg) => resolveText(arg, ctx, depth + 1));
+      }
       if (operator !== '+' || !left || !right) return undefined;
       const a = resolveText(left, ctx, depth + 1);
       const b = resolveText(right, ctx, depth + 1);
@@ -265,6 +268,54 @@ function importedText(expr: Node, ctx: ResolveContext): HostText | undefined {
 /** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, OF (`FOR UPDATE OF`), or a schema's dot. */
 export function identifierPosition(before: string): boolean {
   return /(\b(from|update|into|join|table|only|of)\s+|\w\.)$/i.test(before);
+}
+
+/** A printf-style conversion of Python's `%` operator: `%s`, `%(name)s`, `%5.2f`, `%%`. */
+const PERCENT_SPEC = /^%(?:\(([^)]*)\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])/;
+
+/**
+ * `template % args`: Python fills every conversion in the text before any driver sees it, so each is a value or a
+ * name the code computed (`FROM %s` % table, `ST_As%s(...)`), not the driver's placeholder, and `%%` is one `%`
+ * (`... = %%s` % table leaves the driver its `%s`). A name where a table goes is named after the argument.
+ */
+function percentFormatted(template: HostText, args: Node | undefined, node: Node, source: string, resolve: (arg: Node) => HostText | undefined): HostText {
+  if (!template.text.includes('%')) return template;
+  const items = unwrap(args)?.name === 'TupleExpression' ? children(unwrap(args)!).filter((c) => !['(', ')', ','].includes(c.name)) : args ? [args] : [];
+  const from = (k: number) => template.pinned?.start ?? template.starts[k];
+  const to = (k: number) => template.pinned?.end ?? template.ends[k];
+  const holeEnd = new Map(template.holes.map((h) => [h.start, h.end]));
+  const out = new Builder();
+  const text = template.text;
+  let positional = 0;
+  for (let k = 0; k < text.length; ) {
+    const end = holeEnd.get(k);
+    if (end !== undefined) {
+      const at = out.text.length;
+      for (let m = k; m < end; m++) out.push(text[m], from(m), to(m));
+      out.holes.push({ start: at, end: at + end - k });
+      k = end;
+      continue;
+    }
+    const spec = text[k] === '%' ? PERCENT_SPEC.exec(text.slice(k, k + 40)) : null;
+    if (!spec) {
+      out.push(text[k], from(k), to(k));
+      k++;
+      continue;
+    }
+    const last = k + spec[0].length - 1;
+    if (spec[2] === '%') out.push('%', from(k), to(last));
+    else {
+      const arg = spec[1] === undefined ? items[positional++] : undefined;
+      const name = spec[1] ?? (arg ? source.slice(arg.from, arg.to) : `arg${positional}`);
+      // A fragment the code built (`COPY (%s) TO STDOUT` % select): its text, every character at the conversion.
+      const fragment = arg && spec[2] === 's' ? resolve(arg) : undefined;
+      if (identifierPosition(out.text) || qualifierPosition(text, last + 1)) out.push(identifierFor(name), from(k), to(last));
+      else if (fragment) pushFragment(out, fragment, from(k), to(last));
+      else out.hole(from(k), to(last));
+    }
+    k = last + 1;
+  }
+  return out.build(node, template.composed);
 }
 
 /** The field is followed by `.`: it qualifies a column (`{jobs}.id`, `RETURNING {jobs}.*`), so it names a table. */
