@@ -2,7 +2,7 @@ import { crossFileParts, type Decide, type Decision } from '../src/model/cross-f
 import { lineIndexOf } from '../src/model/lines.ts';
 import type { Ref } from '../src/model/queue.ts';
 import { sqlSideEffect, waitsNothing } from '../src/languages/sql/side-effects.ts';
-import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
+import { defineRule, type FileModel, type SideEffectCall, type Span } from '../src/model/index.ts';
 import { asLevel } from '../src/model/settings.ts';
 import type { CallArgument, ParameterTest, SettingValue } from '../src/sql/facts.ts';
 import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
@@ -62,19 +62,21 @@ function read(model: FileModel): SideEffectFacts {
    * in the IF NOT FOUND of its claim). (A helper walked in place of its call may write further up the file than the
    * claim that runs before it.)
    */
-  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler): CallFact | undefined => {
+  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler, inHelper?: SideEffectCall['inHelper']): CallFact | undefined => {
     locking ??= lockingStatements(model);
+    // A statement of the helper walked in place of the call runs before the call out when it comes before it in the helper.
+    const runsBefore = (start: number) => (inHelper && start >= inHelper.from && start < inHelper.to ? start < inHelper.at : start < span.start);
     const before =
       locking
         .get(scopeId)
-        ?.filter((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
+        ?.filter((s) => runsBefore(s.start) && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
     const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
   };
   for (const call of model.sideEffects) {
     if (call.scope.kind !== 'transaction') continue;
-    const fact = afterLock(call.callee, call.span, call.scope.id);
+    const fact = afterLock(call.callee, call.span, call.scope.id, undefined, undefined, call.inHelper);
     if (fact) facts.direct.push(call.through ? { ...fact, through: call.through } : fact);
   }
   const routines = new Map<string, RoutineFact>();

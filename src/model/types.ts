@@ -334,6 +334,11 @@ export interface SideEffectCall {
   scope: Scope;
   /** A project function that calls out, not the call itself: the chain of calls from the callee (first) to the outside world. */
   through?: string[];
+  /**
+   * A helper of the file walked in place of the call (`self._batch(conn)`): its def's extent and where in it the
+   * call out is. Its own statements run before the call out when they come before that point, wherever the def is.
+   */
+  inHelper?: { from: number; to: number; at: number };
 }
 
 /**

@@ -179,6 +179,15 @@ export function instanceOrm(file: FileApi): DriverOrm | undefined {
   return orms.find((o) => !o.byDefault && o.claims?.(file)) ?? orms.find((o) => o.byDefault);
 }
 
+/** The outside-world call a driver's framework knows a call to be (Django's send_mail, `EmailMessage(...).send()`). */
+export function driverSideEffect(qualified: string | undefined, method: string | undefined, madeBy: string | undefined): string | undefined {
+  for (const driver of DRIVERS) {
+    const found = driver.sideEffect?.(qualified, method, madeBy);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 export const ORMS: readonly DriverOrm[] = DRIVERS.flatMap((d) => (d.orm ? [d.orm] : []));
 
 /** The per-file parts of the drivers this file uses. */

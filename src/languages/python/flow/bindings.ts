@@ -246,6 +246,18 @@ export abstract class BindingWalk implements WalkApi {
     return imported?.kind === 'pool' ? this.instantiate(imported, name) : undefined;
   }
 
+  /**
+   * `pool = await self._ensure_pool()` with `def _ensure_pool(self) -> asyncpg.Pool`: a method of the
+   * class whose return annotation names a driver's pool returns a pool of that driver (made elsewhere).
+   */
+  private poolByReturnAnnotation(expr: Node): Binding | undefined {
+    const def = this.file.memberMethod(unwrap(expr.firstChild) ?? expr, expr);
+    const returns = def?.name === 'FunctionDefinition' ? def.getChild('TypeDef')?.lastChild : undefined;
+    if (!returns) return undefined;
+    const typed = annotationOf(this.file.qualify(annotationType(returns)));
+    return typed?.kind === 'pool' ? { kind: 'pool', driver: typed.driver.name } : undefined;
+  }
+
   private callBinding(expr: Node, entering: boolean): Binding | undefined {
     const entry = this.file.entries.get(expr.from);
     if (entry) {
@@ -267,6 +279,8 @@ export abstract class BindingWalk implements WalkApi {
     }
     const method = methodCall(expr, this.text);
     if (!method) return undefined;
+    const annotated = this.poolByReturnAnnotation(expr);
+    if (annotated) return annotated;
     const object = this.receiver(method.object, method.method === 'cursor' || method.method === 'execute');
     if (object?.kind === 'factory') return driverNamed(object.driver)?.factoryMethod?.(this, object, method.method, method.call);
     if (object?.kind === 'pool') {

@@ -3,7 +3,7 @@
 // to the outside world, the job's work, and functions of the file called
 // with a connection (walked at the call). Which methods do what is the
 // driver modules' to say (drivers/index.ts).
-import type { ConnectionUse, Driver, HostParam, Scope, SqlSite } from '../../../model/index.ts';
+import type { ConnectionUse, Driver, HostParam, Scope, SideEffectCall, SqlSite } from '../../../model/index.ts';
 import {
   autocommitSetterOf,
   CONTROL_METHODS,
@@ -28,7 +28,7 @@ import { annotationType, bodyStatements, defName, literalBool, parameters, sqlAr
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { foreignCallee, pythonSideEffect, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
+import { foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
 /** The callee resolver of each file (calleeResolver). */
 const RESOLVERS = new WeakMap<object, CalleeResolver>();
@@ -71,7 +71,8 @@ export abstract class CallWalk extends BindingWalk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined);
+    const madeBy = method ? receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) : undefined;
+    this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined, madeBy);
     // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
     const orm = method ? this.ormChain(node) : undefined;
     if (orm === 'step') return;
@@ -124,8 +125,25 @@ export abstract class CallWalk extends BindingWalk {
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
-    const within = sideEffectWithin(node, this.calleeResolver());
+    const within = sideEffectWithin(node, this.calleeResolver()) ?? (method ? this.modelMethodEffect(node, method.object, method.method) : undefined);
     if (within) this.recordSideEffect(node, within);
+  }
+
+  /** `letter.deliver()` on a model instance this walk read: what the model's own method does. */
+  private modelMethodEffect(node: Node, object: Node, method: string): string | undefined {
+    const model = unwrap(object)?.name === 'VariableName' ? this.instanceOf(object) : undefined;
+    if (!model || model.core) return undefined;
+    const file = this.file;
+    const imported = file.imports.fromImports.get(model.name);
+    const source = imported ? file.projectModule(imported.module, imported.level) : undefined;
+    const load = (m: string, level: number, from: string) => file.projectModule(m, level, from);
+    return instanceMethodEffect(
+      node,
+      method,
+      model.name,
+      { top: file.tree.topNode, file: this.calleeResolver() },
+      source ? { top: source.tree.topNode, file: moduleResolver(source, load) } : undefined,
+    );
   }
 
   /** The file's callees as sideEffectWithin reads them: one resolver per file, which keeps what each def it reads does. */
@@ -470,16 +488,20 @@ export abstract class CallWalk extends BindingWalk {
     return true;
   }
 
-  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {
-    const isEffect = pythonSideEffect(qualified, method, receiver) !== undefined;
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined, madeBy?: string): void {
+    const isEffect = pythonSideEffect(qualified, method, receiver, madeBy) !== undefined;
     if (isEffect) this.recordSideEffect(node, qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to));
   }
 
-  private recordSideEffect(node: Node, callee: string): void {
+  private recordSideEffect(node: Node, callee: string, inHelper?: SideEffectCall['inHelper']): void {
     // In a body walked in place of its call: the call is what the transaction makes, where it makes it (after the
-    // claim in the caller's order, in the caller's file), named through the functions it goes through.
-    const { inlinedAt, parent, name } = this.info;
-    if (inlinedAt && parent instanceof CallWalk) return parent.recordSideEffect(inlinedAt, `${name ?? 'a call'} → ${callee}`);
+    // claim in the caller's order, in the caller's file), named through the functions it goes through. The helper's
+    // own statements are ordered against the call out where it is in the helper (the outermost helper of this file).
+    const { inlinedAt, parent, name, def } = this.info;
+    if (inlinedAt && parent instanceof CallWalk) {
+      const helper = def && parent.file === this.file ? { from: def.from, to: def.to, at: node.from } : inHelper;
+      return parent.recordSideEffect(inlinedAt, `${name ?? 'a call'} → ${callee}`, helper);
+    }
     // The innermost `with` connection, else a connection of this walk inside a transaction (@transaction.atomic),
     // else one in the driver's implicit transaction (autocommit off, a statement run since its last commit).
     const conn =
@@ -490,7 +512,7 @@ export abstract class CallWalk extends BindingWalk {
     let scope: Scope = { kind: 'unknown' };
     if (conn.flow.explicit.length > 0 || conn.flow.dirty === true) scope = scopeOf(conn, this.file.model.file);
     else if (conn.flow.dirty === false) scope = { kind: 'autocommit' };
-    this.file.model.sideEffects.push({ span: span(node), callee, scope });
+    this.file.model.sideEffects.push({ span: span(node), callee, scope, ...(inHelper ? { inHelper } : {}) });
   }
 }
 

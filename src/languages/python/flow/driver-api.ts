@@ -65,6 +65,11 @@ export interface AutocommitSetterRow {
 
 export interface PythonDriver {
   readonly name: Driver;
+  /**
+   * A call of the driver's framework that reaches the outside world (Django's mail): `qualified` is the callee's
+   * qualified name, `method` the method called, `madeBy` the qualified name of the call that made the receiver.
+   */
+  sideEffect?(qualified: string | undefined, method: string | undefined, madeBy: string | undefined): string | undefined;
   /** Top-level modules whose import means a file talks to this driver... */
   readonly modules: readonly string[];
   /** ...unless it imports these drivers too (the registry's order settles the rest). */
@@ -173,6 +178,8 @@ export interface DriverOrm {
   call?(walk: WalkApi, node: Node): boolean;
   /** Writes a query the code builds as a value (a scalar subquery) into SQL being written: false when it is none. */
   subquery?(w: SqlWriter, node: Node): boolean;
+  /** A query kept unevaluated in a name (a Django queryset): it runs, and takes its locks, where the code iterates it. */
+  lazyQuery?(walk: WalkApi, value: Node): boolean;
 }
 
 /** Per-file hooks of a driver. */

@@ -7,7 +7,8 @@
 // named for. A call of a function of the file (or a method of the class)
 // that makes one is one too, followed two calls deep, also into the
 // project's modules it imports (`from app.notify import post_hook`).
-import { callParts, children, dottedName, methodCall, type Node } from '../syntax.ts';
+import { driverSideEffect } from '../drivers/index.ts';
+import { callParts, children, dottedName, methodCall, ownNodes, unwrap, type Node } from '../syntax.ts';
 import { qualifiedName, type Imports } from './imports.ts';
 import { moduleDef, type ModuleSource } from './project.ts';
 
@@ -52,8 +53,10 @@ const SESSION_NAMES = /^(session|client|sess|http_session|async_client)$/;
 const WRITE_VERBS = /^(post|put|patch)$/;
 
 /** The callee to report when the call reaches the outside world, else undefined. */
-export function pythonSideEffect(qualified: string | undefined, method: string | undefined, receiver?: string): string | undefined {
+export function pythonSideEffect(qualified: string | undefined, method: string | undefined, receiver?: string, madeBy?: string): string | undefined {
   if (qualified && FUNCTIONS.has(qualified)) return qualified;
+  const framework = driverSideEffect(qualified, method, madeBy);
+  if (framework) return framework;
   if (!method) return undefined;
   if (METHODS.has(method)) return qualified ?? method;
   const last = receiver?.slice(receiver.lastIndexOf('.') + 1);
@@ -63,6 +66,36 @@ export function pythonSideEffect(qualified: string | undefined, method: string |
   if (HTTP_VERBS.test(method) && last.toLowerCase().split('_').some((w) => HTTP_WORDS.has(w))) return callee;
   if (WRITE_VERBS.test(method) && SESSION_NAMES.test(last)) return callee;
   return undefined;
+}
+
+/**
+ * The qualified name of the call that made a method call's receiver: the call
+ * itself (`EmailMessage(...).send()`), or the one value of a name the
+ * enclosing def binds once (`msg = EmailMessage(...)`, then `msg.send()`).
+ */
+export function receiverMaker(object: Node, text: string, qualify: (node: Node) => string | undefined): string | undefined {
+  let value = unwrap(object);
+  if (value?.name === 'VariableName') value = onlyValue(value, text);
+  const parts = value?.name === 'CallExpression' ? callParts(value, text) : undefined;
+  return parts ? qualify(parts.callee) : undefined;
+}
+
+/** The value of the one plain assignment to a name in its def; undefined when bound otherwise or more than once. */
+function onlyValue(name: Node, text: string): Node | undefined {
+  let def: Node | null = name.parent;
+  while (def && def.name !== 'FunctionDefinition') def = def.parent;
+  if (!def) return undefined;
+  const wanted = text.slice(name.from, name.to);
+  const values: (Node | undefined)[] = [];
+  ownNodes(def, (node) => {
+    if (node.name !== 'AssignStatement' && node.name !== 'UpdateStatement' && node.name !== 'ForStatement' && node.name !== 'WithStatement') return;
+    const parts = children(node);
+    const targets = node.name === 'AssignStatement' ? parts.filter((p, i) => parts[i + 1]?.name === 'AssignOp') : parts.filter((p) => p.name === 'VariableName');
+    if (!targets.some((t) => t.name === 'VariableName' && text.slice(t.from, t.to) === wanted)) return;
+    const plain = node.name === 'AssignStatement' && parts.length === 3 && parts[1]?.name === 'AssignOp';
+    values.push(plain ? parts[2] : undefined);
+  });
+  return values.length === 1 ? unwrap(values[0]) : undefined;
 }
 
 /** What the walk's file says of a callee: its qualified name, the def it names in this file. */
@@ -103,7 +136,7 @@ export function foreignCallee(expr: Node, text: string, imports: Imports, from: 
 }
 
 /** A project module read from disk, as a resolver of its own callees. */
-function moduleResolver(source: ModuleSource, load: ModuleLoader): CalleeResolver {
+export function moduleResolver(source: ModuleSource, load: ModuleLoader): CalleeResolver {
   return {
     text: source.text,
     id: source.path,
@@ -144,6 +177,39 @@ export function sideEffectWithin(call: Node, file: CalleeResolver, depth = 0, se
   return found && `${dottedName(parts.callee, file.text) ?? 'a call'} → ${found}`;
 }
 
+/**
+ * The side effect a method of a model instance makes (`letter.deliver()` with
+ * `letter` a `Letter` the walk read): the method of the top-level class of
+ * that name in `top` (this file's tree) or in `source` (the project module the
+ * class is imported from), read as a call of a function of the project is.
+ */
+export function instanceMethodEffect(call: Node, method: string, className: string, local: { top: Node; file: CalleeResolver }, source?: { top: Node; file: CalleeResolver }): string | undefined {
+  for (const where of [local, source]) {
+    const def = where ? classMethod(where.top, where.file.text, className, method) : undefined;
+    if (!where || !def) continue;
+    const body = def.getChild('Body');
+    const found = body ? effectIn(body, where.file, 0, new Set([`${where.file.id ?? ''}:${def.from}`])) : undefined;
+    const parts = callParts(call, local.file.text);
+    return found && `${(parts && dottedName(parts.callee, local.file.text)) ?? method} → ${found}`;
+  }
+  return undefined;
+}
+
+/** The method `method` of the top-level class `className` (decorated or not). */
+function classMethod(top: Node, text: string, className: string, method: string): Node | undefined {
+  for (let c = top.firstChild; c; c = c.nextSibling) {
+    const cls = c.name === 'DecoratedStatement' ? c.getChild('ClassDefinition') : c;
+    const id = cls?.name === 'ClassDefinition' ? cls.getChild('VariableName') : null;
+    if (!cls || !id || text.slice(id.from, id.to) !== className) continue;
+    for (const member of children(cls.getChild('Body') ?? cls)) {
+      const def = member.name === 'DecoratedStatement' ? member.getChild('FunctionDefinition') : member;
+      const name = def?.name === 'FunctionDefinition' ? def.getChild('VariableName') : null;
+      if (def && name && text.slice(name.from, name.to) === method) return def;
+    }
+  }
+  return undefined;
+}
+
 /** Per resolver (one per file): what each def a call at the top names does, by `file id:def offset`. */
 const EFFECTS = new WeakMap<CalleeResolver, Map<string, string | undefined>>();
 
@@ -158,5 +224,6 @@ function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<str
   if (!parts) return undefined;
   const method = methodCall(node, file.text);
   const qualified = file.qualify(parts.callee);
-  return pythonSideEffect(qualified, method?.method, method ? dottedName(method.object, file.text) : undefined) ?? sideEffectWithin(node, file, depth + 1, seen);
+  const madeBy = method ? receiverMaker(method.object, file.text, (n) => file.qualify(n)) : undefined;
+  return pythonSideEffect(qualified, method?.method, method ? dottedName(method.object, file.text) : undefined, madeBy) ?? sideEffectWithin(node, file, depth + 1, seen);
 }

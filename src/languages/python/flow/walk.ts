@@ -3,7 +3,7 @@
 // a transaction block, a @contextmanager of the file walked up to its
 // yield), assignments. Each connection's flow (flow/scopes.ts) is copied at
 // a fork and merged where paths meet.
-import { CONNECTION_ATTRIBUTES, instanceOrm, opensOnNewConnection, transactionBlockOf } from '../drivers/index.ts';
+import { CONNECTION_ATTRIBUTES, ORMS, instanceOrm, opensOnNewConnection, transactionBlockOf } from '../drivers/index.ts';
 import { callParts, childNamed, children, dottedName, methodCall, unwrap, type Node } from '../syntax.ts';
 import type { WalkInfo } from './bindings.ts';
 import { CallWalk, type Instance } from './calls.ts';
@@ -183,6 +183,11 @@ export class Walk extends CallWalk {
     // for job in Job.objects.select_for_update(skip_locked=True)...: each job is an instance of the model.
     const inAt = parts.findIndex((p) => p.name === 'in');
     const loopTarget = node.name === 'ForStatement' && inAt > 0 ? parts[inAt - 1] : undefined;
+    // letters = Letter.objects.select_for_update()... bound before `with transaction.atomic():`, then
+    // `for letter in letters:` inside it: the query runs (and locks) at the loop, in the transaction.
+    const source = node.name === 'ForStatement' && inAt > 0 ? unwrap(parts[inAt + 1]) : undefined;
+    const kept = source?.name === 'VariableName' ? this.file.localValue(source) : undefined;
+    if (kept && ORMS.some((o) => o.lazyQuery?.(this, kept))) this.walkExpression(kept);
     if (loopTarget?.name === 'VariableName' && parts[inAt + 1]) {
       const name = this.text.slice(loopTarget.from, loopTarget.to);
       // `async for session in get_session():` with `-> AsyncGenerator[AsyncSession, None]`: a Session handed in.

@@ -8,7 +8,8 @@ import { defName, parameters } from '../../flow/defs.ts';
 import { executed, initialFlow } from '../../flow/scopes.ts';
 import type { FileApi } from '../../flow/types.ts';
 import { isOuterCall } from '../../orm/writer.ts';
-import { djangoStatement, djangoValue } from './orm-sql.ts';
+import { djangoMailSend } from './mail.ts';
+import { djangoStatement, djangoValue, isLazyLockingQueryset } from './orm-sql.ts';
 import { callParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';
@@ -19,6 +20,7 @@ const contextOf = (file: FileApi) => file.driverState('django', () => new Django
 
 export const django: PythonDriver = {
   name: 'django',
+  sideEffect: djangoMailSend,
   modules: ['django'],
   unlessAlso: ['psycopg', 'psycopg2'],
   sqlMethods: { connection: CURSOR_METHODS, cursor: CURSOR_METHODS },
@@ -37,6 +39,7 @@ export const django: PythonDriver = {
     writesAtSave: true,
     // Value("dead") and Case(When(...), default=...) inside an update.
     subquery: djangoValue,
+    lazyQuery: (walk, value) => walk.file.imports.modules.has('django') && isLazyLockingQueryset(value, walk.text),
     // Job.objects.filter(...): inner steps of a chain whose last call is written whole.
     chain: (walk, _node, root, _first, outer) =>
       !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(walk.text.slice(root.from, root.to))

@@ -542,3 +542,13 @@ export function djangoValue(w: SqlWriter, node: Node): boolean {
   w.raw(' END', node);
   return true;
 }
+
+/**
+ * A locking queryset kept unevaluated (`Model.objects.select_for_update().filter(...)`, every step a
+ * queryset step): Django sends it, and PostgreSQL takes its row locks, only where the code iterates it.
+ */
+export function isLazyLockingQueryset(value: Node, text: string): boolean {
+  const chain = flatten(value, text);
+  if (!chain || chain.root.name !== 'MemberExpression' || !/\.(objects|_default_manager|_base_manager)$/.test(text.slice(chain.root.from, chain.root.to))) return false;
+  return chain.steps.some((s) => s.method === 'select_for_update') && chain.steps.every((s) => QUERYSET_STEPS.has(s.method));
+}
