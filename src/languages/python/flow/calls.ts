@@ -119,8 +119,9 @@ export abstract class CallWalk extends BindingWalk {
       this.sqlSite(positional(call.args, 0), undefined, call.args, 'execute');
       return;
     }
-    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
+    // A function walked here is not work itself: what it calls is, noted by its walk.
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
+    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
     const within = sideEffectWithin(node, this.calleeResolver());
@@ -418,10 +419,15 @@ export abstract class CallWalk extends BindingWalk {
 
   /**
    * A function of this file, or of a module of the project it imports (guest-file.ts), called with a pool,
-   * connection or cursor: walk it here, with them.
+   * connection or cursor: walk it here, with them. Also one called with none inside a transaction of the
+   * thread's connection (Django's `with transaction.atomic():`): what it runs on that connection by name
+   * runs in this transaction (a claim helper `take_next()` of the models module), so it is walked here too.
    */
   private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): boolean {
-    if (args.length === 0 || this.stack.length > 4) return false;
+    if (this.stack.length > 4) return false;
+    for (const driver of this.file.drivers) driver.threadTransactions?.(this);
+    const threadTx = [...this.env].filter(([, b]) => b.kind === 'conn' && b.conn.threadBound === true && b.conn.flow.explicit.length > 0);
+    if (args.length === 0 && threadTx.length === 0) return false;
     const local = this.file.resolveDef(callee, node);
     const guest = local ? undefined : this.file.guestDef?.(callee);
     const def = local ?? guest?.def;
@@ -431,11 +437,16 @@ export abstract class CallWalk extends BindingWalk {
       const name = dottedName(unwrap(value), this.text);
       return name ? this.lookup(name) : undefined;
     };
-    if (!args.some((a) => bindings(a.value))) return false;
+    if (!args.some((a) => bindings(a.value)) && threadTx.length === 0) return false;
     if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
     else this.file.walkedAtCall.add(def.from);
     const file = guest?.file ?? this.file;
     const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this, inlinedAt: node }, file);
+    // The callee reaches the thread's connection by name: the one of this walk, in its transaction.
+    for (const [key, binding] of threadTx) {
+      walk.env.set(key, binding);
+      if (binding.kind === 'conn') walk.conns.add(binding.conn);
+    }
     walk.bindParameters(def, args, isMethodCall, undefined, bindings);
     for (const conn of walk.conns) this.conns.add(conn);
     walk.walkBlock(bodyStatements(def));

@@ -148,6 +148,28 @@ export function moduleDef(source: ModuleSource, name: string): Node | undefined 
 }
 
 /**
+ * A class's own function of a top-level class of a module, called on the class (`Job.take()`): a method
+ * decorated `@classmethod` or `@staticmethod` in its body.
+ */
+export function classFunction(source: ModuleSource, className: string, name: string): Node | undefined {
+  for (let c = source.tree.topNode.firstChild; c; c = c.nextSibling) {
+    const def = c.name === 'DecoratedStatement' ? c.getChild('ClassDefinition') : c;
+    const id = def?.name === 'ClassDefinition' ? def.getChild('VariableName') : null;
+    if (!def || !id || source.text.slice(id.from, id.to) !== className) continue;
+    for (let m = def.getChild('Body')?.firstChild; m; m = m.nextSibling) {
+      if (m.name !== 'DecoratedStatement') continue;
+      const method = m.getChild('FunctionDefinition');
+      const methodId = method?.getChild('VariableName');
+      if (!method || !methodId || source.text.slice(methodId.from, methodId.to) !== name) continue;
+      const onClass = m.getChildren('Decorator').some((d) => /^@\s*(?:classmethod|staticmethod)\s*$/.test(source.text.slice(d.from, d.to).trim()));
+      return onClass ? method : undefined;
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/**
  * A constant of a top-level class of a module (`class Q:` then `CLAIM = "..."` in its body): the value of
  * the attribute assigned once there, by a plain `NAME = value`.
  */

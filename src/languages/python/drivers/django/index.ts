@@ -83,6 +83,7 @@ export const django: PythonDriver = {
       },
       finish: () => context.finish(),
       connectionOf: (expr, walk) => context.connectionOf(expr, walk),
+      threadTransactions: (walk) => context.atomicDefConnection(walk),
       transactionBlock(expr, walk) {
         const conn = context.atomicOf(expr, walk);
         return conn ? { conn, form: '`with transaction.atomic()`' } : undefined;
