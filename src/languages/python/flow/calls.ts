@@ -427,8 +427,11 @@ export abstract class CallWalk extends BindingWalk {
     if (this.stack.length > 4) return false;
     for (const driver of this.file.drivers) driver.threadTransactions?.(this);
     const threadTx = [...this.env].filter(([, b]) => b.kind === 'conn' && b.conn.threadBound === true && b.conn.flow.explicit.length > 0);
-    if (args.length === 0 && threadTx.length === 0) return false;
     const local = this.file.resolveDef(callee, node);
+    if (args.length === 0 && threadTx.length === 0) {
+      if (local?.name === 'FunctionDefinition') this.file.calledOutside.add(local.from);
+      return false;
+    }
     const guest = local ? undefined : this.file.guestDef?.(callee);
     const def = local ?? guest?.def;
     if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
@@ -437,9 +440,15 @@ export abstract class CallWalk extends BindingWalk {
       const name = dottedName(unwrap(value), this.text);
       return name ? this.lookup(name) : undefined;
     };
-    if (!args.some((a) => bindings(a.value)) && threadTx.length === 0) return false;
+    const handsConnection = args.some((a) => bindings(a.value));
+    if (!handsConnection && threadTx.length === 0) {
+      if (local) this.file.calledOutside.add(def.from);
+      return false;
+    }
     if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
-    else this.file.walkedAtCall.add(def.from);
+    else if (handsConnection) this.file.walkedAtCall.add(def.from);
+    // Handed no connection, it runs on its own where it is called outside a transaction: file.ts walks it then.
+    else this.file.threadInlined.add(def.from);
     const file = guest?.file ?? this.file;
     const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this, inlinedAt: node }, file);
     // The callee reaches the thread's connection by name: the one of this walk, in its transaction.

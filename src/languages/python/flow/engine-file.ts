@@ -47,6 +47,9 @@ export interface EngineFile extends FileApi {
   readonly classOfDef: Map<number, string>;
   readonly classAttrs: Map<string, Map<string, StaticBinding>>;
   readonly walkedAtCall: Set<number>;
+  /** Defs walked in place only for the thread's transaction, and defs also called where they were not: walked on their own unless only the first. */
+  readonly threadInlined: Set<number>;
+  readonly calledOutside: Set<number>;
   readonly workIn: Set<string>;
   /** The file imports a driver whose connections come in as parameters. */
   readonly importsDriver: boolean;
