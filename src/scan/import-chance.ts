@@ -87,6 +87,9 @@ export class ImportChance {
     if (language === 'python') {
       const calls = calledWithArguments(text, new Set(names.map((n) => n.local)), statements);
       for (const n of names) used.push(...lookups(n, calls.get(n.local), language).map((l): ImportedName => ({ ...l, called: true })));
+      // `job_model = Job` in a class body, then `self.job_model.take()`: a function of the class Job.
+      const held = classAttributeCalls(text, new Set(names.map((n) => n.local)));
+      for (const n of names) used.push(...lookups(n, held.get(n.local), language).filter((l) => l.attribute !== undefined).map((l): ImportedName => ({ ...l, called: true })));
     }
     if (used.length === 0) return false;
     this.held.set(file, { language, names: used });
@@ -291,6 +294,23 @@ function calledWithArguments(text: string, names: ReadonlySet<string>, statement
     chains.add(match[2].slice(1));
   }
   return called;
+}
+
+/**
+ * Imported names a class body binds to an attribute (`    job_model = Job`), with the functions called through that
+ * attribute (`self.job_model.take(`, `cls.job_model.take(`), by the imported name.
+ */
+function classAttributeCalls(text: string, names: ReadonlySet<string>): Map<string, Set<string>> {
+  const held = new Map<string, Set<string>>();
+  for (const match of text.matchAll(/^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)[ \t]*(?:#.*)?$/gm)) {
+    if (!names.has(match[2])) continue;
+    for (const call of text.matchAll(new RegExp(`(?<![\\w.])(?:self|cls)\\.${escaped(match[1])}\\.(\\w+)[ \\t]*\\(`, 'g'))) {
+      let methods = held.get(match[2]);
+      if (!methods) held.set(match[2], (methods = new Set()));
+      methods.add(call[1]);
+    }
+  }
+  return held;
 }
 
 /** A top-level `def name(` or `async def name(` of a Python module. */

@@ -23,6 +23,7 @@ import {
 import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
+import { classAttributeName } from './class-attributes.ts';
 import { bodyStatements, defName, literalBool, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
@@ -34,7 +35,7 @@ const RESOLVERS = new WeakMap<object, CalleeResolver>();
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
-import type { EngineFile } from './engine-file.ts';
+import type { EngineFile, Guest } from './engine-file.ts';
 import { isWork } from './work.ts';
 
 /** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
@@ -432,7 +433,7 @@ export abstract class CallWalk extends BindingWalk {
       if (local?.name === 'FunctionDefinition') this.file.calledOutside.add(local.from);
       return false;
     }
-    const guest = local ? undefined : this.file.guestDef?.(callee);
+    const guest = local ? undefined : (this.file.guestDef?.(callee) ?? this.throughClassAttribute(callee, node));
     const def = local ?? guest?.def;
     if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
     // Names only: a call as an argument would be evaluated twice here.
@@ -461,6 +462,15 @@ export abstract class CallWalk extends BindingWalk {
     walk.walkBlock(bodyStatements(def));
     for (const conn of walk.conns) this.conns.add(conn);
     return true;
+  }
+
+  /** `self.job_model.take()` where the class (or a base class of the file) says `job_model = Job`: the call `Job.take()`. */
+  private throughClassAttribute(callee: Node, at: Node): Guest | undefined {
+    const parts = dottedName(callee, this.text)?.split('.');
+    if (parts?.length !== 3 || (parts[0] !== 'self' && parts[0] !== 'cls')) return undefined;
+    const className = this.info.className ?? this.file.enclosingClass(at);
+    const held = className ? classAttributeName(this.file.tree.topNode, this.text, className, parts[1]) : undefined;
+    return held ? this.file.guestDef?.(callee, `${held}.${parts[2]}`) : undefined;
   }
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined): void {

@@ -71,7 +71,7 @@ export interface EngineFile extends FileApi {
   importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];
   /** A function of another module of the project that a call names, to walk at the call (guest-file.ts). */
-  guestDef?(callee: Node): Guest | undefined;
+  guestDef?(callee: Node, name?: string): Guest | undefined;
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;

@@ -262,8 +262,8 @@ class PythonFile implements EngineFile {
     return this;
   }
 
-  guestDef(callee: Node): Guest | undefined {
-    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared());
+  guestDef(callee: Node, name?: string): Guest | undefined {
+    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared(), name);
   }
 
   run(): void {

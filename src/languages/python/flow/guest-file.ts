@@ -36,11 +36,12 @@ const GUESTS = new WeakMap<object, Map<string, GuestState>>();
 
 /**
  * The def a call names in another module of the project (`claim(conn)` with `from app.jobs import claim`,
- * `jobs.claim(conn)` with `from app import jobs`, `Job.take()` with `from app.models import Job`), with the guest file it is walked in; undefined when the
+ * `jobs.claim(conn)` with `from app import jobs`, `Job.take()` with `from app.models import Job`; `named`: the name the
+ * call stands for, when it goes through a class attribute holding it, `self.job_model.take()`), with the guest file it is walked in; undefined when the
  * name is not imported from a project module or the module has no such function.
  */
-export function guestDef(host: HostFile, callee: Node, make: MakeFile): Guest | undefined {
-  const name = dottedName(callee, host.text);
+export function guestDef(host: HostFile, callee: Node, make: MakeFile, named?: string): Guest | undefined {
+  const name = named ?? dottedName(callee, host.text);
   if (!name) return undefined;
   const parts = name.split('.');
   if (parts.length > 2) return undefined;

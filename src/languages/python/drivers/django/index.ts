@@ -9,11 +9,13 @@ import { executed, initialFlow } from '../../flow/scopes.ts';
 import type { FileApi } from '../../flow/types.ts';
 import { isOuterCall } from '../../orm/writer.ts';
 import { djangoStatement, djangoValue } from './orm-sql.ts';
-import { callParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
+import { callParts, keyword, methodCall, positional, span, unwrap, type Node } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';
 
 const CURSOR_METHODS = new Set(['execute', 'executemany']);
+/** A model's manager: `Job.objects`, `cls._default_manager`. */
+const MANAGER = /\.(objects|_default_manager|_base_manager)$/;
 
 const contextOf = (file: FileApi) => file.driverState('django', () => new DjangoContext(file));
 
@@ -38,12 +40,20 @@ export const django: PythonDriver = {
     subquery: djangoValue,
     // Job.objects.filter(...): inner steps of a chain whose last call is written whole.
     chain: (walk, _node, root, _first, outer) =>
-      !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(walk.text.slice(root.from, root.to))
+      !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && MANAGER.test(walk.text.slice(root.from, root.to))
         ? 'step'
         : undefined,
     // Job.objects.select_for_update(skip_locked=True).filter(...).first(), job.save(), job.delete().
     call(walk, node) {
       if (!walk.file.imports.modules.has('django') || !isOuterCall(node)) return false;
+      // Job.objects.raw("delete ... for update skip locked ... returning *", params): its text, on the connection.
+      const raw = methodCall(node, walk.text);
+      if (raw?.method === 'raw' && MANAGER.test(walk.text.slice(raw.object.from, raw.object.to))) {
+        const conn = contextOf(walk.file).connectionFor(walk);
+        const statements = walk.sqlSite(positional(raw.call.args, 0) ?? keyword(raw.call.args, 'raw_query'), conn, raw.call.args, 'execute');
+        walk.afterStatements(conn, statements, span(node));
+        return true;
+      }
       const built = djangoStatement(node, walk.ormContext());
       if (!built) return false;
       const conn = contextOf(walk.file).connectionFor(walk, built.using);
