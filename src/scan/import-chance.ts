@@ -38,7 +38,7 @@ interface ImportedName {
    */
   kind?: 'whole' | 'default';
   attribute?: string;
-  /** Python: a function of the module the file calls with arguments (the front end walks it at the call, with them). */
+  /** Python: a function of the module the file calls with names or with nothing (the front end walks it at the call). */
   called?: true;
 }
 
@@ -86,7 +86,10 @@ export class ImportChance {
     // Python: a function of a project module called with arguments runs its SQL on what the file hands it.
     if (language === 'python') {
       const calls = calledWithArguments(text, new Set(names.map((n) => n.local)), statements);
-      for (const n of names) used.push(...lookups(n, calls.get(n.local), language).filter((l) => l.attribute === undefined).map((l): ImportedName => ({ ...l, called: true })));
+      for (const n of names) used.push(...lookups(n, calls.get(n.local), language).map((l): ImportedName => ({ ...l, called: true })));
+      // `job_model = Job` in a class body, then `self.job_model.take()`: a function of the class Job.
+      const held = classAttributeCalls(text, new Set(names.map((n) => n.local)));
+      for (const n of names) used.push(...lookups(n, held.get(n.local), language).filter((l) => l.attribute !== undefined).map((l): ImportedName => ({ ...l, called: true })));
     }
     if (used.length === 0) return false;
     this.held.set(file, { language, names: used });
@@ -111,7 +114,11 @@ export class ImportChance {
     dependencies.add(path);
     const text = this.textOf(path);
     if (text === undefined) return false;
-    if (imported.attribute !== undefined) return definesClassConstant(text, imported.name, imported.attribute) && this.passesPrefilter(path);
+    if (imported.attribute !== undefined) {
+      // `Job.take()`: a function of the class; `Q.SET_TENANT`: a constant of it.
+      const defines = imported.called ? definesClassFunction : definesClassConstant;
+      return defines(text, imported.name, imported.attribute) && this.passesPrefilter(path);
+    }
     if (imported.called) return definesFunction(text, imported.name) && this.passesPrefilter(path);
     if (definesConstant(text, language, imported.name)) return this.passesPrefilter(path);
     if (depth >= MAX_REEXPORTS) return false;
@@ -271,7 +278,7 @@ function usedAsValues(text: string, names: ReadonlySet<string>, statements: Stat
 
 /**
  * Python names called outside the import statements with a name among their arguments (`claim(conn, ...)`,
- * `jobs.claim(conn)`), with the function read from each (`jobs.claim(`: 'claim'; '' when the name itself is
+ * `jobs.claim(conn)`) or with none (`claim()`), with the function read from each (`jobs.claim(`: 'claim'; '' when the name itself is
  * called). Arguments are read one level of parentheses deep.
  */
 function calledWithArguments(text: string, names: ReadonlySet<string>, statements: Statements): Map<string, Set<string>> {
@@ -279,13 +286,31 @@ function calledWithArguments(text: string, names: ReadonlySet<string>, statement
   const pattern = new RegExp(`(?<![\\w.])(${[...names].map(escaped).join('|')})((?:\\.\\w+)?)[ \\t]*\\(((?:[^()]|\\([^()]*\\)){0,300})\\)`, 'g');
   for (const match of text.matchAll(pattern)) {
     if (statements.some(([start, end]) => start <= match.index && match.index <= end)) continue;
-    // Only a name can be a connection the file holds (`claim(conn, 5)`, `claim(self.db)`): not `build(1)`.
-    if (!match[3].split(',').some((arg) => /^\s*(?:\w+=)?[A-Za-z_][\w.]*\s*$/.test(arg))) continue;
+    // Only a name can be a connection the file holds (`claim(conn, 5)`, `claim(self.db)`): not `build(1)`. A call
+    // with no argument (`take_next()`) may run on the thread's connection (Django's), in the caller's transaction.
+    if (match[3].trim() !== '' && !match[3].split(',').some((arg) => /^\s*(?:\w+=)?[A-Za-z_][\w.]*\s*$/.test(arg))) continue;
     let chains = called.get(match[1]);
     if (!chains) called.set(match[1], (chains = new Set()));
     chains.add(match[2].slice(1));
   }
   return called;
+}
+
+/**
+ * Imported names a class body binds to an attribute (`    job_model = Job`), with the functions called through that
+ * attribute (`self.job_model.take(`, `cls.job_model.take(`), by the imported name.
+ */
+function classAttributeCalls(text: string, names: ReadonlySet<string>): Map<string, Set<string>> {
+  const held = new Map<string, Set<string>>();
+  for (const match of text.matchAll(/^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)[ \t]*(?:#.*)?$/gm)) {
+    if (!names.has(match[2])) continue;
+    for (const call of text.matchAll(new RegExp(`(?<![\\w.])(?:self|cls)\\.${escaped(match[1])}\\.(\\w+)[ \\t]*\\(`, 'g'))) {
+      let methods = held.get(match[2]);
+      if (!methods) held.set(match[2], (methods = new Set()));
+      methods.add(call[1]);
+    }
+  }
+  return held;
 }
 
 /** A top-level `def name(` or `async def name(` of a Python module. */
@@ -326,6 +351,11 @@ function lookups(imported: ImportedName, chains: ReadonlySet<string> | undefined
 /** A top-level `class Q` of the module assigns `attribute` in a body's line (`    SET_TENANT = ...`). */
 function definesClassConstant(text: string, name: string, attribute: string): boolean {
   return new RegExp(`^class[ \\t]+${escaped(name)}\\b`, 'm').test(text) && new RegExp(`^[ \\t]+${escaped(attribute)}[ \\t]*(?::[^=\\n]*)?=(?!=)`, 'm').test(text);
+}
+
+/** A top-level `class Q` of the module defines `attribute` as a function in its body (`    def take(`). */
+function definesClassFunction(text: string, name: string, attribute: string): boolean {
+  return new RegExp(`^class[ \\t]+${escaped(name)}\\b`, 'm').test(text) && new RegExp(`^[ \\t]+(?:async[ \\t]+)?def[ \\t]+${escaped(attribute)}[ \\t]*\\(`, 'm').test(text);
 }
 
 /** `Object.freeze(` before an object: the same object, frozen. */

@@ -250,6 +250,53 @@ test('a worker whose only SQL runs in a function of a project module it calls wi
   assert.equal(on.stats.parsed, 2, 'app/chores.py and app/worker.py; not app/other.py, which hands take() no name');
 });
 
+test('a Django worker whose only SQL runs in a function or a classmethod of a project module it calls with no argument is analysed', async () => {
+  const dir = tree({
+    'pyproject.toml': '[project]\nname = "w"\n',
+    'app/__init__.py': '',
+    'app/store.py': [
+      'from django.db import connection, models',
+      '',
+      'class Parcel(models.Model):',
+      '    @classmethod',
+      '    def pick(cls):',
+      '        with connection.cursor() as cur:',
+      '            cur.execute("delete from parcels where id = (select id from parcels order by id for update skip locked limit 1) returning id")',
+      '            return cur.fetchone()',
+      '',
+      'def pick_next():',
+      '    with connection.cursor() as cur:',
+      '        cur.execute("delete from parcels where id = (select id from parcels order by id for update skip locked limit 1) returning id")',
+      '        return cur.fetchone()',
+      '',
+    ].join('\n'),
+    'app/by_function.py': [
+      'from django.db import transaction',
+      'from app.store import pick_next',
+      '',
+      'def once(handle):',
+      '    with transaction.atomic():',
+      '        parcel = pick_next()',
+      '        handle(parcel)',
+      '',
+    ].join('\n'),
+    'app/by_class.py': [
+      'from django.db import transaction',
+      'from app.store import Parcel',
+      '',
+      'def once(handle):',
+      '    with transaction.atomic():',
+      '        parcel = Parcel.pick()',
+      '        handle(parcel)',
+      '',
+    ].join('\n'),
+    'app/other.py': 'from app.store import Parcel, pick_next\nprint(pick_next(1), Parcel.objects)\n',
+  });
+  const on = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  assert.deepEqual(findings(on.results, dir), ['app/by_class.py:6:18 no-attempts-in-rollback-scope', 'app/by_function.py:6:18 no-attempts-in-rollback-scope']);
+  assert.equal(on.stats.parsed, 3, 'app/store.py and the two workers; not app/other.py, which hands pick_next() a literal and calls no function of Parcel');
+});
+
 test('no second chance for a method called on an imported module, a module of no project, or a module whose constant has no trigger', async () => {
   const dir = tree({
     'pyproject.toml': '[project]\nname = "w"\n',

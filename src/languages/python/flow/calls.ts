@@ -24,6 +24,7 @@ import {
 import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
+import { classAttributeName } from './class-attributes.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
@@ -35,7 +36,7 @@ const RESOLVERS = new WeakMap<object, CalleeResolver>();
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
-import type { EngineFile } from './engine-file.ts';
+import type { EngineFile, Guest } from './engine-file.ts';
 import { isWork } from './work.ts';
 
 /** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
@@ -121,8 +122,9 @@ export abstract class CallWalk extends BindingWalk {
       this.sqlSite(positional(call.args, 0), undefined, call.args, 'execute');
       return;
     }
-    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
+    // A function walked here is not work itself: what it calls is, noted by its walk.
     if (this.maybeInline(node, call.callee, call.args, !!method)) return;
+    if (isWork(qualified ?? dottedName(call.callee, this.text), method?.method)) this.noteWork();
     this.escapes(call.args, qualified ?? dottedName(call.callee, this.text), method?.method);
     // A function of the file (a method of the class) that makes the request itself.
     const within = sideEffectWithin(node, this.calleeResolver()) ?? (method ? this.modelMethodEffect(node, method.object, method.method) : undefined);
@@ -463,12 +465,20 @@ export abstract class CallWalk extends BindingWalk {
 
   /**
    * A function of this file, or of a module of the project it imports (guest-file.ts), called with a pool,
-   * connection or cursor: walk it here, with them.
+   * connection or cursor: walk it here, with them. Also one called with none inside a transaction of the
+   * thread's connection (Django's `with transaction.atomic():`): what it runs on that connection by name
+   * runs in this transaction (a claim helper `take_next()` of the models module), so it is walked here too.
    */
   private maybeInline(node: Node, callee: Node, args: Arg[], isMethodCall: boolean): boolean {
-    if (args.length === 0 || this.stack.length > 4) return false;
+    if (this.stack.length > 4) return false;
+    for (const driver of this.file.drivers) driver.threadTransactions?.(this);
+    const threadTx = [...this.env].filter(([, b]) => b.kind === 'conn' && b.conn.threadBound === true && b.conn.flow.explicit.length > 0);
     const local = this.file.resolveDef(callee, node);
-    const guest = local ? undefined : this.file.guestDef?.(callee);
+    if (args.length === 0 && threadTx.length === 0) {
+      if (local?.name === 'FunctionDefinition') this.file.calledOutside.add(local.from);
+      return false;
+    }
+    const guest = local ? undefined : (this.file.guestDef?.(callee) ?? this.throughClassAttribute(callee, node));
     const def = local ?? guest?.def;
     if (!def || def.name !== 'FunctionDefinition' || this.stack.includes(def.from)) return false;
     // Names only: a call as an argument would be evaluated twice here.
@@ -476,16 +486,36 @@ export abstract class CallWalk extends BindingWalk {
       const name = dottedName(unwrap(value), this.text);
       return name ? this.lookup(name) : undefined;
     };
-    if (!args.some((a) => bindings(a.value))) return false;
+    const handsConnection = args.some((a) => bindings(a.value));
+    if (!handsConnection && threadTx.length === 0) {
+      if (local) this.file.calledOutside.add(def.from);
+      return false;
+    }
     if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
-    else this.file.walkedAtCall.add(def.from);
+    else if (handsConnection) this.file.walkedAtCall.add(def.from);
+    // Handed no connection, it runs on its own where it is called outside a transaction: file.ts walks it then.
+    else this.file.threadInlined.add(def.from);
     const file = guest?.file ?? this.file;
     const walk = this.child({ name: defName(def, file.text), className: file.classOfDef.get(def.from), def, parent: this, inlinedAt: node }, file);
+    // The callee reaches the thread's connection by name: the one of this walk, in its transaction.
+    for (const [key, binding] of threadTx) {
+      walk.env.set(key, binding);
+      if (binding.kind === 'conn') walk.conns.add(binding.conn);
+    }
     walk.bindParameters(def, args, isMethodCall, undefined, bindings);
     for (const conn of walk.conns) this.conns.add(conn);
     walk.walkBlock(bodyStatements(def));
     for (const conn of walk.conns) this.conns.add(conn);
     return true;
+  }
+
+  /** `self.job_model.take()` where the class (or a base class of the file) says `job_model = Job`: the call `Job.take()`. */
+  private throughClassAttribute(callee: Node, at: Node): Guest | undefined {
+    const parts = dottedName(callee, this.text)?.split('.');
+    if (parts?.length !== 3 || (parts[0] !== 'self' && parts[0] !== 'cls')) return undefined;
+    const className = this.info.className ?? this.file.enclosingClass(at);
+    const held = className ? classAttributeName(this.file.tree.topNode, this.text, className, parts[1]) : undefined;
+    return held ? this.file.guestDef?.(callee, `${held}.${parts[2]}`) : undefined;
   }
 
   private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined, madeBy?: string): void {

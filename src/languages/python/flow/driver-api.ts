@@ -195,6 +195,11 @@ export interface FileDriver {
   transactionBlock?(expr: Node, walk: WalkApi): { conn: Conn; form: string } | undefined;
   /** A method on a receiver the walk cannot see (`with pool.connection()` on a pool made elsewhere). */
   unseenReceiverMethod?(walk: WalkApi, method: string, entering: boolean): Binding | undefined;
+  /**
+   * The thread's connections (Conn.threadBound) in a transaction the walk's def opened by its decorator
+   * (`@transaction.atomic`), put in the walk's env before it hands them to a function it walks in place.
+   */
+  threadTransactions?(walk: WalkApi): void;
 }
 
 /** A project module another file imports a binding from. */

@@ -47,6 +47,9 @@ export interface EngineFile extends FileApi {
   readonly classOfDef: Map<number, string>;
   readonly classAttrs: Map<string, Map<string, StaticBinding>>;
   readonly walkedAtCall: Set<number>;
+  /** Defs walked in place only for the thread's transaction, and defs also called where they were not: walked on their own unless only the first. */
+  readonly threadInlined: Set<number>;
+  readonly calledOutside: Set<number>;
   readonly workIn: Set<string>;
   /** The file imports a driver whose connections come in as parameters. */
   readonly importsDriver: boolean;
@@ -68,7 +71,7 @@ export interface EngineFile extends FileApi {
   importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];
   /** A function of another module of the project that a call names, to walk at the call (guest-file.ts). */
-  guestDef?(callee: Node): Guest | undefined;
+  guestDef?(callee: Node, name?: string): Guest | undefined;
   nextConnId(): string;
   /** The config standing for a driver's pool seen only as an annotated parameter. */
   assumedPool(driver: Driver, at: Node): ConfigEntry | undefined;

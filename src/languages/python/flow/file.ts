@@ -46,6 +46,8 @@ class PythonFile implements EngineFile {
   readonly classAttrs = new Map<string, Map<string, StaticBinding>>();
   /** Defs walked at a call or as a callback: not walked again on their own. */
   readonly walkedAtCall = new Set<number>();
+  readonly threadInlined = new Set<number>();
+  readonly calledOutside = new Set<number>();
   readonly metas: SiteMeta[] = [];
   /** Transactions that were open while the code called something that is not SQL (the job's work). */
   readonly workIn = new Set<string>();
@@ -260,8 +262,8 @@ class PythonFile implements EngineFile {
     return this;
   }
 
-  guestDef(callee: Node): Guest | undefined {
-    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared());
+  guestDef(callee: Node, name?: string): Guest | undefined {
+    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared(), name);
   }
 
   run(): void {
@@ -276,8 +278,11 @@ class PythonFile implements EngineFile {
     // their callees are walked at the call.
     const called = this.calledDefs();
     const defs = this.index.defs;
-    for (const def of [...defs.filter((d) => !called.has(d.from)), ...defs.filter((d) => called.has(d.from))]) {
-      if (this.walkedAtCall.has(def.from)) continue;
+    // Those walked in place in the thread's transaction last: on their own only if a call of them ran outside one.
+    const inThreadTx = (d: Node) => this.threadInlined.has(d.from);
+    const order = [...defs.filter((d) => !called.has(d.from)), ...defs.filter((d) => called.has(d.from))];
+    for (const def of [...order.filter((d) => !inThreadTx(d)), ...order.filter(inThreadTx)]) {
+      if (this.walkedAtCall.has(def.from) || (inThreadTx(def) && !this.calledOutside.has(def.from))) continue;
       const className = this.classOfDef.get(def.from);
       const walk = new Walk(this, { name: defName(def, this.text), className, def });
       walk.bindParameters(def, [], false);

@@ -11,7 +11,7 @@ import { emptyFileModel, type FileModel, type Span } from '../../../model/index.
 import { dottedName, type Node } from '../syntax.ts';
 import type { EngineFile, Guest, GuestCall, SiteMeta } from './engine-file.ts';
 import type { Imports } from './imports.ts';
-import { moduleDef, type ModuleSource } from './project.ts';
+import { classFunction, moduleDef, type ModuleSource } from './project.ts';
 
 /** The file that calls: its imports and the project modules it may read. */
 export interface HostFile extends EngineFile {
@@ -36,11 +36,12 @@ const GUESTS = new WeakMap<object, Map<string, GuestState>>();
 
 /**
  * The def a call names in another module of the project (`claim(conn)` with `from app.jobs import claim`,
- * `jobs.claim(conn)` with `from app import jobs`), with the guest file it is walked in; undefined when the
+ * `jobs.claim(conn)` with `from app import jobs`, `Job.take()` with `from app.models import Job`; `named`: the name the
+ * call stands for, when it goes through a class attribute holding it, `self.job_model.take()`), with the guest file it is walked in; undefined when the
  * name is not imported from a project module or the module has no such function.
  */
-export function guestDef(host: HostFile, callee: Node, make: MakeFile): Guest | undefined {
-  const name = dottedName(callee, host.text);
+export function guestDef(host: HostFile, callee: Node, make: MakeFile, named?: string): Guest | undefined {
+  const name = named ?? dottedName(callee, host.text);
   if (!name) return undefined;
   const parts = name.split('.');
   if (parts.length > 2) return undefined;
@@ -49,12 +50,18 @@ export function guestDef(host: HostFile, callee: Node, make: MakeFile): Guest | 
   const whole = !from && parts.length === 2 ? host.imports.names.get(parts[0]) : undefined;
   if (!from && !whole) return undefined;
   // `from app import jobs` then `jobs.claim(...)`: the module app.jobs; `from app.jobs import claim`: app.jobs.
-  const source = from
+  let source = from
     ? parts.length === 1
       ? host.projectModule(from.module, from.level)
       : host.projectModule(from.module ? `${from.module}.${from.name}` : from.name, from.level)
     : host.projectModule(whole!, 0);
-  const def = source ? moduleDef(source, parts.length === 1 ? from!.name : parts[1]) : undefined;
+  let def = source ? moduleDef(source, parts.length === 1 ? from!.name : parts[1]) : undefined;
+  // `from app.models import Job` then `Job.take()`: a classmethod or staticmethod of a class of app.models.
+  if (!def && from && parts.length === 2) {
+    const classes = host.projectModule(from.module, from.level);
+    def = classes ? classFunction(classes, from.name, parts[1]) : undefined;
+    if (def) source = classes;
+  }
   if (!source || !def) return undefined;
   let guests = GUESTS.get(host);
   if (!guests) GUESTS.set(host, (guests = new Map()));

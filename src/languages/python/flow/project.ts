@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import type { Tree } from '@lezer/common';
 import { moduleConstants, readImports, type Imports } from './imports.ts';
-import { children, parsePython, type Node } from '../syntax.ts';
+import { argsOf, children, parsePython, type Node } from '../syntax.ts';
 import { clearRoots, inside, projectRoot, resolveModule, UNIT_MARKERS } from './module-paths.ts';
 import { regularFileStat } from '../../typescript/flow/modules.ts';
 
@@ -146,6 +146,37 @@ export function moduleDef(source: ModuleSource, name: string): Node | undefined 
   }
   return undefined;
 }
+
+/**
+ * A class's own function of a top-level class of a module, called on the class (`Job.take()`): a method
+ * decorated `@classmethod` or `@staticmethod` in its body, or in a base class of the module it names
+ * (`class Job(BaseJob)`), at most MAX_BASES classes up.
+ */
+export function classFunction(source: ModuleSource, className: string, name: string, depth = 0): Node | undefined {
+  for (let c = source.tree.topNode.firstChild; c; c = c.nextSibling) {
+    const def = c.name === 'DecoratedStatement' ? c.getChild('ClassDefinition') : c;
+    const id = def?.name === 'ClassDefinition' ? def.getChild('VariableName') : null;
+    if (!def || !id || source.text.slice(id.from, id.to) !== className) continue;
+    for (let m = def.getChild('Body')?.firstChild; m; m = m.nextSibling) {
+      const method = m.name === 'DecoratedStatement' ? m.getChild('FunctionDefinition') : m.name === 'FunctionDefinition' ? m : null;
+      const methodId = method?.getChild('VariableName');
+      if (!method || !methodId || source.text.slice(methodId.from, methodId.to) !== name) continue;
+      const onClass = m.getChildren('Decorator').some((d) => /^@\s*(?:classmethod|staticmethod)\s*$/.test(source.text.slice(d.from, d.to).trim()));
+      return onClass ? method : undefined;
+    }
+    if (depth >= MAX_BASES) return undefined;
+    for (const base of argsOf(def.getChild('ArgList'), source.text)) {
+      if (base.name || base.value.name !== 'VariableName') continue;
+      const found = classFunction(source, source.text.slice(base.value.from, base.value.to), name, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+/** How many base classes of a module classFunction follows up. */
+const MAX_BASES = 3;
 
 /**
  * A constant of a top-level class of a module (`class Q:` then `CLAIM = "..."` in its body): the value of

@@ -230,7 +230,7 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         const template = resolveText(method.object, ctx, depth + 1);
         // psycopg.sql.SQL(...).format(...): the arguments are composed into the text where they can be read.
         if (template?.composed) return composeFormat(template, call.args, expr, ctx, depth);
-        return template;
+        return template ? formatTableNames(template, call.args, expr, ctx) : undefined;
       }
       if (method?.method === 'join') {
         const separator = resolveText(method.object, ctx, depth + 1);
@@ -544,6 +544,43 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
   if (formatArgs.size > 0) built.formatArgs = formatArgs;
   return built;
 }
+
+/**
+ * "DELETE FROM {table} ...".format(table=...) on a plain string: a field where SQL names a table is that table, named
+ * after its argument's expression as an f-string's `{table}` is (`quote_name(cls._meta.db_table)` names the same
+ * table at each use); every other field stays as it is written.
+ */
+function formatTableNames(template: HostText, args: Arg[], expr: Node, ctx: ResolveContext): HostText {
+  const positionalArgs = args.filter((a) => !a.name && !a.star).map((a) => a.value);
+  const named = new Map(args.filter((a) => a.name).map((a) => [a.name!, a.value]));
+  let next = 0;
+  const names: { field: FormatField; arg: Node }[] = [];
+  for (const field of formatFields(template.text)) {
+    const arg = unwrap(field.key === '' ? positionalArgs[next++] : /^\d+$/.test(field.key) ? positionalArgs[Number(field.key)] : named.get(field.key));
+    if (!arg || !NAMING_EXPRESSIONS.has(arg.name)) continue;
+    if (identifierPosition(template.text.slice(0, field.start)) || qualifierPosition(template.text, field.end)) names.push({ field, arg });
+  }
+  if (names.length === 0) return template;
+  const out = new Builder();
+  let last = 0;
+  const copy = (from: number, to: number) => {
+    for (let k = from; k < to; k++) {
+      const hole = template.holes.find((h) => h.start === k);
+      if (hole) out.hole(template.starts[k], template.ends[k]);
+      else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
+    }
+  };
+  for (const { field, arg } of names) {
+    copy(last, field.start);
+    out.push(identifierFor(ctx.text.slice(arg.from, arg.to)), arg.from, arg.to);
+    last = field.end;
+  }
+  copy(last, template.text.length);
+  return { ...out.build(expr, false), ...(template.colonParams && { colonParams: true }) };
+}
+
+/** Expressions that can hold a table's name: a name, a member, a call (`quote_name(...)`). */
+const NAMING_EXPRESSIONS = new Set(['VariableName', 'MemberExpression', 'CallExpression']);
 
 /** sql.SQL(", ").join([sql.Identifier("a"), ...]): the parts, readable ones only. */
 function composeJoin(separator: HostText, list: Node | undefined, expr: Node, ctx: ResolveContext, depth: number): HostText | undefined {

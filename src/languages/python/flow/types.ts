@@ -96,6 +96,11 @@ export interface Conn {
   exitEnds?: EndKind;
   /** A connection or Session other code uses too (Django's, a scoped_session, a module's): any call may commit it. */
   shared?: boolean;
+  /**
+   * The thread's connection, which every function of the project reaches by name (Django's `connection`):
+   * a function called inside its transaction runs its SQL on it, in that transaction, without being handed it.
+   */
+  threadBound?: boolean;
 }
 
 /** What a connection of some origin is: the origin, and what leaving `with` it does. */

@@ -106,12 +106,19 @@ export class DjangoContext {
       origin: 'django',
       flow: initialFlow(config.autocommit),
       shared: true,
+      threadBound: true,
     });
     walk.conns.add(conn);
     walk.env.set(key, { kind: 'conn', conn });
     const def = walk.info.def;
     if (def && this.atomicDecorator(def)) enterTransaction(conn, this.host.model.file, '`@transaction.atomic`');
     return conn;
+  }
+
+  /** In a def decorated `@transaction.atomic`: its connection, in that transaction, before any use names it. */
+  atomicDefConnection(walk: WalkApi): void {
+    const def = walk.info.def;
+    if (def && this.atomicDecorator(def)) this.connectionFor(walk, 'default', def);
   }
 
   /** `with transaction.atomic(using=...)`: the connection whose transaction it opens. */

@@ -10,11 +10,13 @@ import type { FileApi } from '../../flow/types.ts';
 import { isOuterCall } from '../../orm/writer.ts';
 import { djangoMailSend } from './mail.ts';
 import { djangoStatement, djangoValue, isLazyLockingQueryset } from './orm-sql.ts';
-import { callParts, keyword, positional, span, unwrap, type Node } from '../../syntax.ts';
+import { callParts, keyword, methodCall, positional, span, unwrap, type Node } from '../../syntax.ts';
 import type { PythonDriver } from '../../flow/driver-api.ts';
 import { DjangoContext } from './connections.ts';
 
 const CURSOR_METHODS = new Set(['execute', 'executemany']);
+/** A model's manager: `Job.objects`, `cls._default_manager`. */
+const MANAGER = /\.(objects|_default_manager|_base_manager)$/;
 
 const contextOf = (file: FileApi) => file.driverState('django', () => new DjangoContext(file));
 
@@ -25,7 +27,8 @@ export const django: PythonDriver = {
   unlessAlso: ['psycopg', 'psycopg2'],
   sqlMethods: { connection: CURSOR_METHODS, cursor: CURSOR_METHODS },
   runsSqlOnConnection: () => false,
-  notWork: ['django.db.models', 'django.utils.timezone', 'F', 'Q'],
+  // The connection's own helpers (connection.ops.quote_name(...)) compose SQL: not the job's work.
+  notWork: ['django.db.models', 'django.db.connection', 'django.db.connections', 'django.utils.timezone', 'F', 'Q'],
   // A migration's migrations.RunSQL("..."): its SQL (policies, functions, settings) is the project's own, run by migrate;
   // also its reverse_sql (run when the migration is rolled back) and the list form, ["...", ("... %s", [params])].
   sqlFunctions: ['django.db.migrations.RunSQL', 'django.db.migrations.operations.RunSQL'].map((path) => ({ path, cursorArg: -1, sqlArg: 0, sqlKeyword: 'sql', ownTransaction: true, moreSqlKeywords: ['reverse_sql'], sqlLists: true })),
@@ -42,12 +45,20 @@ export const django: PythonDriver = {
     lazyQuery: (walk, value) => walk.file.imports.modules.has('django') && isLazyLockingQueryset(value, walk.text),
     // Job.objects.filter(...): inner steps of a chain whose last call is written whole.
     chain: (walk, _node, root, _first, outer) =>
-      !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && /\.(objects|_default_manager|_base_manager)$/.test(walk.text.slice(root.from, root.to))
+      !outer && walk.file.imports.modules.has('django') && root.name === 'MemberExpression' && MANAGER.test(walk.text.slice(root.from, root.to))
         ? 'step'
         : undefined,
     // Job.objects.select_for_update(skip_locked=True).filter(...).first(), job.save(), job.delete().
     call(walk, node) {
       if (!walk.file.imports.modules.has('django') || !isOuterCall(node)) return false;
+      // Job.objects.raw("delete ... for update skip locked ... returning *", params): its text, on the connection.
+      const raw = methodCall(node, walk.text);
+      if (raw?.method === 'raw' && MANAGER.test(walk.text.slice(raw.object.from, raw.object.to))) {
+        const conn = contextOf(walk.file).connectionFor(walk);
+        const statements = walk.sqlSite(positional(raw.call.args, 0) ?? keyword(raw.call.args, 'raw_query'), conn, raw.call.args, 'execute');
+        walk.afterStatements(conn, statements, span(node));
+        return true;
+      }
       const built = djangoStatement(node, walk.ormContext());
       if (!built) return false;
       const conn = contextOf(walk.file).connectionFor(walk, built.using);
@@ -87,6 +98,7 @@ export const django: PythonDriver = {
       },
       finish: () => context.finish(),
       connectionOf: (expr, walk) => context.connectionOf(expr, walk),
+      threadTransactions: (walk) => context.atomicDefConnection(walk),
       transactionBlock(expr, walk) {
         const conn = context.atomicOf(expr, walk);
         return conn ? { conn, form: '`with transaction.atomic()`' } : undefined;
