@@ -4,7 +4,6 @@
 // starts a fresh one) and reported as skipped; the scan goes on.
 import { availableParallelism } from 'node:os';
 import type Tinypool from 'tinypool';
-import { prepareWasm } from '../before-wasm.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import type { WorkerTask } from './worker.ts';
 
@@ -82,8 +81,6 @@ export class AnalysisPool {
   private broken = false;
 
   constructor(private readonly options: PoolOptions) {
-    // Its threads compile the SQL parser's wasm, under the process's V8 settings: made now.
-    prepareWasm();
     let fail: (error: unknown) => void = () => undefined;
     this.failure = new Promise<never>((_, reject) => (fail = reject));
     this.failure.catch(() => undefined);
