@@ -141,7 +141,6 @@ export function requireWithCodeCache(file: string, command: string, options: Cod
   const script = new vm.Script(`(function (exports, require, module, __filename, __dirname) { ${source}\n});`, {
     filename: file,
     cachedData: cached?.data,
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (folder && path) {
     const valid = cached !== undefined && !script.cachedDataRejected;

@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import type Tinypool from 'tinypool';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import type { WorkerTask } from './worker.ts';
+import { importModule } from '../import-module.ts';
 
 export interface PoolOptions {
   threads: number;
@@ -92,9 +93,9 @@ export class AnalysisPool {
 
   /** Tinypool is loaded with the first pool: a scan that stays in-process never loads it. */
   private async start(fail: (error: unknown) => void): Promise<void> {
-    const { default: Tinypool } = await import('tinypool');
+    const { default: TinypoolClass } = await importModule<{ default: typeof Tinypool }>('tinypool');
     const { threads, memoryLimit } = this.options;
-    this.pool = new Tinypool({
+    this.pool = new TinypoolClass({
       filename: workerFilename(),
       minThreads: threads,
       maxThreads: threads,

@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Node } from './extract.ts';
 import { work } from '../work.ts';
+import { importModule } from '../import-module.ts';
 
 type PgQuery = typeof import('libpg-query');
 
@@ -36,7 +37,7 @@ let instances = 0;
  * left to the garbage collector.
  */
 export async function reloadSqlParser(): Promise<void> {
-  const module = (await import(`${import.meta.resolve('libpg-query')}?instance=${++instances}`)) as PgQuery;
+  const module = await importModule<PgQuery>(`${import.meta.resolve('libpg-query')}?instance=${++instances}`);
   await module.loadModule();
   pgQuery = module;
   loaded = Promise.resolve();

@@ -66,3 +66,14 @@ test('NODE_DISABLE_COMPILE_CACHE turns the cache off; a folder others can write 
   assert.equal(scanWith(shared, dir), report);
   assert.deepEqual(cacheFiles(shared), [], 'nothing written where another user could plant a cache');
 });
+
+test('code compiled from the cache still imports packages: db loads pg on the run that makes the cache and on the one that reads it', () => {
+  const temp = mkdtempSync(join(tmpdir(), 'pgq-code-cache-'));
+  for (const run of ['makes', 'reads']) {
+    const result = runCli(['db', 'postgres://u:p@127.0.0.1:1/x'], { env: { TMPDIR: temp, NODE_OPTIONS: '' } });
+    assert.equal(result.code, 2, run);
+    assert.match(result.stderr, /cannot reach the database at 127\.0\.0\.1:1/, `${run}: ${result.stderr}`);
+    assert.doesNotMatch(result.stderr, /internal error|Warning/, run);
+  }
+  assert.equal(cacheFiles(temp).length, 1);
+});
