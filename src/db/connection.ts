@@ -4,6 +4,7 @@
 // the end. Every failure becomes a DatabaseError: one line naming the cause
 // and the fix, never the password.
 import type { Client, ClientConfig } from 'pg';
+import { importModule } from '../import-module.ts';
 
 export class DatabaseError extends Error {
   override name = 'DatabaseError';
@@ -34,7 +35,7 @@ export function describeTarget(target: Target): string {
 type PgModule = { Client: new (config?: string | ClientConfig) => Client };
 
 /** Loads node-postgres; without it, says which package to install. `load` is for tests of that message. */
-export async function loadPg(load: () => Promise<unknown> = () => import('pg')): Promise<PgModule> {
+export async function loadPg(load: () => Promise<unknown> = () => importModule('pg')): Promise<PgModule> {
   try {
     const module = (await load()) as { default?: PgModule } & Partial<PgModule>;
     const pg = module.default ?? (module as PgModule);

@@ -4,9 +4,9 @@
 // starts a fresh one) and reported as skipped; the scan goes on.
 import { availableParallelism } from 'node:os';
 import type Tinypool from 'tinypool';
-import { prepareWasm } from '../before-wasm.ts';
 import type { AnalysisConfig, FileAnalysis } from './analysis.ts';
 import type { WorkerTask } from './worker.ts';
+import { importModule } from '../import-module.ts';
 
 export interface PoolOptions {
   threads: number;
@@ -82,8 +82,6 @@ export class AnalysisPool {
   private broken = false;
 
   constructor(private readonly options: PoolOptions) {
-    // Its threads compile the SQL parser's wasm, under the process's V8 settings: made now.
-    prepareWasm();
     let fail: (error: unknown) => void = () => undefined;
     this.failure = new Promise<never>((_, reject) => (fail = reject));
     this.failure.catch(() => undefined);
@@ -95,9 +93,9 @@ export class AnalysisPool {
 
   /** Tinypool is loaded with the first pool: a scan that stays in-process never loads it. */
   private async start(fail: (error: unknown) => void): Promise<void> {
-    const { default: Tinypool } = await import('tinypool');
+    const { default: TinypoolClass } = await importModule<{ default: typeof Tinypool }>('tinypool');
     const { threads, memoryLimit } = this.options;
-    this.pool = new Tinypool({
+    this.pool = new TinypoolClass({
       filename: workerFilename(),
       minThreads: threads,
       maxThreads: threads,

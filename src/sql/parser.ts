@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Node } from './extract.ts';
 import { work } from '../work.ts';
-import { prepareWasm } from '../before-wasm.ts';
+import { importModule } from '../import-module.ts';
 
 type PgQuery = typeof import('libpg-query');
 
@@ -19,7 +19,6 @@ export function loadSqlParser(): Promise<void> {
   // it and the files it requires (about 20 ms of a cold scan, on the critical path); the module is
   // the same one either way.
   loaded ??= Promise.resolve().then(async () => {
-    prepareWasm();
     const module = createRequire(import.meta.url)('libpg-query') as PgQuery;
     await module.loadModule();
     pgQuery = module;
@@ -38,8 +37,7 @@ let instances = 0;
  * left to the garbage collector.
  */
 export async function reloadSqlParser(): Promise<void> {
-  prepareWasm();
-  const module = (await import(`${import.meta.resolve('libpg-query')}?instance=${++instances}`)) as PgQuery;
+  const module = await importModule<PgQuery>(`${import.meta.resolve('libpg-query')}?instance=${++instances}`);
   await module.loadModule();
   pgQuery = module;
   loaded = Promise.resolve();
@@ -58,7 +56,6 @@ export async function reloadSqlParser(): Promise<void> {
  */
 export function startLoadingSqlParser(): Promise<void> {
   if (!loaded) {
-    prepareWasm();
     const require = createRequire(import.meta.url);
     compileWasmNow(require);
     const module = require('libpg-query') as PgQuery;

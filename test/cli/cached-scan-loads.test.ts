@@ -1,35 +1,45 @@
 // A scan whose files all come from the cache loads no rule's code and no SQL analyzer (nor its parser): it
 // decides which rules run from their metadata (rules/meta.ts), and the rules load only for an analysis
-// or a project pass the cache does not hold. The built CLI, watched module by module.
+// or a project pass the cache does not hold. The built CLI, watched module by module: its bundle
+// (dist/cli/pgq-audit.cjs) evaluates a module imported dynamically, and every module that one imports,
+// only on that first import, each in a function named after the module's path, and V8's coverage
+// (NODE_V8_COVERAGE) tells which of those functions ran.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { repoRoot, runCli } from '../helpers/cli.ts';
 import { BAD_SESSION_SQL, project } from './project.ts';
 
-/** The files of the bundle (and packages) one run of the CLI loaded. */
-function loadedBy(args: string[], cwd: string): string[] {
-  const record = join(mkdtempSync(join(tmpdir(), 'pgq-loads-')), 'loads.txt');
-  writeFileSync(record, '');
-  const hook = join(repoRoot, 'test/helpers/record-loads.mjs');
-  const run = runCli(args, { cwd, env: { NODE_OPTIONS: `--import ${hook}`, PGQ_RECORD_LOADS: record } });
-  assert.ok(run.code === 0 || run.code === 1, run.stderr);
-  return readFileSync(record, 'utf8').split('\n').filter((url) => url.startsWith('file:')).map((url) => fileURLToPath(url));
+interface Coverage {
+  result: { url: string; functions: { functionName: string; ranges: { count: number }[] }[] }[];
 }
 
-/**
- * The rules and the SQL analyzer (which loads libpg-query) the loaded files of the bundle hold: the
- * bundle keeps each module's path as a comment.
- */
-function heavy(files: readonly string[]): string[] {
+/** The modules of the bundle (their paths under dist/) one run of the CLI evaluated. */
+function loadedBy(args: string[], cwd: string): string[] {
+  const coverage = mkdtempSync(join(tmpdir(), 'pgq-loads-'));
+  const run = runCli(args, { cwd, env: { NODE_V8_COVERAGE: coverage } });
+  assert.ok(run.code === 0 || run.code === 1, run.stderr);
+  const bundle = join(repoRoot, 'dist/cli/pgq-audit.cjs');
   const found = new Set<string>();
-  for (const file of files) {
-    if (!file.startsWith(join(repoRoot, 'dist'))) continue;
-    const text = readFileSync(file, 'utf8');
-    for (const m of text.matchAll(/^\/\/ dist\/((rules\/(?!meta\.js)[\w-]+)\.js|(src\/sql)\/[\w-]+\.js)$/gm)) found.add(m[2] ?? m[3]);
+  for (const name of readdirSync(coverage)) {
+    const { result } = JSON.parse(readFileSync(join(coverage, name), 'utf8')) as Coverage;
+    for (const script of result) {
+      if (script.url !== bundle && script.url !== `file://${bundle}`) continue;
+      for (const fn of script.functions) if (/^dist\/.+\.js$/.test(fn.functionName) && fn.ranges[0].count > 0) found.add(fn.functionName);
+    }
+  }
+  assert.ok(found.size > 0, 'the coverage holds the bundle');
+  return [...found];
+}
+
+/** The rules and the SQL analyzer (which loads libpg-query) among the modules evaluated. */
+function heavy(modules: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const module of modules) {
+    const m = /^dist\/((rules\/(?!meta\.js)[\w-]+)\.js|(src\/sql)\/[\w-]+\.js)$/.exec(module);
+    if (m) found.add(m[2] ?? m[3]);
   }
   return [...found].sort();
 }
@@ -78,14 +88,9 @@ test('a scan that writes its report to a file never makes the stdout or stderr s
   assert.ok(builtinsLoadedBy(['scan', '.', '--format', 'json'], dir).includes('net'), 'a report written to stdout makes its stream');
 });
 
-/** The front ends (languages/<language>/index.ts, the module each front end is loaded by) the loaded files of the bundle hold. */
-function frontEndsIn(files: readonly string[]): string[] {
-  const found = new Set<string>();
-  for (const file of files) {
-    if (!file.startsWith(join(repoRoot, 'dist'))) continue;
-    for (const m of readFileSync(file, 'utf8').matchAll(/^\/\/ dist\/src\/languages\/(sql|python|typescript)\/index\.js$/gm)) found.add(m[1]);
-  }
-  return [...found].sort();
+/** The front ends (languages/<language>/index.ts, the module each front end is loaded by) among the modules evaluated. */
+function frontEndsIn(modules: readonly string[]): string[] {
+  return modules.flatMap((module) => /^dist\/src\/languages\/(sql|python|typescript)\/index\.js$/.exec(module)?.[1] ?? []).sort();
 }
 
 test('a scan loads the front ends of the languages it analyses only: migrations alone load no TypeScript or Python front end', () => {

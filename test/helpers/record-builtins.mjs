@@ -1,6 +1,6 @@
 // Loaded into a CLI child with --import (NODE_OPTIONS): when the child exits, the built-in modules it
 // loaded (process.moduleLoadList) are written, one a line, to the file PGQ_RECORD_BUILTINS names
-// (test/cli/cached-scan-loads.test.ts). The module hooks of record-loads.mjs do not see these.
+// (test/cli/cached-scan-loads.test.ts).
 import { writeFileSync } from 'node:fs';
 
 process.on('exit', () => {

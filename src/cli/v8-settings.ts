@@ -1,6 +1,5 @@
-// The CLI's V8 settings, made before libpg-query's wasm is compiled, that is
-// just before the first file is analysed (the analysis and the SQL parser
-// load together, scan/analyzer.ts):
+// The CLI's V8 settings, made by launch.ts before any of the CLI's own code is compiled (V8 keys
+// the code it caches by its settings: made later, they would void that cache on every run):
 //
 // - Run the parser on Liftoff, V8's baseline wasm compiler, and never tier it
 //   up to TurboFan. With the default dynamic tiering, the parser's hot
@@ -21,16 +20,16 @@
 //   8 times 5.6 G: the code that stays hot then runs too long unoptimized).
 //
 // Set in the CLI only: a program that loads the ESLint plugin or the API
-// keeps its own V8 settings. Made when the wasm is about to be compiled
-// (src/before-wasm.ts): node:v8 is loaded only then.
+// keeps its own V8 settings. Loading node:v8 costs about 35 M instructions, which
+// the code cache saves several times over (launch.ts).
 import { createRequire } from 'node:module';
-import { beforeWasm } from '../before-wasm.ts';
 
 /** Bytecode a function runs before V8 considers optimizing it (Node 20's default: 66 KB). */
 const INTERRUPT_BUDGET = 260 * 1024;
 
-beforeWasm(() => {
+/** Makes the CLI's V8 settings; the worker threads share them (they are the process's). */
+export function setCliV8Settings(): void {
   const v8 = createRequire(import.meta.url)('node:v8') as typeof import('node:v8');
   v8.setFlagsFromString('--liftoff-only');
   v8.setFlagsFromString(`--interrupt-budget=${INTERRUPT_BUDGET}`);
-});
+}
