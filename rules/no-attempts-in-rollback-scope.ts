@@ -2,6 +2,7 @@ import { LineIndex } from '../src/model/lines.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { ATTEMPT_COLUMN } from '../src/model/queue.ts';
 import { routineJobsOf } from '../src/model/routine-jobs.ts';
+import { TRANSACTION_OPENED } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -28,7 +29,8 @@ export default defineRule<Options>({
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   // skiplocked: the builders' .skipLocked() and Drizzle's { skipLocked: true } (triggers match in any case).
-  triggers: ['skip locked', 'skip_locked', 'skiplocked'],
+  // TRANSACTION_OPENED: a transaction handed to project functions whose claim and count are another module's.
+  triggers: ['skip locked', 'skip_locked', 'skiplocked', TRANSACTION_OPENED],
   check({ file, report }) {
     let lines: LineIndex | undefined;
     let increments: Map<string, { column: string; span: Span }> | undefined;

@@ -5,7 +5,7 @@ import { sqlSideEffect, waitsNothing } from '../src/languages/sql/side-effects.t
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { asLevel } from '../src/model/settings.ts';
 import type { CallArgument, ParameterTest, SettingValue } from '../src/sql/facts.ts';
-import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
+import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO, TRANSACTION_OPENED } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -67,7 +67,7 @@ function read(model: FileModel): SideEffectFacts {
     const before =
       locking
         .get(scopeId)
-        ?.filter((s) => s.start < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
+        ?.filter((s) => s.order < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
     const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
@@ -151,9 +151,10 @@ export default defineRule<Options, SideEffectFacts>({
   defaultOptions: {},
   // select_for_update / with_for_update: Django and SQLAlchemy ORM locks (the Python front end writes their SQL).
   // The functions that call out: a file of routines that only calls them lends the project pass its routines.
+  // TRANSACTION_OPENED: a transaction handed to project functions that lock its rows in another module.
   triggers: [
     'for update', 'for no key update', 'for share', 'for key share', 'select_for_update', 'with_for_update', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO,
-    'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i,
+    TRANSACTION_OPENED, 'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i,
   ],
   check: parts.check,
   collect: parts.collect,
@@ -166,6 +167,8 @@ const chainText = (chain: string[]) => chain.slice(1).map((name) => `'${name}'`)
 interface LockingStatement {
   start: number;
   end: number;
+  /** Where it runs in its transaction's order: its own start, or the call that runs the project function it is in (`calledAt`). */
+  order: number;
   what: string;
   /** The routine definition it is in (where its CREATE starts), and the BEGIN ... EXCEPTION blocks it is protected by. */
   routineAt?: number;
@@ -201,12 +204,13 @@ function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
       list.push({
         start: statement.span.start,
         end: statement.span.end,
+        order: site.calledAt?.start ?? statement.span.start,
         what: locks ? 'locked' : 'written',
         ...(guardedBy?.length && statement.routine?.span ? { routineAt: statement.routine.span.start, guardedBy } : {}),
       });
     }
   }
-  for (const list of byScope.values()) list.sort((a, b) => a.start - b.start);
+  for (const list of byScope.values()) list.sort((a, b) => a.order - b.order || a.start - b.start);
   return byScope;
 }
 

@@ -121,6 +121,12 @@ export interface SqlSite {
    */
   runsOnParameter?: { function: FunctionRef; parameter: number };
   /**
+   * The site is a project function's, handed the caller's connection or
+   * transaction handle at this call (TS/JS): it runs in the caller's
+   * transaction, where the call is in the caller's order.
+   */
+  calledAt?: Span;
+  /**
    * The site's connection is not known here (a parameter without a driver's
    * type): it is the one the callers hand in as this parameter, whatever its
    * transaction state (`handedValues` say which connections they hand).

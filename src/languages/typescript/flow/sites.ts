@@ -26,6 +26,9 @@ import type { TsFile } from './file.ts';
 import { allEntry, allNone, txOf, type Atom, type State } from './state.ts';
 import { driverOfValue, type Conn, type QueryCall, type Tx, type Value } from './types.ts';
 
+/** The calls that end a builder chain read as one query: a walk at a call that hands the function a transaction reads them again (helper-calls.ts). */
+const builtTops = new WeakSet<Node>();
+
 export abstract class Sites extends Bindings {
   /** The state the next throw point leaves with, when it is not the current one (a BEGIN that fails opens nothing). */
   protected throwState?: State;
@@ -48,7 +51,8 @@ export abstract class Sites extends Bindings {
   }
 
   release(conn: Conn, call: Call): void {
-    if (!this.state.reachable) return;
+    // Another module's function walked at a call: its model is that module's own reading.
+    if (!this.state.reachable || this.options.adopt?.foreign) return;
     const atoms = this.state.atoms(conn);
     const open = atoms.filter((a): a is Extract<Atom, { kind: 'open' }> => a.kind === 'open');
     const normal = open.find((a) => !a.error);
@@ -68,6 +72,9 @@ export abstract class Sites extends Bindings {
     }
     this.file.model.releases.push(site);
   }
+
+  /** A site a walk at a call records in the caller's transaction (helper-calls.ts). */
+  protected abstract adoptSite(site: SqlSite): SqlSite;
 
   protected blockTries(): TSESTree.TryStatement[] {
     return this.tries.filter((t) => t.phase === 'block').map((t) => t.node);
@@ -133,6 +140,11 @@ export abstract class Sites extends Bindings {
   }
 
   /** A builder chain that ends here, or schema declared as code: the SQL it sends. */
+  /** Whether the call is one query here: not a link of a chain read already, but maybe its end, read again in the caller's transaction. */
+  protected unread(call: Call): boolean {
+    return !this.file.consumed.has(call) || (!!this.options.adopt && builtTops.has(call));
+  }
+
   protected builderQuery(call: Call): QueryCall | undefined {
     for (const driver of this.file.drivers.models) {
       const declared = driver.declaration?.(call, this);
@@ -141,6 +153,7 @@ export abstract class Sites extends Bindings {
     const built = builtQuery(call, this, this.file.awaited.has(call), this.file.drivers.builderOf);
     if (!built) return undefined;
     for (const c of built.calls) this.file.consumed.add(c);
+    builtTops.add(call);
     return { text: call, synthesized: built.host, on: built.on, driver: built.driver, placeholders: 'dollar', at: call, values: { kind: 'args', nodes: built.values } };
   }
 
@@ -281,12 +294,13 @@ export abstract class Sites extends Bindings {
       return value?.kind === 'table' ? value.table.name : undefined;
     });
     if (analysis.statements.length === 0) return;
-    if (this.options.shadow) {
-      // Walked at a call for what it does to the caller's connection: its site is the function's own walk's.
+    const placed = this.placement(query.on);
+    // Walked at a call for what it does to the caller's connection: its site is the function's own walk's,
+    // unless it runs in a transaction the caller holds (helper-calls.ts): then it is the caller's too.
+    if (this.options.shadow && !(this.options.adopt && placed.tx)) {
       this.transactionEffects(query, analysis);
       return;
     }
-    const placed = this.placement(query.on);
     const { connection, tx } = placed;
     const scope = query.scope ?? placed.scope;
     const site: SqlSite = {
@@ -336,11 +350,13 @@ export abstract class Sites extends Bindings {
       const resets = finallyResets([...(this.options.outerTries ?? []), ...this.blockTries()], runsOn, this.file.program);
       if (resets.length > 0) site.resetInFinally = resets;
     }
-    this.file.model.sites.push(site);
-    const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
+    const into = this.options.adopt?.into ?? this.file;
+    const recorded = this.options.adopt ? this.adoptSite(site) : site;
+    into.model.sites.push(recorded);
+    const meta: SiteMeta = { site: recorded, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
     if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
-    this.file.metas.push(meta);
-    this.siteEffects(query, site);
+    into.metas.push(meta);
+    this.siteEffects(query, recorded);
   }
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
