@@ -16,6 +16,8 @@ export interface Adoption {
   call: Span;
   /** The function is another module's: every span of its sites is moved to the call. */
   foreign: boolean;
+  /** The call hands a handle outside any transaction from a catch (helper-calls.ts): its autocommit SQL is recorded too. */
+  autocommit?: boolean;
   /** The sites recorded so far (what the call did, for whether it is the job's work). */
   sites: SqlSite[];
   /** What a call of the function makes from the handle it was handed (see handleMadeOf), for this walk. */

@@ -21,7 +21,7 @@ import { assignedNames } from './flags.ts';
 import { handedObject, heldBy } from './handed-objects.ts';
 import { Handing } from './handing.ts';
 import { bare } from './jobs.ts';
-import { State, txOf } from './state.ts';
+import { allNone, State, txOf } from './state.ts';
 import type { Tx, Value } from './types.ts';
 
 /** How deep functions handed a connection are walked at their calls. */
@@ -52,9 +52,11 @@ export abstract class HelperCalls extends Handing {
     const given = args.flatMap((v) => [v, ...heldBy(v)]);
     const known = given.some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
     const inTx = this.state.reachable ? given.flatMap((v) => this.transactionOf(v)) : [];
-    const handed = known || inTx.length > 0;
-    // Another module's function, followed only with a transaction to run its SQL in.
-    const foreign = !own && inTx.length > 0 && callee?.kind === 'function' && callee.owner instanceof TsFile && callee.owner !== this.file && callee.env instanceof Env;
+    // In a catch: a handle outside any transaction (a pool, the data source's manager) counts the failure apart from the job's rollback.
+    const apart = inTx.length === 0 && this.state.reachable && this.handlerTries().length > 0 && given.some((v) => this.outsideTransaction(v));
+    const handed = known || inTx.length > 0 || apart;
+    // Another module's function, followed only for SQL that is the caller's.
+    const foreign = !own && (inTx.length > 0 || apart) && callee?.kind === 'function' && callee.owner instanceof TsFile && callee.owner !== this.file && callee.env instanceof Env;
     // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
     const member = unwrap(call.callee);
     const method = !own && !foreign && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
@@ -67,7 +69,11 @@ export abstract class HelperCalls extends Handing {
       return { walked: false, work: true };
     }
     const adopt: Adoption | undefined =
-      inTx.length === 0 ? undefined : this.options.adopt ? { ...this.options.adopt, sites: [], made: madeMemory() } : { into: this.file, call: span(call), foreign, sites: [], made: madeMemory() };
+      inTx.length === 0 && !apart
+        ? undefined
+        : this.options.adopt
+          ? { ...this.options.adopt, sites: [], made: madeMemory() }
+          : { into: this.file, call: span(call), foreign, autocommit: apart, sites: [], made: madeMemory() };
     if (adopt && foreign) adopt.foreign = true;
     const returns: State[] = [];
     const walk = this.child(file, new Env(scope), this.state, {
@@ -84,7 +90,7 @@ export abstract class HelperCalls extends Handing {
     fn.params.forEach((param, i) => {
       const arg = args[i];
       const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
-      walk.bindPattern(pattern, arg?.kind === 'conn' || arg?.kind === 'tx' || heldBy(arg).length > 0 ? arg : walk.parameterValue(param));
+      walk.bindPattern(pattern, arg?.kind === 'conn' || arg?.kind === 'tx' || (apart && arg?.kind === 'pool') || heldBy(arg).length > 0 ? arg : walk.parameterValue(param));
       const passed = unwrap(call.arguments[i] as Node | undefined);
       const flag = !foreign && passed?.type === 'Identifier' ? this.env.flagOf(passed.name) : undefined;
       if (flag && pattern.type === 'Identifier') walk.env.flags.set(pattern.name, flag);
@@ -102,6 +108,12 @@ export abstract class HelperCalls extends Handing {
     if (v?.kind !== 'conn') return [];
     const tx = txOf(this.state.atoms(v.conn));
     return tx ? [tx] : [];
+  }
+
+  /** A handle whose every call runs in autocommit here: a pool (not a parameter a transaction may satisfy), or a client outside a transaction. */
+  private outsideTransaction(v: Value | undefined): boolean {
+    if (v?.kind === 'pool') return !v.orTx && v.param === undefined;
+    return v?.kind === 'conn' && v.conn.origin !== 'parameter' && allNone(this.state.atoms(v.conn));
   }
 
   /** Flags a piece of code may assign: their values are unknown after it runs. */

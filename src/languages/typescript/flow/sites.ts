@@ -297,7 +297,8 @@ export abstract class Sites extends Bindings {
     const placed = this.placement(query.on);
     // Walked at a call for what it does to the caller's connection: its site is the function's own walk's,
     // unless it runs in a transaction the caller holds (helper-calls.ts): then it is the caller's too.
-    if (this.options.shadow && !(this.options.adopt && placed.tx)) {
+    const adopted = this.options.adopt && (placed.tx || (this.options.adopt.autocommit && placed.scope.kind === 'autocommit'));
+    if (this.options.shadow && !adopted) {
       this.transactionEffects(query, analysis);
       return;
     }
