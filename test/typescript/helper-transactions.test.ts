@@ -172,3 +172,32 @@ export async function run() {
   assert.deepEqual(scopesOf(model, 'insert into audit', "c.query('BEGIN')"), ['autocommit']);
   assert.deepEqual(scopesOf(model, 'audited = true', "c.query('BEGIN')"), ['tx@call', 'unknown']);
 });
+
+test("TypeORM's query runner: its manager, read as a member or destructured, handed to methods after startTransaction", () => {
+  const runner = (take: string, handle: string) =>
+    parse(`import { DataSource, EntityManager } from 'typeorm';
+declare function work(id: number): Promise<void>;
+export class Jobs {
+  constructor(private readonly ds: DataSource) {}
+  async tick() {
+    const runner = this.ds.createQueryRunner();
+    ${take}
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      const rows = await this.lock(${handle});
+      await work(rows[0].id);
+      await this.finish(${handle}, rows[0].id);
+    } finally {
+      await runner.commitTransaction();
+      await runner.release();
+    }
+  }
+  private async lock(em: EntityManager) { return em.query("select id from jobs where state = 'queued' for update skip locked"); }
+  private async finish(em: EntityManager, id: number) { await em.query("update jobs set state = 'done' where id = $1", [id]); }
+}`);
+  assert.equal(runner('', 'runner.manager').jobTransactions.length, 1);
+  assert.equal(runner('const { manager } = runner;', 'manager').jobTransactions.length, 1);
+  // A property the driver does not know holds no connection.
+  assert.equal(runner('const { connection } = runner;', 'connection').jobTransactions.length, 0);
+});

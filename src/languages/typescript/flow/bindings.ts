@@ -7,7 +7,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { Driver, FunctionRef, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle } from '../../../sql/index.ts';
 import type { DriverContext } from '../drivers/model.ts';
-import { children, dottedName, isFunction, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
+import { children, dottedName, isFunction, memberKeyName, objectProperty, patternNames, propertyName, span, unwrap, type Call, type FunctionNode, type Node } from '../syntax.ts';
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
@@ -429,11 +429,30 @@ export abstract class Bindings implements DriverContext {
     }
     // An object handed in at an inlined call (`({ client }) => ...`): its names get what the literal gave them.
     const given = pattern.type === 'ObjectPattern' && value?.kind === 'namespace' && heldBy(value).length > 0 ? destructured(pattern, value) : undefined;
+    // `const { manager } = queryRunner`: a member of a driver's value, as `queryRunner.manager` reads.
+    const members = !given && pattern.type === 'ObjectPattern' && value && value.kind !== 'namespace' ? this.driverMembers(pattern, value) : undefined;
     for (const id of patternNames(pattern)) {
       if (this.env.vars.has(id.name)) this.env.rebound.add(id.name);
-      this.env.vars.set(id.name, given?.get(id.name));
+      this.env.vars.set(id.name, (given ?? members)?.get(id.name));
       this.env.flags.delete(id.name);
     }
+  }
+
+  /** The names of an object pattern that take a plain member of a driver's value (`{ manager }`, `{ manager: em }`), with what the driver says it is. */
+  private driverMembers(pattern: TSESTree.ObjectPattern, value: Value): Map<string, Value | undefined> {
+    const out = new Map<string, Value | undefined>();
+    for (const p of pattern.properties) {
+      const key = p.type === 'Property' && !p.computed && p.value.type === 'Identifier' ? memberKeyName(p) : undefined;
+      if (key === undefined || p.type !== 'Property' || p.value.type !== 'Identifier') continue;
+      for (const driver of this.file.drivers.modelsFor(driverOfValue(value))) {
+        const member = driver.member?.(value, key);
+        if (member) {
+          out.set(p.value.name, member);
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   // ---- statements ------------------------------------------------------------------
