@@ -62,7 +62,8 @@ export default defineRule<Options>({
 /** The first `attempts = attempts + 1` of each transaction: one pass over the file. */
 function firstIncrements(file: FileModel): Map<string, { column: string; span: Span }> {
   const found = new Map<string, { column: string; span: Span }>();
-  for (const site of file.sites) {
+  // A project function's SQL run in the transaction a call hands it is that transaction's (calledSites).
+  for (const site of [...file.sites, ...(file.calledSites ?? [])]) {
     if (site.scope.kind !== 'transaction' || found.has(site.scope.id)) continue;
     for (const statement of site.analysis.statements) {
       for (const write of statement.rowWrites) {

@@ -193,7 +193,8 @@ function rolledBackFor(statement: LockingStatement, handler: Handler): boolean {
 /** For each transaction, its statements that lock or write rows, by position: one pass over the file. */
 function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
   const byScope = new Map<string, LockingStatement[]>();
-  for (const site of file.sites) {
+  // A project function's SQL run in the transaction a call hands it locks that transaction's rows (calledSites).
+  for (const site of [...file.sites, ...(file.calledSites ?? [])]) {
     if (site.scope.kind !== 'transaction') continue;
     for (const statement of site.analysis.statements) {
       const locks = statement.lockingReads.length > 0;

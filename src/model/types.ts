@@ -120,11 +120,7 @@ export interface SqlSite {
    * transaction the callers' connection is in at their calls (`connectionCalls`).
    */
   runsOnParameter?: { function: FunctionRef; parameter: number };
-  /**
-   * The site is a project function's, handed the caller's connection or
-   * transaction handle at this call (TS/JS): it runs in the caller's
-   * transaction, where the call is in the caller's order.
-   */
+  /** A site of `FileModel.calledSites`: the call of this file that runs it (TS/JS). */
   calledAt?: Span;
   /**
    * The site's connection is not known here (a parameter without a driver's
@@ -375,6 +371,14 @@ export interface FileModel {
   language: Language;
   text: string;
   sites: SqlSite[];
+  /**
+   * SQL a project function sends on the transaction a call of this file hands it (TS/JS), as it runs
+   * there: in that transaction's scope, at `calledAt` in its order (spans of another module's SQL are
+   * the call's). The function's own site, in whatever state its callers hand it, is in `sites` of its
+   * module: the rules that join what one transaction does (its claim, its count, its locks) read these
+   * too, the others read each statement once.
+   */
+  calledSites?: SqlSite[];
   connections: ConnectionConfig[];
   releases: ReleaseSite[];
   jobTransactions: JobTransaction[];

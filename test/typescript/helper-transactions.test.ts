@@ -2,7 +2,8 @@
 // a driver's callback handle) runs its SQL in that transaction: the walk at
 // the call records it as the caller's site, in the caller's scope, at its own
 // spans with the call it runs at (a function of the file or of the class), or
-// moved to the call (a function of another module). Its claim and finish are
+// moved to the call (a function of another module), in calledSites (the
+// function's own site stays its module's one reading). Its claim and finish are
 // the transaction's; a call that only keeps the queue's books is not the
 // job's work. Quiet: a helper handed a pool outside a catch, a helper handed
 // a client outside any transaction, and what a helper sends on its own pool.
@@ -20,7 +21,7 @@ before(() => loadSqlParser());
 const parse = (text: string, file = '/virtual/worker.ts'): FileModel => typescriptFrontEnd.parse(text, file, {});
 /** The scopes of the sites whose text holds `fragment`: 'tx' for the caller's transaction (opened at `opened`), else the scope's kind. */
 const scopesOf = (model: FileModel, fragment: string, opened: string) =>
-  model.sites
+  [...model.sites, ...(model.calledSites ?? [])]
     .filter((s) => model.text.slice(s.span.start, s.span.end).includes(fragment))
     .map((s) => (s.scope.kind === 'transaction' && s.scope.id.endsWith(`@${model.text.indexOf(opened)}`) ? `tx${s.calledAt ? '@call' : ''}` : s.scope.kind))
     .sort();
@@ -142,7 +143,9 @@ export async function run() {
   };
   const bad = worker('await count(trx, job.id);', '');
   const at = bad.text.indexOf('count(trx, job.id)');
-  const counted = bad.sites.find((s) => s.analysis.statements.some((st) => st.rowWrites.some((w) => w.assignments.some((a) => a.column === 'attempts'))));
+  // Recorded once in the caller, as run there (calledSites), not among the file's own statements.
+  assert.equal(bad.sites.length, 0);
+  const counted = bad.calledSites?.find((s) => s.analysis.statements.some((st) => st.rowWrites.some((w) => w.assignments.some((a) => a.column === 'attempts'))));
   assert.ok(counted && counted.scope.kind === 'transaction', 'the count runs in the worker transaction');
   assert.ok(counted.span.start === at - 'await '.length || (counted.span.start <= at && at < counted.span.end), 'at the call');
   assert.deepEqual(bad.jobTransactions.map((j) => j.failureCountedOutside), [false]);

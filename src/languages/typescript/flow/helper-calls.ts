@@ -5,12 +5,13 @@
 // transaction the caller holds (a BEGIN on the client, a driver's callback
 // handle: TypeORM's manager, Knex's trx, Prisma's tx, Kysely, Drizzle,
 // postgres.js), the SQL the function sends on it runs in that transaction:
-// it is recorded as the caller's site, in the caller's scope (`adopt`), and
-// its claim and finish are the transaction's. A function of the same file
-// keeps its spans, with the call it runs at (`calledAt`: where it runs in the
-// caller's order); one of another module is moved to the call (its text is
-// that module's). Bounded in depth; the function's own walk still records its
-// sites on the parameter it was handed, in the state its callers give it.
+// it is recorded as the caller's (FileModel.calledSites), in the caller's
+// scope (`adopt`), and its claim and finish are the transaction's. A
+// function of the same file keeps its spans, with the call it runs at
+// (`calledAt`: where it runs in the caller's order); one of another module
+// is moved to the call (its text is that module's). Bounded in depth; the
+// function's own walk still records its sites on the parameter it was
+// handed, in the state its callers give it.
 import type { SqlSite } from '../../../model/index.ts';
 import { madeMemory, spansAt, type Adoption } from './adoption.ts';
 import { span, unwrap, type Call, type Node } from '../syntax.ts';

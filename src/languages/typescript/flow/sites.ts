@@ -353,7 +353,8 @@ export abstract class Sites extends Bindings {
     }
     const into = this.options.adopt?.into ?? this.file;
     const recorded = this.options.adopt ? this.adoptSite(site) : site;
-    into.model.sites.push(recorded);
+    if (this.options.adopt) (into.model.calledSites ??= []).push(recorded);
+    else into.model.sites.push(recorded);
     const meta: SiteMeta = { site: recorded, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
     if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
     into.metas.push(meta);
