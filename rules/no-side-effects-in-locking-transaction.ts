@@ -62,19 +62,21 @@ function read(model: FileModel): SideEffectFacts {
    * in the IF NOT FOUND of its claim). (A helper walked in place of its call may write further up the file than the
    * claim that runs before it.)
    */
-  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler): CallFact | undefined => {
+  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler, calledAt?: Span): CallFact | undefined => {
     locking ??= lockingStatements(model);
+    // In the same project function walked at the same call: in its own order; else in the order of the calls that run them.
+    const runsBefore = (s: LockingStatement) => (calledAt && s.calledAt === calledAt.start ? s.start < span.start : s.order < (calledAt?.start ?? span.start));
     const before =
       locking
         .get(scopeId)
-        ?.filter((s) => s.order < span.start && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
+        ?.filter((s) => runsBefore(s) && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
     const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
   };
   for (const call of model.sideEffects) {
     if (call.scope.kind !== 'transaction') continue;
-    const fact = afterLock(call.callee, call.span, call.scope.id);
+    const fact = afterLock(call.callee, call.span, call.scope.id, undefined, undefined, call.calledAt);
     if (fact) facts.direct.push(call.through ? { ...fact, through: call.through } : fact);
   }
   const routines = new Map<string, RoutineFact>();
@@ -169,6 +171,8 @@ interface LockingStatement {
   end: number;
   /** Where it runs in its transaction's order: its own start, or the call that runs the project function it is in (`calledAt`). */
   order: number;
+  /** That call's start, when it is in a project function walked at a call. */
+  calledAt?: number;
   what: string;
   /** The routine definition it is in (where its CREATE starts), and the BEGIN ... EXCEPTION blocks it is protected by. */
   routineAt?: number;
@@ -206,6 +210,7 @@ function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
         start: statement.span.start,
         end: statement.span.end,
         order: site.calledAt?.start ?? statement.span.start,
+        ...(site.calledAt && { calledAt: site.calledAt.start }),
         what: locks ? 'locked' : 'written',
         ...(guardedBy?.length && statement.routine?.span ? { routineAt: statement.routine.span.start, guardedBy } : {}),
       });

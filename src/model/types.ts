@@ -325,6 +325,8 @@ export interface SideEffectCall {
   scope: Scope;
   /** A project function that calls out, not the call itself: the chain of calls from the callee (first) to the outside world. */
   through?: string[];
+  /** Made in a project function of the file walked at this call, in the caller's transaction (TS/JS): where it runs in that transaction's order. */
+  calledAt?: Span;
 }
 
 /**

@@ -204,3 +204,30 @@ export class Jobs {
   // A property the driver does not know holds no connection.
   assert.equal(runner('const { connection } = runner;', 'connection').jobTransactions.length, 0);
 });
+
+test('a call out made inside a function of the file walked in the caller transaction is recorded there, once, with the call', () => {
+  const model = parse(`import pg, { type PoolClient } from 'pg';
+const pool = new pg.Pool();
+async function post(url: string) { await fetch(url, { method: 'POST' }); }
+async function deliver(c: PoolClient) {
+  const { rows } = await c.query('select id, url from hooks for update skip locked limit 1');
+  await fetch(rows[0].url);
+  await post(rows[0].url);
+}
+export async function tick() {
+  const c = await pool.connect();
+  await c.query('BEGIN');
+  await deliver(c);
+  await c.query('COMMIT');
+  c.release();
+}`);
+  const call = model.text.indexOf('deliver(c);');
+  const effects = model.sideEffects.filter((e) => e.scope.kind === 'transaction');
+  assert.deepEqual(
+    effects.map((e) => [e.callee, e.through ?? [], e.calledAt?.start === call - 'await '.length || e.calledAt?.start === call]),
+    [
+      ['fetch', [], true],
+      ['post', ['post', 'fetch'], true],
+    ],
+  );
+});

@@ -43,7 +43,7 @@ export abstract class HelperCalls extends Handing {
    * the caller's transaction is the caller's (see the head of this module).
    * Returns whether it walked, and whether the call did the job's work.
    */
-  protected inline(call: Call): { walked: boolean; work: boolean } {
+  protected inline(call: Call): { walked: boolean; work: boolean; inPlace?: boolean } {
     const callee = this.value(call.callee);
     const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
     // A function the walk does not follow may set a flag it can see.
@@ -100,7 +100,13 @@ export abstract class HelperCalls extends Handing {
     else walk.expression(fn.body as Node);
     this.state = State.merge([walk.state, ...returns]);
     if (adopt && this.options.adopt) this.options.adopt.sites.push(...adopt.sites);
-    return { walked: true, work: !adopt || !queueBookkeeping(adopt.sites, inTx) };
+    return { walked: true, work: !adopt || !queueBookkeeping(adopt.sites, inTx), inPlace: !!adopt && !adopt.foreign && !adopt.autocommit };
+  }
+
+  /** A walk at a call, in the caller's transaction, of a function of the file: its calls out are recorded where they are, with the call. */
+  protected effectsInPlace(): boolean {
+    const adopt = this.options.adopt;
+    return !!adopt && !adopt.foreign && !adopt.autocommit;
   }
 
   /** The transaction a handed value is in here: a transaction handle's, or a client's open one. */

@@ -485,18 +485,19 @@ export class Walk extends HelperCalls {
     // A function of the project handed a connection: what it does to it, walked here (its throws are its own calls').
     const inlined = db ? undefined : this.inline(call);
     if (!db && !inlined?.walked) this.throughCall(call);
-    this.afterCall(call, db, !inlined?.walked, inlined?.work ?? true);
+    this.afterCall(call, db, !inlined?.walked, inlined?.work ?? true, inlined?.inPlace);
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
-  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true, work = true): void {
+  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true, work = true, inPlace = false): void {
     // In a function walked at a call in the caller's transaction (helper-calls.ts), its calls are the job's work too.
     if (!db && call.type === 'CallExpression' && (!this.options.shadow || this.options.adopt)) {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
       // A call of a chain read as one query (`db.table('jobs')` of `db.table('jobs').where(...).update(...)`) is that query, not work.
       if (work && !onDb && !this.file.consumed.has(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork();
-      if (!this.options.shadow) this.sideEffect(call);
+      // Its calls out too, where they are (helper-calls.ts); a call walked so has recorded its own.
+      if (!this.options.shadow || this.effectsInPlace()) this.sideEffect(call, inPlace);
     }
     if (throws) this.throwPoint();
   }
@@ -522,20 +523,21 @@ export class Walk extends HelperCalls {
     }
   }
 
-  private sideEffect(call: Call): void {
+  private sideEffect(call: Call, walkedInPlace: boolean): void {
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
     const tx = this.currentTxs()[0];
     const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
+    const at = this.options.adopt ? { calledAt: { ...this.options.adopt.call } } : {};
     if (typescriptSideEffect(name)) {
-      this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+      this.file.model.sideEffects.push({ span: span(call), callee: name, scope, ...at });
       return;
     }
     // One call away: a function of the project that calls out (`await this.notify(job)`, `await postHook(url, body)`).
-    if (!tx || !this.state.reachable) return;
+    if (!tx || !this.state.reachable || walkedInPlace) return;
     const through = callsOutThrough(call, this.value(call.callee), this.file.program);
-    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through] });
+    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through], ...at });
   }
 
   protected throwPoint(): void {
