@@ -58,7 +58,7 @@ export const ruleMeta: readonly RuleMeta[] = [
     languages: ['sql', 'typescript', 'python'],
     schema: { type: 'object', properties: {}, additionalProperties: false },
     defaultOptions: {},
-    triggers: ['skip locked', 'skip_locked', 'skiplocked'],
+    triggers: ['skip locked', 'skip_locked', 'skiplocked', { byLanguage: { typescript: /\.\$?(?:transaction|begin|starttransaction)\s*\(|['"\x60]\s*(?:begin|start\s+transaction)/i } }],
     crossFile: false,
   },
   {
@@ -146,7 +146,7 @@ export const ruleMeta: readonly RuleMeta[] = [
     languages: ['sql', 'typescript', 'python'],
     schema: { type: 'object', properties: {}, additionalProperties: false },
     defaultOptions: {},
-    triggers: ['for update', 'for no key update', 'for share', 'for key share', 'select_for_update', 'with_for_update', { byLanguage: { sql: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])/i, typescript: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])|\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update(?:Many)?\s*\(\s*\{|\.(?:increment|decrement)\s*\(/i, python: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])|\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.query\s*\([^;]{0,600}?\.update\s*\(\s*\{|\.(?:increment|decrement)\s*\(/i } }, /delete(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+from|\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)|\.delete(?:Many)?\s*\(\s*\{/i, /insert(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+into/i, /merge(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+into/i, 'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i],
+    triggers: ['for update', 'for no key update', 'for share', 'for key share', 'select_for_update', 'with_for_update', { byLanguage: { sql: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])/i, typescript: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])|\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.update(?:Many)?\s*\(\s*\{|\.(?:increment|decrement)\s*\(/i, python: /update(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+[^;]{1,160}?(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+set(?:\s|\\[nrt]|['"\x60])|\.update\s*\([^;]{0,160}?\)\s*\.set\s*\(|\.updateTable\s*\(|\.query\s*\([^;]{0,600}?\.update\s*\(\s*\{|\.(?:increment|decrement)\s*\(/i } }, /delete(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+from|\.deleteFrom\s*\(|\.delete\s*\(\s*\w+\s*\)\s*\.(?:where|returning)\s*\(|\.del\s*\(\s*\)|\.delete(?:Many)?\s*\(\s*\{/i, /insert(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+into/i, /merge(?:\s|\\[nrt]|['"\x60]\s*\+?\s*['"\x60])+into/i, { byLanguage: { typescript: /\.\$?(?:transaction|begin|starttransaction)\s*\(|['"\x60]\s*(?:begin|start\s+transaction)/i } }, 'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i],
     crossFile: true,
   },
   {

@@ -2,6 +2,7 @@ import { LineIndex } from '../src/model/lines.ts';
 import { defineRule, type FileModel, type Span } from '../src/model/index.ts';
 import { ATTEMPT_COLUMN } from '../src/model/queue.ts';
 import { routineJobsOf } from '../src/model/routine-jobs.ts';
+import { TRANSACTION_OPENED } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -28,7 +29,8 @@ export default defineRule<Options>({
   schema: { type: 'object', properties: {}, additionalProperties: false },
   defaultOptions: {},
   // skiplocked: the builders' .skipLocked() and Drizzle's { skipLocked: true } (triggers match in any case).
-  triggers: ['skip locked', 'skip_locked', 'skiplocked'],
+  // TRANSACTION_OPENED: a transaction handed to project functions whose claim and count are another module's.
+  triggers: ['skip locked', 'skip_locked', 'skiplocked', TRANSACTION_OPENED],
   check({ file, report }) {
     let lines: LineIndex | undefined;
     let increments: Map<string, { column: string; span: Span }> | undefined;
@@ -40,7 +42,7 @@ export default defineRule<Options>({
         continue;
       }
       increments ??= firstIncrements(file);
-      const increment = increments.get(job.scopeId) ?? job.increment;
+      const increment = increments.get(job.scopeId);
       if (increment) report({ messageId: 'rolledBack', data: { column: increment.column }, span: increment.span });
       else report({ messageId: 'notCounted', span: job.span });
     }
@@ -60,7 +62,8 @@ export default defineRule<Options>({
 /** The first `attempts = attempts + 1` of each transaction: one pass over the file. */
 function firstIncrements(file: FileModel): Map<string, { column: string; span: Span }> {
   const found = new Map<string, { column: string; span: Span }>();
-  for (const site of file.sites) {
+  // A project function's SQL run in the transaction a call hands it is that transaction's (calledSites).
+  for (const site of [...file.sites, ...(file.calledSites ?? [])]) {
     if (site.scope.kind !== 'transaction' || found.has(site.scope.id)) continue;
     for (const statement of site.analysis.statements) {
       for (const write of statement.rowWrites) {

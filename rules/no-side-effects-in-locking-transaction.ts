@@ -5,7 +5,7 @@ import { sqlSideEffect, waitsNothing } from '../src/languages/sql/side-effects.t
 import { defineRule, type FileModel, type SideEffectCall, type Span } from '../src/model/index.ts';
 import { asLevel } from '../src/model/settings.ts';
 import type { CallArgument, ParameterTest, SettingValue } from '../src/sql/facts.ts';
-import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO } from '../src/model/triggers.ts';
+import { UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO, TRANSACTION_OPENED } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -62,21 +62,34 @@ function read(model: FileModel): SideEffectFacts {
    * in the IF NOT FOUND of its claim). (A helper walked in place of its call may write further up the file than the
    * claim that runs before it.)
    */
-  const afterLock = (callee: string, span: Span, scopeId: string, tookNothing?: readonly Span[], handler?: Handler, inHelper?: SideEffectCall['inHelper']): CallFact | undefined => {
+  const afterLock = (
+    callee: string,
+    span: Span,
+    scopeId: string,
+    tookNothing?: readonly Span[],
+    handler?: Handler,
+    where: Pick<SideEffectCall, 'calledAt' | 'inHelper'> = {},
+  ): CallFact | undefined => {
     locking ??= lockingStatements(model);
-    // A statement of the helper walked in place of the call runs before the call out when it comes before it in the helper.
-    const runsBefore = (start: number) => (inHelper && start >= inHelper.from && start < inHelper.to ? start < inHelper.at : start < span.start);
+    const { calledAt, inHelper } = where;
+    // TS: in the same project function walked at the same call, in its own order; else in the order of the calls that run them.
+    // Python: a statement of the helper walked in place of the call runs before the call out when it comes before it in the helper.
+    const runsBefore = (s: LockingStatement) => {
+      if (calledAt) return s.calledAt === calledAt.start ? s.start < span.start : s.order < calledAt.start;
+      if (inHelper && s.start >= inHelper.from && s.start < inHelper.to) return s.start < inHelper.at;
+      return s.order < span.start;
+    };
     const before =
       locking
         .get(scopeId)
-        ?.filter((s) => runsBefore(s.start) && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
+        ?.filter((s) => runsBefore(s) && !tookNothing?.some((t) => t.start === s.start && t.end === s.end) && !(handler && rolledBackFor(s, handler))) ?? [];
     const first = before.find((s) => s.what === 'locked') ?? before[0];
     if (!first) return undefined;
     return { callee, at: ref(span), line: (lines ??= lineIndexOf(model.text)).position(first.start).line, what: first.what };
   };
   for (const call of model.sideEffects) {
     if (call.scope.kind !== 'transaction') continue;
-    const fact = afterLock(call.callee, call.span, call.scope.id, undefined, undefined, call.inHelper);
+    const fact = afterLock(call.callee, call.span, call.scope.id, undefined, undefined, call);
     if (fact) facts.direct.push(call.through ? { ...fact, through: call.through } : fact);
   }
   const routines = new Map<string, RoutineFact>();
@@ -153,9 +166,10 @@ export default defineRule<Options, SideEffectFacts>({
   defaultOptions: {},
   // select_for_update / with_for_update: Django and SQLAlchemy ORM locks (the Python front end writes their SQL).
   // The functions that call out: a file of routines that only calls them lends the project pass its routines.
+  // TRANSACTION_OPENED: a transaction handed to project functions that lock its rows in another module.
   triggers: [
     'for update', 'for no key update', 'for share', 'for key share', 'select_for_update', 'with_for_update', UPDATE_SET, DELETE_FROM, INSERT_INTO, MERGE_INTO,
-    'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i,
+    TRANSACTION_OPENED, 'http_get', 'http_post', 'http_put', 'http_patch', 'http_delete', 'http_head', /http\s*\(\s*\(/i, 'dblink', 'pg_sleep', /ai\.(?:openai|anthropic|cohere|ollama|voyageai|litellm)_/i,
   ],
   check: parts.check,
   collect: parts.collect,
@@ -168,6 +182,10 @@ const chainText = (chain: string[]) => chain.slice(1).map((name) => `'${name}'`)
 interface LockingStatement {
   start: number;
   end: number;
+  /** Where it runs in its transaction's order: its own start, or the call that runs the project function it is in (`calledAt`). */
+  order: number;
+  /** That call's start, when it is in a project function walked at a call. */
+  calledAt?: number;
   what: string;
   /** The routine definition it is in (where its CREATE starts), and the BEGIN ... EXCEPTION blocks it is protected by. */
   routineAt?: number;
@@ -192,11 +210,13 @@ function rolledBackFor(statement: LockingStatement, handler: Handler): boolean {
 /** For each transaction, its statements that lock or write rows, by position: one pass over the file. */
 function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
   const byScope = new Map<string, LockingStatement[]>();
+  // A project function's SQL run in the transaction a call hands it locks that transaction's rows (calledSites).
+  const sites = [...file.sites, ...(file.calledSites ?? [])];
   // A TEMP table the file creates holds the session's own rows: writing or locking them holds nothing another session
   // waits on, and a rollback takes back only that scratch, as before any write (a log of what a routine did).
-  const temporary = new Set(file.sites.flatMap((site) => site.analysis.statements.flatMap((s) => (s.createdTable?.temporary ? [s.createdTable.table] : []))));
+  const temporary = new Set(sites.flatMap((site) => site.analysis.statements.flatMap((s) => (s.createdTable?.temporary ? [s.createdTable.table] : []))));
   const scratch = (table: string) => temporary.has(table);
-  for (const site of file.sites) {
+  for (const site of sites) {
     if (site.scope.kind !== 'transaction') continue;
     for (const statement of site.analysis.statements) {
       const locks = statement.lockingReads.some((read) => read.tables.length === 0 || !read.tables.every(scratch));
@@ -208,12 +228,14 @@ function lockingStatements(file: FileModel): Map<string, LockingStatement[]> {
       list.push({
         start: statement.span.start,
         end: statement.span.end,
+        order: site.calledAt?.start ?? statement.span.start,
+        ...(site.calledAt && { calledAt: site.calledAt.start }),
         what: locks ? 'locked' : 'written',
         ...(guardedBy?.length && statement.routine?.span ? { routineAt: statement.routine.span.start, guardedBy } : {}),
       });
     }
   }
-  for (const list of byScope.values()) list.sort((a, b) => a.start - b.start);
+  for (const list of byScope.values()) list.sort((a, b) => a.order - b.order || a.start - b.start);
   return byScope;
 }
 

@@ -46,10 +46,16 @@ export function toEslintRule(rule: Rule<any>): PgqEslintRule {
           const error = takeError(built);
           if (error !== undefined) context.report({ loc: { line: 1, column: 0 }, messageId: INTERNAL_ERROR, data: { error } });
           const file = built.model;
+          // One finding per place and message, as the CLI (engine/run-rules.ts): a project function's SQL is
+          // recorded once on its own and once more in each transaction a caller hands it (flow/helper-calls.ts).
+          const reported = new Set<string>();
           rule.check({
             file,
             options: { ...rule.defaultOptions, ...options },
             report(report) {
+              const key = `${report.span.start}:${report.span.end}:${report.messageId}`;
+              if (reported.has(key)) return;
+              reported.add(key);
               const start = sourceCode.getLocFromIndex(report.span.start);
               const end = sourceCode.getLocFromIndex(Math.max(report.span.end, report.span.start));
               const suggest = report.suggestions?.map((s) => ({

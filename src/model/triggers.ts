@@ -51,3 +51,13 @@ export const SET_STATEMENT = new RegExp(
   String.raw`set${GAP}(?:(?:local|session)${GAP})?(?:role${GAP}|session${GAP}authorization|[^\s;]+(?:\s|\\[nrt])*(?:=|to(?:\s|\\[nrt])))`,
   'i',
 );
+
+/**
+ * A transaction TS/JS code opens: a driver's callback (`db.transaction(`, Prisma's `$transaction(`,
+ * postgres.js `sql.begin(`), TypeORM's `startTransaction(`, or BEGIN as text. A file that opens one and
+ * hands it to project functions runs their SQL in it (the front end walks them at the call), though its
+ * own text holds none.
+ */
+export const TRANSACTION_OPENED: LanguageTrigger = {
+  byLanguage: { typescript: /\.\$?(?:transaction|begin|starttransaction)\s*\(|['"\x60]\s*(?:begin|start\s+transaction)/i },
+};

@@ -125,6 +125,8 @@ export interface SqlSite {
    * transaction the callers' connection is in at their calls (`connectionCalls`).
    */
   runsOnParameter?: { function: FunctionRef; parameter: number };
+  /** A site of `FileModel.calledSites`: the call of this file that runs it (TS/JS). */
+  calledAt?: Span;
   /**
    * The site's connection is not known here (a parameter without a driver's
    * type): it is the one the callers hand in as this parameter, whatever its
@@ -319,12 +321,6 @@ export interface JobTransaction {
    * transaction. The span of that write.
    */
   failureCountedInside?: Span;
-  /**
-   * The first `attempts = attempts + 1` the front end saw in the transaction
-   * where no site of the file's own is placed in it (a helper handed the
-   * claim's connection, walked at its call): the column and the span of it.
-   */
-  increment?: { column: string; span: Span };
 }
 
 /** An outside-world call (HTTP, mail, broker, sleep) and the transaction it happens in. */
@@ -339,6 +335,8 @@ export interface SideEffectCall {
    * call out is. Its own statements run before the call out when they come before that point, wherever the def is.
    */
   inHelper?: { from: number; to: number; at: number };
+  /** Made in a project function of the file walked at this call, in the caller's transaction (TS/JS): where it runs in that transaction's order. */
+  calledAt?: Span;
 }
 
 /**
@@ -385,6 +383,14 @@ export interface FileModel {
   language: Language;
   text: string;
   sites: SqlSite[];
+  /**
+   * SQL a project function sends on the transaction a call of this file hands it (TS/JS), as it runs
+   * there: in that transaction's scope, at `calledAt` in its order (spans of another module's SQL are
+   * the call's). The function's own site, in whatever state its callers hand it, is in `sites` of its
+   * module: the rules that join what one transaction does (its claim, its count, its locks) read these
+   * too, the others read each statement once.
+   */
+  calledSites?: SqlSite[];
   connections: ConnectionConfig[];
   releases: ReleaseSite[];
   jobTransactions: JobTransaction[];

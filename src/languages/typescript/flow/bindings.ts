@@ -11,6 +11,7 @@ import { children, dottedName, isFunction, objectProperty, patternNames, propert
 import { makeConfig, optionHooks } from './configs.ts';
 import type { Env } from './env.ts';
 import { MAX_REUSE_READS, type TsFile } from './file.ts';
+import { handleMadeOf, type Adoption } from './adoption.ts';
 import { reuseOf } from './pool-facts.ts';
 import { destructured, heldBy, typedObject } from './handed-objects.ts';
 import { injected, openerAround, type Bound } from './receivers.ts';
@@ -42,6 +43,8 @@ export interface WalkOptions {
    * site (the function's own walk did), only releases and the state it leaves.
    */
   shadow?: boolean;
+  /** That walk runs at a call that hands it the caller's transaction: its SQL in it is the caller's (helper-calls.ts). */
+  adopt?: Adoption;
   /** That walk's returns (they go back to the call) and the try frames below `tryBase` (the caller's). */
   inline?: { returns: State[]; tryBase: number; stack: FunctionNode[] };
   /**
@@ -237,6 +240,7 @@ export abstract class Bindings implements DriverContext {
         return this.value(n.consequent) ?? this.value(n.alternate);
       case 'NewExpression':
       case 'CallExpression':
+        if (this.options.adopt && n.type === 'CallExpression' && handleMadeOf(this.file.made, n)) return this.options.adopt.made(n, () => this.make(n));
         if (this.file.made.has(n)) return this.file.made.get(n);
         {
           const made = this.make(n);

@@ -2,8 +2,8 @@
 // with SKIP LOCKED and then runs the job's work, and whether a catch counts
 // the failure outside the transaction that rolls back.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { FileModel, Span, SqlSite } from '../../../model/index.ts';
-import { ATTEMPT_COLUMN, RUNNING_STATUS, STATUS_COLUMN } from '../../../model/queue.ts';
+import type { FileModel, SqlSite } from '../../../model/index.ts';
+import { RUNNING_STATUS, STATUS_COLUMN } from '../../../model/queue.ts';
 import type { RowWrite, StatementFacts } from '../../../sql/index.ts';
 import type { Atom, State } from './state.ts';
 import type { Conn, Tx, Value } from './types.ts';
@@ -63,28 +63,13 @@ export function collectJobTransactions(
     );
     // Counted in the catch on the claim's connection before its ROLLBACK: inside the transaction that rolls back.
     const countedInside = metas.find((m) => counts(m) && (m.tx === tx || (m.mayBeIn?.includes(tx) ?? false)));
-    const increment = firstIncrement(metas.filter((m) => m.tx === tx));
     model.jobTransactions.push({
       scopeId: tx.info.id,
       span: tx.claim.statement.span,
       failureCountedOutside,
       ...(countedInside && !failureCountedOutside && { failureCountedInside: countedInside.site.span }),
-      ...(increment && { increment }),
     });
   }
-}
-
-/** The first `attempts = attempts + 1` (or an expression of the counter) the transaction's statements write. */
-function firstIncrement(metas: readonly SiteMeta[]): { column: string; span: Span } | undefined {
-  for (const m of metas) {
-    for (const statement of m.site.analysis.statements) {
-      for (const write of statement.rowWrites) {
-        const a = write.assignments.find((x) => ATTEMPT_COLUMN.test(x.column) && (x.value.kind === 'increment' || (x.value.kind === 'expression' && x.value.columns.some((c) => ATTEMPT_COLUMN.test(c)))));
-        if (a) return { column: a.column, span: a.span };
-      }
-    }
-  }
-  return undefined;
 }
 
 /**

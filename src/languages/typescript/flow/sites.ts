@@ -3,7 +3,7 @@
 // — its transaction and its connection, from the value it is sent on and the
 // connection's state at that point of the path.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import type { ConnectionUse, Driver, FileModel, Scope, Span, SqlSite } from '../../../model/index.ts';
+import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
 import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { QueryInput } from '../drivers/model.ts';
@@ -48,7 +48,8 @@ export abstract class Sites extends Bindings {
   }
 
   release(conn: Conn, call: Call): void {
-    if (!this.state.reachable) return;
+    // Another module's function walked at a call: its model is that module's own reading.
+    if (!this.state.reachable || this.options.adopt?.foreign) return;
     const atoms = this.state.atoms(conn);
     const open = atoms.filter((a): a is Extract<Atom, { kind: 'open' }> => a.kind === 'open');
     const normal = open.find((a) => !a.error);
@@ -68,6 +69,9 @@ export abstract class Sites extends Bindings {
     }
     this.file.model.releases.push(site);
   }
+
+  /** A site a walk at a call records in the caller's transaction (helper-calls.ts). */
+  protected abstract adoptSite(site: SqlSite): SqlSite;
 
   protected blockTries(): TSESTree.TryStatement[] {
     return this.tries.filter((t) => t.phase === 'block').map((t) => t.node);
@@ -281,14 +285,19 @@ export abstract class Sites extends Bindings {
       return value?.kind === 'table' ? value.table.name : undefined;
     });
     if (analysis.statements.length === 0) return;
-    if (this.options.shadow) {
-      // Walked at a call for what it does to the caller's connection: its site is the function's own walk's.
-      // What it claims, counts and finishes there is the caller's transaction's (`this.pick(manager)`, `this.done(job, manager)`).
-      this.shadowJobEffects(query, analysis, host.pinned ?? host.span);
+    const placed = this.placement(query.on);
+    // Walked at a call for what it does to the caller's connection: its site is the function's own walk's,
+    // unless it runs in a transaction the caller holds (helper-calls.ts): then it is the caller's too.
+    const adopt = this.options.adopt;
+    const adopted =
+      adopt &&
+      (placed.tx ||
+        (adopt.autocommit && placed.scope.kind === 'autocommit') ||
+        (adopt.mayBeOpen && query.on?.kind === 'conn' && this.state.atoms(query.on.conn).some((a) => a.kind === 'open')));
+    if (this.options.shadow && !adopted) {
       this.transactionEffects(query, analysis);
       return;
     }
-    const placed = this.placement(query.on);
     const { connection, tx } = placed;
     const scope = query.scope ?? placed.scope;
     const site: SqlSite = {
@@ -338,39 +347,19 @@ export abstract class Sites extends Bindings {
       const resets = finallyResets([...(this.options.outerTries ?? []), ...this.blockTries()], runsOn, this.file.program);
       if (resets.length > 0) site.resetInFinally = resets;
     }
-    this.file.model.sites.push(site);
-    const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
+    const into = this.options.adopt?.into ?? this.file;
+    const recorded = this.options.adopt ? this.adoptSite(site) : site;
+    if (this.options.adopt) (into.model.calledSites ??= []).push(recorded);
+    else into.model.sites.push(recorded);
+    const meta: SiteMeta = { site: recorded, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries() };
     if (query.on?.kind === 'conn') meta.mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
-    this.file.metas.push(meta);
-    this.siteEffects(query, site);
+    into.metas.push(meta);
+    this.siteEffects(query, recorded);
   }
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
   private siteEffects(query: QueryCall, site: SqlSite): void {
-    this.jobEffects(this.txOfSite(query.on), site);
-    this.transactionEffects(query, site.analysis);
-  }
-
-  /**
-   * A helper walked at its caller's call, on the caller's connection inside a
-   * transaction: its statements join that transaction's one-transaction job
-   * (the claim, a count in a catch, the finish) as if written there. Its site
-   * stays the helper's own walk's; this one is only the job's.
-   */
-  private shadowJobEffects(query: QueryCall, analysis: SqlAnalysis, at: Span): void {
-    if (!this.state.reachable || query.on?.kind !== 'conn') return;
-    // On the caller's connection: in its transaction, in autocommit after its ROLLBACK (a count of its own),
-    // or in a catch where the transaction may still be open.
-    const { scope, tx } = this.placement(query.on);
-    const mayBeIn = this.state.atoms(query.on.conn).flatMap((a) => (a.kind === 'open' ? [a.tx] : []));
-    if (scope.kind !== 'transaction' && scope.kind !== 'autocommit' && mayBeIn.length === 0) return;
-    const site: SqlSite = { span: at, analysis, scope, connection: { kind: 'unknown' }, driver: query.driver };
-    const meta: SiteMeta = { site, tx, inTry: [...(this.options.outerTries ?? []), ...this.blockTries()], inHandler: this.handlerTries(), mayBeIn };
-    this.file.metas.push(meta);
-    this.jobEffects(tx, site);
-  }
-
-  private jobEffects(tx: Tx | undefined, site: SqlSite): void {
+    const tx = this.txOfSite(query.on);
     if (tx && !tx.claim) {
       for (const statement of site.analysis.statements) {
         const claim = statement.lockingReads.find((r) => r.skipLocked);
@@ -385,6 +374,7 @@ export abstract class Sites extends Bindings {
       const claimed = new Set(tx.claim.tables.map(bare));
       if (site.analysis.statements.some((s) => endsJob(s, claimed))) tx.finishes = true;
     }
+    this.transactionEffects(query, site.analysis);
   }
 
   /** BEGIN, COMMIT, ROLLBACK on a connection. A lone BEGIN that fails opens nothing: its call throws with the state before it. */

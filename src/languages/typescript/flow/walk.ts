@@ -11,9 +11,9 @@ import { callbackArg, children, dottedName, isFunction, memberKeyName, methodOf,
 import { isRequire, THIS, type TryFrame, type WalkOptions } from './bindings.ts';
 import { eventHook } from './configs.ts';
 import { Env } from './env.ts';
-import { assignedNames, booleanLiteral, flagConditions } from './flags.ts';
-import { Handing } from './handing.ts';
-import { handedObject, heldBy } from './handed-objects.ts';
+import { booleanLiteral, flagConditions } from './flags.ts';
+import { HelperCalls } from './helper-calls.ts';
+import type { TsFile } from './file.ts';
 import { superArguments } from './super-arguments.ts';
 import { State } from './state.ts';
 import type { Tx, Value } from './types.ts';
@@ -23,10 +23,11 @@ import { isWorkCall } from './work-calls.ts';
 import { handsTransaction, noteHandlerGoesOn, txsAt } from './jobs.ts';
 import { helperTransaction } from './helper-transactions.ts';
 
-/** How deep functions handed a connection are walked at their calls. */
-const MAX_INLINE_DEPTH = 3;
+export class Walk extends HelperCalls {
+  protected child(file: TsFile, env: Env, state: State, options: WalkOptions): Walk {
+    return new Walk(file, env, state, options);
+  }
 
-export class Walk extends Handing {
   // ---- statements ------------------------------------------------------------------
 
   statements(body: readonly Node[]): void {
@@ -211,7 +212,7 @@ export class Walk extends Handing {
       this.statement(node.handler.body);
       this.tries.pop();
       afterHandler = this.state;
-      if (afterHandler.reachable) noteHandlerGoesOn(this.file.handlerGoesOn, node, this.currentTxs(true));
+      if (afterHandler.reachable) noteHandlerGoesOn((this.options.adopt?.into ?? this.file).handlerGoesOn, node, this.currentTxs(true));
     }
     const pending = node.handler ? handlerFrame!.throws : frame.throws;
     const returns = [...frame.returns, ...(handlerFrame?.returns ?? [])];
@@ -484,79 +485,23 @@ export class Walk extends Handing {
       this.site(query);
     }
     db = this.connectionCall(call) || db;
-    // A function of the file handed a connection: what it does to it, walked here (its throws are its own calls').
-    const inlined = !db && this.inline(call);
-    if (!db && !inlined) this.throughCall(call);
-    this.afterCall(call, db, !inlined, inlined);
-  }
-
-  /**
-   * Walks a function of this file at a call that hands it a connection this
-   * walk follows (`await beginAs(client, role)`, `await rollbackIf(client,
-   * open)`): a BEGIN, COMMIT or release there moves the caller's connection,
-   * and an error there leaves with the connection as it is at that point.
-   * A flag passed to it is the same flag there. Sites are not recorded again.
-   */
-  private inline(call: Call): boolean {
-    const callee = this.value(call.callee);
-    const own = callee?.kind === 'function' && callee.owner === this.file && callee.env instanceof Env;
-    // A function the walk does not follow may set a flag it can see.
-    if (callee?.kind === 'function' && !own) this.forgetFlags(callee.node);
-    // A connection in an object literal (`finish({ client })`) is handed as one given positionally.
-    const args = call.arguments.map((a) => (a.type === 'SpreadElement' ? undefined : (this.value(a) ?? handedObject(a, (n) => this.value(n)))));
-    const handed = args.flatMap((v) => [v, ...heldBy(v)]).some((v) => v?.kind === 'conn' && v.conn.origin !== 'parameter' && this.state.atoms(v.conn).every((a) => a.kind !== 'unknown'));
-    // A function of the file, or a method of the enclosing class (`this.release(client)`), walked in its own scope.
-    const member = unwrap(call.callee);
-    const method = !own && handed && member?.type === 'MemberExpression' && unwrap(member.object)?.type === 'ThisExpression' ? this.helperOf(call) : undefined;
-    const fn = own ? callee.node : method;
-    const scope = own ? (callee.env as Env) : this.file.moduleScope;
-    const stack = this.options.inline?.stack ?? this.options.inlineStack ?? [];
-    if (!fn || !scope || !handed || !this.state.reachable || stack.length >= MAX_INLINE_DEPTH || stack.includes(fn) || !fn.body) {
-      if (fn) this.forgetFlags(fn);
-      return false;
-    }
-    const returns: State[] = [];
-    const walk = new Walk(this.file, new Env(scope), this.state, {
-      ...this.options,
-      fn,
-      paramsOf: fn,
-      callbackOf: undefined,
-      shadow: true,
-      shadowConsumed: new WeakSet<Node>(),
-      inline: { returns, tryBase: this.tries.length, stack: [...stack, fn] },
-    });
-    walk.tries = [...this.tries];
-    fn.params.forEach((param, i) => {
-      const arg = args[i];
-      const pattern = param.type === 'TSParameterProperty' ? param.parameter : param;
-      walk.bindPattern(pattern, arg?.kind === 'conn' || heldBy(arg).length > 0 ? arg : walk.parameterValue(param));
-      const given = unwrap(call.arguments[i] as Node | undefined);
-      const flag = given?.type === 'Identifier' ? this.env.flagOf(given.name) : undefined;
-      if (flag && pattern.type === 'Identifier') walk.env.flags.set(pattern.name, flag);
-    });
-    if (fn.body.type === 'BlockStatement') walk.statements(fn.body.body);
-    else walk.expression(fn.body as Node);
-    this.state = State.merge([walk.state, ...returns]);
-    return true;
-  }
-
-  /** Flags a piece of code may assign: their values are unknown after it runs. */
-  private forgetFlags(node: Node): void {
-    if (!this.env.hasFlags()) return;
-    for (const name of assignedNames(node)) {
-      const key = this.env.flagOf(name);
-      if (key) this.state.setFlag(key, undefined);
-    }
+    // A function of the project handed a connection: what it does to it, walked here (its throws are its own calls').
+    const inlined = db ? undefined : this.inline(call);
+    if (!db && !inlined?.walked) this.throughCall(call);
+    this.afterCall(call, db, !inlined?.walked, inlined?.work ?? true, inlined?.inPlace);
   }
 
   /** Work and side effects of a call that is not the database's, and the exception it may throw. */
-  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true, inlined = false): void {
-    if (!db && call.type === 'CallExpression' && !this.options.shadow) {
+  private afterCall(call: Call | TSESTree.NewExpression, db: boolean, throws = true, work = true, inPlace = false): void {
+    // In a function walked at a call in the caller's transaction (helper-calls.ts), its calls are the job's work too.
+    if (!db && call.type === 'CallExpression' && (!this.options.shadow || this.options.adopt)) {
       const method = methodOf(call);
       const onDb = method ? this.isDbValue(this.value(method.object)) : false;
       // A call of a chain read as one query (`db.table('jobs')` of `db.table('jobs').where(...).update(...)`) is that query, not work.
-      if (!onDb && !this.isConsumed(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork(call, !inlined);
-      this.sideEffect(call);
+      // A function walked here (`throws` false) has its SQL read as the transaction's own: not SQL of the work that may abort it.
+      if (work && !onDb && !this.isConsumed(call) && isWorkCall(call, this.file.queryFunctions)) this.markWork(call, throws);
+      // Its calls out too, where they are (helper-calls.ts); a call walked so has recorded its own.
+      if (!this.options.shadow || this.effectsInPlace()) this.sideEffect(call, inPlace);
     }
     if (throws) this.throwPoint();
   }
@@ -580,20 +525,21 @@ export class Walk extends Handing {
     }
   }
 
-  private sideEffect(call: Call): void {
+  private sideEffect(call: Call, walkedInPlace: boolean): void {
     const callee = unwrap(call.callee);
     const name = dottedName(callee);
     if (!name) return;
     const tx = this.currentTxs()[0];
     const scope: Scope = tx ? { kind: 'transaction', id: tx.info.id, form: tx.info.form, rollsBackOnError: true } : { kind: 'unknown' };
+    const at = this.options.adopt ? { calledAt: { ...this.options.adopt.call } } : {};
     if (typescriptSideEffect(name)) {
-      this.file.model.sideEffects.push({ span: span(call), callee: name, scope });
+      this.file.model.sideEffects.push({ span: span(call), callee: name, scope, ...at });
       return;
     }
     // One call away: a function of the project that calls out (`await this.notify(job)`, `await postHook(url, body)`).
-    if (!tx || !this.state.reachable) return;
+    if (!tx || !this.state.reachable || walkedInPlace) return;
     const through = callsOutThrough(call, this.value(call.callee), this.file.program);
-    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through] });
+    if (through) this.file.model.sideEffects.push({ span: span(call), callee: name, scope, through: [name, ...through], ...at });
   }
 
   protected throwPoint(): void {
