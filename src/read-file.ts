@@ -3,7 +3,8 @@
 // requirements.txt...), configs, baselines and the cache. A link to
 // /dev/zero or a FIFO in a scanned tree must cost one message, never gigabytes
 // or a scan that blocks forever.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Project and config files larger than this are not read: no real one comes close. */
 export const CONFIG_MAX_BYTES = 10 * 1024 * 1024;
@@ -90,4 +91,28 @@ function kindOf(stats: import('node:fs').Stats): string {
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${Math.round(n / 1024 / 1024)} MB` : `${n} bytes`;
+}
+
+/**
+ * The `.sql` files of a folder with their text, each read only if it is a regular file of at most `maxBytes`
+ * (a FIFO or device named *.sql beside a scanned file must not block the scan); a folder or file that cannot
+ * be read is left out.
+ */
+export function* sqlFilesIn(dir: string, maxBytes: number): Generator<{ file: string; text: string }> {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.sql'));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = join(dir, name);
+    let text: string;
+    try {
+      text = decodeText(readRegularFile(file, maxBytes));
+    } catch {
+      continue;
+    }
+    yield { file, text };
+  }
 }

@@ -1,9 +1,8 @@
 // A helper file of a pgTAP suite: a pgTAP script (`SELECT plan(3)` ... `finish()`, run by pg_prove through psql)
 // includes it with `\ir fixtures.sql`. Its statements run on that psql connection, in the test's database: the
 // routines it defines are the suite's helpers, called by its scripts, not by an application's pooled jobs.
-import { readdirSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { decodeText, readRegularFile } from '../../read-file.ts';
+import { dirname, resolve } from 'node:path';
+import { sqlFilesIn } from '../../read-file.ts';
 
 /** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
 export const PGTAP_SCRIPT = /^[ \t]*select\s+(?:\*\s+from\s+)?(?:\w+\.)?(?:plan\s*\(\s*\d+|no_plan\s*\(\s*\)|finish\s*\(|runtests\s*\()/im;
@@ -23,21 +22,7 @@ function includedIn(dir: string): Map<string, string> {
   if (known) return known;
   known = new Map();
   includedByFolder.set(dir, known);
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.sql'));
-  } catch {
-    return known;
-  }
-  for (const name of names) {
-    const script = join(dir, name);
-    let text: string;
-    try {
-      // Regular files only: a FIFO or device named *.sql beside the file must not block the scan.
-      text = decodeText(readRegularFile(script, MAX_SCRIPT_BYTES));
-    } catch {
-      continue;
-    }
+  for (const { file: script, text } of sqlFilesIn(dir, MAX_SCRIPT_BYTES)) {
     if (!PGTAP_SCRIPT.test(text)) continue;
     // \ir is relative to the script; \i to psql's working folder, which pg_prove runs from the suite: read as \ir.
     for (const m of text.matchAll(INCLUDE)) known.set(resolve(dir, m[2]), script);

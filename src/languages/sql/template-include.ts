@@ -2,9 +2,8 @@
 // `/*{% include "../meta/catalog.sql" %}*/`, so the includer stays PostgreSQL): a fragment of the includer,
 // maybe of a function body (`perform ...`, `if ... then`), that no tool runs alone. Asked only about a file
 // that does not parse, so a fragment that is valid SQL on its own is still read.
-import { readdirSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
-import { decodeText, readRegularFile } from '../../read-file.ts';
+import { dirname, resolve, sep } from 'node:path';
+import { sqlFilesIn } from '../../read-file.ts';
 
 /** Jinja's include tag and the path it names (`{% include 'x.sql' %}`, `{%- include "x.sql" ignore missing -%}`). */
 const INCLUDE = /\{%-?\s*include\s+(["'])([^"'\n]+?\.sql)\1/gi;
@@ -27,21 +26,7 @@ function includesIn(dir: string): { path: string; includer: Includer }[] {
   if (known) return known;
   known = [];
   includesByFolder.set(dir, known);
-  let names: string[];
-  try {
-    names = readdirSync(dir).filter((name) => name.toLowerCase().endsWith('.sql'));
-  } catch {
-    return known;
-  }
-  for (const name of names) {
-    const file = join(dir, name);
-    let text: string;
-    try {
-      // Regular files only: a FIFO or device named *.sql beside the file must not block the scan.
-      text = decodeText(readRegularFile(file, MAX_TEMPLATE_BYTES));
-    } catch {
-      continue;
-    }
+  for (const { file, text } of sqlFilesIn(dir, MAX_TEMPLATE_BYTES)) {
     if (!text.includes('include')) continue;
     for (const m of text.matchAll(INCLUDE)) known.push({ path: m[2], includer: { file, tag: m[0].replace(/\s+/g, ' ') } });
   }

@@ -7,7 +7,8 @@
 // the caller's transaction. Their module is read once per file as a guest:
 // its own names, imports and pools, with the caller's connection ids and
 // transaction ids, so that nothing of it can be mistaken for the caller's.
-import { emptyFileModel, type FileModel, type Span } from '../../../model/index.ts';
+import { spansAt } from '../../../model/spans.ts';
+import { emptyFileModel, type FileModel } from '../../../model/index.ts';
 import { dottedName, type Node } from '../syntax.ts';
 import type { EngineFile, Guest, GuestCall, SiteMeta } from './engine-file.ts';
 import type { Imports } from './imports.ts';
@@ -93,17 +94,4 @@ function atCall(meta: SiteMeta, call: GuestCall): SiteMeta {
   const moved: SiteMeta = { ...meta, site: spansAt(meta.site, call.span), inTry: tries };
   if (meta.inHandler === undefined || meta.inHandler !== call.handler) delete moved.inHandler;
   return moved;
-}
-
-/** A copy of facts with every span (an object with numeric start and end) set to `to`. */
-function spansAt<T>(value: T, to: Span): T {
-  if (Array.isArray(value)) return value.map((v: unknown) => spansAt(v, to)) as T;
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) out[key] = spansAt(v, to);
-  if (typeof out.start === 'number' && typeof out.end === 'number') {
-    out.start = to.start;
-    out.end = to.end;
-  }
-  return out as T;
 }

@@ -13,7 +13,8 @@
 // function's own walk still records its sites on the parameter it was
 // handed, in the state its callers give it.
 import type { SqlSite } from '../../../model/index.ts';
-import { madeMemory, spansAt, type Adoption } from './adoption.ts';
+import { madeMemory, type Adoption } from './adoption.ts';
+import { spansAt } from '../../../model/spans.ts';
 import { span, unwrap, type Call, type Node } from '../syntax.ts';
 import type { WalkOptions } from './bindings.ts';
 import { Env } from './env.ts';
