@@ -413,7 +413,7 @@ export abstract class CallWalk extends BindingWalk {
       constant: (name, at) => ctx.constant(name, at),
       projectModule: (m, l, f) => file.projectModule(m, l, f),
     };
-    return [...holeNodes(host, file.tree.topNode)].filter(([, node]) => isDeploymentValue(node, reader)).map(([n]) => n);
+    return [...holeNodes(host, file.tree.topNode, this.text)].filter(([, node]) => isDeploymentValue(node, reader)).map(([n]) => n);
   }
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */

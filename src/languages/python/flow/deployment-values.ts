@@ -34,6 +34,14 @@ export function isDeploymentValue(node: Node | null | undefined, reader: Deploym
   if (!n || depth > MAX_DEPTH) return false;
   const next = (child: Node | null | undefined, within: DeploymentReader = reader) => isDeploymentValue(child, within, depth + 1);
   const qualify = (x: Node) => qualifiedName(x, reader.text, reader.imports);
+  /** `os.environ["X"]`, `settings.DATABASES["default"]`: an item of a deployment mapping, by a deployment key. */
+  const subscript = (x: Node): boolean => {
+    const object = x.firstChild;
+    const q = object ? qualify(object) : undefined;
+    const index = children(x).filter((c) => c.name !== '[' && c.name !== ']' && c.from !== object?.from);
+    const mapping = (!!q && (ENVIRONS.has(q) || SETTINGS_OBJECTS.has(q))) || (!!object && next(object));
+    return mapping && index.every((c) => next(c));
+  };
   switch (n.name) {
     case 'FormatString':
       return children(n)
@@ -60,17 +68,12 @@ export function isDeploymentValue(node: Node | null | undefined, reader: Deploym
       return !!imported && next(imported.value, imported.reader);
     }
     case 'MemberExpression': {
+      // lezer reads `os.environ["X"]` as a MemberExpression with brackets.
+      if (n.getChild('[')) return subscript(n);
       const q = qualify(n);
       if (q && (SETTINGS_OBJECTS.has(q) || [...SETTINGS_OBJECTS].some((s) => q.startsWith(`${s}.`)))) return true;
       const object = n.firstChild;
       return !!object && isSettingsInstance(object, reader, depth + 1);
-    }
-    case 'SubscriptExpression': {
-      const object = n.firstChild;
-      const q = object ? qualify(object) : undefined;
-      const index = children(n).filter((c) => c.name !== '[' && c.name !== ']' && c !== object);
-      if (q && (ENVIRONS.has(q) || SETTINGS_OBJECTS.has(q))) return index.every((c) => next(c));
-      return !!object && isSettingsInstance(object, reader, depth + 1) && index.every((c) => next(c));
     }
     case 'CallExpression': {
       const call = callParts(n, reader.text);
@@ -145,13 +148,18 @@ function subclassesSettings(className: string, reader: DeploymentReader, root: N
 }
 
 /** The expressions the holes of `host` stand for, by the number the analyzer gives each (after the highest $N). */
-export function holeNodes(host: HostText, top: Node): Map<number, Node> {
+export function holeNodes(host: HostText, top: Node, text: string): Map<number, Node> {
   const out = new Map<number, Node>();
   const max = Math.max(0, ...[...host.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
   [...host.holes].sort((a, b) => a.start - b.start).forEach((hole, k) => {
     const from = host.starts[hole.start];
     const to = host.ends[hole.start];
     if (from === undefined || to === undefined) return;
+    const formatted = percentArgument(top, from, text);
+    if (formatted) {
+      out.set(max + 1 + k, formatted);
+      return;
+    }
     let node: Node | null = top.resolveInner(from, 1);
     while (node?.parent && node.parent.from >= from && node.parent.to <= to) node = node.parent;
     if (!node || node.from < from || node.to > to) return;
@@ -162,4 +170,30 @@ export function holeNodes(host: HostText, top: Node): Map<number, Node> {
     if (node) out.set(max + 1 + k, node);
   });
   return out;
+}
+
+/** A printf-style conversion of Python's `%` operator (`%s`, `%(name)s`, `%%`). */
+const PERCENT_SPEC = /%(\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])/g;
+
+/** `"SET search_path TO %s" % value`: a hole at a conversion of the template stands for that argument of the `%`. */
+function percentArgument(top: Node, at: number, text: string): Node | undefined {
+  let literal: Node | null = top.resolveInner(at, 1);
+  while (literal && literal.name !== 'String') literal = literal.parent;
+  const expr = literal?.parent;
+  if (!literal || expr?.name !== 'BinaryExpression') return undefined;
+  const [left, op, right] = children(expr);
+  if (left?.from !== literal.from || !op || text.slice(op.from, op.to) !== '%' || !right) return undefined;
+  let index = 0;
+  for (const m of text.slice(literal.from, literal.to).matchAll(PERCENT_SPEC)) {
+    const start = literal.from + (m.index ?? 0);
+    if (m[2] === '%') continue;
+    // A named conversion takes its value from a mapping: not read here.
+    if (m[1] !== undefined) return undefined;
+    if (start === at) break;
+    if (start > at) return undefined;
+    index++;
+  }
+  const value = unwrap(right);
+  const items = value?.name === 'TupleExpression' ? children(value).filter((c) => !['(', ')', ','].includes(c.name)) : value ? [value] : [];
+  return items[index];
 }
