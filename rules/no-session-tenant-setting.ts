@@ -280,6 +280,8 @@ function judge(
   // runs the code: it names the schemas the code was written for, not the job's tenant, whose schema comes in a value.
   // So is one filled from the deployment (a schema named in the environment's DATABASE_URL): every job gets the same.
   if (resolved.name === 'search_path' && resolved.constant && !resolved.clears && !holdsHole(resolved.literal, site.deploymentValues)) return undefined;
+  // Placeholders the host filled from the deployment, alone or in a list (`"SET search_path TO " + SCHEMA_FROM_ENV`).
+  if (resolved.name === 'search_path' && filledFromDeployment(write.value, site.deploymentValues)) return undefined;
   const data = { setting: resolved.name, routine: routineName };
   if (resolved.level === 'unknown') {
     if (resolved.levelChosenBy && inRoutine) return { kind: 'level-from-parameter', setting: resolved.name, parameter: resolved.levelChosenBy };
@@ -309,6 +311,12 @@ function judge(
 /** A site on a connection its function's callers hand in (a parameter the front end cannot type): which one is theirs to say. */
 function handed(site: SqlSite): { onParameter?: ParameterRef } {
   return site.clientParameter ? { onParameter: site.clientParameter } : {};
+}
+
+/** A value whose every placeholder (`$1`, `$1, public`) the host filled with a value of the deployment. */
+function filledFromDeployment(value: SettingWrite['value'], deploymentValues: readonly number[] = []): boolean {
+  const holes = value?.kind === 'placeholder' ? [value.index] : value?.kind === 'expression' ? value.placeholders : undefined;
+  return !!holes && holes.length > 0 && holes.every((n) => deploymentValues.includes(n));
 }
 
 /** A literal the front end built around a value it filled in: `tenant_$1, public`, `{schema}, public` (`$user` is PostgreSQL's own). */

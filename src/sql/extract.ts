@@ -340,6 +340,10 @@ function setValue(body: Node): { value?: SettingValue } {
   const values = args.map((a) => constValue(a));
   if (values.every((v) => v !== undefined)) return { value: { kind: 'literal', value: values.length === 1 ? values[0]! : values.join(', ') } };
   if (args.length === 1 && args[0].ParamRef) return { value: { kind: 'placeholder', index: args[0].ParamRef.number } };
+  // A list of literals and placeholders: which values the host filled in.
+  if (args.every((a, k) => values[k] !== undefined || a.ParamRef)) {
+    return { value: { kind: 'expression', placeholders: args.flatMap((a) => (a.ParamRef ? [a.ParamRef.number as number] : [])) } };
+  }
   return { value: { kind: 'expression' } };
 }
 

@@ -38,7 +38,8 @@ export type SettingValue =
   | { kind: 'default' }
   | { kind: 'placeholder'; index: number }
   | { kind: 'routine-parameter'; name: string }
-  | { kind: 'expression' };
+  /** `placeholders`: a list of literals and these placeholders (`SET search_path TO $1, public`), the host's to fill. */
+  | { kind: 'expression'; placeholders?: number[] };
 
 export interface SettingCast {
   setting: string | undefined;

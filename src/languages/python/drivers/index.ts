@@ -165,6 +165,9 @@ export const SQL_TEXT: SqlTextNames = {
   boundText: sqlTextOf('boundText'),
 };
 
+/** Settings objects read from the deployment, of every driver. */
+export const DEPLOYMENT_SETTINGS: ReadonlySet<string> = new Set(DRIVERS.flatMap((d) => d.deploymentSettings ?? []));
+
 /** Module prefixes whose calls are not the job's work. */
 export const NOT_WORK_MODULES: readonly string[] = DRIVERS.flatMap((d) => d.notWork ?? []);
 

@@ -28,6 +28,7 @@ import { classAttributeName } from './class-attributes.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
+import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
 import { foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
@@ -387,6 +388,8 @@ export abstract class CallWalk extends BindingWalk {
     const params = paramsOf(refs, this.boundValuesOf(args, method, driver, resolved), (n) => this.hostParam(n));
     if (params) site.params = params;
     resolveSettingNames(site.analysis.statements, host, params);
+    const deploymentValues = this.deploymentHoles(host);
+    if (deploymentValues.length > 0) site.deploymentValues = deploymentValues;
     if (conn?.callback) site.callback = conn.callback;
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({
@@ -397,6 +400,20 @@ export abstract class CallWalk extends BindingWalk {
       conn,
     });
     return analysis.statements;
+  }
+
+  /** The holes of the text filled with a value of the deployment (an environment variable, a settings object's field). */
+  private deploymentHoles(host: HostText): number[] {
+    if (host.holes.length === 0) return [];
+    const file = this.file;
+    const ctx = file.resolveContext();
+    const reader: DeploymentReader = {
+      text: this.text,
+      imports: file.imports,
+      constant: (name, at) => ctx.constant(name, at),
+      projectModule: (m, l, f) => file.projectModule(m, l, f),
+    };
+    return [...holeNodes(host, file.tree.topNode, this.text)].filter(([, node]) => isDeploymentValue(node, reader)).map(([n]) => n);
   }
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */

@@ -145,6 +145,8 @@ export interface PythonDriver {
   readonly sqlText?: { readonly [K in keyof SqlTextNames]?: readonly string[] };
   /** Module prefixes whose calls compose SQL or values, not the job's work. */
   readonly notWork?: readonly string[];
+  /** Settings objects the framework reads from the deployment once, at start-up (Django's `django.conf.settings`). */
+  readonly deploymentSettings?: readonly string[];
   /** The form of a connection's implicit transaction, for origins the driver names. */
   implicitForm?(conn: Omit<Conn, 'id' | 'implicitForm' | 'flow'>): string | undefined;
 

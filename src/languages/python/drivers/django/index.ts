@@ -29,6 +29,8 @@ export const django: PythonDriver = {
   runsSqlOnConnection: () => false,
   // The connection's own helpers (connection.ops.quote_name(...)) compose SQL: not the job's work.
   notWork: ['django.db.models', 'django.db.connection', 'django.db.connections', 'django.utils.timezone', 'F', 'Q'],
+  // settings.X is the deployment's configuration: the same for every request (a schema it names is no tenant's).
+  deploymentSettings: ['django.conf.settings'],
   // A migration's migrations.RunSQL("..."): its SQL (policies, functions, settings) is the project's own, run by migrate;
   // also its reverse_sql (run when the migration is rolled back) and the list form, ["...", ("... %s", [params])].
   sqlFunctions: ['django.db.migrations.RunSQL', 'django.db.migrations.operations.RunSQL'].map((path) => ({ path, cursorArg: -1, sqlArg: 0, sqlKeyword: 'sql', ownTransaction: true, moreSqlKeywords: ['reverse_sql'], sqlLists: true })),
