@@ -3,8 +3,9 @@
 // SQL they run there in a transaction is the caller's only as run there
 // (FileModel.calledSites, at the call, as the TS front end records it), so the
 // lease and claim rules read it once, in its module, and the rules that join
-// one transaction still see it. Outside a transaction, and a function walked
-// only for the thread's transaction (Django's atomic block, handed no
+// one transaction still see it; so is SQL whose state the call does not know
+// either (a session the caller was handed). In autocommit, and a function
+// walked only for the thread's transaction (Django's atomic block, handed no
 // connection), the module's own walk knows neither state: at the call, in sites.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -99,4 +100,14 @@ test('scanned as a project: each lease finding once, in the helper module; the j
     'app/worker.py:10 no-attempts-in-rollback-scope',
     'app/worker.py:11 no-side-effects-in-locking-transaction',
   ]);
+});
+
+test('a session write helper handed a session the caller was handed: reported once, in the helper module', async () => {
+  const root = project({
+    'app/tenancy.py': ['from sqlalchemy import text', '', 'async def use_schema(session, schema):', '    await session.execute(text(f\'SET search_path TO "{schema}"\'))', ''].join('\n'),
+    'app/deps.py': ['from sqlalchemy.ext.asyncio import AsyncSession', 'from app.tenancy import use_schema', '', 'async def tenant_db(db: AsyncSession, tenant_id: int):', '    await use_schema(db, f"tenant_{tenant_id}")', '    return db', ''].join('\n'),
+  });
+  const result = await scan({ paths: [root], cwd: root, concurrency: 'off' });
+  const found = result.results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(root.length + 1)}:${m.line} ${m.ruleId?.replace(/^pgq\//, '')}`));
+  assert.deepEqual(found, ['app/tenancy.py:4 no-session-tenant-setting']);
 });

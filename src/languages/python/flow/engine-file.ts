@@ -33,10 +33,10 @@ export interface GuestCall {
   handler: number | undefined;
   /**
    * The call hands the function a connection: its module's own walk reads the same SQL on that parameter,
-   * so what it runs here in a transaction is the caller's only as run there (`FileModel.calledSites`, read
-   * by the rules that join one transaction). Outside one, or walked for the thread's transaction only
-   * (Django's atomic block around a call handed none), it stays among the caller's sites: the module's own
-   * walk knows neither state.
+   * so what it runs here in a transaction, or in a state this walk does not know either, is the caller's
+   * only as run there (`FileModel.calledSites`, read by the rules that join one transaction). In
+   * autocommit, or walked for the thread's transaction only (Django's atomic block around a call handed
+   * none), it stays among the caller's sites: the module's own walk does not know that state.
    */
   handsConnection: boolean;
 }

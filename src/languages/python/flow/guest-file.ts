@@ -4,10 +4,11 @@
 // of the file are, in the caller's transaction. What they run is the
 // caller's: their SQL sites are recorded in the caller's file, at the call
 // (their text is in the other module), and the job's work they do counts in
-// the caller's transaction. SQL run in a transaction on a connection the call
-// hands goes to FileModel.calledSites (GuestCall.handsConnection): the rules
-// that join one transaction read it there, the others read the function's own
-// site in its module, so a claim helper is reported once. Their module is read once per file as a guest:
+// the caller's transaction. SQL run on a connection the call hands, in a
+// transaction or in a state unknown here too, goes to FileModel.calledSites
+// (GuestCall.handsConnection): the rules that join one transaction read it
+// there, the others read the function's own site in its module, so a claim
+// helper is reported once. Their module is read once per file as a guest:
 // its own names, imports and pools, with the caller's connection ids and
 // transaction ids, so that nothing of it can be mistaken for the caller's.
 import { spansAt } from '../../../model/spans.ts';
@@ -102,7 +103,7 @@ export function guestDef(host: HostFile, callee: Node, make: MakeFile, named?: s
 function atCall(meta: SiteMeta, call: GuestCall): SiteMeta {
   const tries = meta.inTry.filter((t) => call.tries.includes(t));
   const site = spansAt(meta.site, call.span);
-  if (call.handsConnection && site.scope.kind === 'transaction') site.calledAt = { ...call.span };
+  if (call.handsConnection && site.scope.kind !== 'autocommit') site.calledAt = { ...call.span };
   const moved: SiteMeta = { ...meta, site, inTry: tries };
   if (meta.inHandler === undefined || meta.inHandler !== call.handler) delete moved.inHandler;
   return moved;
