@@ -125,7 +125,7 @@ export interface SqlSite {
    * transaction the callers' connection is in at their calls (`connectionCalls`).
    */
   runsOnParameter?: { function: FunctionRef; parameter: number };
-  /** A site of `FileModel.calledSites`: the call of this file that runs it (TS/JS). */
+  /** A site of `FileModel.calledSites`: the call of this file that runs it. */
   calledAt?: Span;
   /**
    * The site's connection is not known here (a parameter without a driver's
@@ -384,9 +384,9 @@ export interface FileModel {
   text: string;
   sites: SqlSite[];
   /**
-   * SQL a project function sends on the transaction a call of this file hands it (TS/JS), as it runs
-   * there: in that transaction's scope, at `calledAt` in its order (spans of another module's SQL are
-   * the call's). The function's own site, in whatever state its callers hand it, is in `sites` of its
+   * SQL a project function sends on the transaction a call of this file hands it (TS/JS; Python: a
+   * function of another module walked at the call with the caller's connection), as it runs there: in
+   * that transaction's scope, at `calledAt` in its order (spans of another module's SQL are the call's). The function's own site, in whatever state its callers hand it, is in `sites` of its
    * module: the rules that join what one transaction does (its claim, its count, its locks) read these
    * too, the others read each statement once.
    */

@@ -508,7 +508,7 @@ export abstract class CallWalk extends BindingWalk {
       if (local) this.file.calledOutside.add(def.from);
       return false;
     }
-    if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler });
+    if (guest) guest.enter({ span: span(node), tries: [...this.tries], handler: this.handler, handsConnection });
     else if (handsConnection) this.file.walkedAtCall.add(def.from);
     // Handed no connection, it runs on its own where it is called outside a transaction: file.ts walks it then.
     else this.file.threadInlined.add(def.from);

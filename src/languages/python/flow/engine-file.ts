@@ -31,6 +31,14 @@ export interface GuestCall {
   span: { start: number; end: number };
   tries: readonly number[];
   handler: number | undefined;
+  /**
+   * The call hands the function a connection: its module's own walk reads the same SQL on that parameter,
+   * so what it runs here in a transaction, or in a state this walk does not know either, is the caller's
+   * only as run there (`FileModel.calledSites`, read by the rules that join one transaction). In
+   * autocommit, or walked for the thread's transaction only (Django's atomic block around a call handed
+   * none), it stays among the caller's sites: the module's own walk does not know that state.
+   */
+  handsConnection: boolean;
 }
 
 /** A function of another module of the project, with the file it is walked in at a call of this file (guest-file.ts). */
@@ -67,6 +75,8 @@ export interface EngineFile extends FileApi {
   resolveContext(): ResolveContext;
   enclosingClass(at: Node): string | undefined;
   addSite(meta: SiteMeta): void;
+  /** A site of another module's function run at a call of this file (guest-file.ts): `FileModel.calledSites`. */
+  addCalledSite(meta: SiteMeta): void;
   /** What a call of a function imported from a project module makes, when it returns a maker call. */
   importedFactory(name: string): StaticBinding | undefined;
   readonly metas: readonly SiteMeta[];

@@ -302,7 +302,7 @@ class PythonFile implements EngineFile {
     for (const entry of this.entries.values()) finishConfig(entry, this.model.file);
     for (const driver of this.drivers) driver.finish?.();
     // Transactions rolled back on every path (SQLAlchemy's connect() without commit()) undo what they wrote.
-    for (const site of this.model.sites) {
+    for (const site of [...this.model.sites, ...(this.model.calledSites ?? [])]) {
       if (site.scope.kind === 'transaction' && site.scope.id.includes('#') && neverCommits(site.scope.id)) site.scope = { ...site.scope, neverCommits: true };
     }
     collectJobTransactions(this.metas, this.workIn, this.model);
@@ -643,6 +643,11 @@ class PythonFile implements EngineFile {
 
   addSite(meta: SiteMeta): void {
     this.model.sites.push(meta.site);
+    this.metas.push(meta);
+  }
+
+  addCalledSite(meta: SiteMeta): void {
+    (this.model.calledSites ??= []).push(meta.site);
     this.metas.push(meta);
   }
 }

@@ -4,7 +4,11 @@
 // of the file are, in the caller's transaction. What they run is the
 // caller's: their SQL sites are recorded in the caller's file, at the call
 // (their text is in the other module), and the job's work they do counts in
-// the caller's transaction. Their module is read once per file as a guest:
+// the caller's transaction. SQL run on a connection the call hands, in a
+// transaction or in a state unknown here too, goes to FileModel.calledSites
+// (GuestCall.handsConnection): the rules that join one transaction read it
+// there, the others read the function's own site in its module, so a claim
+// helper is reported once. Their module is read once per file as a guest:
 // its own names, imports and pools, with the caller's connection ids and
 // transaction ids, so that nothing of it can be mistaken for the caller's.
 import { spansAt } from '../../../model/spans.ts';
@@ -23,6 +27,7 @@ export interface HostFile extends EngineFile {
 /** A file of the engine made for a module read as a guest (flow/file.ts's PythonFile, prepared but not run). */
 export interface GuestEngineFile extends EngineFile {
   addSite(meta: SiteMeta): void;
+  addCalledSite(meta: SiteMeta): void;
   nextConnId(): string;
 }
 
@@ -70,9 +75,15 @@ export function guestDef(host: HostFile, callee: Node, make: MakeFile, named?: s
   if (!state) {
     const file = make(emptyFileModel(host.model.file, 'python', source.text), source);
     const made: GuestState = { file };
-    // Its sites are the caller's, at the call; its connections are numbered with the caller's.
+    // Its sites (and those of functions it walks at its calls) are the caller's, at the call; its connections are numbered with the caller's.
     file.addSite = (meta) => {
-      if (made.call) host.addSite(atCall(meta, made.call));
+      if (!made.call) return;
+      const moved = atCall(meta, made.call);
+      if (moved.site.calledAt) host.addCalledSite(moved);
+      else host.addSite(moved);
+    };
+    file.addCalledSite = (meta) => {
+      if (made.call) host.addCalledSite(atCall(meta, made.call));
     };
     file.nextConnId = () => host.nextConnId();
     (file as { workIn: Set<string> }).workIn = host.workIn;
@@ -88,10 +99,12 @@ export function guestDef(host: HostFile, callee: Node, make: MakeFile, named?: s
   };
 }
 
-/** A site the guest recorded, moved to the call: every span of its facts is the call's; try statements are the caller's. */
+/** A site the guest recorded, moved to the call: every span of its facts is the call's (`calledAt`); try statements are the caller's. */
 function atCall(meta: SiteMeta, call: GuestCall): SiteMeta {
   const tries = meta.inTry.filter((t) => call.tries.includes(t));
-  const moved: SiteMeta = { ...meta, site: spansAt(meta.site, call.span), inTry: tries };
+  const site = spansAt(meta.site, call.span);
+  if (call.handsConnection && site.scope.kind !== 'autocommit') site.calledAt = { ...call.span };
+  const moved: SiteMeta = { ...meta, site, inTry: tries };
   if (meta.inHandler === undefined || meta.inHandler !== call.handler) delete moved.inHandler;
   return moved;
 }
