@@ -156,6 +156,8 @@ export abstract class BindingWalk implements WalkApi {
       const kind = driverNamed(binding.driver)?.sessions ?? handedIn(binding.driver);
       const conn = this.newConn(binding.driver, { kind: 'unknown', configId: binding.entry?.config.id }, kind.origin, binding.entry, 'unknown', kind.exitEnds);
       conn.shared = true;
+      // What a function writes on its rows is sent by whoever commits it next, as for a Session handed in.
+      this.handed.add(conn);
       return { kind: 'conn', conn };
     }
     // A module's or an object's connection used in a function serves every call of it (every job):
