@@ -31,6 +31,8 @@ const handedIn = (driver: Driver): ConnKind => driverNamed(driver)?.handedIn ?? 
 export abstract class BindingWalk implements WalkApi {
   readonly env = new Map<string, Binding>();
   readonly conns = new Set<Conn>();
+  /** Connections this walk was handed (a parameter, an attribute): their caller commits them. */
+  protected readonly handed = new Set<Conn>();
   readonly exits: Flow[] = [];
   dead = false;
   /** What turned statement preparing off in this (callback) walk, if something did. */
@@ -154,6 +156,8 @@ export abstract class BindingWalk implements WalkApi {
       const kind = driverNamed(binding.driver)?.sessions ?? handedIn(binding.driver);
       const conn = this.newConn(binding.driver, { kind: 'unknown', configId: binding.entry?.config.id }, kind.origin, binding.entry, 'unknown', kind.exitEnds);
       conn.shared = true;
+      // What a function writes on its rows is sent by whoever commits it next, as for a Session handed in.
+      this.handed.add(conn);
       return { kind: 'conn', conn };
     }
     // A module's or an object's connection used in a function serves every call of it (every job):
@@ -190,7 +194,9 @@ export abstract class BindingWalk implements WalkApi {
   protected handedInConn(driver: Driver, at: Node): Conn {
     const kind = handedIn(driver);
     const entry = this.file.handedInPool(driver, at);
-    return this.newConn(driver, { kind: 'unknown', ...(entry ? { configId: entry.config.id } : {}) }, kind.origin, entry, 'unknown', kind.exitEnds);
+    const conn = this.newConn(driver, { kind: 'unknown', ...(entry ? { configId: entry.config.id } : {}) }, kind.origin, entry, 'unknown', kind.exitEnds);
+    this.handed.add(conn);
+    return conn;
   }
 
   /** The binding of a receiver expression; with `create`, an unknown parameter or attribute becomes a connection of unknown origin. */

@@ -4,6 +4,7 @@
 // with a connection (walked at the call). Which methods do what is the
 // driver modules' to say (drivers/index.ts).
 import type { ConnectionUse, Driver, HostParam, Scope, SideEffectCall, SqlSite } from '../../../model/index.ts';
+import type { PendingWrite } from '../orm/writer.ts';
 import {
   autocommitSetterOf,
   CONTROL_METHODS,
@@ -41,7 +42,7 @@ import type { EngineFile, Guest } from './engine-file.ts';
 import { isWork } from './work.ts';
 
 /** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
-export type Instance = ModelRef & { conn?: Conn; pending?: Map<string, { value: Node; at: Node }> };
+export type Instance = ModelRef & { conn?: Conn; pending?: Map<string, PendingWrite> };
 
 export abstract class CallWalk extends BindingWalk {
   readonly instances = new Map<string, Instance>();
@@ -295,11 +296,27 @@ export abstract class CallWalk extends BindingWalk {
       if (instance.conn !== conn || !instance.pending) continue;
       this.dirtyInstances.delete(instance);
       // A row the session locked, written back where the session's transaction is not known (a Session handed in):
-      // the write belongs to the locking read's transaction, which the model cannot tie it to. Left unread.
+      // alone, its UPDATE by id would read as a finish by id. The read and the write are one claim, whatever
+      // transaction holds them (the caller's commit): written as one statement when the read can be written again.
       const unplaced = instance.locked && scopeOf(conn, this.file.model.file).kind !== 'transaction';
-      const built = unplaced ? undefined : updateInstance(instance, instance.pending, this.ormContext());
+      const built = !unplaced
+        ? updateInstance(instance, instance.pending, this.ormContext())
+        : instance.lockingRead
+          ? updateInstance(instance, instance.pending, this.ormContext(), instance.lockingRead)
+          : undefined;
       instance.pending = undefined;
       if (built) this.builtSite(built, conn);
+    }
+  }
+
+  /**
+   * A Session handed in keeps what the function wrote on its instances for the caller's commit
+   * (`job = session.get(Job, id); job.status = "done"` in a store whose caller commits): written where the function ends.
+   */
+  override finish(): void {
+    super.finish();
+    for (const instance of [...this.dirtyInstances]) {
+      if (instance.conn && instance.pending && this.handed.has(instance.conn)) this.flushInstances(instance.conn);
     }
   }
 

@@ -116,6 +116,8 @@ export class Walk extends CallWalk {
         return;
       case 'AssignStatement':
         return this.walkAssign(node);
+      case 'UpdateStatement':
+        return this.walkUpdate(node);
       default:
         this.walkExpression(node);
     }
@@ -465,6 +467,17 @@ export class Walk extends CallWalk {
     }
   }
 
+  /** `job.attempts += 1` on an instance: the column written from itself (`attempts = attempts + 1`), as the flush sends it. */
+  private walkUpdate(node: Node): void {
+    this.walkExpression(node);
+    const [target, op, value] = children(node);
+    const operator = op?.name === 'UpdateOp' ? this.text.slice(op.from, op.to) : '';
+    const name = target?.name === 'MemberExpression' ? dottedName(target, this.text) : undefined;
+    if (!name || !value || (operator !== '+=' && operator !== '-=')) return;
+    const instance = this.instances.get(name.slice(0, name.lastIndexOf('.')));
+    if (instance) this.instanceWrite(instance, name.slice(name.lastIndexOf('.') + 1), value, target, operator[0] as '+' | '-');
+  }
+
   /** `job = <a query that reads one row of a model>`: job is an instance the code can save or delete. */
   private bindInstance(name: string, value: Node, loop = false): void {
     let expr = unwrap(value);
@@ -489,13 +502,14 @@ export class Walk extends CallWalk {
   }
 
   /** `job.status = "done"`: kept for save() where the ORM writes at save; else written at the session's next flush. */
-  private instanceWrite(instance: Instance, column: string, value: Node, target: Node): void {
+  private instanceWrite(instance: Instance, column: string, value: Node, target: Node, from?: '+' | '-'): void {
     if (instanceOrm(this.file)?.writesAtSave) {
-      instance.assigned?.set(column, value);
+      // Django's save() writes the value Python computed; `+=` there is not read (left as before).
+      if (!from) instance.assigned?.set(column, value);
       return;
     }
     instance.pending ??= new Map();
-    instance.pending.set(column, { value, at: target });
+    instance.pending.set(column, { value, at: target, ...(from ? { from } : {}) });
     if (instance.conn) this.dirtyInstances.add(instance);
   }
 }

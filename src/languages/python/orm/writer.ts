@@ -22,6 +22,8 @@ export interface ModelRef {
   manager?: { source: ModuleSource; value: Node };
   /** The row was read by a locking read (`with_for_update()`): what the code writes back to it is part of that read's transaction. */
   locked?: boolean;
+  /** Writes that locking read as `SELECT id ...`, so a write-back the model cannot place in its transaction is read as the one claim it is. */
+  lockingRead?: (w: SqlWriter) => void;
   /** SQLAlchemy Core: a `Table("jobs", ...)`, whose own `update()`, `delete()` and `insert()` build statements. */
   core?: boolean;
 }
@@ -42,6 +44,13 @@ export interface OrmContext {
   constant?(node: Node): string | undefined;
   /** The def of this file a callee names (`rows`, `self.rows`), seen from `at`. */
   defOf?(callee: Node, at: Node): Node | undefined;
+}
+
+/** An attribute written on an instance: the value, where, and for `+=`/`-=` the operator that adds it to the column. */
+export interface PendingWrite {
+  value: Node;
+  at: Node;
+  from?: '+' | '-';
 }
 
 export interface BuiltStatement {
@@ -280,21 +289,31 @@ export function deleteInstance(instance: ModelRef, at: Node): BuiltStatement {
   return { ...w.build(span(at)), params: [{ kind: 'unknown' }] };
 }
 
-/** `job.status = "done"; job.attempts = Job.attempts + 1` on a SQLAlchemy instance: the one UPDATE its session flushes. */
-export function updateInstance(instance: ModelRef, assigned: Map<string, { value: Node; at: Node }>, ctx: OrmContext): BuiltStatement | undefined {
+/**
+ * `job.status = "done"; job.attempts = Job.attempts + 1` on a SQLAlchemy instance: the one UPDATE its session flushes.
+ * With `claimed`, the rows are the ones a locking read took: `... WHERE id IN (SELECT id ... FOR UPDATE SKIP LOCKED)`,
+ * the read and its write-back as one claim (what they are when one transaction holds both).
+ */
+export function updateInstance(instance: ModelRef, assigned: Map<string, PendingWrite>, ctx: OrmContext, claimed?: (w: SqlWriter) => void): BuiltStatement | undefined {
   const writes = [...assigned];
   if (writes.length === 0) return undefined;
   const first = writes[0][1].at;
   const w = new SqlWriter(ctx);
   w.raw(`UPDATE ${instance.table} SET `, first);
   w.ownRow = instance.table;
-  writes.forEach(([column, { value, at }], k) => {
+  writes.forEach(([column, { value, at, from }], k) => {
     if (k > 0) w.raw(', ', at);
-    w.raw(`${column} = `, at);
+    w.raw(from ? `${column} = ${column} ${from} ` : `${column} = `, at);
     w.value(value, value);
   });
   w.ownRow = undefined;
-  w.raw(' WHERE id = ', first);
-  w.placeholder(undefined, first);
+  if (claimed) {
+    w.raw(' WHERE id IN (', first);
+    claimed(w);
+    w.raw(')', first);
+  } else {
+    w.raw(' WHERE id = ', first);
+    w.placeholder(undefined, first);
+  }
   return w.build(span(first));
 }

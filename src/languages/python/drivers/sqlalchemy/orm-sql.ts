@@ -228,7 +228,8 @@ export function sqlalchemyStatement(node: Node, ctx: OrmContext, depth = 0): Bui
     w.raw(')', rootCall);
   } else if (lock) {
     writeSelect(w, rootCall, modelArg!, model, steps);
-    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name, locked: true } };
+    const lockingRead = (into: SqlWriter) => writeSelect(into, rootCall, modelArg!, model, steps, 'id');
+    return { ...w.build(span(expr)), returnsInstance: { table: model.table, name: model.name, locked: true, lockingRead } };
   } else {
     if (kind === 'query' && last && ['first', 'one', 'one_or_none', 'get'].includes(last.method)) {
       return { host: emptyHost(expr), params: [], returnsInstance: { table: model.table, name: model.name } };
@@ -249,9 +250,9 @@ export function isModelQuery(node: Node, ctx: OrmContext): boolean {
 }
 
 /** SELECT <column or *> FROM t WHERE ... [LIMIT 1] FOR UPDATE [SKIP LOCKED]: a select() chain. */
-function writeSelect(w: SqlWriter, rootCall: Node, selected: Node, model: ModelRef, steps: Step[]): void {
+function writeSelect(w: SqlWriter, rootCall: Node, selected: Node, model: ModelRef, steps: Step[], only?: string): void {
   const ctx = w.ctx;
-  const column = ctx.model(selected) ? undefined : columnOf(selected, ctx);
+  const column = only ?? (ctx.model(selected) ? undefined : columnOf(selected, ctx));
   w.raw(`SELECT ${column ?? '*'} FROM ${model.table}`, rootCall);
   saWhere(steps, w);
   const last = steps[steps.length - 1];
