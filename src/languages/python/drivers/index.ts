@@ -183,7 +183,7 @@ export function instanceOrm(file: FileApi): DriverOrm | undefined {
 }
 
 /** The outside-world call a driver's framework knows a call to be (Django's send_mail, `EmailMessage(...).send()`). */
-export function driverSideEffect(qualified: string | undefined, method: string | undefined, madeBy: string | undefined): string | undefined {
+export function driverSideEffect(qualified: string | undefined, method: string | undefined, madeBy: () => string | undefined): string | undefined {
   for (const driver of DRIVERS) {
     const found = driver.sideEffect?.(qualified, method, madeBy);
     if (found) return found;

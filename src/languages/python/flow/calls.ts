@@ -74,7 +74,7 @@ export abstract class CallWalk extends BindingWalk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    const madeBy = method ? receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) : undefined;
+    const madeBy = () => (method ? receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) : undefined);
     this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined, madeBy);
     // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
     const orm = method ? this.ormChain(node) : undefined;
@@ -552,7 +552,7 @@ export abstract class CallWalk extends BindingWalk {
     return held ? this.file.guestDef?.(callee, `${held}.${parts[2]}`) : undefined;
   }
 
-  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined, madeBy?: string): void {
+  private sideEffect(node: Node, qualified: string | undefined, method: string | undefined, receiver: string | undefined, madeBy?: () => string | undefined): void {
     const isEffect = pythonSideEffect(qualified, method, receiver, madeBy) !== undefined;
     if (isEffect) this.recordSideEffect(node, qualified ?? this.text.slice(node.firstChild!.from, node.firstChild!.to));
   }

@@ -67,9 +67,10 @@ export interface PythonDriver {
   readonly name: Driver;
   /**
    * A call of the driver's framework that reaches the outside world (Django's mail): `qualified` is the callee's
-   * qualified name, `method` the method called, `madeBy` the qualified name of the call that made the receiver.
+   * qualified name, `method` the method called, `madeBy` the qualified name of the call that made the receiver
+   * (asked only for a method the driver knows: finding it reads the enclosing def).
    */
-  sideEffect?(qualified: string | undefined, method: string | undefined, madeBy: string | undefined): string | undefined;
+  sideEffect?(qualified: string | undefined, method: string | undefined, madeBy: () => string | undefined): string | undefined;
   /** Top-level modules whose import means a file talks to this driver... */
   readonly modules: readonly string[];
   /** ...unless it imports these drivers too (the registry's order settles the rest). */

@@ -53,7 +53,7 @@ const SESSION_NAMES = /^(session|client|sess|http_session|async_client)$/;
 const WRITE_VERBS = /^(post|put|patch)$/;
 
 /** The callee to report when the call reaches the outside world, else undefined. */
-export function pythonSideEffect(qualified: string | undefined, method: string | undefined, receiver?: string, madeBy?: string): string | undefined {
+export function pythonSideEffect(qualified: string | undefined, method: string | undefined, receiver?: string, madeBy: () => string | undefined = () => undefined): string | undefined {
   if (qualified && FUNCTIONS.has(qualified)) return qualified;
   const framework = driverSideEffect(qualified, method, madeBy);
   if (framework) return framework;
@@ -224,6 +224,6 @@ function effectIn(node: Node, file: CalleeResolver, depth: number, seen: Set<str
   if (!parts) return undefined;
   const method = methodCall(node, file.text);
   const qualified = file.qualify(parts.callee);
-  const madeBy = method ? receiverMaker(method.object, file.text, (n) => file.qualify(n)) : undefined;
+  const madeBy = () => (method ? receiverMaker(method.object, file.text, (n) => file.qualify(n)) : undefined);
   return pythonSideEffect(qualified, method?.method, method ? dottedName(method.object, file.text) : undefined, madeBy) ?? sideEffectWithin(node, file, depth + 1, seen);
 }

@@ -17,12 +17,14 @@ const CONNECTION_FACTORIES: ReadonlySet<string> = new Set(['django.core.mail.get
 /**
  * The Django mail call a call is, or undefined: `qualified` is the callee's
  * qualified name, `method` the method called, `madeBy` the qualified name of
- * the call that made the receiver (`msg = EmailMessage(...)`; `msg.send()`).
+ * the call that made the receiver (`msg = EmailMessage(...)`; `msg.send()`), asked only for a sending method.
  */
-export function djangoMailSend(qualified: string | undefined, method: string | undefined, madeBy: string | undefined): string | undefined {
+export function djangoMailSend(qualified: string | undefined, method: string | undefined, madeBy: () => string | undefined): string | undefined {
   if (qualified && SENDING_FUNCTIONS.has(qualified)) return qualified;
-  if (!method || !madeBy) return undefined;
-  if (method === 'send' && MESSAGE_CLASSES.test(madeBy)) return `${madeBy}.send`;
-  if (method === 'send_messages' && CONNECTION_FACTORIES.has(madeBy)) return `${madeBy}().send_messages`;
+  if (method !== 'send' && method !== 'send_messages') return undefined;
+  const maker = madeBy();
+  if (!maker) return undefined;
+  if (method === 'send' && MESSAGE_CLASSES.test(maker)) return `${maker}.send`;
+  if (method === 'send_messages' && CONNECTION_FACTORIES.has(maker)) return `${maker}().send_messages`;
   return undefined;
 }
