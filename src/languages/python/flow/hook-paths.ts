@@ -9,7 +9,7 @@ import { span, type Node } from '../syntax.ts';
 const NESTED = new Set(['FunctionDefinition', 'LambdaExpression', 'ClassDefinition']);
 
 /** What can skip the statement at `at` in the hook `def`, where anything can; writtenElsewhere is filled by the caller. */
-export function hookSkip(def: Node, at: number, lineOf: (offset: number) => number): PathSkip | undefined {
+export function hookSkip(def: Node, at: number, text: string, lineOf: (offset: number) => number): PathSkip | undefined {
   const body = def.getChild('Body');
   if (!body || at < body.from || at >= body.to) return undefined;
   const chain: Node[] = [];
@@ -22,10 +22,13 @@ export function hookSkip(def: Node, at: number, lineOf: (offset: number) => numb
     if (NESTED.has(node.name)) return undefined; // a nested def or lambda: not the hook's own path
     if (node.name === 'Body') {
       for (const before of statementsBefore(node, at)) {
+        if (before.name === 'IfStatement' && steady(before, text)) continue;
         const ret = exitIn(before);
         // The statement that returns is the skip path: what it writes on the way out counts.
         if (ret) found ??= { span: span(before), how: `the return on line ${lineOf(ret.from)}` };
       }
+    } else if (node.name === 'IfStatement' && steady(node, text)) {
+      continue;
     } else if (node.name === 'IfStatement' || node.name === 'MatchStatement' || node.name === 'ConditionalExpression') {
       found = { span: span(node), how: `the condition on line ${lineOf(node.from)}` };
     } else if (node.name === 'TryStatement') {
@@ -107,5 +110,26 @@ function hasRaise(node: Node): boolean {
 export function noteHookSkips(def: Node, sites: readonly SqlSite[], text: string): void {
   const lineOf = (offset: number) => text.slice(0, offset).split('\n').length;
   const own = sites.filter((s) => s.callback && s.span.start >= def.from && s.span.start < def.to);
-  markHookSkips(own, (at) => hookSkip(def, at, lineOf), (a, b) => otherBranch(def, a, b));
+  markHookSkips(own, (at) => hookSkip(def, at, text, lineOf), (a, b) => otherBranch(def, a, b));
+}
+
+/**
+ * An if whose conditions do not tell one job from another: a cache check comparing two values
+ * (`if conn.info.get("tenant") == tenant: return`: the setting already holds this job's value), or the
+ * engine's dialect (`connection.dialect.name == "postgresql"`: the same for every use of the connection).
+ */
+function steady(node: Node, text: string): boolean {
+  const tests: Node[] = [];
+  for (let c = node.firstChild; c; c = c.nextSibling) if (c.prevSibling?.name === 'if' || c.prevSibling?.name === 'elif') tests.push(c);
+  return tests.length > 0 && tests.every((t) => comparesValues(t, text) || /\.dialect\b/.test(text.slice(t.from, t.to)));
+}
+
+const LITERALS = new Set(['None', 'String', 'Number', 'Boolean', 'FormatString']);
+
+function comparesValues(test: Node, text: string): boolean {
+  if (test.name !== 'BinaryExpression') return false;
+  const parts = [test.firstChild, test.firstChild?.nextSibling, test.lastChild];
+  const op = parts[1] ? text.slice(parts[1].from, parts[1].to) : '';
+  if (op === 'and' || op === 'or') return comparesValues(parts[0]!, text) && comparesValues(parts[2]!, text);
+  return (op === '==' || op === '!=') && !!parts[0] && !!parts[2] && !LITERALS.has(parts[0].name) && !LITERALS.has(parts[2].name);
 }

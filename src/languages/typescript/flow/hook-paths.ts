@@ -33,7 +33,7 @@ function hookSkip(fn: FunctionNode, at: number, lineOf: (offset: number) => numb
   for (let i = chain.length - 1; i >= 0; i--) {
     const node = chain[i];
     const child = chain[i + 1];
-    const guarded = (node.type === 'IfStatement' || node.type === 'ConditionalExpression') && child !== node.test;
+    const guarded = (node.type === 'IfStatement' || node.type === 'ConditionalExpression') && child !== node.test && !comparesValues(node.test);
     if (child && (guarded || (node.type === 'LogicalExpression' && child === node.right))) {
       return { span: span(node), how: `the condition on line ${lineOf(node.range[0])}` };
     }
@@ -44,6 +44,7 @@ function hookSkip(fn: FunctionNode, at: number, lineOf: (offset: number) => numb
     if (node.type === 'BlockStatement') {
       for (const statement of node.body) {
         if (statement.range[1] > at) break;
+        if (statement.type === 'IfStatement' && comparesValues(statement.test)) continue;
         const ret = returnIn(statement);
         if (ret) return { span: span(statement), how: `the return on line ${lineOf(ret.range[0])}` };
       }
@@ -79,4 +80,12 @@ function throws(node: Node): boolean {
   if (node.type === 'ThrowStatement') return true;
   if (isFunction(node)) return false;
   return children(node).some(throws);
+}
+
+/** A cache check comparing two values (`if (client.tenant === tenant) return`): the setting already holds this job's value. */
+function comparesValues(test: Node): boolean {
+  if (test.type === 'LogicalExpression') return comparesValues(test.left) && comparesValues(test.right);
+  if (test.type !== 'BinaryExpression' || !['==', '===', '!=', '!=='].includes(test.operator)) return false;
+  const literal = (n: Node) => n.type === 'Literal' || (n.type === 'Identifier' && n.name === 'undefined') || n.type === 'TemplateLiteral';
+  return !literal(test.left) && !literal(test.right);
 }
