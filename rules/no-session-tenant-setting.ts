@@ -62,6 +62,8 @@ const messages = {
     "Session-level write of '{{setting}}' outlives the job: the next job on this pooled connection runs as this tenant and reads its rows. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
   sessionFlag:
     "Session-level write of '{{setting}}' = {{value}} outlives the job: the flag stays {{value}} for every later job on this pooled connection, whatever it should be for them. Set it with set_config('{{setting}}', ..., true) or SET LOCAL inside the job's transaction.",
+  skippedInHook:
+    "This hook writes '{{setting}}' at session level before each use of the connection, but {{how}} skips the write: a job with no tenant then runs with the previous job's '{{setting}}' still set on this pooled connection and reads that tenant's rows. Clear it on that path (RESET {{setting}}), or set it with set_config('{{setting}}', ..., true) in the job's transaction.",
   onPool:
     "'{{setting}}' is written through the pool: the call runs on whichever connection the pool hands out, so the setting lands on a random connection and leaks to its next job. Check out a client, open a transaction and use set_config('{{setting}}', ..., true) there.",
   routine:
@@ -247,7 +249,9 @@ function judge(
   isRequestScoped: (name: string | undefined) => boolean,
 ): Judgement | undefined {
   // Pool callbacks: configure= and checkout hooks run the same for every tenant before any job, reset= clears.
-  if (site.callback) return undefined;
+  // Unless a checkout hook has a path that skips the write (`if tenant is None: return`): that job keeps the last one's.
+  const skipped = site.callback?.role === 'checkout' ? site.callback.skipped : undefined;
+  if (site.callback && !skipped) return undefined;
   const config = configOf(file, site);
   // Pools and clients whose session state cannot reach another tenant's job.
   if (servesOneTenant(config)) return undefined;
@@ -292,6 +296,12 @@ function judge(
   // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
+  if (skipped) {
+    const name = resolved.name;
+    // The skip path writes or clears it too: every use of the connection starts from a value this hook chose.
+    if (skipped.writtenElsewhere.some((n) => n === name || n === '*' || (n === '*reset-all' && !KEPT_BY_RESET_ALL.has(name)))) return undefined;
+    return { kind: 'report', messageId: 'skippedInHook', data: { ...data, how: skipped.how } };
+  }
   if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
   // A routine's body runs where it is called; one whose only callers are on a dedicated connection (a regression
   // test's helper, called on psql's connection to the test's database) runs there.

@@ -81,6 +81,20 @@ export type HostParam =
   | { kind: 'clock'; seconds: number }
   | { kind: 'unknown' };
 
+/**
+ * A checkout hook (SQLAlchemy after_begin/checkout, node-postgres pool.on('connect'|'acquire')) has a path that does
+ * not reach this site: an earlier return, a condition around it, an except that swallows its error. On that path the
+ * connection keeps whatever the previous job's hook wrote.
+ */
+export interface HookSkip {
+  /** Host span of what skips the site (the return, the if, the except). */
+  span: Span;
+  /** For messages: 'the return on line 12'. */
+  how: string;
+  /** Settings the hook writes (any value) or clears where the site is skipped, or before it: `*` for DISCARD ALL, `*reset-all` for RESET ALL. */
+  writtenElsewhere: string[];
+}
+
 export interface SqlSite {
   /** Host span of the SQL text (the string or template) or of the call. */
   span: Span;
@@ -96,7 +110,7 @@ export interface SqlSite {
    * (SQLAlchemy "checkout", asyncpg setup=), 'reset' when it is returned
    * (psycopg_pool reset=, SQLAlchemy "checkin"/"reset", asyncpg reset=).
    */
-  callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout' };
+  callback?: { configId: string; role: 'reset' | 'configure' | 'check' | 'checkout'; skipped?: HookSkip };
   /** Values bound to the SQL's placeholders: params[0] is $1 (or the first %s / %(name)s in order). */
   params?: HostParam[];
   /**

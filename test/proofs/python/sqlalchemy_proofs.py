@@ -59,12 +59,22 @@ def proof_function_engine(url):
     return {"after_tenant": {str(k): v for k, v in after_tenant.items()}, "next_call": {str(k): v for k, v in next_call.items()}}
 
 
+def proof_hook_skip(url):
+    # Hooks that set the tenant before every use: a job with tenant 1, then a job with none, on one pooled connection.
+    bad = load("python/no-session-tenant-setting/bad-hook-skips-write.py", url)
+    good = load("python/no-session-tenant-setting/good-hook-writes-every-path.py", url)
+    return {
+        "bad": [bad.count_invoices(1), bad.count_invoices(None)],
+        "good": [good.count_invoices(1), good.count_invoices(None)],
+    }
+
+
 def search_path(engine):
     with engine.connect() as conn:
         return conn.execute(text("select current_setting('search_path')")).scalar()
 
 
-PROOFS = {"session-leak": proof_session_leak, "function-engine": proof_function_engine}
+PROOFS = {"session-leak": proof_session_leak, "function-engine": proof_function_engine, "hook-skip": proof_hook_skip}
 
 
 def main():

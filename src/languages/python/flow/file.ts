@@ -25,6 +25,7 @@ import type { ResolveContext } from './strings.ts';
 import { SqlMembers } from './sql-members.ts';
 import type { ConfigEntry, Conn, ReadContext, StaticBinding } from './types.ts';
 import { returnedSqlSites } from './returned-sql.ts';
+import { noteHookSkips } from './hook-paths.ts';
 import { Walk } from './walk.ts';
 import { guestDef } from './guest-file.ts';
 import { importedText } from './imported-text.ts';
@@ -558,6 +559,8 @@ class PythonFile implements EngineFile {
         walk.walkBlock(bodyStatements(target));
         walk.finish();
         if (role === 'reset' && !entry.config.driverReset) this.noteResetClears(entry, conn, firstSite, name);
+        // A checkout hook that can skip its write leaves the previous job's setting for the job it readies.
+        if (role === 'checkout') noteHookSkips(target, this.metas.slice(firstSite).filter((m) => m.conn === conn).map((m) => m.site), this.text);
       }
       const exits = walk.exits;
       if (exits.some((f) => f.dirty === true)) {

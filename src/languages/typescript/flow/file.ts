@@ -10,6 +10,7 @@ import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import { noteHookSkips } from './hook-paths.ts';
 import { finishConfigs } from './configs.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Env } from './env.ts';
@@ -610,6 +611,8 @@ export class TsFile implements ExportingModule, FunctionOwner {
     // Sites of a hook function walked before the pool was made (declared above it).
     for (const [fn, hook] of this.hooks) {
       for (const site of this.model.sites) if (!site.callback && fn.range[0] <= site.span.start && site.span.end <= fn.range[1]) site.callback = { configId: hook.configId, role: hook.role };
+      // A checkout hook that can skip its write leaves the previous job's setting for the job it readies.
+      if (hook.role === 'checkout') noteHookSkips(fn, this.model.sites, this.text);
     }
     returnedSqlSites(this);
     // In source order (module-level pools are made before the walk reaches them).
