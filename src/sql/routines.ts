@@ -109,6 +109,15 @@ export function analyzeRoutine(
     if (header !== undefined) tree = parsePlPgSql(header);
   }
   if (!tree.ok) {
+    // And a field of a `%ROWTYPE` variable as an assignment's target (`v_invite.status := 'expired'`): the parser
+    // does not know the table's columns, the server does. The target becomes PERFORM, so the value is still read.
+    const fields = withRowFieldAssignments(stmtText, bodyOffset, routine.body.length);
+    if (fields !== undefined) {
+      const retried = parsePlPgSql(withKnownArrayTypes(withScalarDeclarations(fields, bodyOffset, routine.body.length) ?? fields, bodyOffset) ?? fields);
+      if (retried.ok) tree = retried;
+    }
+  }
+  if (!tree.ok) {
     out.errors.push({ message: `PL/pgSQL body of ${routine.info.name}: ${tree.message}`, span: { start: at(startByte), end: at(endByte) } });
     return;
   }
@@ -253,6 +262,33 @@ export function withScalarDeclarations(stmtText: string, bodyOffset: number, bod
   for (const edit of edits) {
     const width = edit.end - edit.start;
     out += body.slice(last, edit.start) + (width >= 4 ? 'text'.padEnd(width) : 'int'.padEnd(width));
+    last = edit.end;
+  }
+  return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);
+}
+
+/**
+ * The routine's text with each assignment to a field of a `%ROWTYPE` variable (`v_row.status := 'expired';`) written
+ * as PERFORM of its value, padded to the same length; undefined when there is none, or a target is too short to hold
+ * the keyword. The PL/pgSQL parser knows no table's columns and rejects the target; the value's calls stay in place.
+ */
+export function withRowFieldAssignments(stmtText: string, bodyOffset: number, bodyLength: number): string | undefined {
+  const body = stmtText.slice(bodyOffset, bodyOffset + bodyLength);
+  const code = codeOnly(body);
+  const rows = [...code.matchAll(/\b([A-Za-z_][\w$]*)\s+[\w$."]+%rowtype\b/gi)].map((m) => m[1].toLowerCase());
+  if (rows.length === 0) return undefined;
+  const edits: { start: number; end: number }[] = [];
+  // A statement's start (after `;`, a block keyword or a label), then `row.field :=` or `row.field =`.
+  for (const m of code.matchAll(/(?<=(?:^|;|\bbegin|\bthen|\belse|\bloop|>>)\s*)([A-Za-z_][\w$]*)\s*\.\s*"?[A-Za-z_][\w$]*"?\s*:?=(?!=)/gi)) {
+    if (!rows.includes(m[1].toLowerCase())) continue;
+    if (m[0].length < 'perform'.length) return undefined;
+    edits.push({ start: m.index, end: m.index + m[0].length });
+  }
+  if (edits.length === 0) return undefined;
+  let out = stmtText.slice(0, bodyOffset);
+  let last = 0;
+  for (const edit of edits) {
+    out += body.slice(last, edit.start) + 'perform'.padEnd(edit.end - edit.start);
     last = edit.end;
   }
   return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);
