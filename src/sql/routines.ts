@@ -166,6 +166,8 @@ export function analyzeRoutine(
       exceptionGuard: query.guarded,
       plpgsql: query.place,
     });
+    // `perform cron.schedule('sweep', '* * * * *', $c$ update ... $c$)`: the function schedules a job whose command runs at every tick.
+    if (/\bcron\s*\.\s*schedule/i.test(needle)) scheduledCommand(sqlText, (i) => place(index + Math.max(0, i - prefix)), out, routine.info.span ?? span);
   };
   /** The statements each query expression of the tree gave. */
   const produced = new Map<object, StatementFacts[]>();
@@ -192,6 +194,18 @@ function analyzeCronCommand(stmt: Node, sql: string, startByte: number, endByte:
   if (bodyAt < 0) return;
   const info: RoutineInfo = { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span };
   nested(cron.command, (i) => at(startByte + byteOf(bodyAt + i)), info, out, { parameters: [] });
+}
+
+/** The command of a pg_cron job a routine's statement schedules, read as the body of a SQL function named after the job. */
+function scheduledCommand(sqlText: string, place: (index: number) => number, out: SqlAnalysis, span: Span): void {
+  const parsed = parseStatements(sqlText);
+  if (!parsed.ok || parsed.statements.length !== 1) return;
+  const cron = cronCommandOf(parsed.statements[0].stmt);
+  if (!cron) return;
+  // As written only where the command holds no quote to escape (dollar quoting, the usual way).
+  const bodyAt = sqlText.indexOf(cron.command, byteToUtf16Map(sqlText)(cron.location));
+  if (bodyAt < 0) return;
+  nested(cron.command, (i) => place(bodyAt + i), { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span }, out, { parameters: [] });
 }
 
 /**
