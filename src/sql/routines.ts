@@ -188,12 +188,30 @@ function analyzeCronCommand(stmt: Node, sql: string, startByte: number, endByte:
   if (!cron || (onlyFacts && bodyCarriesNoFact(cron.command))) return;
   const stmtText = utf8Of(sql).subarray(startByte, endByte).toString('utf8');
   const byteOf = utf16ToByteMap(stmtText);
-  // The literal's text: as written only where the command holds no quote to escape (dollar quoting, the usual way).
   const literalAt = Math.max(0, cron.location - startByte);
-  const bodyAt = stmtText.indexOf(cron.command, byteToUtf16Map(stmtText)(literalAt));
-  if (bodyAt < 0) return;
+  const source = commandSource(stmtText, cron.command, byteToUtf16Map(stmtText)(literalAt));
+  if (!source) return;
   const info: RoutineInfo = { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span };
-  nested(cron.command, (i) => at(startByte + byteOf(bodyAt + i)), info, out, { parameters: [] });
+  nested(cron.command, (i) => at(startByte + byteOf(source(i))), info, out, { parameters: [] });
+}
+
+/**
+ * Where each character of a cron command stands in the text that gives it: as written (dollar quoting, the usual
+ * way), or in a single-quoted literal whose quotes are doubled (`'update jobs set status = ''queued'''`).
+ */
+function commandSource(text: string, command: string, from: number): ((index: number) => number) | undefined {
+  const asWritten = text.indexOf(command, from);
+  if (asWritten >= 0) return (i) => asWritten + i;
+  if (!command.includes("'")) return undefined;
+  const at = text.indexOf(command.replaceAll("'", "''"), from);
+  if (at < 0) return undefined;
+  const shift: number[] = [];
+  let quotes = 0;
+  for (let i = 0; i <= command.length; i++) {
+    shift.push(i + quotes);
+    if (command[i] === "'") quotes++;
+  }
+  return (i) => at + (shift[Math.min(i, command.length)] ?? 0);
 }
 
 /** The command of a pg_cron job a routine's statement schedules, read as the body of a SQL function named after the job. */
@@ -202,10 +220,9 @@ function scheduledCommand(sqlText: string, place: (index: number) => number, out
   if (!parsed.ok || parsed.statements.length !== 1) return;
   const cron = cronCommandOf(parsed.statements[0].stmt);
   if (!cron) return;
-  // As written only where the command holds no quote to escape (dollar quoting, the usual way).
-  const bodyAt = sqlText.indexOf(cron.command, byteToUtf16Map(sqlText)(cron.location));
-  if (bodyAt < 0) return;
-  nested(cron.command, (i) => place(bodyAt + i), { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span }, out, { parameters: [] });
+  const source = commandSource(sqlText, cron.command, byteToUtf16Map(sqlText)(cron.location));
+  if (!source) return;
+  nested(cron.command, (i) => place(source(i)), { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span }, out, { parameters: [] });
 }
 
 /**
