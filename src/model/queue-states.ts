@@ -8,7 +8,7 @@
 // fallback; a column or word no claim shows stays unknown.
 import type { AssignedValue, Comparison, RowWrite } from '../sql/index.ts';
 import { DEAD_STATUS, DONE_STATUS, isLeaseColumn, RUNNING_STATUS, STATUS_COLUMN, WAITING_STATUS } from './queue-columns.ts';
-import { leaseRoles } from './queue-leases.ts';
+import { isExpiredLease, leaseRoles } from './queue-leases.ts';
 
 export interface StateRoles {
   /** The column holds the job's state. */
@@ -40,11 +40,25 @@ function statesNamed(c: Comparison): string[] {
 export const STATES_BY_NAME: StateRoles = { isState: (c) => STATUS_COLUMN.test(c), isRunning: (s) => RUNNING_STATUS.test(s) };
 
 /** A value a claim writes for the worker: a lease end (`now() + ...`), a lease column by its name, a placeholder, or a count. */
-function writesWorkerValue(write: RowWrite): boolean {
+function writesWorkerValue(write: RowWrite, cutoffColumns: ReadonlySet<string>): boolean {
   const lease = leaseRoles(write);
   return write.assignments.some(
-    (a) => a.value.kind === 'param' || a.value.kind === 'increment' || lease.end.has(a.column) || (isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)),
+    (a) =>
+      a.value.kind === 'param' ||
+      a.value.kind === 'increment' ||
+      lease.end.has(a.column) ||
+      // A lease start by role: set to now() here, compared with a past cutoff elsewhere (`processing_started_at < now() - interval '2 hours'`).
+      (lease.start.has(a.column) && cutoffColumns.has(a.column)) ||
+      (isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)),
   );
+}
+
+/** The columns some write's filter compares with a past cutoff (`c < now() - interval '...'`, `c < $1`). */
+function cutoffColumnsOf(moves: readonly { write: RowWrite; predicate: readonly Comparison[] }[]): Set<string> {
+  const columns = new Set<string>();
+  for (const { write, predicate } of moves)
+    for (const c of [...predicate, ...write.where]) if (isExpiredLease(c, { end: new Set(), start: new Set([c.column]) }, false)) columns.add(c.column);
+  return columns;
 }
 
 /**
@@ -57,12 +71,17 @@ export function stateRolesOf(moves: readonly { write: RowWrite; predicate: reado
   const columns = new Set<string>();
   const written = new Set<string>();
   const taken = new Set<string>();
+  // The states a claim moves jobs out of: where workers take jobs from, so waiting, whatever the word.
+  const claimedFrom = new Set<string>();
+  const cutoffColumns = cutoffColumnsOf(moves);
   for (const { write, predicate } of moves) {
     if (write.op !== 'update') continue;
     // What a move takes and does not write back (a claim may take its own state back once the lease expired).
     const sets = write.assignments.flatMap((a) => statusValues(a.value).map((v) => v.toLowerCase()));
     for (const c of predicate) if (!c.negated) for (const s of statesNamed(c)) if (!sets.includes(s.toLowerCase())) taken.add(s.toLowerCase());
-    if (!writesWorkerValue(write)) continue;
+    // A write that clears the lease (`locked_at = null`) releases its rows: the state it writes is no run's.
+    const releases = write.assignments.some((a) => isLeaseColumn(a.column) && a.value.kind === 'literal' && a.value.value === null);
+    if (!writesWorkerValue(write, cutoffColumns) || releases) continue;
     for (const a of write.assignments) {
       const state = a.value.kind === 'literal' ? a.value.value : undefined;
       if (typeof state !== 'string') continue;
@@ -70,13 +89,15 @@ export function stateRolesOf(moves: readonly { write: RowWrite; predicate: reado
       if (!from.some((s) => s !== state)) continue;
       columns.add(a.column);
       written.add(state.toLowerCase());
+      for (const s of from) if (s !== state) claimedFrom.add(s.toLowerCase());
     }
   }
   const running = new Set([...written].filter((s) => !taken.has(s) && !WAITING_STATUS.test(s) && !DONE_STATUS.test(s) && !DEAD_STATUS.test(s)));
   if (columns.size === 0) return STATES_BY_NAME;
   return {
     isState: (c) => STATUS_COLUMN.test(c) || columns.has(c),
-    isRunning: (s) => RUNNING_STATUS.test(s) || running.has(s.toLowerCase()),
+    // A word that names a run (`'active'`) is still a waiting state where a claim takes jobs out of it and no claim writes it.
+    isRunning: (s) => running.has(s.toLowerCase()) || (RUNNING_STATUS.test(s) && !(claimedFrom.has(s.toLowerCase()) && !written.has(s.toLowerCase()))),
   };
 }
 

@@ -109,6 +109,15 @@ export function analyzeRoutine(
     if (header !== undefined) tree = parsePlPgSql(header);
   }
   if (!tree.ok) {
+    // And a field of a `%ROWTYPE` variable as an assignment's target (`v_invite.status := 'expired'`): the parser
+    // does not know the table's columns, the server does. The target becomes PERFORM, so the value is still read.
+    const fields = withRowFieldAssignments(stmtText, bodyOffset, routine.body.length);
+    if (fields !== undefined) {
+      const retried = parsePlPgSql(withKnownArrayTypes(withScalarDeclarations(fields, bodyOffset, routine.body.length) ?? fields, bodyOffset) ?? fields);
+      if (retried.ok) tree = retried;
+    }
+  }
+  if (!tree.ok) {
     out.errors.push({ message: `PL/pgSQL body of ${routine.info.name}: ${tree.message}`, span: { start: at(startByte), end: at(endByte) } });
     return;
   }
@@ -157,6 +166,8 @@ export function analyzeRoutine(
       exceptionGuard: query.guarded,
       plpgsql: query.place,
     });
+    // `perform cron.schedule('sweep', '* * * * *', $c$ update ... $c$)`: the function schedules a job whose command runs at every tick.
+    if (/\bcron\s*\.\s*schedule/i.test(needle)) scheduledCommand(sqlText, (i) => place(index + Math.max(0, i - prefix)), out, routine.info.span ?? span);
   };
   /** The statements each query expression of the tree gave. */
   const produced = new Map<object, StatementFacts[]>();
@@ -177,12 +188,41 @@ function analyzeCronCommand(stmt: Node, sql: string, startByte: number, endByte:
   if (!cron || (onlyFacts && bodyCarriesNoFact(cron.command))) return;
   const stmtText = utf8Of(sql).subarray(startByte, endByte).toString('utf8');
   const byteOf = utf16ToByteMap(stmtText);
-  // The literal's text: as written only where the command holds no quote to escape (dollar quoting, the usual way).
   const literalAt = Math.max(0, cron.location - startByte);
-  const bodyAt = stmtText.indexOf(cron.command, byteToUtf16Map(stmtText)(literalAt));
-  if (bodyAt < 0) return;
+  const source = commandSource(stmtText, cron.command, byteToUtf16Map(stmtText)(literalAt));
+  if (!source) return;
   const info: RoutineInfo = { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span };
-  nested(cron.command, (i) => at(startByte + byteOf(bodyAt + i)), info, out, { parameters: [] });
+  nested(cron.command, (i) => at(startByte + byteOf(source(i))), info, out, { parameters: [] });
+}
+
+/**
+ * Where each character of a cron command stands in the text that gives it: as written (dollar quoting, the usual
+ * way), or in a single-quoted literal whose quotes are doubled (`'update jobs set status = ''queued'''`).
+ */
+function commandSource(text: string, command: string, from: number): ((index: number) => number) | undefined {
+  const asWritten = text.indexOf(command, from);
+  if (asWritten >= 0) return (i) => asWritten + i;
+  if (!command.includes("'")) return undefined;
+  const at = text.indexOf(command.replaceAll("'", "''"), from);
+  if (at < 0) return undefined;
+  const shift: number[] = [];
+  let quotes = 0;
+  for (let i = 0; i <= command.length; i++) {
+    shift.push(i + quotes);
+    if (command[i] === "'") quotes++;
+  }
+  return (i) => at + (shift[Math.min(i, command.length)] ?? 0);
+}
+
+/** The command of a pg_cron job a routine's statement schedules, read as the body of a SQL function named after the job. */
+function scheduledCommand(sqlText: string, place: (index: number) => number, out: SqlAnalysis, span: Span): void {
+  const parsed = parseStatements(sqlText);
+  if (!parsed.ok || parsed.statements.length !== 1) return;
+  const cron = cronCommandOf(parsed.statements[0].stmt);
+  if (!cron) return;
+  const source = commandSource(sqlText, cron.command, byteToUtf16Map(sqlText)(cron.location));
+  if (!source) return;
+  nested(cron.command, (i) => place(source(i)), { name: `cron job ${cron.name}`, kind: 'function', language: 'sql', span }, out, { parameters: [] });
 }
 
 /**
@@ -253,6 +293,33 @@ export function withScalarDeclarations(stmtText: string, bodyOffset: number, bod
   for (const edit of edits) {
     const width = edit.end - edit.start;
     out += body.slice(last, edit.start) + (width >= 4 ? 'text'.padEnd(width) : 'int'.padEnd(width));
+    last = edit.end;
+  }
+  return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);
+}
+
+/**
+ * The routine's text with each assignment to a field of a `%ROWTYPE` variable (`v_row.status := 'expired';`) written
+ * as PERFORM of its value, padded to the same length; undefined when there is none, or a target is too short to hold
+ * the keyword. The PL/pgSQL parser knows no table's columns and rejects the target; the value's calls stay in place.
+ */
+export function withRowFieldAssignments(stmtText: string, bodyOffset: number, bodyLength: number): string | undefined {
+  const body = stmtText.slice(bodyOffset, bodyOffset + bodyLength);
+  const code = codeOnly(body);
+  const rows = [...code.matchAll(/\b([A-Za-z_][\w$]*)\s+[\w$."]+%rowtype\b/gi)].map((m) => m[1].toLowerCase());
+  if (rows.length === 0) return undefined;
+  const edits: { start: number; end: number }[] = [];
+  // A statement's start (after `;`, a block keyword or a label), then `row.field :=` or `row.field =`.
+  for (const m of code.matchAll(/(?<=(?:^|;|\bbegin|\bthen|\belse|\bloop|>>)\s*)([A-Za-z_][\w$]*)\s*\.\s*"?[A-Za-z_][\w$]*"?\s*:?=(?!=)/gi)) {
+    if (!rows.includes(m[1].toLowerCase())) continue;
+    if (m[0].length < 'perform'.length) return undefined;
+    edits.push({ start: m.index, end: m.index + m[0].length });
+  }
+  if (edits.length === 0) return undefined;
+  let out = stmtText.slice(0, bodyOffset);
+  let last = 0;
+  for (const edit of edits) {
+    out += body.slice(last, edit.start) + 'perform'.padEnd(edit.end - edit.start);
     last = edit.end;
   }
   return out + body.slice(last) + stmtText.slice(bodyOffset + bodyLength);

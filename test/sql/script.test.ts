@@ -264,6 +264,27 @@ describe('what real repositories run', () => {
     assert.match(parse(fn(') returns step[]', '  update steps set done = true where job_id = p_id\n  return null;')).sqlErrors[0]?.message ?? '', /PL\/pgSQL body of f: syntax error/);
   });
 
+  test('a field of a %ROWTYPE variable as an assignment target compiles; the value is still read, a bad body still fails', () => {
+    const fn = (body: string) =>
+      `create function f(p_id uuid) returns void language plpgsql as $$\ndeclare\n  v_inv invites%rowtype;\nbegin\n  select * into v_inv from invites where id = p_id;\n${body}\nend;\n$$;`;
+    // The read, the value as PERFORM (after the IF's condition), the update.
+    for (const [body, statements] of [
+      ["  v_inv.status := 'expired';\n  update invites set status = v_inv.status where id = v_inv.id;", ['f: SelectStmt', 'f: SelectStmt', 'f: UpdateStmt']],
+      [
+        "  if v_inv.expires_at < now() then v_inv.status = 'expired'; end if;\n  update invites set status = v_inv.status where id = v_inv.id;",
+        ['f: SelectStmt', 'f: SelectStmt', 'f: SelectStmt', 'f: UpdateStmt'],
+      ],
+    ] as const) {
+      const model = parse(fn(body));
+      assert.deepEqual(model.sqlErrors, [], body);
+      assert.deepEqual(routineStatements(model), statements, body);
+    }
+    // A field of a scalar, or another statement that does not parse, stays an error.
+    assert.match(parse(fn("  v_inv.status := 'expired';\n  update invites set where id = p_id;")).sqlErrors[0]?.message ?? '', /PL\/pgSQL body of f/);
+    const scalar = fn("  v_n.status := 'expired';").replace('v_inv invites%rowtype;', 'v_inv invites%rowtype;\n  v_n int;');
+    assert.match(parse(scalar).sqlErrors[0]?.message ?? '', /PL\/pgSQL body of f/);
+  });
+
   test('procrastinate query files: a `-- query_name --` line starts a query that needs no semicolon', () => {
     const text = '-- defer_job --\n-- Enqueue a job\nINSERT INTO jobs (queue) VALUES (%(queue)s) RETURNING id\n\n-- fetch_job --\nSELECT id FROM jobs WHERE queue = %(queue)s FOR UPDATE SKIP LOCKED LIMIT 1\n\n-- finish --\nUPDATE jobs SET status = %(status)s WHERE id = %(id)s';
     const model = parse(text);
