@@ -486,13 +486,7 @@ function composeFormat(template: HostText, args: Arg[], expr: Node, ctx: Resolve
   const formatArgs = new Map<number, Node>();
   let next = 0;
   let last = 0;
-  const copy = (from: number, to: number) => {
-    for (let k = from; k < to; k++) {
-      const hole = template.holes.find((h) => h.start === k);
-      if (hole) out.hole(template.starts[k], template.ends[k]);
-      else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
-    }
-  };
+  const copy = (from: number, to: number) => copyText(template, out, from, to);
   const argOf = (key: string) => (key === '' ? positionalArgs[next++] : /^\d+$/.test(key) ? positionalArgs[Number(key)] : named.get(key));
   const literals = literalsWithFields(template.text);
   const items = [...formatFields(template.text).map((field) => ({ field, literal: undefined })), ...literals.map((literal) => ({ field: undefined, literal }))].sort(
@@ -563,13 +557,7 @@ function formatTableNames(template: HostText, args: Arg[], expr: Node, ctx: Reso
   if (names.length === 0) return template;
   const out = new Builder();
   let last = 0;
-  const copy = (from: number, to: number) => {
-    for (let k = from; k < to; k++) {
-      const hole = template.holes.find((h) => h.start === k);
-      if (hole) out.hole(template.starts[k], template.ends[k]);
-      else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
-    }
-  };
+  const copy = (from: number, to: number) => copyText(template, out, from, to);
   for (const { field, arg } of names) {
     copy(last, field.start);
     out.push(identifierFor(ctx.text.slice(arg.from, arg.to)), arg.from, arg.to);
@@ -613,3 +601,12 @@ export function isComposedSql(node: Node, ctx: ResolveContext): boolean {
 }
 
 export { dottedName };
+
+/** Characters `from`..`to` of a text into a builder, each with its source position, a hole of the text as a hole. */
+function copyText(template: HostText, out: Builder, from: number, to: number): void {
+  for (let k = from; k < to; k++) {
+    const hole = template.holes.find((h) => h.start === k);
+    if (hole) out.hole(template.starts[k], template.ends[k]);
+    else out.push(template.text[k], template.pinned?.start ?? template.starts[k], template.pinned?.end ?? template.ends[k]);
+  }
+}
