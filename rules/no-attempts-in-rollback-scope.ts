@@ -16,6 +16,8 @@ export default defineRule<Options>({
       "This claim and the job's work run in one transaction that never counts the attempt: a failure rolls the job back to the queue unchanged, so a failing job is retried forever from the head of the queue (measured: picked 10 times out of 10 while the job behind it never ran), and a job that kills the process is re-queued and kills every worker. Claim in its own transaction that commits attempts = attempts + 1 (and a lease) before the work, or count the failure in a separate transaction in the error handler (catch, except).",
     countedBeforeRollback:
       "This counts the failure on the claim's own connection while the transaction of the claim at line {{line}} is still open: when the job threw in its own code, the ROLLBACK after it takes the count back; when the job failed on a SQL error, the transaction is aborted, this UPDATE fails ('current transaction is aborted') and the ROLLBACK is never reached. Either way the job keeps its attempt count and is picked again first, forever (measured on PostgreSQL 17.10: attempts 0 after 5 failures, both ways). Roll back first, then count the failure in its own statement.",
+    countedInAbortedTransaction:
+      "This counts the failure on the claim's own connection in a catch that goes on with the transaction of the claim at line {{line}} still open, and the job's work runs SQL on that transaction: no ROLLBACK takes the count back when the job throws in its own code, but when the job fails on a SQL error the transaction is aborted, this UPDATE fails ('current transaction is aborted'), and the transaction can only end in a rollback (PostgreSQL answers the COMMIT of an aborted transaction with ROLLBACK). The job keeps its attempt count and is picked again first. Count the failure where the work's SQL cannot abort it: in its own transaction after the job's, or after rolling back to a SAVEPOINT taken before the work.",
     functionNotCounted:
       "This function takes jobs of '{{table}}' with FOR UPDATE SKIP LOCKED and finishes them in the caller's one transaction, and nothing records a failure: when a job raises, the whole call rolls back{{batch}}, and the next call takes the same job again, first (measured on PostgreSQL 17.10: the poison job taken on 5 calls of 5, the other jobs never finished). Wrap each job's work in `BEGIN ... EXCEPTION WHEN OTHERS THEN` and record the failure in the handler (`attempts = attempts + 1`, a failed state), and skip exhausted jobs in the claim.",
     functionRolledBack:
@@ -38,7 +40,8 @@ export default defineRule<Options>({
       if (job.failureCountedOutside) continue;
       if (job.failureCountedInside) {
         lines ??= new LineIndex(file.text);
-        report({ messageId: 'countedBeforeRollback', data: { line: lines.position(job.span.start).line }, span: job.failureCountedInside });
+        const messageId = job.failureCountedGoesOn ? 'countedInAbortedTransaction' : 'countedBeforeRollback';
+        report({ messageId, data: { line: lines.position(job.span.start).line }, span: job.failureCountedInside });
         continue;
       }
       increments ??= firstIncrements(file);

@@ -335,6 +335,13 @@ export interface JobTransaction {
    * transaction. The span of that write.
    */
   failureCountedInside?: Span;
+  /**
+   * That handler goes on with the claim's transaction open (no throw, no
+   * ROLLBACK), and the job's work ran SQL on it: no ROLLBACK takes the count
+   * back, but a failure of the work's SQL aborts the transaction, the count
+   * fails, and the COMMIT that ends it rolls back.
+   */
+  failureCountedGoesOn?: boolean;
 }
 
 /** An outside-world call (HTTP, mail, broker, sleep) and the transaction it happens in. */

@@ -62,6 +62,30 @@ try {
 ],
   invalid: [
     {
+      // A batch whose catch counts and goes on, the work handed the claim's client: no ROLLBACK on that path,
+      // the work's SQL failing aborts the transaction and the count with it.
+      code: `import pg from 'pg';
+const pool = new pg.Pool();
+declare function work(client: pg.PoolClient, id: number): Promise<void>;
+const c = await pool.connect();
+try {
+  await c.query('BEGIN');
+  const { rows } = await c.query("select id from jobs where status = 'queued' order by id limit 10 for update skip locked");
+  for (const r of rows) {
+    try {
+      await work(c, r.id);
+      await c.query("update jobs set status = 'done' where id = $1", [r.id]);
+    } catch {
+      await c.query('update jobs set attempts = attempts + 1 where id = $1', [r.id]);
+    }
+  }
+} finally {
+  await c.query('COMMIT');
+  c.release();
+}`,
+      errors: [{ messageId: 'countedInAbortedTransaction' }],
+    },
+    {
       // The same batch, its catch rethrowing after the count: the outer catch rolls the count back.
       code: `import pg from 'pg';
 const pool = new pg.Pool();

@@ -74,6 +74,7 @@ test('the claim and the finish of helpers handed the runner make the caller a on
 test('a count by a helper in the catch: inside before the rollback, outside after it', () => {
   const before = parse(service('const { manager } = runner;', 'await this.bump(parcel, manager); await runner.rollbackTransaction(); throw error;'));
   assert.ok(before.jobTransactions[0]?.failureCountedInside);
+  assert.equal(before.jobTransactions[0]?.failureCountedGoesOn, undefined);
   const after = parse(service('const { manager } = runner;', 'await runner.rollbackTransaction(); await this.bump(parcel, manager); throw error;'));
   assert.equal(after.jobTransactions[0]?.failureCountedOutside, true);
 });
@@ -119,7 +120,10 @@ export class Shipper {
   const onConnection = parse(source('await this.bump(parcel, manager);').replace('await ship(parcel);', 'await shipWith(manager, parcel);').replace('declare function ship', 'declare function shipWith(m: EntityManager, p: Parcel): Promise<void>;\ndeclare function ship'));
   assert.equal(onConnection.jobTransactions[0]?.failureCountedOutside, false);
   assert.ok(onConnection.jobTransactions[0]?.failureCountedInside);
+  // That catch goes on: no ROLLBACK takes the count back, the aborted transaction does (the message says which).
+  assert.equal(onConnection.jobTransactions[0]?.failureCountedGoesOn, true);
   const rethrows = parse(source('await this.bump(parcel, manager); throw error;')).jobTransactions[0];
   assert.equal(rethrows?.failureCountedOutside, false);
   assert.ok(rethrows?.failureCountedInside);
+  assert.equal(rethrows?.failureCountedGoesOn, undefined);
 });

@@ -56,8 +56,8 @@ export function collectJobTransactions(
       m.inHandler.some((t) => tx.tries.has(t)) && m.site.analysis.statements.some((s) => s.rowWrites.some((w) => w.op !== 'insert' && claimed.has(bare(w.table))));
     // The innermost catch that holds the count ends with the claim's transaction still open and goes on, and the
     // job's work had no SQL of its own on that transaction to abort it before the count.
-    const goesOn = (m: SiteMeta) =>
-      !tx.workOnConnection && m.tx === tx && m.inHandler.length > 0 && (handlerGoesOn.get(m.inHandler[m.inHandler.length - 1])?.has(tx) ?? false);
+    const handlerOpen = (m: SiteMeta) => m.tx === tx && m.inHandler.length > 0 && (handlerGoesOn.get(m.inHandler[m.inHandler.length - 1])?.has(tx) ?? false);
+    const goesOn = (m: SiteMeta) => !tx.workOnConnection && handlerOpen(m);
     const failureCountedOutside = metas.some(
       (m) => counts(m) && (m.tx !== tx ? m.site.scope.kind === 'autocommit' || m.site.scope.kind === 'transaction' : goesOn(m)),
     );
@@ -68,6 +68,8 @@ export function collectJobTransactions(
       span: tx.claim.statement.span,
       failureCountedOutside,
       ...(countedInside && !failureCountedOutside && { failureCountedInside: countedInside.site.span }),
+      // No ROLLBACK on that path: the count is lost only when the work's SQL aborted the transaction.
+      ...(countedInside && !failureCountedOutside && handlerOpen(countedInside) && { failureCountedGoesOn: true }),
     });
   }
 }
