@@ -503,10 +503,10 @@ function readWrite(
   // A CASE on the counter: the state exhausted jobs get is not given to the others (`then 'executing'` leaves them as they are).
   const byLimit = status ? statesByLimit(status.value, counterTest(fileCounters)) : undefined;
   const setsRunning = (byLimit?.others ?? values).some((v) => states.isRunning(v));
-  // The write's own lease roles, and those the file's claims gave the table's columns.
-  const roles = withLearntLeases(leaseRoles(write, assumeCalls), learnt);
   const takes = [...new Set(predicate.flatMap((c) => comparedStates(c, states)))];
   const takesRunning = takes.some((v) => states.isRunning(v));
+  // The write's own lease roles, and those the file's claims gave the table's columns.
+  const roles = withLearntLeases(leaseRoles(write, assumeCalls), learnt, takesRunning);
   // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
   // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
   // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.
