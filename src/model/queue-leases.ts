@@ -29,6 +29,16 @@ export function leaseRoles(write: RowWrite, assumeCalls = false): LeaseRoles {
   return roles;
 }
 
+/**
+ * A write's own lease roles, with those the claims of its table gave their columns elsewhere in the file. A start
+ * (`c = now()` in a claim) only where the write takes running jobs: `status = 'failed' and updated_at < now() -
+ * interval '1 hour'` waits out a backoff, it takes no lease back.
+ */
+export function withLearntLeases(own: LeaseRoles, learnt: LeaseRoles | undefined, takesRunning = true): LeaseRoles {
+  if (!learnt) return own;
+  return { end: new Set([...own.end, ...learnt.end]), start: takesRunning ? new Set([...own.start, ...learnt.start]) : own.start };
+}
+
 /** A value computed by functions other than now() (`calc_visible_at(deadline, attempts)`), none of them the current time. */
 export function callsOnly(v: AssignedValue): boolean {
   return v.kind === 'expression' && v.functions.length > 0 && !v.functions.some((f) => NOW_FUNCTIONS.includes(f));

@@ -17,7 +17,7 @@ import { counterTest, directionOf, isAttemptLimit, isExhausted, statesByLimit, t
 import type { FileModel, Span, SqlSite } from './types.ts';
 import type { Location } from './rule.ts';
 import { retryFactOf, type RetryFact } from './queue-copies.ts';
-import { callsOnly, isExpiredLease, leaseRoles, staleWorker } from './queue-leases.ts';
+import { callsOnly, isExpiredLease, leaseRoles, staleWorker, withLearntLeases, type LeaseRoles } from './queue-leases.ts';
 import { pgmqFactsOf, pgmqQueueOf } from './pgmq.ts';
 import { comparedStates, stateRolesOf, statusValues, type StateRoles } from './queue-states.ts';
 import { heldFences } from './queue-locks.ts';
@@ -307,6 +307,9 @@ function readQueueFacts(model: FileModel): QueueFacts {
 
   // The counters the file's claims increment count as attempt counters for every statement of the file.
   const counters = new Map<string, Direction>();
+  // The lease roles the file's claims give their columns (`hold_until = now() + interval '5 minutes'`), per table: a
+  // separate sweep of the table that takes back `hold_until < now()` takes back expired leases, as one on `locked_until` does.
+  const leases = new Map<string, LeaseRoles>();
   entries.forEach((entry, position) => {
     if (entry.site.runsOnce) return;
     for (const write of entry.statement.rowWrites) {
@@ -314,6 +317,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const w = readWrite(write, claimReadOf(entry, position, write, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
       // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
       if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
+      if (w.isClaim) leases.set(tableOf(write.table), withLearntLeases(leaseRoles(write), leases.get(tableOf(write.table))));
     }
   });
 
@@ -339,11 +343,12 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const { claimRead, earlier } = claimReadOf(entry, position, name, write);
       const bind = bindOf(entry.site, entry.statement);
       const clock = clockOf(entry.site, entry.statement);
-      let w = readWrite(write, claimRead, counters, roles, bind, false, clock);
+      const learnt = leases.get(table);
+      let w = readWrite(write, claimRead, counters, roles, bind, false, clock, learnt);
       // A column set to a function's value and taken back once it has passed: a claim if the function returns a later time.
       let leaseBy: string[] | undefined;
       if (!w.isClaim && write.op === 'update' && write.assignments.some((a) => callsOnly(a.value))) {
-        const assumed = readWrite(write, claimRead, counters, roles, bind, true, clock);
+        const assumed = readWrite(write, claimRead, counters, roles, bind, true, clock, learnt);
         const lease = write.assignments.find((a) => a.column === assumed.lease?.column)?.value;
         if (assumed.isClaim && lease && callsOnly(lease) && lease.kind === 'expression') [w, leaseBy] = [assumed, lease.functions];
       }
@@ -480,7 +485,16 @@ const byCode = (v: AssignedValue) => v.kind === 'expression' && v.params === tru
 /** A value the code gives at run time: a placeholder, or an expression over one (`now() + $2 * interval '1 second'`). */
 const fromCode = (v: AssignedValue | ComparedValue) => v.kind === 'param' || (v.kind === 'expression' && v.params === true);
 
-function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCounters: FileCounters, states: StateRoles, bind?: BindParam, assumeCalls = false, clock?: ClockParam): WriteReading {
+function readWrite(
+  write: RowWrite,
+  claimRead: LockingRead | undefined,
+  fileCounters: FileCounters,
+  states: StateRoles,
+  bind?: BindParam,
+  assumeCalls = false,
+  clock?: ClockParam,
+  learnt?: LeaseRoles,
+): WriteReading {
   // A SKIP LOCKED read's filter, or that of a plain read whose row the write takes by id.
   const picked = claimRead ? undefined : pickedByRead(write);
   const predicate = [...(claimRead?.where ?? picked ?? []), ...write.where];
@@ -489,9 +503,10 @@ function readWrite(write: RowWrite, claimRead: LockingRead | undefined, fileCoun
   // A CASE on the counter: the state exhausted jobs get is not given to the others (`then 'executing'` leaves them as they are).
   const byLimit = status ? statesByLimit(status.value, counterTest(fileCounters)) : undefined;
   const setsRunning = (byLimit?.others ?? values).some((v) => states.isRunning(v));
-  const roles = leaseRoles(write, assumeCalls);
   const takes = [...new Set(predicate.flatMap((c) => comparedStates(c, states)))];
   const takesRunning = takes.some((v) => states.isRunning(v));
+  // The write's own lease roles, and those the file's claims gave the table's columns.
+  const roles = withLearntLeases(leaseRoles(write, assumeCalls), learnt, takesRunning);
   // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
   // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
   // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.
