@@ -14,7 +14,7 @@
 // the dead sweep and the re-queue it is. The added conditions are placed at the
 // write's match on the loop's row.
 import type { Node } from './extract.ts';
-import { parseStatements } from './parser.ts';
+import { locatedAt, parsedExpression, parsedSelect } from './parsed-expression.ts';
 
 /** The loop a statement of a PL/pgSQL body runs in: the loop's row variable, its query, the IF tests on the way in. */
 export interface LoopRows {
@@ -89,17 +89,6 @@ export function withLoopRows(stmt: Node, loop: LoopRows, prepare: (node: Node) =
   return { ...stmt, [type]: { ...write, whereClause: where } };
 }
 
-function parsedSelect(query: string): Node | undefined {
-  const result = parseStatements(query);
-  return result.ok && result.statements.length === 1 ? result.statements[0].stmt?.SelectStmt : undefined;
-}
-
-function parsedExpression(text: string): Node | undefined {
-  const select = parsedSelect(`SELECT ${text}`);
-  const targets = select?.targetList as Node[] | undefined;
-  return targets?.length === 1 && !select?.fromClause ? targets[0]?.ResTarget?.val : undefined;
-}
-
 /** Where the WHERE compares a column with the same field of the loop's row (`id = r.id`, `jobs.id = r.id`): its location. */
 function rowMatch(where: Node | undefined, record: string): number | undefined {
   if (!where || typeof where !== 'object') return undefined;
@@ -161,13 +150,4 @@ function negated(node: Node): Node {
   if (op) return { A_Expr: { ...node.A_Expr, name: [{ String: { sval: op } }] } };
   if (node.NullTest) return { NullTest: { ...node.NullTest, nulltesttype: node.NullTest.nulltesttype === 'IS_NULL' ? 'IS_NOT_NULL' : 'IS_NULL' } };
   return { BoolExpr: { boolop: 'NOT_EXPR', args: [node] } };
-}
-
-/** A copy with every location at `location`: the added conditions are reported at the write's match on the row. */
-function locatedAt(node: Node, location: number): Node {
-  if (!node || typeof node !== 'object') return node;
-  if (Array.isArray(node)) return node.map((item) => locatedAt(item, location));
-  const copy: Node = {};
-  for (const key in node) copy[key] = key === 'location' ? location : locatedAt(node[key], location);
-  return copy;
 }

@@ -13,7 +13,7 @@
 // statement runs, and a default that reads a table (a subquery) or a name that
 // is neither a parameter nor another such variable is left as it is.
 import type { Node } from './extract.ts';
-import { parseStatements } from './parser.ts';
+import { locatedAt, parsedExpression } from './parsed-expression.ts';
 import { writtenColumns } from './routine-parameters.ts';
 
 /** The variables of a PL/pgSQL function that keep their declared value, each with the parsed expression. */
@@ -49,15 +49,6 @@ export function constantsInStatement(stmt: Node, constants: ReadonlyMap<string, 
   const columns = writtenColumns(stmt);
   const usable = new Map([...constants].filter(([name]) => !columns.has(name)));
   return usable.size === 0 ? stmt : withVariables(stmt, usable);
-}
-
-function parsedExpression(query: string): Node | undefined {
-  const result = parseStatements(`SELECT ${query}`);
-  if (!result.ok || result.statements.length !== 1) return undefined;
-  const select = result.statements[0].stmt?.SelectStmt;
-  const targets = select?.targetList as Node[] | undefined;
-  if (!select || targets?.length !== 1 || select.fromClause || select.whereClause) return undefined;
-  return targets[0]?.ResTarget?.val;
 }
 
 /** An expression of constants, calls, parameters and earlier constant variables: no subquery, no other name. */
@@ -103,15 +94,6 @@ function withVariables(node: Node, constants: ReadonlyMap<string, Node>): Node {
     if (next !== value) (copy ??= { ...node })[key] = next;
   }
   return copy ?? node;
-}
-
-/** A copy of the expression with every location at the name it replaces: spans stay inside the statement. */
-function locatedAt(node: Node, location: number | undefined): Node {
-  if (!node || typeof node !== 'object') return node;
-  if (Array.isArray(node)) return node.map((item) => locatedAt(item, location));
-  const copy: Node = {};
-  for (const key in node) copy[key] = key === 'location' ? location : locatedAt(node[key], location);
-  return copy;
 }
 
 /** Names an assignment, an INTO, a loop or GET DIAGNOSTICS writes, anywhere in the function. */
