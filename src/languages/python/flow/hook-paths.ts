@@ -4,6 +4,7 @@
 // the pooled connection for a job that has none.
 import type { SqlSite } from '../../../model/index.ts';
 import { markHookSkips, type PathSkip } from '../../../model/hook-skips.ts';
+import { lineIndexOf } from '../../../model/lines.ts';
 import { span, type Node } from '../syntax.ts';
 
 const NESTED = new Set(['FunctionDefinition', 'LambdaExpression', 'ClassDefinition']);
@@ -105,10 +106,10 @@ function hasRaise(node: Node): boolean {
   return false;
 }
 
-
 /** Marks each site of a checkout hook's own body that some path skips (see markHookSkips). */
 export function noteHookSkips(def: Node, sites: readonly SqlSite[], text: string): void {
-  const lineOf = (offset: number) => text.slice(0, offset).split('\n').length;
+  // Lines as every finding counts them (CR, CRLF, U+2028 too).
+  const lineOf = (offset: number) => lineIndexOf(text).position(offset).line;
   const own = sites.filter((s) => s.callback && s.span.start >= def.from && s.span.start < def.to);
   markHookSkips(own, (at) => hookSkip(def, at, text, lineOf), (a, b) => otherBranch(def, a, b));
 }

@@ -3,13 +3,15 @@
 // its session-level tenant write leaves the previous job's tenant for a job that has none.
 import type { SqlSite } from '../../../model/index.ts';
 import { markHookSkips, type PathSkip } from '../../../model/hook-skips.ts';
+import { lineIndexOf } from '../../../model/lines.ts';
 import { children, isFunction, span, type FunctionNode, type Node } from '../syntax.ts';
 
 const inside = (n: Node, at: number) => n.range[0] <= at && at < n.range[1];
 
 /** Marks the sites of the hook's own body that some path skips (see markHookSkips). */
 export function noteHookSkips(fn: FunctionNode, sites: readonly SqlSite[], text: string): void {
-  const lineOf = (offset: number) => text.slice(0, offset).split('\n').length;
+  // Lines as every finding counts them (CR, CRLF, U+2028 too).
+  const lineOf = (offset: number) => lineIndexOf(text).position(offset).line;
   const own = sites.filter((s) => s.callback && inside(fn.body, s.span.start));
   markHookSkips(own, (at) => hookSkip(fn, at, lineOf), (a, b) => otherBranch(fn, a, b));
 }
