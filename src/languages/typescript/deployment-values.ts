@@ -3,7 +3,7 @@
 // .searchParams.get('schema')`). Every job the process runs gets the same one: it names the application's database or
 // schema, never a job's or a request's tenant.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { unwrap, type Node } from './syntax.ts';
+import { isFunction, unwrap, type Node } from './syntax.ts';
 import type { ResolveContext } from './strings.ts';
 
 /** Built-in constructors and functions that compute only from their arguments. */
@@ -26,7 +26,7 @@ export function isDeploymentValue(node: Node | null | undefined, ctx: ResolveCon
       // A helper's parameter is what its call gave it.
       if (ctx.bindings?.has(n.name)) return !!ctx.caller && next(ctx.bindings.get(n.name), ctx.caller);
       const init = unwrap(ctx.constant(n.name, n));
-      return !!init && !isFunctionNode(init) && next(init);
+      return !!init && !isFunction(init) && next(init);
     }
     case 'MemberExpression':
       if (isProcessEnv(n.object as Node)) return !n.computed || next(n.property);
@@ -57,7 +57,7 @@ export function isDeploymentValue(node: Node | null | undefined, ctx: ResolveCon
 /** `getSchema()` with a helper of the file whose one returned expression is a deployment value (its parameters bound to the call's arguments). */
 function helperReturnsDeploymentValue(call: TSESTree.CallExpression, name: string, ctx: ResolveContext, depth: number): boolean {
   const fn = unwrap(ctx.constant(name, call));
-  if (!fn || !isFunctionNode(fn) || fn.async || fn.generator || !fn.body) return false;
+  if (!fn || !isFunction(fn) || fn.async || fn.generator || !fn.body) return false;
   const returned = fn.body.type === 'BlockStatement' ? singleReturn(fn.body.body as Node[]) : (fn.body as Node);
   if (!returned) return false;
   const bindings = new Map<string, Node | undefined>();
@@ -76,10 +76,6 @@ function singleReturn(body: Node[]): Node | undefined {
   // Only declarations before it: their initializers are what the return reads.
   if (!body.slice(0, -1).every((s) => s.type === 'VariableDeclaration' && s.kind === 'const')) return undefined;
   return last.argument as Node;
-}
-
-function isFunctionNode(n: Node): n is TSESTree.FunctionDeclaration | TSESTree.FunctionExpression | TSESTree.ArrowFunctionExpression {
-  return n.type === 'FunctionDeclaration' || n.type === 'FunctionExpression' || n.type === 'ArrowFunctionExpression';
 }
 
 function isProcessEnv(node: Node): boolean {
