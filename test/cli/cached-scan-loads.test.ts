@@ -3,7 +3,10 @@
 // or a project pass the cache does not hold. The built CLI, watched module by module: its bundle
 // (dist/cli/pgq-audit.cjs) evaluates a module imported dynamically, and every module that one imports,
 // only on that first import, each in a function named after the module's path, and V8's coverage
-// (NODE_V8_COVERAGE) tells which of those functions ran.
+// (NODE_V8_COVERAGE) tells which of those functions ran. These runs compile the bundle without the CLI's
+// code cache (NODE_DISABLE_COMPILE_CACHE): the cache changes how a function is compiled, not whether it
+// runs, and a function V8 deserializes from it may carry no invocation count for the coverage to read
+// (CI saw runs after other tests had filled the cache report no module of the bundle at all).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +22,7 @@ interface Coverage {
 /** The modules of the bundle (their paths under dist/) one run of the CLI evaluated. */
 function loadedBy(args: string[], cwd: string): string[] {
   const coverage = mkdtempSync(join(tmpdir(), 'pgq-loads-'));
-  const run = runCli(args, { cwd, env: { NODE_V8_COVERAGE: coverage } });
+  const run = runCli(args, { cwd, env: { NODE_V8_COVERAGE: coverage, NODE_DISABLE_COMPILE_CACHE: '1' } });
   assert.ok(run.code === 0 || run.code === 1, run.stderr);
   const bundle = join(repoRoot, 'dist/cli/pgq-audit.cjs');
   const found = new Set<string>();
