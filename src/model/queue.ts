@@ -83,6 +83,8 @@ function indexTransactions(entries: readonly Entry[], roles?: StateRoles): Map<s
     if (!index) byKey.set(entry.key, (index = { firstClaimRead: new Map(), firstRowLock: new Map(), lastEnd: new Map() }));
     const written = new Set(entry.statement.rowWrites.map((w) => tableOf(w.table)));
     for (const read of entry.statement.lockingReads) {
+      // A lock that gates another table's claim holds no job of its own.
+      if (read.gates) continue;
       const first = read.skipLocked ? index.firstClaimRead : index.firstRowLock;
       for (const table of read.tables.map(tableOf)) {
         if (!written.has(table) && !first.has(table)) first.set(table, { position, read });
@@ -119,7 +121,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const roles = stateRolesOf(
     entries.flatMap(({ statement, key }, position) =>
       statement.rowWrites.map((write) => {
-        const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, write))));
+        const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && !l.gates && tablesOf(l).some((t) => mayBeSameTable(t, write))));
         const first = key === undefined ? undefined : claimReads.get(key)?.firstClaimRead.get(tableOf(write.table));
         const read = own ?? (first && first.position < position && tablesOf(first.read).some((t) => mayBeSameTable(t, write)) ? first.read : undefined);
         return { write, predicate: [...(read?.where ?? pickedByRead(write) ?? []), ...(read || pickedByRead(write) ? write.where : [])] };
@@ -131,7 +133,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
 
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
   const claimReadOf = (entry: Entry, position: number, name: TableName, write?: RowWrite) => {
-    const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
+    const locks = (l: LockingRead) => l.skipLocked && !l.gates && tablesOf(l).some((t) => mayBeSameTable(t, name));
     // Several SKIP LOCKED reads of the table in the statement (new jobs UNION expired leases): one predicate.
     const own = mergedClaimRead(entry.statement.lockingReads.filter(locks));
     const index = entry.key === undefined ? undefined : transactions.get(entry.key);
