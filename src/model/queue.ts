@@ -281,6 +281,18 @@ function readQueueFacts(model: FileModel): QueueFacts {
   return facts;
 }
 
+/**
+ * The WHERE admits only jobs no live lease holds: `locked_at is null`, or `locked_by is null or locked_at < now() -
+ * interval '4 hours'` (an OR of null tests and expired-lease tests only). An operator's act on waiting or abandoned
+ * jobs by id (graphile's first complete_jobs and reschedule_jobs), not the end of a run a worker holds.
+ */
+function unheldOnly(where: readonly Comparison[], roles: LeaseRoles): boolean {
+  const isNull = (c: Comparison) => c.op === 'is null' && !c.negated;
+  if (where.some((c) => !c.underOr && isNull(c) && isLeaseColumn(c.column))) return true;
+  const branches = where.filter((c) => c.underOr);
+  return branches.some(isNull) && branches.some((c) => isExpiredLease(c, roles, true)) && branches.every((c) => isNull(c) || isExpiredLease(c, roles, true));
+}
+
 /** The table a statement names, as the queue facts key it. */
 function tableOf(table: string): string {
   return bareTable(table);
@@ -494,7 +506,7 @@ function readWrite(
   // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
   const writesPicked = claimRead?.skipLocked === true;
   // By the id of a job a worker holds: a write of the rows a CTE picked by other means (a cancel by filter) ends no one's run.
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && !unheldOnly(write.where, roles) && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];
