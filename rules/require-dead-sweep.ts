@@ -34,6 +34,7 @@ export default defineRule<Options, QueueFacts>({
     const out: Decision[] = [];
     for (const table of leaseTables(files)) {
       if (table.sweeps.some((s) => retires(s.fact, table))) continue;
+      if (countIsTheEnd(table)) continue;
       const counting = table.claims.find((c) => c.fact.counter)?.fact;
       const { exhausted } = limitTexts(counting?.counter ?? 'attempts', counting?.countsDown === true);
       const fail = table.finishes.find((f) => f.fact.setsDead);
@@ -76,6 +77,21 @@ export default defineRule<Options, QueueFacts>({
     return out;
   }),
 });
+
+/**
+ * A table with no state at all (no claim, finish or sweep reads or writes one, none marks a job dead): its only end for
+ * a job that keeps failing is the count at the limit, where the fail path leaves a failed job too (graphile-worker's
+ * first design: `attempts < max_attempts` in the claim, a fail that only unlocks). A crash on the last attempt ends the
+ * job at that same mark, skipped by every claim, with only its stale lock to tell it apart: no state is left 'running'.
+ */
+function countIsTheEnd(table: TableFacts): boolean {
+  const stateless = (f: { sets?: readonly string[]; takes?: readonly string[] }) => (f.sets?.length ?? 0) === 0 && (f.takes?.length ?? 0) === 0;
+  return (
+    table.claims.every((c) => stateless(c.fact)) &&
+    table.finishes.every((f) => !f.fact.setsDead && (f.fact.gatedOn?.length ?? 0) === 0 && stateless(f.fact)) &&
+    table.sweeps.every((s) => !s.fact.dead && stateless(s.fact))
+  );
+}
 
 /** The expiry test of the table's lease, for the suggested sweep. */
 function expiredTest(table: TableFacts, beat: { table?: string; column: string } | undefined): string {

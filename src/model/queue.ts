@@ -83,6 +83,8 @@ function indexTransactions(entries: readonly Entry[], roles?: StateRoles): Map<s
     if (!index) byKey.set(entry.key, (index = { firstClaimRead: new Map(), firstRowLock: new Map(), lastEnd: new Map() }));
     const written = new Set(entry.statement.rowWrites.map((w) => tableOf(w.table)));
     for (const read of entry.statement.lockingReads) {
+      // A lock that gates another table's claim holds no job of its own.
+      if (read.gates) continue;
       const first = read.skipLocked ? index.firstClaimRead : index.firstRowLock;
       for (const table of read.tables.map(tableOf)) {
         if (!written.has(table) && !first.has(table)) first.set(table, { position, read });
@@ -119,7 +121,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const roles = stateRolesOf(
     entries.flatMap(({ statement, key }, position) =>
       statement.rowWrites.map((write) => {
-        const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, write))));
+        const own = mergedClaimRead(statement.lockingReads.filter((l) => l.skipLocked && !l.gates && tablesOf(l).some((t) => mayBeSameTable(t, write))));
         const first = key === undefined ? undefined : claimReads.get(key)?.firstClaimRead.get(tableOf(write.table));
         const read = own ?? (first && first.position < position && tablesOf(first.read).some((t) => mayBeSameTable(t, write)) ? first.read : undefined);
         return { write, predicate: [...(read?.where ?? pickedByRead(write) ?? []), ...(read || pickedByRead(write) ? write.where : [])] };
@@ -131,7 +133,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
 
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
   const claimReadOf = (entry: Entry, position: number, name: TableName, write?: RowWrite) => {
-    const locks = (l: LockingRead) => l.skipLocked && tablesOf(l).some((t) => mayBeSameTable(t, name));
+    const locks = (l: LockingRead) => l.skipLocked && !l.gates && tablesOf(l).some((t) => mayBeSameTable(t, name));
     // Several SKIP LOCKED reads of the table in the statement (new jobs UNION expired leases): one predicate.
     const own = mergedClaimRead(entry.statement.lockingReads.filter(locks));
     const index = entry.key === undefined ? undefined : transactions.get(entry.key);
@@ -277,6 +279,18 @@ function readQueueFacts(model: FileModel): QueueFacts {
     }
   });
   return facts;
+}
+
+/**
+ * The WHERE admits only jobs no live lease holds: `locked_at is null`, or `locked_by is null or locked_at < now() -
+ * interval '4 hours'` (an OR of null tests and expired-lease tests only). An operator's act on waiting or abandoned
+ * jobs by id (graphile's first complete_jobs and reschedule_jobs), not the end of a run a worker holds.
+ */
+function unheldOnly(where: readonly Comparison[], roles: LeaseRoles): boolean {
+  const isNull = (c: Comparison) => c.op === 'is null' && !c.negated;
+  if (where.some((c) => !c.underOr && isNull(c) && isLeaseColumn(c.column))) return true;
+  const branches = where.filter((c) => c.underOr);
+  return branches.some(isNull) && branches.some((c) => isExpiredLease(c, roles, true)) && branches.every((c) => isNull(c) || isExpiredLease(c, roles, true));
 }
 
 /** The table a statement names, as the queue facts key it. */
@@ -492,7 +506,7 @@ function readWrite(
   // cannot read (`status = $1` bound at run time) is a claim it cannot place. Neither is the finish of a job a worker holds.
   const writesPicked = claimRead?.skipLocked === true;
   // By the id of a job a worker holds: a write of the rows a CTE picked by other means (a cancel by filter) ends no one's run.
-  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && (write.op === 'delete' || status !== undefined || clearsLease || increments);
+  const isFinish = !isClaim && !isSweep && !isHeartbeat && !writesPicked && byHeldIds && !unheldOnly(write.where, roles) && (write.op === 'delete' || status !== undefined || clearsLease || increments);
 
   // What the claim writes of its own: every column it gives a value other than a constant.
   const writes = isClaim ? write.assignments.filter((a) => a.value.kind !== 'literal').map((a) => a.column) : [];

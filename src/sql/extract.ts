@@ -192,6 +192,9 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
   }
   const casts: { node: Node; fact: SettingCast }[] = [];
   let outerCtes: Map<string, Node> | undefined;
+  // Locking selects in a sublink of another locking select's WHERE, with the outer read's tables (set on the outer's visit,
+  // which the depth-first walk makes before the inner's).
+  const gating = new WeakMap<Node, string[]>();
 
   // Expressions anywhere in the statement: set_config, current_setting, casts,
   // row-locking selects, and row writes (also inside CTEs and sublinks).
@@ -218,7 +221,13 @@ export function extractFacts(stmt: Node, ctx: ExtractContext): StatementFacts {
         break;
       }
       case 'SelectStmt':
-        if (node.lockingClause?.length) facts.lockingReads.push(lockingRead(node, ctx.statement, spanAt));
+        if (node.lockingClause?.length) {
+          const read = lockingRead(node, ctx.statement, spanAt);
+          const gates = gating.get(node);
+          if (gates && read.tables.every((t) => !gates.includes(t))) read.gates = gates;
+          facts.lockingReads.push(read);
+          for (const inner of lockingSublinkSelects(node.whereClause)) if (!gating.has(inner)) gating.set(inner, read.tables);
+        }
         break;
       case 'UpdateStmt':
       case 'DeleteStmt':
@@ -276,6 +285,24 @@ function walk(root: Node, rootType: string, visit: (node: Node, type: string, pa
     }
   };
   visitTyped(root, rootType);
+}
+
+/** The locking SELECTs inside the sublinks of a WHERE clause (`exists (select ... for update skip locked)`). */
+function lockingSublinkSelects(where: unknown): Node[] {
+  const out: Node[] = [];
+  const visit = (node: unknown, inSublink: boolean) => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const item of node) visit(item, inSublink);
+      return;
+    }
+    const record = node as Node;
+    if (record.SubLink) return visit(record.SubLink.subselect, true);
+    if (record.SelectStmt && inSublink && record.SelectStmt.lockingClause?.length) out.push(record.SelectStmt);
+    for (const key in record) visit(record[key], inSublink);
+  };
+  visit(where, false);
+  return out;
 }
 
 function markTypeCasts(node: unknown, into: WeakSet<Node>): void {

@@ -117,6 +117,12 @@ export interface LockingRead {
   /** Comparisons of the locking SELECT's own WHERE (a claim's predicate). */
   where: Comparison[];
   span: Span;
+  /**
+   * A lock taken in a sublink of another table's locking read (`... and exists (select 1 from job_queues ... for update
+   * skip locked) for update skip locked`): the tables whose claim it gates. Its rows are a mutex held for the job the
+   * outer read picks (a per-queue lock), not jobs claimed of their own.
+   */
+  gates?: string[];
 }
 
 /** How a column is given its new value in UPDATE ... SET. */

@@ -22,6 +22,8 @@ const kinds: Record<string, RegExp> = {
   'clickhouse-alter.sql': /ClickHouse/,
   'clickhouse-mutation.sql': /ClickHouse/,
   'clickhouse-view.sql': /ClickHouse/,
+  'clickhouse-grants.sql': /ClickHouse/,
+  'mysql-grants.sql': /MySQL/,
   'sqlite-schema.sql': /SQLite/,
   'tsql-schema.sql': /T-SQL/,
 };

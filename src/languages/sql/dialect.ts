@@ -47,6 +47,8 @@ const CLICKHOUSE_SIGNS: Sign[] = [
   { kind: 'ClickHouse', pattern: /\bMODIFY\s+(?:QUERY|TTL|SETTING|ORDER\s+BY)\b/i },
   // Mutations: ALTER TABLE t UPDATE c = ... WHERE ..., ALTER TABLE t DELETE WHERE ... (PostgreSQL has neither).
   { kind: 'ClickHouse', pattern: /\bALTER\s+TABLE\s+[\w."]+\s+(?:UPDATE\s+[\w"]+\s*=|DELETE\s+WHERE\b)/i, show: oneLine },
+  // Its privileges on mutations (`GRANT ALTER DELETE ON db.* TO role`): PostgreSQL grants no ALTER but ALTER SYSTEM.
+  { kind: 'ClickHouse', pattern: /\bGRANT\s+(?:[\w\s(),]+,\s*)?ALTER\s+(?:DELETE|UPDATE)\b/i, show: oneLine },
   // Its column types are case-sensitive CamelCase words PostgreSQL has no type for, after a column's name.
   { kind: 'ClickHouse', pattern: /\b[A-Za-z_]\w*\s+(?:(?:Nullable|LowCardinality|DateTime64|FixedString)\s*\(|(?:U?Int(?:8|16|32|64|128|256)|Float(?:32|64)|String)(?=[\s,)]|$))/m },
 ];
@@ -64,6 +66,10 @@ const DIALECT_SIGNS: Sign[] = [
   { kind: 'MySQL', pattern: /^\s*DELIMITER\s+\S+/im },
   { kind: 'MySQL', pattern: /\/\*!\d{5}/ },
   { kind: 'MySQL', pattern: /\bint(?:eger)?(?:\(\d+\))?\s+unsigned\b/i },
+  // Every table of a database (`GRANT SELECT ON shop.* TO ...`) and a user's password by IDENTIFIED BY: MySQL's
+  // (ClickHouse's too, whose own signs come first). PostgreSQL grants ON ALL TABLES IN SCHEMA and says WITH PASSWORD.
+  { kind: 'MySQL', pattern: /\bON\s+[\w`"]+\.\*\s+TO\b/i, show: oneLine },
+  { kind: 'MySQL', pattern: /\bCREATE\s+USER\s+(?:IF\s+NOT\s+EXISTS\s+)?\S+\s+IDENTIFIED\s+(?:BY|WITH)\b/i },
   { kind: 'SQLite', pattern: /^\s*PRAGMA\s+\w+/im },
   { kind: 'SQLite', pattern: /\bAUTOINCREMENT\b/i },
   { kind: 'SQLite', pattern: /\bWITHOUT\s+ROWID\b/i },
