@@ -250,7 +250,7 @@ export abstract class CallWalk extends BindingWalk {
       qualify: (n) => this.file.qualify(n),
       valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
       isParameter: (name) => this.params.has(name),
-      model: (n) => this.file.models.modelOf(n, this.file),
+      model: (n) => this.modelNamed(n) ?? ORMS.reduce<ModelRef | undefined>((found, o) => found ?? o.heldModel?.(this, n, (m) => this.modelNamed(m)), undefined),
       instance: (n) => this.instanceOf(n),
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
       constant: (n) => this.file.models.constantOf(n, this.file),
@@ -279,6 +279,10 @@ export abstract class CallWalk extends BindingWalk {
     const first = parameters(def, this.text)[0];
     const cls = this.file.classOfDef.has(def.from) ? enclosingClass(def) : undefined;
     if (first?.name === 'self' && cls) bind('self', cls.getChild('VariableName') ?? undefined);
+  }
+
+  private modelNamed(node: Node): ModelRef | undefined {
+    return this.file.models.modelOf(node, this.file);
   }
 
   /** The model instance a name holds (`job = Job.objects.select_for_update()...first()`), if this walk knows. */
