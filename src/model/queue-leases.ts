@@ -17,11 +17,18 @@ export interface LeaseRoles {
   start: Set<string>;
 }
 
-export function leaseRoles(write: RowWrite, assumeCalls = false): LeaseRoles {
+export function leaseRoles(write: RowWrite, assumeCalls = false, clock?: (n: number) => number | undefined): LeaseRoles {
   const roles: LeaseRoles = { end: new Set(), start: new Set() };
   for (const a of write.assignments) {
     const v = a.value;
     if (assumeCalls && callsOnly(v)) roles.end.add(a.column);
+    // A time the host reads from the clock and binds (`lease_end = $1` with now + 45 s): by its offset, as in SQL.
+    const bound = clock && v.kind === 'param' && v.number !== undefined ? clock(v.number) : undefined;
+    if (bound !== undefined) {
+      if (bound > 0) roles.end.add(a.column);
+      else if (bound === 0) roles.start.add(a.column);
+      continue;
+    }
     if (v.kind !== 'expression' || !v.functions.some((f) => NOW_FUNCTIONS.includes(f))) continue;
     if (v.intervalSeconds !== undefined || v.params) roles.end.add(a.column);
     else if (isNowExpression(v)) roles.start.add(a.column);

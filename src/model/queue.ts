@@ -166,7 +166,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       const w = readWrite(write, claimReadOf(entry, position, write, write).claimRead, counters, roles, bindOf(entry.site, entry.statement), false, clockOf(entry.site, entry.statement));
       // A sweep's own counter too (`requeued_count = requeued_count + 1` as it takes jobs back).
       if ((w.isClaim || w.isSweep) && w.counter) counters.set(w.counter, w.countsDown ? 'down' : 'up');
-      if (w.isClaim) leases.set(tableOf(write.table), withLearntLeases(leaseRoles(write), leases.get(tableOf(write.table))));
+      if (w.isClaim) leases.set(tableOf(write.table), withLearntLeases(leaseRoles(write, false, clockOf(entry.site, entry.statement)), leases.get(tableOf(write.table))));
     }
   });
 
@@ -367,7 +367,7 @@ function readWrite(
   const takes = [...new Set(predicate.flatMap((c) => comparedStates(c, states)))];
   const takesRunning = takes.some((v) => states.isRunning(v));
   // The write's own lease roles, and those the file's claims gave the table's columns.
-  const roles = withLearntLeases(leaseRoles(write, assumeCalls), learnt, takesRunning);
+  const roles = withLearntLeases(leaseRoles(write, assumeCalls, clock), learnt, takesRunning);
   // A claim that marks its jobs running and whose status filter (not under an OR) admits only waiting states
   // never sees a running job: a lease test in it (`and (locked_until is null or locked_until < now())`) takes
   // nothing back. Whatever re-queues expired jobs is a sweep, and is judged there.

@@ -40,6 +40,8 @@ export abstract class BindingWalk implements WalkApi {
   protected readonly params = new Set<string>();
   /** The default values of the walked def's parameters. */
   protected readonly paramDefaults = new Map<string, Node>();
+  /** Where this walk stands for a call (maybeInline): the argument expression each parameter is given there, in the caller's text. */
+  protected readonly givenArgs = new Map<string, Node>();
   /** The connections of the `with` blocks open here, outermost first. */
   readonly contexts: Conn[] = [];
   protected readonly tries: number[];
@@ -87,11 +89,13 @@ export abstract class BindingWalk implements WalkApi {
       const positionalArgs = args.filter((a) => !a.name && !a.star);
       positionalArgs.forEach((a, i) => {
         const param = positionalParams[i];
+        if (param && positionalArgs.length === args.length) this.givenArgs.set(param.name, a.value);
         const binding = param ? callerBindings(a.value) : undefined;
         if (param && binding) this.env.set(param.name, binding);
       });
       for (const a of args) {
         if (!a.name) continue;
+        if (params.some((p) => p.name === a.name)) this.givenArgs.set(a.name, a.value);
         const binding = callerBindings(a.value);
         if (binding && params.some((p) => p.name === a.name)) this.env.set(a.name, binding);
       }

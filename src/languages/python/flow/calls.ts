@@ -26,6 +26,7 @@ import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type O
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { classAttributeName } from './class-attributes.ts';
+import { clockSeconds, type ClockReader } from './clock.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
@@ -250,7 +251,7 @@ export abstract class CallWalk extends BindingWalk {
       qualify: (n) => this.file.qualify(n),
       valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
       isParameter: (name) => this.params.has(name),
-      model: (n) => this.file.models.modelOf(n, this.file),
+      model: (n) => this.modelNamed(n) ?? ORMS.reduce<ModelRef | undefined>((found, o) => found ?? o.heldModel?.(this, n, (m) => this.modelNamed(m)), undefined),
       instance: (n) => this.instanceOf(n),
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
       constant: (n) => this.file.models.constantOf(n, this.file),
@@ -279,6 +280,10 @@ export abstract class CallWalk extends BindingWalk {
     const first = parameters(def, this.text)[0];
     const cls = this.file.classOfDef.has(def.from) ? enclosingClass(def) : undefined;
     if (first?.name === 'self' && cls) bind('self', cls.getChild('VariableName') ?? undefined);
+  }
+
+  private modelNamed(node: Node): ModelRef | undefined {
+    return this.file.models.modelOf(node, this.file);
   }
 
   /** The model instance a name holds (`job = Job.objects.select_for_update()...first()`), if this walk knows. */
@@ -447,17 +452,40 @@ export abstract class CallWalk extends BindingWalk {
   /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
   hostParam(node: Node | undefined): HostParam {
     const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const clock = clockSeconds(node, this.clockReader());
+    if (clock !== undefined) return { kind: 'clock', seconds: clock };
     const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
     const expr = unwrap(node);
     // A parameter with a literal default (`def claim(minutes=LEASE_MINUTES)`): the callers may pass another, so it stays
     // theirs, with the default beside it.
     if (param.kind === 'caller-parameter') {
+      // Walked in place of a call (maybeInline): the value that call passes, read where it is written, if it reads
+      // as more than a parameter of no default there (`take(lease=DEFAULT_LEASE)` calling `claim(lease)`).
+      const passed = this.givenArgs.get(param.name);
+      const caller = this.info.parent;
+      const outer = passed && caller instanceof CallWalk ? caller.hostParam(passed) : undefined;
+      if (outer && outer.kind !== 'unknown' && !(outer.kind === 'caller-parameter' && outer.default === undefined)) return outer;
       const given = this.paramDefaults.get(param.name);
       const fallback = given ? this.literalOf(given) : undefined;
       return fallback ? { ...param, default: fallback.value } : param;
     }
     if (param.kind !== 'unknown' || !expr) return param;
     return this.literalOf(expr) ?? param;
+  }
+
+  /** The clock as this walk reads it; a parameter is what the call this walk stands for passes, read in the caller. */
+  clockReader(): ClockReader {
+    return {
+      text: this.text,
+      qualify: (n) => this.file.qualify(n),
+      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
+      isParameter: (name) => this.params.has(name),
+      passed: (name) => {
+        const given = this.givenArgs.get(name);
+        const caller = this.info.parent;
+        return given && caller instanceof CallWalk ? clockSeconds(given, caller.clockReader()) : undefined;
+      },
+    };
   }
 
   /**

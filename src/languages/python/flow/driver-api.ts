@@ -4,7 +4,7 @@
 // code (the options of a pool, an ORM). The engine asks the registry
 // (drivers/index.ts); it never names a driver.
 import type { ConnectionConfig, Driver } from '../../../model/index.ts';
-import type { BuiltStatement, SqlWriter } from '../orm/writer.ts';
+import type { BuiltStatement, ModelRef, SqlWriter } from '../orm/writer.ts';
 import type { BoundValues, PlaceholderStyle } from './params.ts';
 import type { HostText, SqlTextNames } from './strings.ts';
 import type { Binding, ConfigEntry, Conn, ConnKind, EndKind, Factory, FileApi, Maker, PoolBinding, ReadContext, StaticBinding, WalkApi } from './types.ts';
@@ -181,6 +181,8 @@ export interface DriverOrm {
   call?(walk: WalkApi, node: Node): boolean;
   /** Writes a query the code builds as a value (a scalar subquery) into SQL being written: false when it is none. */
   subquery?(w: SqlWriter, node: Node): boolean;
+  /** A table the code holds in a name, an attribute or a parameter that no model names (`self._table`, a Core Table handed in). */
+  heldModel?(walk: WalkApi, node: Node, named: (n: Node) => ModelRef | undefined): ModelRef | undefined;
   /** A query kept unevaluated in a name (a Django queryset): it runs, and takes its locks, where the code iterates it. */
   lazyQuery?(walk: WalkApi, value: Node): boolean;
 }

@@ -14,8 +14,8 @@ export interface ProjectReader {
 }
 
 /** `from app.sql import CLAIM`: the text of the constant, read in its module (through re-exports). */
-export function importedText(host: ProjectReader, dotted: string): HostText | undefined {
-  if (dotted.includes('.')) return importedMemberText(host, dotted);
+export function importedText(host: ProjectReader, dotted: string, depth = 0): HostText | undefined {
+  if (dotted.includes('.')) return importedMemberText(host, dotted, depth);
   let from = host.imports.fromImports.get(dotted);
   let source = from ? host.projectModule(from.module, from.level) : undefined;
   let value = source && from ? source.constants.get(from.name) : undefined;
@@ -25,7 +25,7 @@ export function importedText(host: ProjectReader, dotted: string): HostText | un
     source = from ? host.projectModule(from.module, from.level, source.path) : undefined;
     value = source && from ? source.constants.get(from.name) : undefined;
   }
-  return source && value ? textIn(source, value) : undefined;
+  return source && value ? textIn(host, source, value, depth) : undefined;
 }
 
 /**
@@ -33,7 +33,7 @@ export function importedText(host: ProjectReader, dotted: string): HostText | un
  * app.queries as q` then `queries.CLAIM`, `import app.queries` then `app.queries.CLAIM`, `from app.sql import Q`
  * (a class of constants) then `Q.CLAIM`.
  */
-function importedMemberText(host: ProjectReader, dotted: string): HostText | undefined {
+function importedMemberText(host: ProjectReader, dotted: string, depth: number): HostText | undefined {
   const parts = dotted.split('.');
   const attribute = parts.pop() as string;
   if (parts.length > 4) return undefined;
@@ -48,16 +48,21 @@ function importedMemberText(host: ProjectReader, dotted: string): HostText | und
   } else module = [base, ...parts.slice(1)].join('.');
   const source = host.projectModule(module, level);
   const value = source?.constants.get(attribute);
-  if (source && value) return textIn(source, value);
+  if (source && value) return textIn(host, source, value, depth);
   // A class of constants: `Q` is a class of the module it is imported from.
   const dot = module.lastIndexOf('.');
   const owner = dot > 0 || level > 0 ? host.projectModule(module.slice(0, Math.max(dot, 0)), level) : undefined;
   const member = owner ? classConstant(owner, module.slice(dot + 1), attribute) : undefined;
-  return owner && member ? textIn(owner, member) : undefined;
+  return owner && member ? textIn(host, owner, member, depth) : undefined;
 }
 
-/** SQL text a node of another module of the project holds, read there. */
-function textIn(source: ModuleSource, value: Node): HostText | undefined {
+/** How many modules a constant's own imports are followed through (`CLAIM = f"UPDATE {JOBS_TABLE} ..."` with JOBS_TABLE from settings). */
+const MAX_IMPORT_DEPTH = 2;
+
+/** SQL text a node of another module of the project holds, read there, with the constants that module imports in turn. */
+function textIn(host: ProjectReader, source: ModuleSource, value: Node, depth: number): HostText | undefined {
   const qualify = (n: Node) => qualifiedName(n, source.text, source.imports);
-  return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT });
+  const there: ProjectReader = { imports: source.imports, projectModule: (module, level, from) => host.projectModule(module, level, from ?? source.path) };
+  const imported = depth < MAX_IMPORT_DEPTH ? (name: string) => importedText(there, name, depth + 1) : undefined;
+  return resolveText(value, { text: source.text, qualify, constant: (other) => source.constants.get(other), sqlText: SQL_TEXT, imported });
 }

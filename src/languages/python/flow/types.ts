@@ -147,6 +147,10 @@ export interface FileApi {
   /** What a name imported from a project module is bound to there. */
   importedStatic(name: string): StaticBinding | undefined;
   resolveDef(expr: Node, at: Node): Node | undefined;
+  /** The value of a name assigned once in the def that contains `node`. */
+  localValue(node: Node): Node | undefined;
+  /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */
+  memberValue(node: Node): Node | undefined;
   /** A project module this file imports from, parsed; its path becomes a dependency. */
   projectModule(module: string, level: number, from?: string): ModuleSource | undefined;
   /** A new connection, numbered within the file. */

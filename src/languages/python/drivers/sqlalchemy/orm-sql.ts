@@ -277,18 +277,57 @@ function ownerModel(node: Node, ctx: OrmContext): ModelRef | undefined {
 }
 
 /** `select(...)....scalar_subquery()` as a value: its SQL in parentheses, or false when it is not one. */
-export function writeSubquery(w: SqlWriter, node: Node): boolean {
+export function writeSubquery(w: SqlWriter, node: Node, depth = 0): boolean {
   const ctx = w.ctx;
+  // `picked = select(...)...scalar_subquery()` then `Job.id.in_(picked)`: the statement the name holds.
+  const named = unwrap(node);
+  if (named?.name === 'VariableName') {
+    const value = depth < 3 ? ctx.valueOf(named) : undefined;
+    return value ? writeSubquery(w, value, depth + 1) : false;
+  }
   const chain = flatten(node, ctx);
   const root = chain ? chain.root : node;
-  if (root.name !== 'CallExpression' || !/^(?:sqlalchemy(\.sql|\.sql\.expression|\.future)?|sqlmodel)\.select$/.test(ctx.qualify(root.firstChild!) ?? '')) return false;
+  if (root.name !== 'CallExpression' || !isSelect(root, ctx)) return false;
   const selected = positional(argsOf(root.lastChild, ctx.text), 0);
-  const model = selected ? (ctx.model(selected) ?? ownerModel(selected, ctx)) : undefined;
-  if (!model || !selected) return false;
+  if (!selected) return false;
+  const model = ctx.model(selected) ?? ownerModel(selected, ctx);
+  if (model) {
+    w.raw('(', node);
+    writeSelect(w, root, selected, model, chain ? chain.steps : []);
+    w.raw(')', node);
+    return true;
+  }
+  // select(ready.c.id) over `ready = select(Job.id)...with_for_update(skip_locked=True).cte("ready")`:
+  // the CTE's own select, which takes the locks, for that column (a further filter here is not read).
+  if (chain?.steps.some((s) => s.method !== 'scalar_subquery')) return false;
+  const inner = namedSelect(selected, ctx);
+  const column = columnOf(selected, ctx);
+  if (!inner || !column) return false;
   w.raw('(', node);
-  writeSelect(w, root, selected, model, chain ? chain.steps : []);
+  writeSelect(w, inner.root, inner.selected, inner.model, inner.steps, column);
   w.raw(')', node);
   return true;
+}
+
+function isSelect(call: Node, ctx: OrmContext): boolean {
+  return /^(?:sqlalchemy(\.sql|\.sql\.expression|\.future)?|sqlmodel)\.select$/.test(ctx.qualify(call.firstChild!) ?? '');
+}
+
+/** Methods that make a select a named relation the code selects from (`.cte("ready")`, `.subquery()`, `.alias()`). */
+const RELATION = new Set(['cte', 'subquery', 'alias']);
+
+/** `ready.c.id` where `ready` holds a select made a relation (`.cte(...)`): that select. */
+function namedSelect(column: Node, ctx: OrmContext): { root: Node; selected: Node; model: ModelRef; steps: Step[] } | undefined {
+  const expr = unwrap(column);
+  const owner = expr?.name === 'MemberExpression' ? expr.firstChild : undefined;
+  if (owner?.name !== 'MemberExpression' || !ctx.text.slice(owner.from, owner.to).endsWith('.c')) return undefined;
+  const relation = owner.firstChild;
+  const value = relation?.name === 'VariableName' ? ctx.valueOf(relation) : undefined;
+  const chain = value ? flatten(value, ctx) : undefined;
+  if (!chain || chain.root.name !== 'CallExpression' || !isSelect(chain.root, ctx) || !RELATION.has(chain.steps[chain.steps.length - 1].method)) return undefined;
+  const selected = positional(argsOf(chain.root.lastChild, ctx.text), 0);
+  const model = selected ? (ctx.model(selected) ?? ownerModel(selected, ctx)) : undefined;
+  return selected && model ? { root: chain.root, selected, model, steps: chain.steps } : undefined;
 }
 
 /**

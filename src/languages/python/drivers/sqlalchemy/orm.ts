@@ -6,6 +6,7 @@ import { executed } from '../../flow/scopes.ts';
 import type { Conn, WalkApi } from '../../flow/types.ts';
 import { isModelQuery, sqlalchemyInstanceRead, sqlalchemyStatement, writeSubquery } from './orm-sql.ts';
 import { modelQuerySession } from './flask-sqlalchemy.ts';
+import { heldCoreTable } from './held-tables.ts';
 import { methodCall, span, unwrap, type Node } from '../../syntax.ts';
 import type { DriverOrm } from '../../flow/driver-api.ts';
 
@@ -30,6 +31,7 @@ export const sqlalchemyOrm: DriverOrm = {
     return undefined;
   },
   subquery: writeSubquery,
+  heldModel: heldCoreTable,
   query(walk, node) {
     const built = sqlalchemyStatement(node, walk.ormContext());
     const conn = instanceConn(walk, node);
