@@ -17,7 +17,6 @@ const HOLDERS = new Set([
   'contextvars.ContextVar',
   'threading.local',
   '_threading_local.local',
-  'django.utils._threading_local.local',
   'asgiref.local.Local',
   'werkzeug.local.Local',
   'werkzeug.local.LocalStack',
