@@ -4,6 +4,7 @@
 // the file that returns one (`get_tenant_schema()`). A hook that runs once per new connection and writes such a
 // value at session level gives the connection, for its whole life, the tenant of whichever job opened it.
 import { callParts, children, unwrap, type Node } from '../syntax.ts';
+import { parameters } from './defs.ts';
 import { importedValue, type DeploymentReader } from './deployment-values.ts';
 import { qualifiedName } from './imports.ts';
 
@@ -50,7 +51,10 @@ export function isRequestValue(node: Node | null | undefined, reader: RequestRea
     case 'VariableName': {
       const name = reader.text.slice(n.from, n.to);
       const value = unwrap(reader.constant(name, n));
-      return !!value && value.name !== 'LambdaExpression' && next(value);
+      if (value) return value.name !== 'LambdaExpression' && next(value);
+      // A parameter of a function the hook is defined in (`def bind(engine, tenant): @event.listens_for(engine,
+      // "connect") ...`): what the calls of that function in this file pass for it, one call up.
+      return !followed && closureArguments(n, name, reader).some((arg) => next(arg, true));
     }
     case 'MemberExpression': {
       const q = qualify(n);
@@ -100,6 +104,42 @@ function isHolder(node: Node | null | undefined, reader: RequestReader): boolean
   // `ContextVar[str | None]("tenant")` is rare; `ContextVar("tenant", default=None)` is the form.
   const q = qualifiedName(call.callee, found.reader.text, found.reader.imports);
   return !!q && HOLDERS.has(q);
+}
+
+/**
+ * The arguments the calls of this file give the parameter `name` of the nearest function enclosing `at` that has one,
+ * when that function is not the innermost one (the hook's own parameters are the pool's to give).
+ */
+function closureArguments(at: Node, name: string, reader: RequestReader): Node[] {
+  let def: Node | null = at.parent;
+  while (def && def.name !== 'FunctionDefinition') def = def.parent;
+  for (let outer = def?.parent ?? null; outer; outer = outer.parent) {
+    if (outer.name !== 'FunctionDefinition') continue;
+    const params = parameters(outer, reader.text).filter((p) => p.kind === 'normal');
+    const index = params.findIndex((p) => p.name === name);
+    if (index < 0) continue;
+    const id = outer.getChild('VariableName');
+    return id ? argumentsAt(reader.text.slice(id.from, id.to), name, index, outer, reader) : [];
+  }
+  return [];
+}
+
+/** What the calls of `fn` by its bare name (a function of the module) pass at `index` or as `name`. */
+function argumentsAt(fn: string, name: string, index: number, def: Node, reader: RequestReader): Node[] {
+  let top: Node = def;
+  while (top.parent) top = top.parent;
+  const out: Node[] = [];
+  const cursor = top.cursor();
+  do {
+    if (cursor.name !== 'CallExpression') continue;
+    const call = callParts(cursor.node, reader.text);
+    if (!call || call.callee.name !== 'VariableName' || reader.text.slice(call.callee.from, call.callee.to) !== fn) continue;
+    if (reader.resolveDef(call.callee, cursor.node)?.from !== def.from) continue;
+    const named = call.args.find((a) => a.name === name);
+    const given = named ?? call.args.filter((a) => !a.name && !a.star)[index];
+    if (given && !given.star) out.push(given.value);
+  } while (cursor.next());
+  return out;
 }
 
 /** The values a def returns (not those of defs nested in it). */
