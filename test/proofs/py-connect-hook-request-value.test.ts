@@ -6,6 +6,9 @@
 // invoices under the RLS policy. The good fixture sets each job's tenant with
 // set_config(..., true) in its own transaction: 20,000, 10,000, 6,666, and the
 // connection holds no tenant afterwards.
+// psycopg_pool's configure= is not such a hook: the pool runs it in its own
+// worker thread, where the job's thread-local holds nothing (psycopg 3.1.7,
+// psycopg_pool 3.1.5): each job counts 0 and the connection holds ''.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startTestDatabase, type TestDatabase } from '../helpers/db.ts';
@@ -13,10 +16,12 @@ import { runProof, type ProofOutput } from './python/run-python.ts';
 
 let db: TestDatabase;
 let out: ProofOutput<{ bad: number[]; badLeft: string | null; good: number[]; goodLeft: string | null }>;
+let psycopg: ProofOutput<Record<'worker' | 'good', { counts: number[]; left: string | null }>>;
 
 before(async () => {
   db = await startTestDatabase();
   out = await runProof('connect-hook', db.workerUrl, 'sqlalchemy');
+  psycopg = await runProof('configure-hook', db.workerUrl, 'psycopg');
 });
 after(async () => {
   await db?.stop();
@@ -31,4 +36,9 @@ test("a connect hook's request value is every later job's tenant on that connect
 test('each job setting its tenant for its own transaction reads its own rows', { timeout: 180_000 }, () => {
   assert.deepEqual(out.result.good, [20000, 10000, 6666], 'good-connect-hook-request-value.py');
   assert.equal(out.result.goodLeft, '', 'nothing left on the connection');
+});
+
+test("psycopg_pool's configure= runs in the pool's worker: no job's tenant reaches the connection", { timeout: 180_000 }, () => {
+  assert.deepEqual(psycopg.result.worker, { counts: [0, 0, 0], left: '' }, 'good-configure-hook-pool-worker.py');
+  assert.deepEqual(psycopg.result.good, { counts: [20000, 10000, 6666], left: '' }, 'good-configure-hook-fixed-value.py');
 });

@@ -237,7 +237,7 @@ export abstract class CallWalk extends BindingWalk {
       driver: conn ? conn.driver : this.file.driverOfFile,
     };
     if (built.params.length > 0) site.params = built.params;
-    if (conn?.callback) site.callback = conn.callback;
+    if (conn?.callback) site.callback = { configId: conn.callback.configId, role: conn.callback.role };
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler, conn });
     if (conn) executed(conn, built.host.span);
@@ -409,9 +409,9 @@ export abstract class CallWalk extends BindingWalk {
     resolveSettingNames(site.analysis.statements, host, params);
     const deploymentValues = this.deploymentHoles(host);
     if (deploymentValues.length > 0) site.deploymentValues = deploymentValues;
-    if (conn?.callback) site.callback = conn.callback;
+    if (conn?.callback) site.callback = { configId: conn.callback.configId, role: conn.callback.role };
     // A hook run once per new connection: which values are the current request's (it leaves them on the connection).
-    if (conn?.callback?.role === 'configure') {
+    if (conn?.callback?.role === 'configure' && !conn.callback.inPoolWorker) {
       const requestValues = this.requestHoles(host, refs, bound);
       if (requestValues.length > 0) site.requestValues = requestValues;
     }
