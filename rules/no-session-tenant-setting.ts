@@ -74,6 +74,8 @@ const messages = {
     "{{function}} writes the setting its callers name ({{parameter}}) at session level: every tenant setting passed through it outlives the job and leaks to the next job on this connection. The name is chosen by the callers; pass true as set_config's third argument, inside the job's transaction.",
   pooledRoutineCall:
     "This call runs {{routine}} ({{where}}), which writes {{settings}} at session level: on this pooled connection the setting outlives the job, and the next job that checks the connection out runs as this tenant. Make the routine use set_config(..., true) inside the job's transaction, or clear the setting in a finally before the connection goes back.",
+  openerValue:
+    "This hook runs once, when the pool opens a connection, and writes '{{setting}}' at session level from the request or job that happened to open it (a context variable, a thread-local, the request object): every later job on this pooled connection keeps that tenant's '{{setting}}' and reads its rows. Set it per job instead, with set_config('{{setting}}', ..., true) in the job's transaction.",
   routineCall:
     "This call passes false as {{parameter}} to {{routine}} ({{where}}), which then writes '{{setting}}' at session level: the setting outlives the transaction and leaks to the next job on the connection. Pass true.",
 } as const;
@@ -251,7 +253,10 @@ function judge(
   // Pool callbacks: configure= and checkout hooks run the same for every tenant before any job, reset= clears.
   // Unless a checkout hook has a path that skips the write (`if tenant is None: return`): that job keeps the last one's.
   const skipped = site.callback?.role === 'checkout' ? site.callback.skipped : undefined;
-  if (site.callback && !skipped) return undefined;
+  // A hook run once per new connection writes the same value for every job, unless that value is the request's or
+  // job's that happened to open the connection (a ContextVar, a thread-local): then every later job inherits it.
+  const opener = site.callback?.role === 'configure' && fromRequest(write, site) ? site.callback : undefined;
+  if (site.callback && !skipped && !opener) return undefined;
   const config = configOf(file, site);
   // Pools and clients whose session state cannot reach another tenant's job.
   if (servesOneTenant(config)) return undefined;
@@ -296,6 +301,11 @@ function judge(
   // A local write leaks nothing, wherever it lands: it ends with its transaction (on the pool, with its own
   // statement). That it then does nothing is no-local-setting-outside-transaction's finding.
   if (resolved.level !== 'session') return undefined;
+  if (opener) {
+    // A checkout hook of the same pool that writes or clears it on every path: the opener's value never reaches a job.
+    if (rewrittenAtCheckout(file, opener.configId, resolved.name)) return undefined;
+    return { kind: 'report', messageId: 'openerValue', data };
+  }
   if (skipped) {
     const name = resolved.name;
     // The skip path writes or clears it too: every use of the connection starts from a value this hook chose.
@@ -316,6 +326,42 @@ function judge(
   const flag = flagValue(resolved.literal);
   if (flag !== undefined) return { kind: 'report', messageId: 'sessionFlag', data: { ...data, value: flag }, ...(suggestion ? { suggestion } : {}), ...handed(site) };
   return { kind: 'report', messageId: 'session', data, ...(suggestion ? { suggestion } : {}), ...handed(site) };
+}
+
+/** A write whose value holds a placeholder the front end filled from the current request or job. */
+function fromRequest(write: SettingWrite, site: SqlSite): boolean {
+  const request = site.requestValues;
+  if (!request?.length) return false;
+  const value = write.value;
+  const holes =
+    value?.kind === 'placeholder'
+      ? [value.index]
+      : value?.kind === 'expression'
+        ? (value.placeholders ?? [])
+        : value?.kind === 'literal' && typeof value.value === 'string'
+          ? [...value.value.matchAll(/\$(\d+)|pgq_param_(\d+)/g)].map((m) => Number(m[1] ?? m[2]))
+          : [];
+  return holes.some((n) => request.includes(n));
+}
+
+/**
+ * A checkout hook of the pool `configId` writes or clears `name` before every use of the connection: on every path
+ * (or its skip paths write it too), by name, with DISCARD ALL, or with RESET ALL for a setting RESET ALL resets.
+ */
+function rewrittenAtCheckout(file: FileModel, configId: string, name: string): boolean {
+  for (const { site, statement } of statementsOf(file)) {
+    const hook = site.callback;
+    if (hook?.role !== 'checkout' || hook.configId !== configId) continue;
+    const covers = (n: string) => n === name || n === '*' || (n === '*reset-all' && !KEPT_BY_RESET_ALL.has(name));
+    if (hook.skipped && !hook.skipped.writtenElsewhere.some(covers)) continue;
+    if (statement.discard === 'all') return true;
+    for (const w of statement.settingWrites) {
+      if (w.via === 'reset_all' && covers('*reset-all')) return true;
+      if (w.via === 'reset' && w.name === name) return true;
+      if ((w.via === 'set' || w.via === 'set_config') && resolveWrite(w, site.params).name === name) return true;
+    }
+  }
+  return false;
 }
 
 /** A site on a connection its function's callers hand in (a parameter the front end cannot type): which one is theirs to say. */

@@ -119,6 +119,11 @@ export interface SqlSite {
    */
   deploymentValues?: number[];
   /**
+   * Placeholders ($N) filled with a value of the current request or job (a ContextVar, a thread-local, the
+   * framework's request object), where the front end reads them: in hooks run once per new connection only.
+   */
+  requestValues?: number[];
+  /**
    * The site runs once, when the migration that holds it is applied (a top-level statement or DO block of a migration
    * file): a one-off fix of the rows there at that moment, never a sweep that runs again.
    */

@@ -78,9 +78,11 @@ function singleReturn(body: Node[]): Node | undefined {
   return last.argument as Node;
 }
 
+/** `process.env`, or `import.meta.env` (Vite, SvelteKit, Astro: the build's environment, fixed for the deployment). */
 function isProcessEnv(node: Node): boolean {
   const n = unwrap(node);
-  if (n?.type !== 'MemberExpression' || n.computed) return false;
+  if (n?.type !== 'MemberExpression' || n.computed || n.property.type !== 'Identifier' || n.property.name !== 'env') return false;
   const object = unwrap(n.object as Node);
-  return object?.type === 'Identifier' && object.name === 'process' && n.property.type === 'Identifier' && n.property.name === 'env';
+  if (object?.type === 'MetaProperty') return object.meta.name === 'import' && object.property.name === 'meta';
+  return object?.type === 'Identifier' && object.name === 'process';
 }

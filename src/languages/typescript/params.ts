@@ -51,7 +51,7 @@ function qmarkCount(text: string): number {
 }
 
 /** The elements of a values source, in order; undefined after a spread (unknown from there on). */
-function elementsOf(source: ValuesSource, resolve: (node: Node) => Node | undefined): (Node | undefined)[] {
+export function elementsOf(source: ValuesSource, resolve: (node: Node) => Node | undefined): (Node | undefined)[] {
   if (source.kind === 'single') return [source.node];
   if (source.kind === 'args') return source.nodes.slice(0, MAX_PARAMS).map((n) => (n.type === 'SpreadElement' ? undefined : n));
   let node = unwrap(source.node);

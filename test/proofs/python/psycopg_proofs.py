@@ -201,7 +201,25 @@ def proof_discard_prepared(url):
     }
 
 
+def proof_configure_hook(url):
+    """psycopg_pool's configure= reading a job's thread-local: which tenant the pool's connection gets, and what each
+    job then counts on a pool of one connection."""
+    results = {}
+    for name, path in (("worker", "good-configure-hook-pool-worker.py"), ("good", "good-configure-hook-fixed-value.py")):
+        fixture = load_psycopg("python/no-session-tenant-setting/" + path, url)
+        fixture.pool.open(wait=True)
+        try:
+            counts = [fixture.count_invoices(t) for t in (1, 2, 3)]
+            with fixture.pool.connection() as conn:
+                left = conn.execute("select current_setting('app.tenant', true)").fetchone()[0]
+        finally:
+            fixture.pool.close()
+        results[name] = {"counts": counts, "left": left}
+    return results
+
+
 PROOFS = {
+    "configure-hook": proof_configure_hook,
     "session-leak": proof_session_leak,
     "local-autocommit": proof_local_autocommit,
     "reset-intrans": proof_reset_intrans,

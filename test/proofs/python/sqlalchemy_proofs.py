@@ -74,7 +74,22 @@ def search_path(engine):
         return conn.execute(text("select current_setting('search_path')")).scalar()
 
 
-PROOFS = {"session-leak": proof_session_leak, "function-engine": proof_function_engine, "hook-skip": proof_hook_skip}
+def proof_connect_hook(url):
+    """A "connect" listener that writes the opening job's tenant at session level (pool of one connection): tenant 2's
+    job, on the same connection, counts tenant 1's rows. The job that sets its tenant for its own transaction counts
+    its own, and a probe after it sees no tenant."""
+    bad = load("python/no-session-tenant-setting/bad-connect-hook-request-value.py", url)
+    good = load("python/no-session-tenant-setting/good-connect-hook-request-value.py", url)
+    bad_counts = [bad.count_invoices(1), bad.count_invoices(2), bad.count_invoices(3)]
+    with bad.engine.connect() as conn:
+        bad_left = conn.execute(text("select current_setting('app.tenant', true)")).scalar()
+    good_counts = [good.count_invoices(1), good.count_invoices(2), good.count_invoices(3)]
+    with good.engine.connect() as conn:
+        good_left = conn.execute(text("select current_setting('app.tenant', true)")).scalar()
+    return {"bad": bad_counts, "badLeft": bad_left, "good": good_counts, "goodLeft": good_left}
+
+
+PROOFS = {"session-leak": proof_session_leak, "function-engine": proof_function_engine, "hook-skip": proof_hook_skip, "connect-hook": proof_connect_hook}
 
 
 def main():

@@ -85,9 +85,11 @@ function readConfig(callNode: Node, maker: Maker, ctx: ReadContext): ConfigEntry
   if (maker.kind === 'pool') {
     const kwargs = keyword(args, 'kwargs');
     options = kwargs ? readDict(kwargs, ctx) : hasSplat ? 'unknown' : new Map();
+    // psycopg_pool opens and readies every connection in its own worker threads (asyncio tasks for the async pool,
+    // started at open()): configure= never sees the context of the job that asked for a connection.
     for (const role of ['reset', 'configure', 'check'] as const) {
       const node = keyword(args, role);
-      if (node && unwrap(node)?.name !== 'None') entry.callbackArgs.push({ role, node });
+      if (node && unwrap(node)?.name !== 'None') entry.callbackArgs.push({ role, node, ...(role === 'configure' ? { inPoolWorker: true } : {}) });
     }
     const connectionClass = keyword(args, 'connection_class');
     if (connectionClass && ctx.classSetsThreshold(connectionClass)) entry.threshold = { kind: 'unknown', why: 'connection_class sets it' };

@@ -38,6 +38,8 @@ export abstract class BindingWalk implements WalkApi {
   /** What turned statement preparing off in this (callback) walk, if something did. */
   preparedOff?: string;
   protected readonly params = new Set<string>();
+  /** The argument a call of this walk's def passed for each parameter (by position or name), in the caller's text. */
+  protected readonly paramArgs = new Map<string, Node>();
   /** The default values of the walked def's parameters. */
   protected readonly paramDefaults = new Map<string, Node>();
   /** Where this walk stands for a call (maybeInline): the argument expression each parameter is given there, in the caller's text. */
@@ -87,6 +89,10 @@ export abstract class BindingWalk implements WalkApi {
     }
     if (callerBindings) {
       const positionalArgs = args.filter((a) => !a.name && !a.star);
+      if (!args.some((a) => a.star)) {
+        positionalArgs.forEach((a, i) => positionalParams[i] && this.paramArgs.set(positionalParams[i].name, a.value));
+        for (const a of args) if (a.name && params.some((p) => p.name === a.name)) this.paramArgs.set(a.name, a.value);
+      }
       positionalArgs.forEach((a, i) => {
         const param = positionalParams[i];
         if (param && positionalArgs.length === args.length) this.givenArgs.set(param.name, a.value);

@@ -29,8 +29,9 @@ import { classAttributeName } from './class-attributes.ts';
 import { clockSeconds, type ClockReader } from './clock.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
-import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
+import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues, type PlaceholderRef } from './params.ts';
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
+import { isRequestValue, type RequestReader } from './request-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
 import { foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
@@ -237,7 +238,7 @@ export abstract class CallWalk extends BindingWalk {
       driver: conn ? conn.driver : this.file.driverOfFile,
     };
     if (built.params.length > 0) site.params = built.params;
-    if (conn?.callback) site.callback = conn.callback;
+    if (conn?.callback) site.callback = { configId: conn.callback.configId, role: conn.callback.role };
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({ site, inTry: [...this.tries], inHandler: this.handler, conn });
     if (conn) executed(conn, built.host.span);
@@ -407,12 +408,18 @@ export abstract class CallWalk extends BindingWalk {
       connection: conn ? conn.use : { kind: 'unknown' },
       driver,
     };
-    const params = paramsOf(refs, this.boundValuesOf(args, method, driver, resolved), (n) => this.hostParam(n));
+    const bound = this.boundValuesOf(args, method, driver, resolved);
+    const params = paramsOf(refs, bound, (n) => this.hostParam(n));
     if (params) site.params = params;
     resolveSettingNames(site.analysis.statements, host, params);
     const deploymentValues = this.deploymentHoles(host);
     if (deploymentValues.length > 0) site.deploymentValues = deploymentValues;
-    if (conn?.callback) site.callback = conn.callback;
+    if (conn?.callback) site.callback = { configId: conn.callback.configId, role: conn.callback.role };
+    // A hook run once per new connection: which values are the current request's (it leaves them on the connection).
+    if (conn?.callback?.role === 'configure' && !conn.callback.inPoolWorker) {
+      const requestValues = this.requestHoles(host, refs, bound);
+      if (requestValues.length > 0) site.requestValues = requestValues;
+    }
     if (this.info.name) site.functionName = this.info.name;
     this.file.addSite({
       site,
@@ -436,6 +443,33 @@ export abstract class CallWalk extends BindingWalk {
       projectModule: (m, l, f) => file.projectModule(m, l, f),
     };
     return [...holeNodes(host, file.tree.topNode, this.text)].filter(([, node]) => isDeploymentValue(node, reader)).map(([n]) => n);
+  }
+
+  /** The placeholders ($N, holes too) filled with a value of the current request or job (request-values.ts). */
+  private requestHoles(host: HostText, refs: PlaceholderRef[], bound: BoundValues | undefined): number[] {
+    const file = this.file;
+    const ctx = file.resolveContext();
+    const reader: RequestReader = {
+      text: this.text,
+      imports: file.imports,
+      constant: (name, at) => ctx.constant(name, at),
+      projectModule: (m, l, f) => file.projectModule(m, l, f),
+      resolveDef: (callee, at) => file.resolveDef(callee, at),
+    };
+    const nodes = new Map<number, Node>();
+    refs.forEach((ref, i) => {
+      const node =
+        ref.kind === 'format' ? ref.arg : bound && !bound.opaque ? (ref.kind === 'positional' ? bound.sequence?.[ref.index] : bound.mapping?.get(ref.name)) : undefined;
+      if (node) nodes.set(i + 1, node);
+    });
+    if (host.holes.length > 0) for (const [n, node] of holeNodes(host, file.tree.topNode, this.text)) nodes.set(n, node);
+    // A parameter of a helper the hook calls (`apply(conn, current_account.get())`): the caller's argument, one call up.
+    const argumentOf = (node: Node): Node => {
+      const bare = unwrap(node);
+      const name = bare?.name === 'VariableName' ? this.text.slice(bare.from, bare.to) : undefined;
+      return (name && this.params.has(name) && this.info.parent?.text === this.text && this.paramArgs.get(name)) || node;
+    };
+    return [...nodes].filter(([, node]) => isRequestValue(argumentOf(node), reader)).map(([n]) => n);
   }
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */

@@ -96,7 +96,7 @@ export function isDeploymentValue(node: Node | null | undefined, reader: Deploym
 }
 
 /** `from app.core.settings import settings`: the value the project module binds to the name, read there. */
-function importedValue(reader: DeploymentReader, name: string): { value: Node; reader: DeploymentReader } | undefined {
+export function importedValue(reader: DeploymentReader, name: string): { value: Node; reader: DeploymentReader } | undefined {
   const from = reader.imports.fromImports.get(name);
   const source = from ? reader.projectModule(from.module, from.level, reader.path) : undefined;
   const value = source && from ? moduleValue(source, from.name) : undefined;

@@ -535,7 +535,7 @@ class PythonFile implements EngineFile {
         use: { kind: 'pooled-client', configId: entry.config.id },
         entry,
         origin: 'callback',
-        callback: { configId: entry.config.id, role },
+        callback: { configId: entry.config.id, role, ...(arg.inPoolWorker ? { inPoolWorker: true } : {}) },
         flow: initialFlow(arg.autocommit ?? entry.config.autocommit),
       });
       if (arg.inTransaction) conn.flow.explicit.push({ id: `${this.model.file}#${conn.id}.${arg.event ?? 'begin'}`, form: arg.inTransaction });

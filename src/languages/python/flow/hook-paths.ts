@@ -117,12 +117,13 @@ export function noteHookSkips(def: Node, sites: readonly SqlSite[], text: string
 /**
  * An if whose conditions do not tell one job from another: a cache check comparing two values
  * (`if conn.info.get("tenant") == tenant: return`: the setting already holds this job's value), or the
- * engine's dialect (`connection.dialect.name == "postgresql"`: the same for every use of the connection).
+ * engine's dialect or URL (`connection.dialect.name == "postgresql"`, `"postgresql" in str(engine.url)`: the same for
+ * every use of the connection).
  */
 function steady(node: Node, text: string): boolean {
   const tests: Node[] = [];
   for (let c = node.firstChild; c; c = c.nextSibling) if (c.prevSibling?.name === 'if' || c.prevSibling?.name === 'elif') tests.push(c);
-  return tests.length > 0 && tests.every((t) => comparesValues(t, text) || /\.dialect\b/.test(text.slice(t.from, t.to)));
+  return tests.length > 0 && tests.every((t) => comparesValues(t, text) || /\.(?:dialect|url)\b/.test(text.slice(t.from, t.to)));
 }
 
 const LITERALS = new Set(['None', 'String', 'Number', 'Boolean', 'FormatString']);

@@ -44,6 +44,11 @@ export interface CallbackArg {
   inTransaction?: string;
   /** What the callback is, for the model's name: the event. */
   event?: string;
+  /**
+   * The pool runs it in a worker thread or task of its own (psycopg_pool opens every connection there), not in the
+   * job that asked for the connection: a ContextVar or thread-local it reads holds the worker's value, no job's.
+   */
+  inPoolWorker?: boolean;
 }
 
 /** What reading a maker's arguments needs from the file it is in. */
@@ -88,7 +93,8 @@ export interface Conn {
   use: ConnectionUse;
   entry?: ConfigEntry;
   origin: Origin;
-  callback?: { configId: string; role: ResetCallback['role'] };
+  /** `inPoolWorker`: the pool runs the callback in a worker of its own, not in the job that asked for a connection. */
+  callback?: { configId: string; role: ResetCallback['role']; inPoolWorker?: boolean };
   flow: Flow;
   /** The form of its implicit transaction, as a finding names it (the driver module says). */
   implicitForm: string;

@@ -7,7 +7,8 @@ import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../
 import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
 import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
 import type { QueryInput } from '../drivers/model.ts';
-import { classifyValue, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
+import { classifyValue, elementsOf, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
+import { isRequestValue } from '../request-values.ts';
 import { nameHoleTables } from '../hole-tables.ts';
 import { isDeploymentValue } from '../deployment-values.ts';
 import { analyzeHostText } from '../sql-sites.ts';
@@ -312,6 +313,14 @@ export abstract class Sites extends Bindings {
     if (this.options.name) site.functionName = this.options.name;
     if (query.preparedName) site.preparedName = query.preparedName;
     if (this.options.callback) site.callback = { ...this.options.callback };
+    // A hook run once per new connection: which values are the current request's (it leaves them on the connection).
+    if (this.options.callback?.role === 'configure') {
+      const importOf = (name: string) => this.file.imports.project.get(name);
+      const bound = query.values && query.placeholders !== 'qmark' ? elementsOf(query.values, (node) => constantInit(node, this.file.resolveContext)) : [];
+      const nodes: [number, Node | undefined][] = [...bound.map((node, i) => [i + 1, node] as [number, Node | undefined]), ...holes];
+      const requestValues = nodes.filter(([, node]) => node && isRequestValue(node, ctx, importOf)).map(([n]) => n);
+      if (requestValues.length > 0) site.requestValues = requestValues;
+    }
     const runsOn = receiverName(query.at);
     const callbackOf = this.options.callbackOf;
     const parameter = runsOn && callbackOf ? callbackOf.parameters.indexOf(runsOn) : -1;

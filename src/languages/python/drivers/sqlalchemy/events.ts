@@ -26,6 +26,7 @@ const LISTENS_FOR = new Set(['sqlalchemy.event.listens_for', 'sqlalchemy.event.a
 const LISTEN = new Set(['sqlalchemy.event.listen', 'sqlalchemy.event.api.listen']);
 
 export function readListeners(host: FileApi): void {
+  let depth = 0;
   const visit = (statements: Node[]) => {
     for (const statement of statements) {
       if (statement.name === 'DecoratedStatement') {
@@ -44,6 +45,14 @@ export function readListeners(host: FileApi): void {
         if (fn) addListener(host, positional(args, 0), positional(args, 1), fn, call);
       } else if (statement.name === 'IfStatement' || statement.name === 'TryStatement') {
         for (const body of statement.getChildren('Body')) visit(children(body));
+      }
+      // A function of the module that registers listeners when called (`def install_listeners(): @event.listens_for(engine, "connect") ...`).
+      const def = statement.name === 'FunctionDefinition' ? statement : statement.name === 'DecoratedStatement' ? statement.getChild('FunctionDefinition') : null;
+      const body = def?.getChild('Body');
+      if (body && depth < 2) {
+        depth++;
+        visit(children(body));
+        depth--;
       }
     }
   };
