@@ -31,6 +31,15 @@ export async function claim(worker: string, kind?: string) {
   return rows[0];
 }`;
 
+// A store built around the query function its caller hands in: `query(text)` sends like `deps.query(text)`.
+const handedStore = (sweepLimit: string) => `export function createStore({ query }: { query: (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }> }) {
+  return {
+    requeue: () => query("UPDATE jobs SET state = 'retry' WHERE state = 'running' AND taken_at < now() - interval '5 minutes'${sweepLimit}"),
+    claim: (w: string) => query("UPDATE jobs SET state = 'running', taken_by = $1, taken_at = now(), tries = tries + 1 WHERE id = (SELECT id FROM jobs WHERE state IN ('new', 'retry') ORDER BY id FOR UPDATE SKIP LOCKED LIMIT 1) RETURNING *", [w]),
+    fail: (id: number, w: string) => query("UPDATE jobs SET state = CASE WHEN tries >= 5 THEN 'dead' ELSE 'retry' END WHERE id = $1 AND taken_by = $2", [id, w]),
+  };
+}`;
+
 ruleTester.run('require-claim-attempt-limit', pgqRule('require-claim-attempt-limit'), {
   valid: [
     // The limit is in the read: the claim's predicate.
@@ -38,6 +47,7 @@ ruleTester.run('require-claim-attempt-limit', pgqRule('require-claim-attempt-lim
     // Only new jobs, nothing takes a job back.
     claim("status: 'queued'"),
     optionalFilter("status IN ('queued', 'failed') AND attempts < max_attempts"),
+    handedStore(' AND tries < 5'),
   ],
   invalid: [
     {
@@ -49,6 +59,11 @@ ruleTester.run('require-claim-attempt-limit', pgqRule('require-claim-attempt-lim
       // It takes failed jobs back with no limit; the optional filter does not hide the predicate.
       code: optionalFilter("status IN ('queued', 'failed')"),
       errors: [{ messageId: 'noRetryLimit', line: 7 }],
+    },
+    {
+      // The sweep re-queues expired leases with no limit, and the claim has none: reported at the sweep.
+      code: handedStore(''),
+      errors: [{ messageId: 'noLimitSweep', line: 3 }],
     },
   ],
 });
