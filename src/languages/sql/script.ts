@@ -7,6 +7,7 @@
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 import { PGTAP_SCRIPT } from './pgtap-suite.ts';
+import { pgPromiseVariableAt } from './pg-promise.ts';
 import { markerOf, migrationByPath, type MigrationTool } from './migration-tools.ts';
 
 export type { MigrationTool } from './migration-tools.ts';
@@ -223,7 +224,13 @@ export function readScript(text: string, file: string): ScriptReading {
         i = end;
       } else if (text[i + 1] === '{') {
         i = templateAt(text, i, i, holes);
-      } else i = pgPromiseVariableAt(text, i, holes);
+      } else {
+        // pg-promise's `$1:name`, `$(name:raw)`, `$<name>` (pg-promise.ts): a name, any text, or a value.
+        const variable = pgPromiseVariableAt(text, i);
+        if (variable?.puts === 'name') holes.push({ start: i, end: variable.end, identifier: true, identifierText: quoteIdentifier(variable.text) });
+        else if (variable) holes.push({ start: i, end: variable.end, identifierText: quoteIdentifier(variable.text), ...(variable.puts === 'text' ? { fragment: true } : {}) });
+        i = variable ? variable.end : i + 1;
+      }
     } else if (c === 36 /* $ */ && text[i + 1] === '{' && (holes.at(-1)?.end ?? 0) <= i) {
       // tenant_${id}: the name the template builds starts before it.
       let start = i;
@@ -447,26 +454,6 @@ function templateAt(text: string, start: number, dollar: number, holes: Hole[]):
   let end = close + 1;
   while (end < text.length && isIdentChar(text.charCodeAt(end)) && text[end] !== '$') end++;
   holes.push({ start, end, identifierText: quoteIdentifier(text.slice(start, end)) });
-  return end;
-}
-
-/**
- * pg-promise's query-file variables (a `QueryFile` is formatted before it is sent): a positional one with a
- * formatting filter (`$1:name`, `$1:raw`), and the named forms `$(name)`, `$<name>`, `$[name]`, `$/name/` with or
- * without one inside (`$(table:name)`; `${name}` is read as any template's). None is PostgreSQL as written (a bare
- * `$1` is, and is left to the parser). `:name`/`:alias` put a quoted name in, `:raw` any text, the others a value
- * or a list of values.
- */
-const FILTER = '(?::(name|alias|raw|value|csv|list|json)\\b)';
-const PG_PROMISE_VARIABLE = new RegExp(`^\\$(?:\\d+${FILTER}|\\([\\w.]+${FILTER}?\\)|<[\\w.]+${FILTER}?>|\\[[\\w.]+${FILTER}?\\]|\\/[\\w.]+${FILTER}?\\/)`);
-
-function pgPromiseVariableAt(text: string, i: number, holes: Hole[]): number {
-  const match = PG_PROMISE_VARIABLE.exec(text.slice(i, i + 80));
-  if (!match) return i + 1;
-  const end = i + match[0].length;
-  const filter = match.slice(1).find((f) => f !== undefined);
-  if (filter === 'name' || filter === 'alias') holes.push({ start: i, end, identifier: true, identifierText: quoteIdentifier(match[0]) });
-  else holes.push({ start: i, end, identifierText: quoteIdentifier(match[0]), ...(filter === 'raw' ? { fragment: true } : {}) });
   return end;
 }
 
