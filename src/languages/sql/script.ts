@@ -7,6 +7,7 @@
 import { dollarTagAt, forEachCodeChar, isIdentChar, skipBlockComment, skipQuoted } from '../../sql/lexer.ts';
 import type { Hole } from '../../sql/index.ts';
 import { PGTAP_SCRIPT } from './pgtap-suite.ts';
+import { pgPromiseVariableAt } from './pg-promise.ts';
 import { markerOf, migrationByPath, type MigrationTool } from './migration-tools.ts';
 
 export type { MigrationTool } from './migration-tools.ts';
@@ -223,7 +224,13 @@ export function readScript(text: string, file: string): ScriptReading {
         i = end;
       } else if (text[i + 1] === '{') {
         i = templateAt(text, i, i, holes);
-      } else i++;
+      } else {
+        // pg-promise's `$1:name`, `$(name:raw)`, `$<name>` (pg-promise.ts): a name, any text, or a value.
+        const variable = pgPromiseVariableAt(text, i);
+        if (variable?.puts === 'name') holes.push({ start: i, end: variable.end, identifier: true, identifierText: quoteIdentifier(variable.text) });
+        else if (variable) holes.push({ start: i, end: variable.end, identifierText: quoteIdentifier(variable.text), ...(variable.puts === 'text' ? { fragment: true } : {}) });
+        i = variable ? variable.end : i + 1;
+      }
     } else if (c === 36 /* $ */ && text[i + 1] === '{' && (holes.at(-1)?.end ?? 0) <= i) {
       // tenant_${id}: the name the template builds starts before it.
       let start = i;

@@ -227,7 +227,7 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
           const resolved = resolveText(inner, ctx, depth + 1);
           if (resolved) return resolved;
         }
-        return undefined;
+        return inner ? optionalClause(inner, ctx, depth) : undefined;
       });
     case 'BinaryExpression': {
       if (n.operator !== '+') return undefined;
@@ -262,6 +262,35 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     default:
       return undefined;
   }
+}
+
+/** Text that is empty: `''`, or a template with no interpolation and nothing but blanks. */
+function isEmptyText(n: Node | undefined): boolean {
+  if (n?.type === 'Literal') return typeof n.value === 'string' && n.value.trim() === '';
+  return n?.type === 'TemplateLiteral' && n.expressions.length === 0 && n.quasis.every((q) => (q.value.cooked ?? '').trim() === '');
+}
+
+/** Words a clause that only narrows or orders what the statement around it reads begins with. */
+const NARROWING = /^(and|where|order\s+by|limit|offset)\b/i;
+
+/**
+ * An optional clause interpolated into SQL text, written at the hole or held
+ * in a const (`const filter = type ? `AND type = $3` : '';`): the code sends
+ * the statement with and without it, and the one without it is read, as
+ * flow/fragments.ts does for a tagged query's fragment. Only a clause that
+ * narrows (`AND ...`, `WHERE ...`, an order or a limit): one that widens
+ * (`OR status = 'running'`) changes what the statement takes, and stays a hole.
+ */
+function optionalClause(n: Node, ctx: ResolveContext, depth: number): HostText | undefined {
+  const held = n.type === 'Identifier' || n.type === 'MemberExpression' ? constantInit(n, ctx) : n;
+  if (held?.type !== 'ConditionalExpression') return undefined;
+  const branches = [unwrap(held.consequent), unwrap(held.alternate)];
+  const empty = branches.findIndex(isEmptyText);
+  const clause = branches[1 - empty];
+  if (empty < 0 || !clause || isEmptyText(clause)) return undefined;
+  const lead = clause.type === 'Literal' && typeof clause.value === 'string' ? clause.value : clause.type === 'TemplateLiteral' ? (clause.quasis[0]?.value.cooked ?? '') : undefined;
+  if (lead === undefined || !NARROWING.test(lead.trim())) return undefined;
+  return resolveText(branches[empty], ctx, depth + 1);
 }
 
 /** A constant imported from a project module, read there: every character stands at the name that imports it. */

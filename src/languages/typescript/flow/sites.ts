@@ -91,7 +91,7 @@ export abstract class Sites extends Bindings {
       if (name && arg0 && this.file.queryFunctions.some((f) => f === name || name.endsWith(`.${f}`))) {
         return { text: arg0, on: undefined, driver: this.file.fileDriver, placeholders: 'dollar', at: call };
       }
-      return this.sentThrough(call, arg0);
+      return this.handedQuery(call, arg0) ?? this.sentThrough(call, arg0);
     }
     const on = this.value(method.object);
     const onDriver = driverOfValue(on);
@@ -111,6 +111,20 @@ export abstract class Sites extends Bindings {
       if (query) return query;
     }
     return on?.kind === 'namespace' ? this.sentThrough(call, arg0) : undefined;
+  }
+
+  /**
+   * `query(text, values)` where `query` is what the caller handed in: a parameter of that name, or the `query`
+   * property of a parameter destructured in the parameter list (`({ query, withTransaction }: Deps) => ...`, a
+   * repository the application builds around its pool). The same call as `deps.query(text, values)`, which the
+   * conventions read on any receiver: its connection is the caller's, unknown here.
+   */
+  private handedQuery(call: Call, arg0: Node | undefined): QueryCall | undefined {
+    const callee = unwrap(call.callee);
+    if (!arg0 || arg0.type === 'SpreadElement' || callee?.type !== 'Identifier') return undefined;
+    const param = parameterOf(this.env, this.file.model.file, callee);
+    if (!param || (param.property ?? callee.name) !== 'query') return undefined;
+    return this.textArg(arg0, undefined, this.file.fileDriver, 'dollar', call);
   }
 
   /**
