@@ -172,11 +172,40 @@ export function withDependencies(analysis: FileAnalysis, reached: readonly strin
   return { ...analysis, dependencies: [...new Set([...(analysis.dependencies ?? []), ...reached])].sort() };
 }
 
+// The statements' patterns, each tried only at the start of a line that opens with its keyword: the same matches
+// as `/^[ \t]*from.../gm` over the text, without a multiline regex testing every character for a line's start.
+const FROM_LINE = /[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)/y;
+const IMPORT_LINE = /[ \t]*import[ \t]+([^\n;#]*)/y;
+
+/** After a line terminator as a multiline regex's `^` reads one (\n, \r, U+2028, U+2029). */
+const isLineBreak = (code: number) => code === 10 || code === 13 || code === 0x2028 || code === 0x2029;
+
+/**
+ * The matches of `pattern` (sticky, starting with `[ \t]*` then `word`) at the starts of lines whose first word is
+ * `word`, in order and not overlapping: what `text.matchAll(/^<pattern>/gm)` finds, found by `indexOf`.
+ */
+function keywordLineMatches(text: string, word: string, pattern: RegExp): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
+  let end = 0;
+  for (let at = text.indexOf(word); at >= 0; at = text.indexOf(word, at + 1)) {
+    let k = at - 1;
+    while (k >= 0 && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 9)) k--;
+    const start = k + 1;
+    if ((k >= 0 && !isLineBreak(text.charCodeAt(k))) || start < end) continue;
+    pattern.lastIndex = start;
+    const match = pattern.exec(text);
+    if (!match) continue;
+    out.push(match);
+    end = start + match[0].length;
+  }
+  return out;
+}
+
 /** `from <module> import a, b as c` and `from . import (a, b)`: each imported name with the name it is bound to. */
 export function pythonImports(text: string): { names: ImportedName[]; statements: Statements } {
   const out: ImportedName[] = [];
   const statements: Statements = [];
-  for (const match of text.matchAll(/^[ \t]*from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n;#]*)/gm)) {
+  for (const match of keywordLineMatches(text, 'from', FROM_LINE)) {
     const [, dots, module, list] = match;
     statements.push([match.index, match.index + match[0].length]);
     if (!module && !dots) continue;
@@ -188,7 +217,7 @@ export function pythonImports(text: string): { names: ImportedName[]; statements
     }
   }
   // `import app.queries as q`, `import app.queries`: the module itself, under its name or its first part's.
-  for (const match of text.matchAll(/^[ \t]*import[ \t]+([^\n;#]*)/gm)) {
+  for (const match of keywordLineMatches(text, 'import', IMPORT_LINE)) {
     statements.push([match.index, match.index + match[0].length]);
     for (const part of match[1].replace(/[()]/g, '').split(',')) {
       const words = part.trim().split(/\s+/);
@@ -302,7 +331,7 @@ function calledWithArguments(text: string, names: ReadonlySet<string>, statement
  */
 function classAttributeCalls(text: string, names: ReadonlySet<string>): Map<string, Set<string>> {
   const held = new Map<string, Set<string>>();
-  for (const match of text.matchAll(/^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)[ \t]*(?:#.*)?$/gm)) {
+  for (const match of bindingLines(text, names)) {
     if (!names.has(match[2])) continue;
     for (const call of text.matchAll(new RegExp(`(?<![\\w.])(?:self|cls)\\.${escaped(match[1])}\\.(\\w+)[ \\t]*\\(`, 'g'))) {
       let methods = held.get(match[2]);
@@ -311,6 +340,28 @@ function classAttributeCalls(text: string, names: ReadonlySet<string>): Map<stri
     }
   }
   return held;
+}
+
+const BINDING_LINE = /[ \t]+(\w+)[ \t]*=[ \t]*(\w+)[ \t]*(?:#.*)?$/my;
+/** A binding line's end, from its `=` on: found quicker than its start (a regex starting with `^` tests every character). */
+const BINDING_END = /=[ \t]*(\w+)[ \t]*(?:#.*)?$/gm;
+
+/**
+ * The matches of `/^[ \t]+(\w+)[ \t]*=[ \t]*(\w+)[ \t]*(?:#.*)?$/gm` that bind one of the names, in order. Such a
+ * line's first `=` starts a match of BINDING_END (no earlier one reaches past a line's end), which names its value;
+ * the line is then read from its start.
+ */
+function bindingLines(text: string, names: ReadonlySet<string>): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
+  for (const end of text.matchAll(BINDING_END)) {
+    if (!names.has(end[1])) continue;
+    let start = end.index;
+    while (start > 0 && !isLineBreak(text.charCodeAt(start - 1))) start--;
+    BINDING_LINE.lastIndex = start;
+    const match = BINDING_LINE.exec(text);
+    if (match && names.has(match[2])) out.push(match);
+  }
+  return out;
 }
 
 /** A top-level `def name(` or `async def name(` of a Python module. */

@@ -334,3 +334,27 @@ test('with --cache, a worker reading the constant through a class or a namespace
   assert.deepEqual(findings((await scan(options)).results, dir), []);
   assert.deepEqual(findings((await scan({ ...options, cache: false })).results, dir), []);
 });
+
+test('Python imports are read at the start of a line whatever ends it, a parenthesised list across lines once, and not inside one', async () => {
+  const { pythonImports } = await import('../../src/scan/import-chance.ts');
+  const text = [
+    'import os\r  from app.queries import (SET_TENANT,',
+    '    CLAIM as claim)',
+    'x = 1; from app.jobs import take',
+    '  fromage = 1',
+    'from . import (helpers',
+    'import app.db as db',
+    ')',
+    '\tfrom ..sql import Q  # a comment',
+  ].join('\n');
+  const { names, statements } = pythonImports(text);
+  assert.deepEqual(
+    names.map((n) => `${'.'.repeat(n.level)}${n.module}:${n.name}:${n.local}`),
+    ['app.queries:SET_TENANT:SET_TENANT', 'app.queries:CLAIM:claim', '.:helpers:helpers', '..sql:Q:Q', 'os::os', 'app.db::db'],
+  );
+  // Each statement from its line's start: the `import` inside the open list is matched on its own too, as before.
+  assert.deepEqual(
+    statements.map(([start]) => text.slice(start, start + 6)),
+    ['  from', 'from .', '\tfrom ', 'import', 'import'],
+  );
+});
