@@ -90,12 +90,25 @@ export class DriverRegistry {
     return undefined;
   }
 
+  /** Every module's globals, the first module's where two name one: asked for each name no scope binds. */
+  private globals?: ReadonlyMap<string, Value>;
+
   global(name: string): Value | undefined {
-    for (const m of this.models) {
-      const value = m.globals?.get(name);
-      if (value) return value;
+    if (!this.globals) {
+      const all = new Map<string, Value>();
+      for (const m of this.models) for (const [key, value] of m.globals ?? []) if (value && !all.has(key)) all.set(key, value);
+      this.globals = all;
     }
-    return undefined;
+    return this.globals.get(name);
+  }
+
+  private readonly rowsByMethod = new Map<string, readonly QueryRow[]>();
+
+  /** The query rows that may read a call of `method`, in order: asked at every method call the walk meets. */
+  queryRowsOf(method: string): readonly QueryRow[] {
+    let rows = this.rowsByMethod.get(method);
+    if (!rows) this.rowsByMethod.set(method, (rows = this.queryRows.filter((r) => r.methods === '*' || r.methods.has(method))));
+    return rows;
   }
 
   /** The modules that may know a value: its driver's, or every one for a value of no driver (a table, an adapter). */
