@@ -53,12 +53,23 @@ export class DriverRegistry {
     return driver === undefined ? undefined : this.byDriver.get(driver);
   }
 
+  /** driverOfModule's answers (null: no driver's): every file imports the same few specifiers. */
+  private readonly moduleDrivers = new Map<string, Driver | null>();
+
   /** The driver a module specifier names. */
   driverOfModule(specifier: string): Driver | undefined {
-    for (const { driver, modules } of this.models) {
-      if (modules.names?.includes(specifier) || modules.prefixes?.some((p) => specifier.startsWith(p)) || modules.pattern?.test(specifier)) return driver;
+    let found = this.moduleDrivers.get(specifier);
+    if (found === undefined) {
+      found = null;
+      for (const { driver, modules } of this.models) {
+        if (modules.names?.includes(specifier) || modules.prefixes?.some((p) => specifier.startsWith(p)) || modules.pattern?.test(specifier)) {
+          found = driver;
+          break;
+        }
+      }
+      this.moduleDrivers.set(specifier, found);
     }
-    return undefined;
+    return found ?? undefined;
   }
 
   /** The driver whose generated client a module of the project is, by the names a file imports from it. */
