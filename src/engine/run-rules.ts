@@ -5,8 +5,9 @@ import { lineIndexOf } from '../model/lines.ts';
 import type { ActiveRule } from './rule-config.ts';
 
 export function runRules(model: FileModel, active: readonly ActiveRule[]): Finding[] {
-  const lines = lineIndexOf(model.text);
-  const locate = (span: { start: number; end: number }) => lines.location(span);
+  // Indexed when a finding is first placed: most files get none.
+  let lines: ReturnType<typeof lineIndexOf> | undefined;
+  const locate = (span: { start: number; end: number }) => (lines ??= lineIndexOf(model.text)).location(span);
   if (model.fatal) {
     return [{ ruleId: null, severity: 2, fatal: true, message: model.fatal.message, span: model.fatal.span, ...locate(model.fatal.span) }];
   }

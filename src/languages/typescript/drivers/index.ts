@@ -53,12 +53,23 @@ export class DriverRegistry {
     return driver === undefined ? undefined : this.byDriver.get(driver);
   }
 
+  /** driverOfModule's answers (null: no driver's): every file imports the same few specifiers. */
+  private readonly moduleDrivers = new Map<string, Driver | null>();
+
   /** The driver a module specifier names. */
   driverOfModule(specifier: string): Driver | undefined {
-    for (const { driver, modules } of this.models) {
-      if (modules.names?.includes(specifier) || modules.prefixes?.some((p) => specifier.startsWith(p)) || modules.pattern?.test(specifier)) return driver;
+    let found = this.moduleDrivers.get(specifier);
+    if (found === undefined) {
+      found = null;
+      for (const { driver, modules } of this.models) {
+        if (modules.names?.includes(specifier) || modules.prefixes?.some((p) => specifier.startsWith(p)) || modules.pattern?.test(specifier)) {
+          found = driver;
+          break;
+        }
+      }
+      this.moduleDrivers.set(specifier, found);
     }
-    return undefined;
+    return found ?? undefined;
   }
 
   /** The driver whose generated client a module of the project is, by the names a file imports from it. */
@@ -90,12 +101,25 @@ export class DriverRegistry {
     return undefined;
   }
 
+  /** Every module's globals, the first module's where two name one: asked for each name no scope binds. */
+  private globals?: ReadonlyMap<string, Value>;
+
   global(name: string): Value | undefined {
-    for (const m of this.models) {
-      const value = m.globals?.get(name);
-      if (value) return value;
+    if (!this.globals) {
+      const all = new Map<string, Value>();
+      for (const m of this.models) for (const [key, value] of m.globals ?? []) if (value && !all.has(key)) all.set(key, value);
+      this.globals = all;
     }
-    return undefined;
+    return this.globals.get(name);
+  }
+
+  private readonly rowsByMethod = new Map<string, readonly QueryRow[]>();
+
+  /** The query rows that may read a call of `method`, in order: asked at every method call the walk meets. */
+  queryRowsOf(method: string): readonly QueryRow[] {
+    let rows = this.rowsByMethod.get(method);
+    if (!rows) this.rowsByMethod.set(method, (rows = this.queryRows.filter((r) => r.methods === '*' || r.methods.has(method))));
+    return rows;
   }
 
   /** The modules that may know a value: its driver's, or every one for a value of no driver (a table, an adapter). */

@@ -65,8 +65,17 @@ function readDeclarations(program: TSESTree.Program): Map<string, TSESTree.Funct
   return plain ? exported : undefined;
 }
 
+/** returnsNoValue's answers: a declaration is asked at each call of it, from every file that calls it. */
+const noValue = new WeakMap<TSESTree.FunctionDeclaration, boolean>();
+
 /** Whether every `return` of `fn` itself (not of a function inside it) gives nothing, or an expression `value` never reads. */
 export function returnsNoValue(fn: TSESTree.FunctionDeclaration): boolean {
+  let none = noValue.get(fn);
+  if (none === undefined) noValue.set(fn, (none = readsNoValue(fn)));
+  return none;
+}
+
+function readsNoValue(fn: TSESTree.FunctionDeclaration): boolean {
   let none = true;
   const visit = (node: Node) => {
     if (node.type === 'ReturnStatement' && node.argument) {

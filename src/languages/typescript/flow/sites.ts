@@ -96,7 +96,7 @@ export abstract class Sites extends Bindings {
     const on = this.value(method.object);
     const onDriver = driverOfValue(on);
     const input: QueryInput = { call, method: method.name, object: method.object, arg0, on, onDriver, driver: onDriver ?? this.file.fileDriver, ctx: this };
-    const rows = this.file.drivers.queryRows.filter((r) => r.methods === '*' || r.methods.has(method.name));
+    const rows = this.file.drivers.queryRowsOf(method.name);
     for (const row of rows) {
       const query = row.withoutText ? row.read(input) : undefined;
       if (query) return query;
@@ -144,7 +144,7 @@ export abstract class Sites extends Bindings {
     if (on?.kind !== 'pool' && on?.kind !== 'conn') return undefined;
     const onDriver = driverOfValue(on);
     const input: QueryInput = { call, method: shape.method, object: shape.object, arg0, on, onDriver, driver: onDriver ?? this.file.fileDriver, ctx: this };
-    for (const row of this.file.drivers.queryRows.filter((r) => r.methods === '*' || r.methods.has(shape.method))) {
+    for (const row of this.file.drivers.queryRowsOf(shape.method)) {
       const query = row.read(input);
       if (query) return query;
     }

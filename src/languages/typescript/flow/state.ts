@@ -44,14 +44,19 @@ const MAX_ATOMS = 32;
 
 export class State {
   reachable = true;
-  readonly conns = new Map<Conn, Map<string, Atom>>();
+  /**
+   * Each connection's states. A connection's map is never changed once it is here (every change puts
+   * a new one in its place), so states share them: a clone, made at every call in a try block and at
+   * every branch, copies no connection's map.
+   */
+  readonly conns = new Map<Conn, ReadonlyMap<string, Atom>>();
   /** Flags whose value is the same on every path of this state: a connection first seen here starts with them. */
   readonly known = new Map<string, boolean>();
 
   clone(): State {
     const s = new State();
     s.reachable = this.reachable;
-    for (const [conn, atoms] of this.conns) s.conns.set(conn, new Map(atoms));
+    for (const [conn, atoms] of this.conns) s.conns.set(conn, atoms);
     for (const [k, v] of this.known) s.known.set(k, v);
     return s;
   }
@@ -139,8 +144,15 @@ export class State {
     if (live.length === 0) {
       const dead = State.unreachable();
       // Keep what the connections were, so dead code still reads sensibly.
-      for (const s of states) for (const [c, atoms] of s.conns) if (!dead.conns.has(c)) dead.conns.set(c, new Map(atoms));
+      for (const s of states) for (const [c, atoms] of s.conns) if (!dead.conns.has(c)) dead.conns.set(c, atoms);
       return dead;
+    }
+    if (live.length === 1) {
+      // One path: its states as they are (the union below would copy each map as it is).
+      const out = new State();
+      for (const [conn, atoms] of live[0].conns) out.conns.set(conn, atoms.size > MAX_ATOMS ? untagged(atoms) : atoms);
+      for (const [k, v] of live[0].known) out.known.set(k, v);
+      return out;
     }
     const out = new State();
     const conns = new Set(live.flatMap((s) => [...s.conns.keys()]));
@@ -159,7 +171,7 @@ export class State {
   }
 }
 
-function remap(atoms: Map<string, Atom>, f: (a: Atom) => Atom): Map<string, Atom> {
+function remap(atoms: ReadonlyMap<string, Atom>, f: (a: Atom) => Atom): Map<string, Atom> {
   const out = new Map<string, Atom>();
   for (const a of atoms.values()) {
     const m = f(a);
@@ -169,7 +181,7 @@ function remap(atoms: Map<string, Atom>, f: (a: Atom) => Atom): Map<string, Atom
 }
 
 /** Too many states: their tags and flags are dropped (what may happen is kept, not on which path). */
-function untagged(atoms: Map<string, Atom>): Map<string, Atom> {
+function untagged(atoms: ReadonlyMap<string, Atom>): Map<string, Atom> {
   return remap(atoms, (a) => {
     const { tags: _, flags: __, ...plain } = a;
     return plain as Atom;
