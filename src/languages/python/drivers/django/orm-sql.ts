@@ -446,12 +446,12 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
   if (root.name !== 'MemberExpression') return undefined;
   const manager = root.lastChild;
   if (manager?.name !== 'PropertyName' || !['objects', '_default_manager', '_base_manager'].includes(ctx.text.slice(manager.from, manager.to))) return undefined;
-  const model = ctx.model(root.firstChild!);
+  const lock = steps.find((s) => s.method === 'select_for_update');
+  const model = ctx.model(root.firstChild!) ?? (lock ? computedModel(root.firstChild!, ctx) : undefined);
   if (!model) return undefined;
   const using = steps.find((s) => s.method === 'using');
   const alias = using ? literal(positional(using.args, 0), ctx) : undefined;
   const filters = steps.filter((s) => s.method === 'filter' || (s.method === 'get' && s === last));
-  const lock = steps.find((s) => s.method === 'select_for_update');
   const w = new SqlWriter(ctx);
   const first = { value: true };
   let returnsInstance: ModelRef | undefined;
@@ -496,6 +496,18 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
   }
   const built = w.build(span(node));
   return { ...built, ...(alias ? { using: alias } : {}), ...(returnsInstance ? { returnsInstance } : {}) };
+}
+
+/**
+ * A model the code picks at run time (`self.model_class = import_string(settings.X)`, a class handed in):
+ * `<it>.objects...select_for_update()` locks rows of a table it cannot name. Written as the name the code
+ * computes in braces (`"{self.model_class}"`, as dynamic SQL's names are), so the lock counts where a
+ * transaction's locks do (side effects after it) and never matches a table the project names.
+ */
+function computedModel(node: Node, ctx: OrmContext): ModelRef | undefined {
+  const name = dottedName(node, ctx.text);
+  if (!name || ctx.instance(node)) return undefined;
+  return { table: `"{${name.replace(/"/g, '')}}"`, name };
 }
 
 /**
