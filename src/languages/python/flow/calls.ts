@@ -23,7 +23,7 @@ import {
   unitOfWork,
 } from '../drivers/index.ts';
 import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
-import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
+import { callParts, children, dottedName, keyword, methodCall, ownNodes, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { classAttributeName } from './class-attributes.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
@@ -31,7 +31,8 @@ import type { DriverOrm } from './driver-api.ts';
 import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues } from './params.ts';
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
+import { qualifiedName } from './imports.ts';
+import { classPropertyCall, foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
 /** The callee resolver of each file (calleeResolver). */
 const RESOLVERS = new WeakMap<object, CalleeResolver>();
@@ -74,7 +75,7 @@ export abstract class CallWalk extends BindingWalk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    const madeBy = () => (method ? receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) : undefined);
+    const madeBy = () => (method ? (receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) ?? this.instancePropertyMaker(method.object)) : undefined);
     this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined, madeBy);
     // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
     const orm = method ? this.ormChain(node) : undefined;
@@ -131,6 +132,23 @@ export abstract class CallWalk extends BindingWalk {
     // A function of the file (a method of the class) that makes the request itself.
     const within = sideEffectWithin(node, this.calleeResolver()) ?? (method ? this.modelMethodEffect(node, method.object, method.method) : undefined);
     if (within) this.recordSideEffect(node, within);
+  }
+
+  /**
+   * `letter.message.send()` with `letter` a model instance this walk read and `message` a property of the model that
+   * returns a call (`EmailMessage(...)`): that call's qualified name, in the model's module.
+   */
+  private instancePropertyMaker(object: Node): string | undefined {
+    const member = unwrap(object);
+    const [owner, dot, property] = member?.name === 'MemberExpression' ? children(member) : [];
+    const model = owner?.name === 'VariableName' && dot?.name === '.' && property?.name === 'PropertyName' ? this.instanceOf(owner) : undefined;
+    if (!model || model.core) return undefined;
+    const name = this.text.slice(property.from, property.to);
+    const imported = this.file.imports.fromImports.get(model.name);
+    const source = imported ? this.file.projectModule(imported.module, imported.level) : undefined;
+    const call = source ? classPropertyCall(source.tree.topNode, source.text, model.name, name) : classPropertyCall(this.file.tree.topNode, this.text, model.name, name);
+    if (!call) return undefined;
+    return source ? qualifiedName(call.firstChild!, source.text, source.imports) : this.file.qualify(call.firstChild!);
   }
 
   /** `letter.deliver()` on a model instance this walk read: what the model's own method does. */
@@ -255,7 +273,22 @@ export abstract class CallWalk extends BindingWalk {
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
       constant: (n) => this.file.models.constantOf(n, this.file),
       defOf: (callee, at) => this.file.resolveDef(callee, at),
+      parameterDefault: (name) => this.paramDefaults.get(name),
+      parameterAssignments: (name) => this.parameterAssignments(name),
     };
+  }
+
+  /** The values of the plain assignments `name = value` the walked def makes to its parameter `name`. */
+  private parameterAssignments(name: string): Node[] {
+    const def = this.info.def;
+    if (!def || !this.params.has(name)) return [];
+    const values: Node[] = [];
+    ownNodes(def, (node) => {
+      const parts = node.name === 'AssignStatement' ? children(node) : [];
+      const plain = parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp' && this.text.slice(parts[0].from, parts[0].to) === name;
+      if (plain) values.push(parts[2]);
+    });
+    return values;
   }
 
   /**
