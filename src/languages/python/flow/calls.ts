@@ -292,13 +292,31 @@ export abstract class CallWalk extends BindingWalk {
   }
 
   /**
+   * Rows the caller read and hands in (`mark_running(rows, ...)` with `rows` a locking read of the caller's, walked in
+   * its place): the parameter holds the same rows, so what the helper writes on them is written on that read's rows.
+   */
+  private handedRows(def: Node, callArgs: Arg[], isMethodCall: boolean): void {
+    const parent = this.info.parent;
+    if (!(parent instanceof CallWalk)) return;
+    let params = parameters(def, this.text).filter((p) => p.kind === 'normal');
+    if (isMethodCall && this.file.classOfDef.has(def.from) && (params[0]?.name === 'self' || params[0]?.name === 'cls')) params = params.slice(1);
+    const hand = (name: string | undefined, value: Node) => {
+      const rows = name ? parent.instanceOf(value) : undefined;
+      if (name && rows) this.instances.set(name, { ...rows, assigned: new Map(), pending: undefined });
+    };
+    callArgs.filter((a) => !a.name && !a.star).forEach((a, i) => hand(params[i]?.name, a.value));
+    for (const a of callArgs) if (a.name && params.some((p) => p.name === a.name)) hand(a.name, a.value);
+  }
+
+  /**
    * The parameters and, in a model's own method, `self`: instances of the
    * model the code is handed (`def finish(job: Job)`, `self.save()` in `class
    * Job(models.Model)`), where the ORM knows what their save() writes on.
    */
   override bindParameters(...args: Parameters<BindingWalk['bindParameters']>): void {
     super.bindParameters(...args);
-    const [def] = args;
+    const [def, callArgs, isMethodCall] = args;
+    this.handedRows(def, callArgs, isMethodCall);
     const handed = instanceOrm(this.file)?.handedInstance;
     if (!handed) return;
     const bind = (name: string, typeNode: Node | undefined) => {
