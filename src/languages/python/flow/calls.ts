@@ -275,6 +275,12 @@ export abstract class CallWalk extends BindingWalk {
       defOf: (callee, at) => this.file.resolveDef(callee, at),
       parameterDefault: (name) => this.paramDefaults.get(name),
       parameterAssignments: (name) => this.parameterAssignments(name),
+      defSource: (callee, at) => {
+        const local = this.file.resolveDef(callee, at);
+        if (local?.name === 'FunctionDefinition') return { def: local, text: this.text, qualify: (n) => this.file.qualify(n) };
+        const there = this.calleeResolver().foreign?.(callee);
+        return there ? { def: there.def, text: there.file.text, qualify: (n) => there.file.qualify(n) } : undefined;
+      },
     };
   }
 

@@ -46,6 +46,8 @@ export interface OrmContext {
   defOf?(callee: Node, at: Node): Node | undefined;
   /** The default value of a parameter of the enclosing function (`def claim(lease_seconds=300)`). */
   parameterDefault?(name: string): Node | undefined;
+  /** The def a callee names, in this file or a module of the project, with the text and names it is read in. */
+  defSource?(callee: Node, at: Node): { def: Node; text: string; qualify(node: Node): string | undefined } | undefined;
   /** The values the enclosing function assigns to one of its parameters (`now = now or timezone.now()`). */
   parameterAssignments?(name: string): Node[];
 }

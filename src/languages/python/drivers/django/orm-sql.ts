@@ -10,17 +10,52 @@ import { emptyHost, flatten, isTrue, listOfStrings, literal, SqlWriter, type Bui
 
 const DJANGO_LOOKUPS: Record<string, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=', exact: '=', iexact: '=' };
 
-/** A condition of filter(): a lookup (`status="queued"`), or Q objects joined by `&` and `|`. */
-type Condition = { kind: 'lookup'; name: string; value: Node } | { kind: 'and' | 'or'; parts: Condition[]; at: Node };
+/**
+ * A condition of filter(): a lookup (`status="queued"`), or Q objects joined by `&` and `|`; `from`: a lookup
+ * written in another def (a function that returns the Q), read there.
+ */
+type Condition = { kind: 'lookup'; name: string; value: Node; from?: From } | { kind: 'and' | 'or'; parts: Condition[]; at: Node };
 
 /** filter()'s arguments as conditions; a Q it cannot read (`~Q(...)`, a Q built elsewhere) is left out (a weaker filter, never a stronger one). */
 function conditionsOf(args: Arg[], ctx: OrmContext): Condition[] {
   return args.flatMap((a): Condition[] => {
     if (a.star) return [];
     if (a.name) return [{ kind: 'lookup', name: a.name, value: a.value }];
-    const q = qCondition(a.value, ctx);
+    const q = qCondition(a.value, ctx) ?? returnedQ(a.value, ctx);
     return q ? [q] : [];
   });
+}
+
+/**
+ * `filter(claimable(now))` with `def claimable(now): return Q(...) | Q(...)` in this file or a module of the project:
+ * the Q it returns, its lookups read in that def, a parameter standing for what the call passes.
+ */
+function returnedQ(node: Node, ctx: OrmContext): Condition | undefined {
+  const call = unwrap(node);
+  if (call?.name !== 'CallExpression' || !ctx.defSource) return undefined;
+  const there = ctx.defSource(call.firstChild!, call);
+  const returned = there ? onlyReturn(there.def) : undefined;
+  if (!there || !returned) return undefined;
+  const params = parametersOf(there.def, there.text);
+  const locals = onceAssigned(there.def, there.text, new Set(params));
+  const own: OrmContext = {
+    text: there.text,
+    qualify: there.qualify,
+    valueOf: (n) => locals.get(there.text.slice(n.from, n.to)),
+    isParameter: (name) => params.includes(name),
+    model: () => undefined,
+    instance: () => undefined,
+  };
+  const args = new Map<string, Node>();
+  const given = argsOf(call.lastChild, ctx.text);
+  // `self.claimable(now)`: the method's own first parameter is the object, not an argument.
+  const positional = call.firstChild?.name === 'MemberExpression' && (params[0] === 'self' || params[0] === 'cls') ? params.slice(1) : params;
+  given.filter((a) => !a.name && !a.star).forEach((a, i) => positional[i] !== undefined && args.set(positional[i], a.value));
+  for (const a of given) if (a.name) args.set(a.name, a.value);
+  const from: From = { ctx: own, at: call, args };
+  const place = (c: Condition): Condition => (c.kind === 'lookup' ? { ...c, from } : { ...c, at: call, parts: c.parts.map(place) });
+  const q = qCondition(returned, own);
+  return q ? place(q) : undefined;
 }
 
 /**
@@ -62,6 +97,8 @@ function qCondition(node: Node, ctx: OrmContext, depth = 0): Condition | undefin
 interface From {
   ctx: OrmContext;
   at?: Node;
+  /** What the call passes for each parameter of the def the conditions are read in (in the calling file's text). */
+  args?: Map<string, Node>;
 }
 
 /** Django filter(**kwargs) and Q objects as SQL conditions. */
@@ -78,7 +115,7 @@ function writeConditions(conditions: Condition[], w: SqlWriter, first: { value: 
 }
 
 function writeCondition(c: Condition, w: SqlWriter, from: From): void {
-  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w, from);
+  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w, c.from ?? from);
   const at = from.at ?? c.at;
   w.raw('(', at);
   c.parts.forEach((part, k) => {
@@ -91,6 +128,10 @@ function writeCondition(c: Condition, w: SqlWriter, from: From): void {
 /** A value of the conditions: written where it is in this file; from a manager's module, its literal or an unknown placeholder. */
 function writeValue(value: Node, w: SqlWriter, from: From): void {
   if (!from.at) return w.value(value, value);
+  // A parameter of the def the lookup is read in: what the call passes, as the calling code wrote it.
+  const name = unwrap(value)?.name === 'VariableName' ? from.ctx.text.slice(value.from, value.to) : undefined;
+  const passed = name !== undefined && from.ctx.isParameter(name) ? from.args?.get(name) : undefined;
+  if (passed) return w.value(passed, passed);
   const own = new SqlWriter(from.ctx);
   own.value(value, value);
   if (own.params.length > 0) return w.placeholder(undefined, from.at);
