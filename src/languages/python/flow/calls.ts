@@ -275,6 +275,7 @@ export abstract class CallWalk extends BindingWalk {
       defOf: (callee, at) => this.file.resolveDef(callee, at),
       parameterDefault: (name) => this.paramDefaults.get(name),
       parameterAssignments: (name) => this.parameterAssignments(name),
+      parameterArguments: (name) => this.parameterArguments(name),
       defSource: (callee, at) => {
         const local = this.file.resolveDef(callee, at);
         if (local?.name === 'FunctionDefinition') return { def: local, text: this.text, qualify: (n) => this.file.qualify(n) };
@@ -282,6 +283,31 @@ export abstract class CallWalk extends BindingWalk {
         return there ? { def: there.def, text: there.file.text, qualify: (n) => there.file.qualify(n) } : undefined;
       },
     };
+  }
+
+  /**
+   * What every call of the walked def in this file passes for its parameter `name` (by position or keyword);
+   * undefined when no call is seen or one passes nothing for it (or spreads `*args`).
+   */
+  private parameterArguments(name: string): Node[] | undefined {
+    const def = this.info.def;
+    if (!def || !this.params.has(name)) return undefined;
+    const normal = parameters(def, this.text)
+      .filter((p) => p.kind === 'normal')
+      .map((p) => p.name);
+    const found: Node[] = [];
+    let complete = true;
+    this.file.tree.topNode.cursor().iterate((ref) => {
+      if (ref.name !== 'CallExpression') return;
+      const call = callParts(ref.node, this.text);
+      if (!call || this.file.resolveDef(call.callee, ref.node)?.from !== def.from) return;
+      const positional = call.callee.name === 'MemberExpression' && (normal[0] === 'self' || normal[0] === 'cls') ? normal.slice(1) : normal;
+      const index = positional.indexOf(name);
+      const arg = keyword(call.args, name) ?? (index >= 0 ? call.args.filter((a) => !a.name && !a.star)[index]?.value : undefined);
+      if (arg && !call.args.some((a) => a.star)) found.push(arg);
+      else complete = false;
+    });
+    return complete && found.length > 0 ? found : undefined;
   }
 
   /** The values of the plain assignments `name = value` the walked def makes to its parameter `name`. */

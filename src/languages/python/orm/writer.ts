@@ -50,6 +50,8 @@ export interface OrmContext {
   defSource?(callee: Node, at: Node): { def: Node; text: string; qualify(node: Node): string | undefined } | undefined;
   /** The values the enclosing function assigns to one of its parameters (`now = now or timezone.now()`). */
   parameterAssignments?(name: string): Node[];
+  /** What every call of the enclosing function in this file passes for a parameter; undefined when a call passes nothing or none is seen. */
+  parameterArguments?(name: string): Node[] | undefined;
 }
 
 /** An attribute written on an instance: the value, where, and for `+=`/`-=` the operator that adds it to the column. */
@@ -186,9 +188,11 @@ export class SqlWriter {
       }
       case 'VariableName': {
         // `def claim(now=None): now = now or timezone.now()`: a clock the caller may hand in (a test's fixed time) is the clock.
+        // `def claim(worker, now)` that every call of the file hands `timezone.now()`: the clock too.
         if (this.ctx.isParameter(text)) {
           const assigned = this.ctx.parameterAssignments?.(text) ?? [];
-          return assigned.length > 0 && assigned.every((v) => isClockDefault(v, text, this.ctx)) ? this.raw('now()', expr) : this.placeholder(expr, at);
+          const clock = assigned.length > 0 ? assigned.every((v) => isClockDefault(v, text, this.ctx)) : (this.ctx.parameterArguments?.(text)?.every((v) => isClockDefault(v, '', this.ctx)) ?? false);
+          return clock ? this.raw('now()', expr) : this.placeholder(expr, at);
         }
         const value = this.ctx.valueOf(expr);
         if (value && unwrap(value)?.name !== 'CallExpression') return this.value(value, expr, depth + 1);
@@ -268,8 +272,13 @@ function numberOf(node: Node | undefined, ctx: OrmContext, depth = 0): Node | un
   if (expr?.name === 'Number' || depth > 3) return expr?.name === 'Number' ? expr : undefined;
   if (expr?.name !== 'VariableName') return undefined;
   const name = ctx.text.slice(expr.from, expr.to);
-  const value = ctx.isParameter(name) ? ctx.parameterDefault?.(name) : ctx.valueOf(expr);
-  return numberOf(value, ctx, depth + 1);
+  if (!ctx.isParameter(name)) return numberOf(ctx.valueOf(expr), ctx, depth + 1);
+  const fallback = ctx.parameterDefault?.(name);
+  if (fallback) return numberOf(fallback, ctx, depth + 1);
+  // No default: the one number every call of the file passes (`claim(worker, LEASE_SECONDS)`).
+  const passed = (ctx.parameterArguments?.(name) ?? []).map((a) => numberOf(a, ctx, depth + 1));
+  const values = new Set(passed.map((n) => (n ? ctx.text.slice(n.from, n.to) : undefined)));
+  return passed.length > 0 && values.size === 1 && !values.has(undefined) ? passed[0] : undefined;
 }
 
 /** timedelta(minutes=5) -> 300; a name assigned such a value too. */
