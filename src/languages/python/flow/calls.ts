@@ -23,7 +23,7 @@ import {
   unitOfWork,
 } from '../drivers/index.ts';
 import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type OrmContext } from '../orm/writer.ts';
-import { callParts, children, dottedName, keyword, methodCall, ownNodes, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
+import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { classAttributeName } from './class-attributes.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
@@ -32,6 +32,7 @@ import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNam
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
 import { qualifiedName } from './imports.ts';
+import { assignedToParameter, passedToParameter } from './parameter-values.ts';
 import { classPropertyCall, foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
 /** The callee resolver of each file (calleeResolver). */
@@ -274,8 +275,8 @@ export abstract class CallWalk extends BindingWalk {
       constant: (n) => this.file.models.constantOf(n, this.file),
       defOf: (callee, at) => this.file.resolveDef(callee, at),
       parameterDefault: (name) => this.paramDefaults.get(name),
-      parameterAssignments: (name) => this.parameterAssignments(name),
-      parameterArguments: (name) => this.parameterArguments(name),
+      parameterAssignments: (name) => (this.info.def && this.params.has(name) ? assignedToParameter(this.info.def, this.text, name) : []),
+      parameterArguments: (name) => (this.info.def && this.params.has(name) ? passedToParameter(this.file, this.info.def, name) : undefined),
       defSource: (callee, at) => {
         const local = this.file.resolveDef(callee, at);
         if (local?.name === 'FunctionDefinition') return { def: local, text: this.text, qualify: (n) => this.file.qualify(n) };
@@ -283,44 +284,6 @@ export abstract class CallWalk extends BindingWalk {
         return there ? { def: there.def, text: there.file.text, qualify: (n) => there.file.qualify(n) } : undefined;
       },
     };
-  }
-
-  /**
-   * What every call of the walked def in this file passes for its parameter `name` (by position or keyword);
-   * undefined when no call is seen or one passes nothing for it (or spreads `*args`).
-   */
-  private parameterArguments(name: string): Node[] | undefined {
-    const def = this.info.def;
-    if (!def || !this.params.has(name)) return undefined;
-    const normal = parameters(def, this.text)
-      .filter((p) => p.kind === 'normal')
-      .map((p) => p.name);
-    const found: Node[] = [];
-    let complete = true;
-    this.file.tree.topNode.cursor().iterate((ref) => {
-      if (ref.name !== 'CallExpression') return;
-      const call = callParts(ref.node, this.text);
-      if (!call || this.file.resolveDef(call.callee, ref.node)?.from !== def.from) return;
-      const positional = call.callee.name === 'MemberExpression' && (normal[0] === 'self' || normal[0] === 'cls') ? normal.slice(1) : normal;
-      const index = positional.indexOf(name);
-      const arg = keyword(call.args, name) ?? (index >= 0 ? call.args.filter((a) => !a.name && !a.star)[index]?.value : undefined);
-      if (arg && !call.args.some((a) => a.star)) found.push(arg);
-      else complete = false;
-    });
-    return complete && found.length > 0 ? found : undefined;
-  }
-
-  /** The values of the plain assignments `name = value` the walked def makes to its parameter `name`. */
-  private parameterAssignments(name: string): Node[] {
-    const def = this.info.def;
-    if (!def || !this.params.has(name)) return [];
-    const values: Node[] = [];
-    ownNodes(def, (node) => {
-      const parts = node.name === 'AssignStatement' ? children(node) : [];
-      const plain = parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp' && this.text.slice(parts[0].from, parts[0].to) === name;
-      if (plain) values.push(parts[2]);
-    });
-    return values;
   }
 
   /**
