@@ -43,6 +43,15 @@ export function fileDriverOf(modules: ReadonlySet<string>): Driver {
   return 'unknown';
 }
 
+/**
+ * The driver modules a module read as a guest takes from the file that calls it, when it imports none of its own:
+ * a helper handed the caller's rows (`mark_running(rows)`) saves them with the caller's ORM.
+ */
+export function inheritedDriverModules(own: ReadonlySet<string>, host: ReadonlySet<string>): string[] {
+  if (DRIVERS.some((d) => importsDriver(d, own))) return [];
+  return DRIVERS.flatMap((d) => d.modules.filter((m) => host.has(m)));
+}
+
 /** The file imports a driver whose connections come in as parameters and attributes. */
 export function importsHandedIn(modules: ReadonlySet<string>): boolean {
   return DRIVERS.some((d) => d.handedIn && importsDriver(d, modules));

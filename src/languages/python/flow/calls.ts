@@ -33,7 +33,9 @@ import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNam
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { isRequestValue, type RequestReader } from './request-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
-import { foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
+import { qualifiedName } from './imports.ts';
+import { assignedToParameter, passedToParameter } from './parameter-values.ts';
+import { classPropertyCall, foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
 /** The callee resolver of each file (calleeResolver). */
 const RESOLVERS = new WeakMap<object, CalleeResolver>();
@@ -76,7 +78,7 @@ export abstract class CallWalk extends BindingWalk {
     if (!call) return;
     const method = methodCall(node, this.text);
     const qualified = this.file.qualify(call.callee);
-    const madeBy = () => (method ? receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) : undefined);
+    const madeBy = () => (method ? (receiverMaker(method.object, this.text, (n) => this.file.qualify(n)) ?? this.instancePropertyMaker(method.object)) : undefined);
     this.sideEffect(node, qualified, method?.method, method ? dottedName(method.object, this.text) : undefined, madeBy);
     // ORM chains: the SQL is written at the chain's last call; the calls before it are not the job's work.
     const orm = method ? this.ormChain(node) : undefined;
@@ -133,6 +135,23 @@ export abstract class CallWalk extends BindingWalk {
     // A function of the file (a method of the class) that makes the request itself.
     const within = sideEffectWithin(node, this.calleeResolver()) ?? (method ? this.modelMethodEffect(node, method.object, method.method) : undefined);
     if (within) this.recordSideEffect(node, within);
+  }
+
+  /**
+   * `letter.message.send()` with `letter` a model instance this walk read and `message` a property of the model that
+   * returns a call (`EmailMessage(...)`): that call's qualified name, in the model's module.
+   */
+  private instancePropertyMaker(object: Node): string | undefined {
+    const member = unwrap(object);
+    const [owner, dot, property] = member?.name === 'MemberExpression' ? children(member) : [];
+    const model = owner?.name === 'VariableName' && dot?.name === '.' && property?.name === 'PropertyName' ? this.instanceOf(owner) : undefined;
+    if (!model || model.core) return undefined;
+    const name = this.text.slice(property.from, property.to);
+    const imported = this.file.imports.fromImports.get(model.name);
+    const source = imported ? this.file.projectModule(imported.module, imported.level) : undefined;
+    const call = source ? classPropertyCall(source.tree.topNode, source.text, model.name, name) : classPropertyCall(this.file.tree.topNode, this.text, model.name, name);
+    if (!call) return undefined;
+    return source ? qualifiedName(call.firstChild!, source.text, source.imports) : this.file.qualify(call.firstChild!);
   }
 
   /** `letter.deliver()` on a model instance this walk read: what the model's own method does. */
@@ -257,7 +276,33 @@ export abstract class CallWalk extends BindingWalk {
       subquery: (w, n) => ORMS.some((o) => o.subquery?.(w, n) ?? false),
       constant: (n) => this.file.models.constantOf(n, this.file),
       defOf: (callee, at) => this.file.resolveDef(callee, at),
+      parameterDefault: (name) => this.paramDefaults.get(name),
+      parameterAssignments: (name) => (this.info.def && this.params.has(name) ? assignedToParameter(this.info.def, this.text, name) : []),
+      parameterArguments: (name) => (this.info.def && this.params.has(name) ? passedToParameter(this.file, this.info.def, name) : undefined),
+      defSource: (callee, at) => {
+        const local = this.file.resolveDef(callee, at);
+        if (local?.name === 'FunctionDefinition') return { def: local, text: this.text, qualify: (n) => this.file.qualify(n) };
+        const there = this.calleeResolver().foreign?.(callee);
+        return there ? { def: there.def, text: there.file.text, qualify: (n) => there.file.qualify(n) } : undefined;
+      },
     };
+  }
+
+  /**
+   * Rows the caller read and hands in (`mark_running(rows, ...)` with `rows` a locking read of the caller's, walked in
+   * its place): the parameter holds the same rows, so what the helper writes on them is written on that read's rows.
+   */
+  private handedRows(def: Node, callArgs: Arg[], isMethodCall: boolean): void {
+    const parent = this.info.parent;
+    if (!(parent instanceof CallWalk)) return;
+    let params = parameters(def, this.text).filter((p) => p.kind === 'normal');
+    if (isMethodCall && this.file.classOfDef.has(def.from) && (params[0]?.name === 'self' || params[0]?.name === 'cls')) params = params.slice(1);
+    const hand = (name: string | undefined, value: Node) => {
+      const rows = name ? parent.instanceOf(value) : undefined;
+      if (name && rows) this.instances.set(name, { ...rows, assigned: new Map(), pending: undefined });
+    };
+    callArgs.filter((a) => !a.name && !a.star).forEach((a, i) => hand(params[i]?.name, a.value));
+    for (const a of callArgs) if (a.name && params.some((p) => p.name === a.name)) hand(a.name, a.value);
   }
 
   /**
@@ -267,7 +312,8 @@ export abstract class CallWalk extends BindingWalk {
    */
   override bindParameters(...args: Parameters<BindingWalk['bindParameters']>): void {
     super.bindParameters(...args);
-    const [def] = args;
+    const [def, callArgs, isMethodCall] = args;
+    this.handedRows(def, callArgs, isMethodCall);
     const handed = instanceOrm(this.file)?.handedInstance;
     if (!handed) return;
     const bind = (name: string, typeNode: Node | undefined) => {

@@ -7,7 +7,7 @@
 import type { Tree } from '@lezer/common';
 import type { Driver, FileModel, HostParam, ResetCallback } from '../../../model/index.ts';
 import type { FrontEndOptions } from '../../types.ts';
-import { DRIVERS, SQL_TEXT, annotationOf, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
+import { DRIVERS, SQL_TEXT, annotationOf, fileDriverOf, fileDrivers, finishConfig, implicitFormOf, importsHandedIn, inheritedDriverModules, makerOf, readConfig, assumedPoolConfig } from '../drivers/index.ts';
 import { ModelIndex } from '../orm/models.ts';
 import { callParts, children, dottedName, hasArguments, span, unwrap, type Node } from '../syntax.ts';
 import { annotationType, bodyStatements, defName, parameters, unwrapDecorated, withItems } from './defs.ts';
@@ -70,9 +70,12 @@ class PythonFile implements EngineFile {
     readonly tree: Tree,
     readonly text: string,
     readonly options: FrontEndOptions,
+    /** For a module read as a guest: the imports of the file that calls it. */
+    hostImports?: Imports,
   ) {
     this.index = new DefIndex(tree, text);
     this.imports = readImports(tree, text, this.index.imports);
+    for (const module of hostImports ? inheritedDriverModules(this.imports.modules, hostImports.modules) : []) this.imports.modules.add(module);
     this.constants = moduleConstants(tree, text, this.index.binders);
     this.driverOfFile = fileDriverOf(this.imports.modules);
     this.importsDriver = importsHandedIn(this.imports.modules);
@@ -264,7 +267,7 @@ class PythonFile implements EngineFile {
   }
 
   guestDef(callee: Node, name?: string): Guest | undefined {
-    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options).prepared(), name);
+    return guestDef(this, callee, (model, source) => new PythonFile(model, source.tree, source.text, this.options, this.imports).prepared(), name);
   }
 
   run(): void {

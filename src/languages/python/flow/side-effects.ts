@@ -10,7 +10,7 @@
 import { driverSideEffect } from '../drivers/index.ts';
 import { callParts, children, dottedName, methodCall, ownNodes, unwrap, type Node } from '../syntax.ts';
 import { qualifiedName, type Imports } from './imports.ts';
-import { moduleDef, type ModuleSource } from './project.ts';
+import { moduleDef, returnedCall, type ModuleSource } from './project.ts';
 
 /** Module functions and constructors (qualified names). */
 const FUNCTIONS = new Set([
@@ -76,8 +76,41 @@ export function pythonSideEffect(qualified: string | undefined, method: string |
 export function receiverMaker(object: Node, text: string, qualify: (node: Node) => string | undefined): string | undefined {
   let value = unwrap(object);
   if (value?.name === 'VariableName') value = onlyValue(value, text);
+  // `self.message.send()` with `@property def message(self): return EmailMessage(...)`: the call the property returns.
+  else if (value?.name === 'MemberExpression') value = propertyCall(value, text);
   const parts = value?.name === 'CallExpression' ? callParts(value, text) : undefined;
   return parts ? qualify(parts.callee) : undefined;
+}
+
+/** `self.name` in a method, where the class's `name` is a property (or cached_property) that returns one call: that call. */
+function propertyCall(member: Node, text: string): Node | undefined {
+  const [owner, dot, property] = children(member);
+  if (owner?.name !== 'VariableName' || text.slice(owner.from, owner.to) !== 'self' || dot?.name !== '.' || property?.name !== 'PropertyName') return undefined;
+  let cls: Node | null = member.parent;
+  while (cls && cls.name !== 'ClassDefinition') cls = cls.parent;
+  return cls ? propertyReturn(cls, text, text.slice(property.from, property.to)) : undefined;
+}
+
+/** The call the property `name` of a class returns (`@property def message(self): return EmailMessage(...)`). */
+function propertyReturn(cls: Node, text: string, wanted: string): Node | undefined {
+  for (const item of children(cls.getChild('Body') ?? cls)) {
+    if (item.name !== 'DecoratedStatement') continue;
+    const def = item.getChild('FunctionDefinition');
+    const name = def?.getChild('VariableName');
+    const decorators = children(item).filter((d) => d.name === 'Decorator').map((d) => text.slice(d.from, d.to).replace(/\s+/g, ''));
+    if (def && name && text.slice(name.from, name.to) === wanted && decorators.some((d) => /^@(functools\.)?(cached_)?property$/.test(d))) return returnedCall(def);
+  }
+  return undefined;
+}
+
+/** The call the property `name` of the top-level class `className` returns (`letter.message` with `letter` a `Letter`). */
+export function classPropertyCall(top: Node, text: string, className: string, name: string): Node | undefined {
+  for (let c = top.firstChild; c; c = c.nextSibling) {
+    const cls = c.name === 'DecoratedStatement' ? c.getChild('ClassDefinition') : c;
+    const id = cls?.name === 'ClassDefinition' ? cls.getChild('VariableName') : null;
+    if (cls && id && text.slice(id.from, id.to) === className) return propertyReturn(cls, text, name);
+  }
+  return undefined;
 }
 
 /** The value of the one plain assignment to a name in its def; undefined when bound otherwise or more than once. */

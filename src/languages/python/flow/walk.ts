@@ -495,6 +495,12 @@ export class Walk extends CallWalk {
     }
     // qs[:10], qs[0]: rows of the queryset.
     if (expr?.name === 'MemberExpression' && expr.lastChild?.name === ']') expr = unwrap(expr.firstChild);
+    // list(rows), rows[:5] with rows a read this walk knows: the same rows, under another name.
+    const same = expr?.name === 'VariableName' && expr !== unwrap(value) ? this.instances.get(this.text.slice(expr.from, expr.to)) : undefined;
+    if (same) {
+      this.instances.set(name, { ...same, assigned: new Map(), pending: undefined });
+      return;
+    }
     if (!expr || expr.name !== 'CallExpression') return;
     const read = instanceOrm(this.file)?.readInstance(this, expr);
     if (!read) return;

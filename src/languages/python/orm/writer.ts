@@ -44,6 +44,14 @@ export interface OrmContext {
   constant?(node: Node): string | undefined;
   /** The def of this file a callee names (`rows`, `self.rows`), seen from `at`. */
   defOf?(callee: Node, at: Node): Node | undefined;
+  /** The default value of a parameter of the enclosing function (`def claim(lease_seconds=300)`). */
+  parameterDefault?(name: string): Node | undefined;
+  /** The def a callee names, in this file or a module of the project, with the text and names it is read in. */
+  defSource?(callee: Node, at: Node): { def: Node; text: string; qualify(node: Node): string | undefined } | undefined;
+  /** The values the enclosing function assigns to one of its parameters (`now = now or timezone.now()`). */
+  parameterAssignments?(name: string): Node[];
+  /** What every call of the enclosing function in this file passes for a parameter; undefined when a call passes nothing or none is seen. */
+  parameterArguments?(name: string): Node[] | undefined;
 }
 
 /** An attribute written on an instance: the value, where, and for `+=`/`-=` the operator that adds it to the column. */
@@ -179,7 +187,13 @@ export class SqlWriter {
         return this.placeholder(expr, at);
       }
       case 'VariableName': {
-        if (this.ctx.isParameter(text)) return this.placeholder(expr, at);
+        // `def claim(now=None): now = now or timezone.now()`: a clock the caller may hand in (a test's fixed time) is the clock.
+        // `def claim(worker, now)` that every call of the file hands `timezone.now()`: the clock too.
+        if (this.ctx.isParameter(text)) {
+          const assigned = this.ctx.parameterAssignments?.(text) ?? [];
+          const clock = assigned.length > 0 ? assigned.every((v) => isClockDefault(v, text, this.ctx)) : (this.ctx.parameterArguments?.(text)?.every((v) => isClockDefault(v, '', this.ctx)) ?? false);
+          return clock ? this.raw('now()', expr) : this.placeholder(expr, at);
+        }
         const value = this.ctx.valueOf(expr);
         if (value && unwrap(value)?.name !== 'CallExpression') return this.value(value, expr, depth + 1);
         if (value && isNow(this.ctx.qualify(unwrap(value)!.firstChild!) ?? '')) return this.raw('now()', expr);
@@ -226,6 +240,47 @@ export function literal(node: Node | undefined, ctx: OrmContext): string | undef
   return /^[rRuU]?(['"])((?:(?!\1)[^\\\n])*)\1$/.exec(ctx.text.slice(expr.from, expr.to))?.[2];
 }
 
+/**
+ * A parameter's own fallback to the clock: `p or timezone.now()`, `timezone.now() if p is None else p`,
+ * or the clock the def assigns it where the caller gave none (`if p is None: p = timezone.now()`).
+ */
+function isClockDefault(value: Node, name: string, ctx: OrmContext): boolean {
+  const expr = unwrap(value);
+  const isClock = (n: Node | undefined) => {
+    const call = unwrap(n);
+    return call?.name === 'CallExpression' && isNow(ctx.qualify(call.firstChild!) ?? dottedName(call.firstChild, ctx.text) ?? '');
+  };
+  const isName = (n: Node | undefined) => {
+    const v = unwrap(n);
+    return v?.name === 'VariableName' && ctx.text.slice(v.from, v.to) === name;
+  };
+  if (isClock(expr)) return true;
+  if (expr?.name === 'BinaryExpression') {
+    const [left, op, right] = children(expr);
+    return !!op && ctx.text.slice(op.from, op.to) === 'or' && isName(left) && isClock(right);
+  }
+  if (expr?.name === 'ConditionalExpression') {
+    const [then, , , , otherwise] = children(expr);
+    return (isName(then) && isClock(otherwise)) || (isClock(then) && isName(otherwise));
+  }
+  return false;
+}
+
+/** A number a timedelta() argument names: a literal, a name assigned one, a parameter's literal default (`def claim(lease_seconds=300)`). */
+function numberOf(node: Node | undefined, ctx: OrmContext, depth = 0): Node | undefined {
+  const expr = unwrap(node);
+  if (expr?.name === 'Number' || depth > 3) return expr?.name === 'Number' ? expr : undefined;
+  if (expr?.name !== 'VariableName') return undefined;
+  const name = ctx.text.slice(expr.from, expr.to);
+  if (!ctx.isParameter(name)) return numberOf(ctx.valueOf(expr), ctx, depth + 1);
+  const fallback = ctx.parameterDefault?.(name);
+  if (fallback) return numberOf(fallback, ctx, depth + 1);
+  // No default: the one number every call of the file passes (`claim(worker, LEASE_SECONDS)`).
+  const passed = (ctx.parameterArguments?.(name) ?? []).map((a) => numberOf(a, ctx, depth + 1));
+  const values = new Set(passed.map((n) => (n ? ctx.text.slice(n.from, n.to) : undefined)));
+  return passed.length > 0 && values.size === 1 && !values.has(undefined) ? passed[0] : undefined;
+}
+
 /** timedelta(minutes=5) -> 300; a name assigned such a value too. */
 function intervalSeconds(node: Node, ctx: OrmContext, depth = 0): number | undefined {
   let expr = unwrap(node);
@@ -238,7 +293,7 @@ function intervalSeconds(node: Node, ctx: OrmContext, depth = 0): number | undef
   const args = argsOf(expr.lastChild, ctx.text);
   for (const a of args) {
     const unit = a.name ?? (a === args[0] ? 'days' : undefined);
-    const value = unwrap(a.value);
+    const value = numberOf(a.value, ctx);
     if (!unit || !(unit in units) || value?.name !== 'Number') return undefined;
     total += Number(ctx.text.slice(value.from, value.to)) * units[unit];
   }

@@ -10,17 +10,52 @@ import { emptyHost, flatten, isTrue, listOfStrings, literal, SqlWriter, type Bui
 
 const DJANGO_LOOKUPS: Record<string, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=', exact: '=', iexact: '=' };
 
-/** A condition of filter(): a lookup (`status="queued"`), or Q objects joined by `&` and `|`. */
-type Condition = { kind: 'lookup'; name: string; value: Node } | { kind: 'and' | 'or'; parts: Condition[]; at: Node };
+/**
+ * A condition of filter(): a lookup (`status="queued"`), or Q objects joined by `&` and `|`; `from`: a lookup
+ * written in another def (a function that returns the Q), read there.
+ */
+type Condition = { kind: 'lookup'; name: string; value: Node; from?: From } | { kind: 'and' | 'or'; parts: Condition[]; at: Node };
 
 /** filter()'s arguments as conditions; a Q it cannot read (`~Q(...)`, a Q built elsewhere) is left out (a weaker filter, never a stronger one). */
 function conditionsOf(args: Arg[], ctx: OrmContext): Condition[] {
   return args.flatMap((a): Condition[] => {
     if (a.star) return [];
     if (a.name) return [{ kind: 'lookup', name: a.name, value: a.value }];
-    const q = qCondition(a.value, ctx);
+    const q = qCondition(a.value, ctx) ?? returnedQ(a.value, ctx);
     return q ? [q] : [];
   });
+}
+
+/**
+ * `filter(claimable(now))` with `def claimable(now): return Q(...) | Q(...)` in this file or a module of the project:
+ * the Q it returns, its lookups read in that def, a parameter standing for what the call passes.
+ */
+function returnedQ(node: Node, ctx: OrmContext): Condition | undefined {
+  const call = unwrap(node);
+  if (call?.name !== 'CallExpression' || !ctx.defSource) return undefined;
+  const there = ctx.defSource(call.firstChild!, call);
+  const returned = there ? onlyReturn(there.def) : undefined;
+  if (!there || !returned) return undefined;
+  const params = parametersOf(there.def, there.text);
+  const locals = onceAssigned(there.def, there.text, new Set(params));
+  const own: OrmContext = {
+    text: there.text,
+    qualify: there.qualify,
+    valueOf: (n) => locals.get(there.text.slice(n.from, n.to)),
+    isParameter: (name) => params.includes(name),
+    model: () => undefined,
+    instance: () => undefined,
+  };
+  const args = new Map<string, Node>();
+  const given = argsOf(call.lastChild, ctx.text);
+  // `self.claimable(now)`: the method's own first parameter is the object, not an argument.
+  const positional = call.firstChild?.name === 'MemberExpression' && (params[0] === 'self' || params[0] === 'cls') ? params.slice(1) : params;
+  given.filter((a) => !a.name && !a.star).forEach((a, i) => positional[i] !== undefined && args.set(positional[i], a.value));
+  for (const a of given) if (a.name) args.set(a.name, a.value);
+  const from: From = { ctx: own, at: call, args };
+  const place = (c: Condition): Condition => (c.kind === 'lookup' ? { ...c, from } : { ...c, at: call, parts: c.parts.map(place) });
+  const q = qCondition(returned, own);
+  return q ? place(q) : undefined;
 }
 
 /**
@@ -62,6 +97,8 @@ function qCondition(node: Node, ctx: OrmContext, depth = 0): Condition | undefin
 interface From {
   ctx: OrmContext;
   at?: Node;
+  /** What the call passes for each parameter of the def the conditions are read in (in the calling file's text). */
+  args?: Map<string, Node>;
 }
 
 /** Django filter(**kwargs) and Q objects as SQL conditions. */
@@ -78,7 +115,7 @@ function writeConditions(conditions: Condition[], w: SqlWriter, first: { value: 
 }
 
 function writeCondition(c: Condition, w: SqlWriter, from: From): void {
-  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w, from);
+  if (c.kind === 'lookup') return writeLookup(c.name, c.value, w, c.from ?? from);
   const at = from.at ?? c.at;
   w.raw('(', at);
   c.parts.forEach((part, k) => {
@@ -91,6 +128,10 @@ function writeCondition(c: Condition, w: SqlWriter, from: From): void {
 /** A value of the conditions: written where it is in this file; from a manager's module, its literal or an unknown placeholder. */
 function writeValue(value: Node, w: SqlWriter, from: From): void {
   if (!from.at) return w.value(value, value);
+  // A parameter of the def the lookup is read in: what the call passes, as the calling code wrote it.
+  const name = unwrap(value)?.name === 'VariableName' ? from.ctx.text.slice(value.from, value.to) : undefined;
+  const passed = name !== undefined && from.ctx.isParameter(name) ? from.args?.get(name) : undefined;
+  if (passed) return w.value(passed, passed);
   const own = new SqlWriter(from.ctx);
   own.value(value, value);
   if (own.params.length > 0) return w.placeholder(undefined, from.at);
@@ -446,12 +487,12 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
   if (root.name !== 'MemberExpression') return undefined;
   const manager = root.lastChild;
   if (manager?.name !== 'PropertyName' || !['objects', '_default_manager', '_base_manager'].includes(ctx.text.slice(manager.from, manager.to))) return undefined;
-  const model = ctx.model(root.firstChild!);
+  const lock = steps.find((s) => s.method === 'select_for_update');
+  const model = ctx.model(root.firstChild!) ?? (lock ? computedModel(root.firstChild!, ctx) : undefined);
   if (!model) return undefined;
   const using = steps.find((s) => s.method === 'using');
   const alias = using ? literal(positional(using.args, 0), ctx) : undefined;
   const filters = steps.filter((s) => s.method === 'filter' || (s.method === 'get' && s === last));
-  const lock = steps.find((s) => s.method === 'select_for_update');
   const w = new SqlWriter(ctx);
   const first = { value: true };
   let returnsInstance: ModelRef | undefined;
@@ -496,6 +537,18 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
   }
   const built = w.build(span(node));
   return { ...built, ...(alias ? { using: alias } : {}), ...(returnsInstance ? { returnsInstance } : {}) };
+}
+
+/**
+ * A model the code picks at run time (`self.model_class = import_string(settings.X)`, a class handed in):
+ * `<it>.objects...select_for_update()` locks rows of a table it cannot name. Written as the name the code
+ * computes in braces (`"{self.model_class}"`, as dynamic SQL's names are), so the lock counts where a
+ * transaction's locks do (side effects after it) and never matches a table the project names.
+ */
+function computedModel(node: Node, ctx: OrmContext): ModelRef | undefined {
+  const name = dottedName(node, ctx.text);
+  if (!name || ctx.instance(node)) return undefined;
+  return { table: `"{${name.replace(/"/g, '')}}"`, name };
 }
 
 /**
