@@ -3,7 +3,7 @@
 // to the outside world, the job's work, and functions of the file called
 // with a connection (walked at the call). Which methods do what is the
 // driver modules' to say (drivers/index.ts).
-import type { ConnectionUse, Driver, HostParam, Scope, SideEffectCall, SqlSite } from '../../../model/index.ts';
+import type { ConnectionUse, Driver, Scope, SideEffectCall, SqlSite } from '../../../model/index.ts';
 import type { PendingWrite } from '../orm/writer.ts';
 import {
   autocommitSetterOf,
@@ -26,10 +26,10 @@ import { isOuterCall, updateInstance, type BuiltStatement, type ModelRef, type O
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { classAttributeName } from './class-attributes.ts';
-import { clockSeconds, type ClockReader } from './clock.ts';
+import { HostValueWalk } from './host-values.ts';
 import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
-import { boundValues, hostParam, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues, type PlaceholderRef } from './params.ts';
+import { boundValues, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues, type PlaceholderRef } from './params.ts';
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { isRequestValue, type RequestReader } from './request-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
@@ -37,18 +37,19 @@ import { qualifiedName } from './imports.ts';
 import { assignedToParameter, passedToParameter } from './parameter-values.ts';
 import { classPropertyCall, foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
-/** The callee resolver of each file (calleeResolver). */
-const RESOLVERS = new WeakMap<object, CalleeResolver>();
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';
 import { resolveText, type HostText } from './strings.ts';
 import type { Binding, Conn, PoolBinding } from './types.ts';
 import type { EngineFile, Guest } from './engine-file.ts';
 import { isWork } from './work.ts';
 
+/** The callee resolver of each file (calleeResolver). */
+const RESOLVERS = new WeakMap<object, CalleeResolver>();
+
 /** A model instance a walk holds, the connection (session) it was read on, and the attributes set on it since the last flush. */
 export type Instance = ModelRef & { conn?: Conn; pending?: Map<string, PendingWrite> };
 
-export abstract class CallWalk extends BindingWalk {
+export abstract class CallWalk extends HostValueWalk {
   readonly instances = new Map<string, Instance>();
   protected readonly dirtyInstances = new Set<Instance>();
   private readonly chainRoots = new Map<number, { root: Node; first: string } | null>();
@@ -527,73 +528,6 @@ export abstract class CallWalk extends BindingWalk {
     const bound = given ? boundValues(given, this.text, valueOf) : undefined;
     if (host.boundParams) return { ...bound, mapping: new Map([...(bound?.mapping ?? []), ...host.boundParams]), opaque: false };
     return bound;
-  }
-
-  /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
-  hostParam(node: Node | undefined): HostParam {
-    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
-    const clock = clockSeconds(node, this.clockReader());
-    if (clock !== undefined) return { kind: 'clock', seconds: clock };
-    const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
-    const expr = unwrap(node);
-    // A parameter with a literal default (`def claim(minutes=LEASE_MINUTES)`): the callers may pass another, so it stays
-    // theirs, with the default beside it.
-    if (param.kind === 'caller-parameter') {
-      // Walked in place of a call (maybeInline): the value that call passes, read where it is written, if it reads
-      // as more than a parameter of no default there (`take(lease=DEFAULT_LEASE)` calling `claim(lease)`).
-      const passed = this.givenArgs.get(param.name);
-      const caller = this.info.parent;
-      const outer = passed && caller instanceof CallWalk ? caller.hostParam(passed) : undefined;
-      if (outer && outer.kind !== 'unknown' && !(outer.kind === 'caller-parameter' && outer.default === undefined)) return outer;
-      const given = this.paramDefaults.get(param.name);
-      const fallback = given ? this.literalOf(given) : undefined;
-      return fallback ? { ...param, default: fallback.value } : param;
-    }
-    if (param.kind !== 'unknown' || !expr) return param;
-    return this.literalOf(expr) ?? param;
-  }
-
-  /** The clock as this walk reads it; a parameter is what the call this walk stands for passes, read in the caller. */
-  clockReader(): ClockReader {
-    return {
-      text: this.text,
-      qualify: (n) => this.file.qualify(n),
-      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
-      isParameter: (name) => this.params.has(name),
-      passed: (name) => {
-        const given = this.givenArgs.get(name);
-        const caller = this.info.parent;
-        return given && caller instanceof CallWalk ? clockSeconds(given, caller.clockReader()) : undefined;
-      },
-    };
-  }
-
-  /**
-   * A literal a name or member stands for beyond the function: a constant imported from a project module
-   * (`from app.settings import LEASE_MINUTES`), a class attribute (`self.LEASE_MINUTES`, `Worker.LEASE_MINUTES`).
-   */
-  private literalOf(node: Node): (HostParam & { kind: 'literal' }) | undefined {
-    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
-    const expr = unwrap(node);
-    if (!expr) return undefined;
-    const direct = hostParam(expr, this.text, () => false, valueOf);
-    if (direct.kind === 'literal') return direct;
-    if (expr.name === 'VariableName' && !valueOf(expr)) {
-      const name = this.text.slice(expr.from, expr.to);
-      const imported = this.file.importedLiteral(name);
-      if (imported?.kind === 'literal') return imported;
-      // A default value in a method's parameters is evaluated in the class body: its names are the class's.
-      const inParams = expr.parent?.name === 'ParamList';
-      const inClass = inParams ? this.file.classConstant(name, expr) : undefined;
-      const literal = inClass ? hostParam(inClass, this.text, () => false, valueOf) : undefined;
-      return literal?.kind === 'literal' ? literal : undefined;
-    }
-    if (expr.name === 'MemberExpression') {
-      const value = this.file.memberValue(expr);
-      const member = value ? hostParam(value, this.text, () => false, valueOf) : undefined;
-      return member?.kind === 'literal' ? member : undefined;
-    }
-    return undefined;
   }
 
   private isQueryFunction(callee: Node): boolean {
