@@ -31,7 +31,9 @@ export interface AnalyzeOptions {
   mapSpan?: (span: Span) => Span;
   /**
    * Whether the analysis may be kept for the next call with the same text (the default). A whole .sql
-   * file is read once per scan: keeping it would only cost the key and a copy of every statement.
+   * file is read once per scan: keeping it would only cost the key and a copy of every statement, and
+   * keeping its statements' parses (parser.ts) would hold every tree to the end of the scan. Its
+   * routines' bodies are still remembered: an extension's update scripts define them again and again.
    */
   memo?: boolean;
 }
@@ -170,7 +172,8 @@ function parseStatementsOf(text: string, options: AnalyzeOptions, keptHoles?: Ho
   const style = options.placeholders ?? 'dollar';
   const holes = keptHoles ?? sortedHoles(options);
   const onlyFacts = options.onlyFacts === true;
-  if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts)) return analysis;
+  const remember = options.memo !== false;
+  if (text.length <= BATCH_CHARS && analyzeChunk(text, 0, text.length, style, holes, analysis, false, onlyFacts, remember)) return analysis;
 
   // Recovery and batching: statement by statement, grouped while they parse.
   const spans = splitStatements(text);
@@ -178,12 +181,12 @@ function parseStatementsOf(text: string, options: AnalyzeOptions, keptHoles?: Ho
   while (i < spans.length) {
     let j = i;
     while (j + 1 < spans.length && spans[j + 1].end - spans[i].start <= BATCH_CHARS) j++;
-    if (j > i && analyzeChunk(text, spans[i].start, spans[j].end, style, holes, analysis, false, onlyFacts)) {
+    if (j > i && analyzeChunk(text, spans[i].start, spans[j].end, style, holes, analysis, false, onlyFacts, remember)) {
       i = j + 1;
       continue;
     }
     for (let k = i; k <= j; k++) {
-      analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true, onlyFacts);
+      analyzeChunk(text, spans[k].start, spans[k].end, style, holes, analysis, true, onlyFacts, remember);
       if (analysis.errors.length >= MAX_STATEMENT_ERRORS) {
         // Text this broken is not SQL (a binary, a wrong extension): each failed statement costs a parse.
         analysis.errors.push({ message: `${MAX_STATEMENT_ERRORS} statements did not parse; the rest of the text was not analysed`, span: { start: spans[k].end, end: text.length } });
@@ -205,10 +208,11 @@ function analyzeChunk(
   out: SqlAnalysis,
   reportErrors: boolean,
   onlyFacts: boolean,
+  remember: boolean,
 ): boolean {
   const chunk = text.slice(start, end);
   const holes = holesIn(allHoles, start, end);
-  const { result, normalized } = parseWithPlaceholders(chunk, style, holes);
+  const { result, normalized } = parseWithPlaceholders(chunk, style, holes, remember);
   if (!result.ok) {
     if (reportErrors && !holes.some((hole) => hole.opaque)) {
       const at = start + normalized.toOriginal(byteToUtf16Map(normalized.sql)(result.cursorByte));

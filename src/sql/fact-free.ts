@@ -12,7 +12,7 @@
 // (it may lock rows), ROW LEVEL SECURITY, SET NOT NULL. Anything not known
 // here is parsed. A routine body is left unparsed when it has no statement
 // word and no call a rule reads.
-import { blockCommentEnd, forEachCodeChar, isIdentChar, opensRegion, regionEnd } from './lexer.ts';
+import { blockCommentEnd, isIdentChar, opensRegion, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
 import { isBuiltInName } from './values.ts';
 
@@ -126,7 +126,42 @@ const wordAt = (tokens: readonly Token[], n: number): string | undefined => (tok
 
 /** Whether a top-level statement, text[start, end), can carry no fact: no rule reads anything a parse of it would give. */
 export function statementCarriesNoFact(text: string, start = 0, end = text.length): boolean {
-  const head = tokensOf(text, start, end, 8);
+  return carriesNoFact(new StatementTokens(text, start, end));
+}
+
+/**
+ * A statement's tokens, read once and only as far as asked: its head settles most statements, and the
+ * fact-free test and the CREATE TABLE reading share one full reading.
+ */
+class StatementTokens {
+  private head?: Token[];
+  /** How many tokens `head` was read for. */
+  private headMax = 0;
+  private all?: Token[];
+  constructor(
+    readonly text: string,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+
+  /** The first `n` tokens (all of them when the statement has fewer). */
+  first(n: number): readonly Token[] {
+    let tokens = this.all ?? this.head;
+    // A head shorter than it was asked for is the whole statement.
+    if (!tokens || (tokens === this.head && tokens.length < n && tokens.length === this.headMax)) {
+      this.headMax = n;
+      tokens = this.head = tokensOf(this.text, this.start, this.end, n);
+    }
+    return tokens.length > n ? tokens.slice(0, n) : tokens;
+  }
+
+  whole(): readonly Token[] {
+    return (this.all ??= tokensOf(this.text, this.start, this.end));
+  }
+}
+
+function carriesNoFact(statement: StatementTokens): boolean {
+  const head = statement.first(8);
   const first = wordAt(head, 0);
   if (!first) return false;
   let at = 1;
@@ -139,7 +174,7 @@ export function statementCarriesNoFact(text: string, start = 0, end = text.lengt
     eligible = FACT_FREE_ALTER.has(wordAt(head, 1) ?? '');
   }
   if (!eligible) return false;
-  const tokens = tokensOf(text, start, end);
+  const tokens = statement.whole();
   // CREATE SCHEMA s CREATE TABLE ...: its elements are statements of their own.
   if (first === 'create' && wordAt(tokens, at) === 'schema' && tokens.some((t, n) => n > at && t.kind === 'word' && t.text === 'create')) return false;
   return !mayCarryFact(tokens, 'statement');
@@ -326,10 +361,14 @@ function plainName(token: Token | undefined): string | undefined {
  * one) is left to the parser: undefined.
  */
 export function createdTableOf(text: string, start = 0, end = text.length): CreatedTable | undefined {
+  return tableCreatedBy(new StatementTokens(text, start, end));
+}
+
+function tableCreatedBy(statement: StatementTokens): CreatedTable | undefined {
   // The head first: most statements met here are no CREATE TABLE.
-  const head = tokensOf(text, start, end, 4);
+  const head = statement.first(4);
   if (wordAt(head, 0) !== 'create' || !head.some((t) => t.kind === 'word' && t.text === 'table')) return undefined;
-  const tokens = tokensOf(text, start, end);
+  const tokens = statement.whole();
   let n = 1;
   if (wordAt(tokens, n) === 'global' || wordAt(tokens, n) === 'local') n++;
   const persistence = wordAt(tokens, n);
@@ -395,6 +434,12 @@ export interface FactStatements {
   tables: { start: number; end: number; created: CreatedTable }[];
 }
 
+const NOT_SPACE = /[^ \t\n\r]/g;
+/** `;` and the characters opensRegion says may open a string, quoted name, dollar quote or comment. */
+const STATEMENT_END_OR_REGION = /[;'"/$-]/g;
+const NOT_LINE_BREAKS = /[^\r\n]+/g;
+const blanks = (run: string) => ' '.repeat(run.length);
+
 /** Blanks the statements of `text` that carry no fact, so one parse reads only the others. */
 export function keepFactStatements(text: string, holes: readonly Hole[]): FactStatements {
   const blanked: { start: number; end: number }[] = [];
@@ -405,11 +450,14 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
   let h = 0;
   const end = (at: number) => {
     if (first >= 0 && mayBeFactFree(text, first)) {
-      if (statementCarriesNoFact(text, start, at)) blanked.push({ start, end: at });
+      const statement = new StatementTokens(text, start, at);
+      if (carriesNoFact(statement)) blanked.push({ start, end: at });
       else {
         // A CREATE TABLE read from its words (not one a host interpolates into: the parse says what that is).
         while (h < holes.length && holes[h].start < start) h++;
-        const created = h < holes.length && holes[h].start < at ? undefined : createdTableOf(text, first, at);
+        // The tokens from `start` are those from `first` when the first is a word (only spaces and comments before it).
+        const fromFirst = statement.first(1)[0]?.kind === 'word' ? statement : new StatementTokens(text, first, at);
+        const created = h < holes.length && holes[h].start < at ? undefined : tableCreatedBy(fromFirst);
         if (created) {
           blanked.push({ start, end: at });
           tables.push({ start: first, end: at, created });
@@ -419,17 +467,31 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     start = at;
     first = -1;
   };
-  forEachCodeChar(text, (i) => {
-    const c = text.charCodeAt(i);
-    if (c === 59 /* ; */) end(i + 1);
-    else if (first < 0 && c !== 32 && c !== 9 && c !== 10 && c !== 13) first = i;
-  });
+  // What forEachCodeChar would do, without a call per character: jump to the next character that may
+  // matter (before a statement's first: one not a space; after it: a `;` or one that may open a region).
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    const next = first < 0 ? NOT_SPACE : STATEMENT_END_OR_REGION;
+    next.lastIndex = i;
+    if (!next.test(text)) break;
+    const j = next.lastIndex - 1;
+    const c = text.charCodeAt(j);
+    const skipped = opensRegion(c) ? regionEnd(text, j, length) : -1;
+    if (skipped >= 0) {
+      i = skipped;
+      continue;
+    }
+    if (c === 59 /* ; */) end(j + 1);
+    else if (first < 0) first = j;
+    i = j + 1;
+  }
   end(text.length);
   if (blanked.length === 0) return { text, holes: [...holes], skipped: 0, tables };
   let out = '';
   let last = 0;
   for (const span of blanked) {
-    out += text.slice(last, span.start) + text.slice(span.start, span.end).replace(/[^\r\n]/g, ' ');
+    out += text.slice(last, span.start) + text.slice(span.start, span.end).replace(NOT_LINE_BREAKS, blanks);
     last = span.end;
   }
   out += text.slice(last);
@@ -441,6 +503,8 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
   return { text: out, holes: kept, skipped: blanked.length, tables };
 }
 
+const SPACES = /[ \t\n\r]+/y;
+
 /**
  * Whether SQL text holds nothing the parser reads: spaces, tabs, line breaks and comments (block
  * comments closed: PostgreSQL nests them, and an unclosed one is a syntax error the parse reports).
@@ -450,8 +514,11 @@ export function holdsNoStatement(text: string): boolean {
   let i = 0;
   while (i < text.length) {
     const c = text.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 10 || c === 13) i++;
-    else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
+    if (c === 32 || c === 9 || c === 10 || c === 13) {
+      SPACES.lastIndex = i;
+      SPACES.test(text);
+      i = SPACES.lastIndex;
+    } else if (c === 45 /* - */ && text.charCodeAt(i + 1) === 45) {
       const newline = text.indexOf('\n', i);
       if (newline < 0) return true;
       i = newline + 1;

@@ -8,13 +8,14 @@ import { normalizePlaceholders, type Hole, type NormalizedSql, type PlaceholderS
 /** How many placeholders one statement may need to turn into identifiers before we give up. */
 const MAX_IDENTIFIER_RETRIES = 16;
 
-export function parseWithPlaceholders(text: string, style: PlaceholderStyle, holes: readonly Hole[]): { result: ParseResult; normalized: NormalizedSql } {
+/** `remember`: whether the parse may be kept for the same text met again (parser.ts); a text read once is not. */
+export function parseWithPlaceholders(text: string, style: PlaceholderStyle, holes: readonly Hole[], remember = true): { result: ParseResult; normalized: NormalizedSql } {
   const normalized = normalizePlaceholders(text, style, holes);
-  let result = parseStatements(normalized.sql);
+  let result = parseStatements(normalized.sql, remember);
   for (let retry = 0; !result.ok && retry < MAX_IDENTIFIER_RETRIES; retry++) {
     const cursor = normalized.toOriginal(byteToUtf16Map(normalized.sql)(result.cursorByte));
     if (!normalized.retryAsIdentifier(cursor)) break;
-    result = parseStatements(normalized.sql);
+    result = parseStatements(normalized.sql, remember);
   }
   return { result, normalized };
 }

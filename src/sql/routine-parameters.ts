@@ -80,16 +80,23 @@ export function writtenColumns(node: Node, out = new Set<string>()): Set<string>
     for (const item of node) writtenColumns(item, out);
     return out;
   }
-  for (const list of [node.UpdateStmt?.targetList, node.InsertStmt?.cols, node.OnConflictClause?.targetList]) {
-    for (const target of (list ?? []) as Node[]) {
-      const name = target?.ResTarget?.name;
-      if (typeof name === 'string') out.add(name.toLowerCase());
-    }
+  // Tested field by field: this runs on every node of a routine's statements.
+  if (node.UpdateStmt) addTargetNames(node.UpdateStmt.targetList, out);
+  if (node.InsertStmt) addTargetNames(node.InsertStmt.cols, out);
+  if (node.OnConflictClause) addTargetNames(node.OnConflictClause.targetList, out);
+  if (node.A_Expr) {
+    const left = bareName(node.A_Expr.lexpr);
+    if (left !== undefined && left === bareName(node.A_Expr.rexpr)) out.add(left);
   }
-  const left = bareName(node.A_Expr?.lexpr);
-  if (left !== undefined && left === bareName(node.A_Expr?.rexpr)) out.add(left);
   for (const key in node) if (node[key] && typeof node[key] === 'object') writtenColumns(node[key], out);
   return out;
+}
+
+function addTargetNames(list: Node[] | undefined, out: Set<string>): void {
+  for (const target of list ?? []) {
+    const name = target?.ResTarget?.name;
+    if (typeof name === 'string') out.add(name.toLowerCase());
+  }
 }
 
 /** An unqualified column name (`attempts`, not `jobs.attempts`). */

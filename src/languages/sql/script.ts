@@ -86,6 +86,9 @@ const PSQL_COMMAND_LINE = /^[ \t]*\\[A-Za-z]/m;
  */
 const DOUBLE_BRACE = /^\{\{-?\s*(?:[A-Za-z_]\w*|\.[A-Za-z_][\w.]*|index\s+\.[A-Za-z_][\w.]*(?:\s+"[\w.-]*")+)\s*-?\}\}/;
 
+/** The characters readScript's loop has a branch for: `'` `"` `-` `/` `$` `@` `\` `;` `:` `%` `{` `?` `#`. */
+const ORDINARY_RUN_END = /['"\-/$@\\;:%{?#]/g;
+
 export function readScript(text: string, file: string): ScriptReading {
   // What is not SQL, in text order: blanked (newlines kept), the first character a `;` where it ends a statement.
   const edits: { start: number; end: number; semicolon: boolean }[] = [];
@@ -322,7 +325,10 @@ export function readScript(text: string, file: string): ScriptReading {
       holes.push({ start: i, end: j, identifierText: quoteIdentifier(text.slice(i, j)) });
       i = j;
     } else {
-      i++;
+      // A character none of the branches above reads: on to the next that one may (one regex jump, not a
+      // pass of this loop per character). A branch skip that starts in between is taken at the loop's top.
+      ORDINARY_RUN_END.lastIndex = i + 1;
+      i = ORDINARY_RUN_END.test(text) ? ORDINARY_RUN_END.lastIndex - 1 : length;
     }
   }
   // A named query that is only a clause is a fragment the application splices into another query (`:_lock` standing
