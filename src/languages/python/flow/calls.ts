@@ -270,7 +270,7 @@ export abstract class CallWalk extends HostValueWalk {
     return {
       text: this.text,
       qualify: (n) => this.file.qualify(n),
-      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
+      valueOf: this.nameValue,
       isParameter: (name) => this.params.has(name),
       model: (n) => this.modelNamed(n) ?? ORMS.reduce<ModelRef | undefined>((found, o) => found ?? o.heldModel?.(this, n, (m) => this.modelNamed(m)), undefined),
       instance: (n) => this.instanceOf(n),
@@ -521,7 +521,7 @@ export abstract class CallWalk extends HostValueWalk {
 
   /** The values a call binds: execute(q, params), asyncpg's execute(q, *args), text(q).bindparams(k=v). */
   private boundValuesOf(args: Arg[], method: string, driver: Driver, host: HostText): BoundValues | undefined {
-    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const valueOf = this.nameValue;
     const own = driverBoundValues(driver, args, method, this.text, valueOf);
     if (own) return own;
     const given = positional(args, 1) ?? keyword(args, 'params') ?? keyword(args, 'parameters') ?? keyword(args, 'vars');

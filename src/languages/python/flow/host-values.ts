@@ -9,9 +9,12 @@ import { hostParam } from './params.ts';
 import { unwrap, type Node } from '../syntax.ts';
 
 export abstract class HostValueWalk extends BindingWalk {
+  /** The value a name stands for here: a local assignment the walk knows, else a constant of the file. */
+  readonly nameValue = (n: Node): Node | undefined => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+
   /** One bound value: a literal, a parameter of this function (its callers choose it), or unknown. */
   hostParam(node: Node | undefined): HostParam {
-    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const valueOf = this.nameValue;
     const clock = clockSeconds(node, this.clockReader());
     if (clock !== undefined) return { kind: 'clock', seconds: clock };
     const param = hostParam(node, this.text, (name) => this.params.has(name), valueOf);
@@ -38,7 +41,7 @@ export abstract class HostValueWalk extends BindingWalk {
     return {
       text: this.text,
       qualify: (n) => this.file.qualify(n),
-      valueOf: (n) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to)),
+      valueOf: this.nameValue,
       isParameter: (name) => this.params.has(name),
       passed: (name) => {
         const given = this.givenArgs.get(name);
@@ -53,7 +56,7 @@ export abstract class HostValueWalk extends BindingWalk {
    * (`from app.settings import LEASE_MINUTES`), a class attribute (`self.LEASE_MINUTES`, `Worker.LEASE_MINUTES`).
    */
   private literalOf(node: Node): (HostParam & { kind: 'literal' }) | undefined {
-    const valueOf = (n: Node) => this.file.localValue(n) ?? this.file.constants.get(this.text.slice(n.from, n.to));
+    const valueOf = this.nameValue;
     const expr = unwrap(node);
     if (!expr) return undefined;
     const direct = hostParam(expr, this.text, () => false, valueOf);
