@@ -61,9 +61,23 @@ function saysNothing(facts: unknown): boolean {
   return typeof facts === 'object' && facts !== null && !Array.isArray(facts) && Object.values(facts).every((value) => Array.isArray(value) && value.length === 0);
 }
 
+/**
+ * `read`, remembered per model and options: the per-file check and the collect of the project pass read the same
+ * model with the same options (a rule whose own check reads the facts passes this to crossFileParts too).
+ */
+export function readOnce<Options, F>(read: (model: FileModel, options: Options) => F): (model: FileModel, options: Options) => F {
+  const readFacts = new WeakMap<FileModel, { options: Options; facts: F }>();
+  return (model, options) => {
+    const known = readFacts.get(model);
+    if (known && known.options === options) return known.facts;
+    const facts = read(model, options);
+    readFacts.set(model, { options, facts });
+    return facts;
+  };
+}
+
 /** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
 export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
-  // The per-file check and the collect of the project pass read the same model with the same options: read it once.
   const readFacts = new WeakMap<FileModel, { options: Options; facts: F; nothing: boolean }>();
   const factsOf = (model: FileModel, options: Options): { facts: F; nothing: boolean } => {
     const known = readFacts.get(model);
