@@ -18,7 +18,7 @@ import {
   type Suggestion,
 } from '../src/model/index.ts';
 import { handedConnections, onlyDedicated } from '../src/model/handed.ts';
-import { crossFileParts, displayPath, type Decision, type FileFacts } from '../src/model/cross-file.ts';
+import { crossFileParts, displayPath, readOnce, type Decision, type FileFacts } from '../src/model/cross-file.ts';
 import { refMaker, type Ref } from '../src/model/queue.ts';
 import type { CallArgument, SettingWrite, StatementFacts } from '../src/sql/index.ts';
 import { SET_STATEMENT } from '../src/model/triggers.ts';
@@ -481,7 +481,9 @@ function pooledRoutineCalls(files: readonly FileFacts<SessionFacts>[], hooks: Re
   return out;
 }
 
-const parts = crossFileParts<Options, SessionFacts>(read, (files, context) => decide(files, context));
+// The check reads the facts for their suggestions, and the project pass collects the same facts.
+const factsOf = readOnce(read);
+const parts = crossFileParts<Options, SessionFacts>(factsOf, (files, context) => decide(files, context));
 
 export default defineRule<Options, SessionFacts>({
   id: 'no-session-tenant-setting',
@@ -502,7 +504,7 @@ export default defineRule<Options, SessionFacts>({
   hasSuggestions: true,
   check({ file, options, report }) {
     // The per-file part, with the suggestions the facts carry.
-    const facts = read(file, options);
+    const facts = factsOf(file, options);
     const suggestions = new Map(facts.findings.filter((f) => f.suggestion).map((f) => [`${f.at.span.start}:${f.at.span.end}`, f.suggestion!]));
     const place = (other: string, ref: Ref, from: string) => (other === from ? `line ${ref.loc.line}` : `${displayPath(other)}:${ref.loc.line}`);
     for (const d of decide([{ file: file.file, facts }], { place })) {

@@ -61,25 +61,43 @@ function saysNothing(facts: unknown): boolean {
   return typeof facts === 'object' && facts !== null && !Array.isArray(facts) && Object.values(facts).every((value) => Array.isArray(value) && value.length === 0);
 }
 
-/** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
-export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
-  // The per-file check and the collect of the project pass read the same model with the same options: read it once.
+/**
+ * `read`, remembered per model and options: the per-file check and the collect of the project pass read the same
+ * model with the same options (a rule whose own check reads the facts passes this to crossFileParts too).
+ */
+export function readOnce<Options, F>(read: (model: FileModel, options: Options) => F): (model: FileModel, options: Options) => F {
   const readFacts = new WeakMap<FileModel, { options: Options; facts: F }>();
-  const factsOf = (model: FileModel, options: Options): F => {
+  return (model, options) => {
     const known = readFacts.get(model);
     if (known && known.options === options) return known.facts;
     const facts = read(model, options);
     readFacts.set(model, { options, facts });
     return facts;
   };
+}
+
+/** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
+export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
+  const readFacts = new WeakMap<FileModel, { options: Options; facts: F; nothing: boolean }>();
+  const factsOf = (model: FileModel, options: Options): { facts: F; nothing: boolean } => {
+    const known = readFacts.get(model);
+    if (known && known.options === options) return known;
+    const facts = read(model, options);
+    const entry = { options, facts, nothing: saysNothing(facts) };
+    readFacts.set(model, entry);
+    return entry;
+  };
   return {
     check({ file, options, report }: RuleContext<Options>): void {
-      const decisions = decide([{ file: file.file, facts: factsOf(file, options) }], { mode: 'file', options, place });
+      const { facts, nothing } = factsOf(file, options);
+      // Facts that say nothing hold no place to report at (every decision is at a Ref of some file's facts).
+      if (nothing) return;
+      const decisions = decide([{ file: file.file, facts }], { mode: 'file', options, place });
       for (const d of decisions) if (d.file === file.file) report({ messageId: d.messageId, data: d.data, span: d.at.span });
     },
     collect({ file, options }: CollectContext<Options>): F | undefined {
-      const facts = factsOf(file, options);
-      return saysNothing(facts) ? undefined : facts;
+      const { facts, nothing } = factsOf(file, options);
+      return nothing ? undefined : facts;
     },
     checkProject({ files, options, report }: ProjectContext<Options, F>): void {
       const byFile = new Map(files.map((f) => [f.file, f]));

@@ -100,8 +100,9 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const pgmq = pgmqFactsOf(model, (span) => (lines ??= refMaker(model.text))(span));
   const facts: QueueFacts = { claims: pgmq.claims, finishes: pgmq.finishes, heartbeats: pgmq.heartbeats, sweeps: [], futureTimes: [] };
   if (pgmq.countChecks.length > 0) facts.countChecks = pgmq.countChecks;
-  // Every fact below comes of a row write or a function's `select now() + ...`: a file with neither (a migration of DDL) has none.
-  if (!model.sites.some((site) => site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
+  // Every fact below comes of a row write or a function's `select now() + ...` of a site that runs more than once: a
+  // file with neither (a migration of DDL, or one whose only writes are its own one-off backfills) has none.
+  if (!model.sites.some((site) => !site.runsOnce && site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
   const ref = refMaker(model.text);
   const jobScopes = new Set(model.jobTransactions.map((j) => j.scopeId));
 
