@@ -44,7 +44,15 @@ export function projectRoot(file: string): string {
   return root;
 }
 
+/** An absolute POSIX path with no `.`, `..` or empty segment and no trailing slash (not `/` itself): nothing for relative() to resolve. */
+const PLAIN_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;
+
 export function inside(root: string, path: string): boolean {
+  if (sep === '/' && PLAIN_ABSOLUTE.test(root) && PLAIN_ABSOLUTE.test(path)) {
+    // What relative() says of two such paths, without resolving each against the working folder (most of its
+    // cost, asked for every candidate of every import): the rest of `path` after `root/`, else a `..` climb.
+    return path.length > root.length + 1 && path[root.length] === '/' && path.startsWith(root) && !path.startsWith('..', root.length + 1);
+  }
   const rel = relative(root, path);
   return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
 }
