@@ -283,14 +283,61 @@ interface SyntaxProblems {
   error?: Span;
 }
 
-/** What makes a parsed file unreadable, read in one pass over the tree. */
+/**
+ * The kinds of node the file's index (flow/def-index.ts) reads, which the
+ * walk below keeps for it so that it need not walk the tree again.
+ */
+export const INDEXED_KINDS: ReadonlySet<string> = new Set([
+  'CallExpression',
+  'FunctionDefinition',
+  'ClassDefinition',
+  'LambdaExpression',
+  'ImportStatement',
+  'Body',
+  'AssignStatement',
+  'UpdateStatement',
+  'ScopeStatement',
+  'ForStatement',
+  'WithStatement',
+  'ReturnStatement',
+]);
+
+/** Kinds whose end the index needs to know (the scopes it enters): a second entry, `leave`, marks it. */
+const SCOPE_KINDS: ReadonlySet<string> = new Set(['FunctionDefinition', 'ClassDefinition', 'LambdaExpression']);
+
+/** A node of INDEXED_KINDS as the tree's walk met it: entered, or (a scope) left. */
+export interface WalkedNode {
+  node: Node;
+  leave?: true;
+}
+
+/** Per tree parsePython gave: its INDEXED_KINDS nodes in walk order, kept by syntaxProblems' walk (see indexedNodes). */
+const walkedNodes = new WeakMap<Tree, readonly WalkedNode[]>();
+
+/** The nodes of INDEXED_KINDS of a tree parsePython read, in the order a walk of the tree meets them; undefined for another tree. */
+export function indexedNodes(tree: Tree): readonly WalkedNode[] | undefined {
+  return walkedNodes.get(tree);
+}
+
+/**
+ * What makes a parsed file unreadable, read in one pass over the tree. The same
+ * pass keeps the nodes of INDEXED_KINDS (indexedNodes); a walk cut short (Python 2
+ * found) keeps none, and its file is not read further.
+ */
 function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
   const found: SyntaxProblems = {};
+  const walked: WalkedNode[] = [];
+  const scopes: Node[] = [];
   // Error nodes around the cursor: an error inside another is not looked at for `error` (the outer one is).
   let errorDepth = 0;
   tree.iterate({
     enter(ref) {
       if (found.python2) return false;
+      if (INDEXED_KINDS.has(ref.name)) {
+        const node = ref.node;
+        walked.push({ node });
+        if (SCOPE_KINDS.has(ref.name)) scopes.push(node);
+      }
       if (ref.type.isError) {
         // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
         if (!found.legacy) {
@@ -334,8 +381,10 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
     },
     leave(ref) {
       if (ref.type.isError) errorDepth--;
+      else if (SCOPE_KINDS.has(ref.name)) walked.push({ node: scopes.pop()!, leave: true });
     },
   });
+  if (!found.python2) walkedNodes.set(tree, walked);
   return found;
 }
 

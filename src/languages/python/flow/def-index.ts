@@ -4,13 +4,16 @@
 // nested defs, classes and lambdas aside); then, once per function, its
 // nested defs by name and the names it binds once. Each answer is the one a
 // fresh reading of the tree would give.
-import type { Tree } from '@lezer/common';
-import { children, type Node } from '../syntax.ts';
+import type { SyntaxNodeRef, Tree } from '@lezer/common';
+import { children, INDEXED_KINDS, indexedNodes, type Node } from '../syntax.ts';
 import { bodyStatements, defName, parameters, unwrapDecorated } from './defs.ts';
 import { BINDING_STATEMENTS } from './imports.ts';
 
 /** The statements a def's own readers look for (ownStatements). */
 const OWN_STATEMENTS: ReadonlySet<string> = new Set([...BINDING_STATEMENTS, 'ReturnStatement']);
+
+/** The kinds the constructor reads are all among those parsePython's walk keeps (else it walks the tree itself). */
+const PREWALK_COVERS = [...OWN_STATEMENTS, 'CallExpression', 'FunctionDefinition', 'ClassDefinition', 'LambdaExpression', 'ImportStatement', 'Body'].every((kind) => INDEXED_KINDS.has(kind));
 
 /** One binding statement of a name in a def, and its value when it is a plain `name = value`. */
 interface Rebinding {
@@ -43,32 +46,38 @@ export class DefIndex {
     private readonly text: string,
   ) {
     const scopes: Scope[] = [];
-    tree.iterate({
-      enter: (ref) => {
-        const kind = ref.name;
-        if (kind === 'CallExpression') this.calls.push(ref.node);
-        else if (kind === 'FunctionDefinition') {
-          this.defs.push(ref.node);
-          const statements: Node[] = [];
-          this.own.set(ref.from, statements);
-          scopes.push({ def: { from: ref.from, statements } });
-        } else if (kind === 'ClassDefinition' || kind === 'LambdaExpression') scopes.push({});
-        else if (kind === 'ImportStatement') this.imports.push(ref.node);
-        else if (kind === 'Body') {
-          // A def's own Body is its first one (def.getChild('Body')).
-          const def = scopes[scopes.length - 1]?.def;
-          if (def && !def.body && ref.node.parent?.from === def.from) def.body = { from: ref.from, to: ref.to };
-        }
-        if (!OWN_STATEMENTS.has(kind)) return;
-        const node = ref.node;
-        if (kind !== 'ReturnStatement') this.binders.push(node);
+    const enter = (ref: SyntaxNodeRef) => {
+      const kind = ref.name;
+      if (kind === 'CallExpression') this.calls.push(ref.node);
+      else if (kind === 'FunctionDefinition') {
+        this.defs.push(ref.node);
+        const statements: Node[] = [];
+        this.own.set(ref.from, statements);
+        scopes.push({ def: { from: ref.from, statements } });
+      } else if (kind === 'ClassDefinition' || kind === 'LambdaExpression') scopes.push({});
+      else if (kind === 'ImportStatement') this.imports.push(ref.node);
+      else if (kind === 'Body') {
+        // A def's own Body is its first one (def.getChild('Body')).
         const def = scopes[scopes.length - 1]?.def;
-        if (def?.body && ref.from >= def.body.from && ref.to <= def.body.to) def.statements.push(node);
-      },
-      leave: (ref) => {
-        if (ref.name === 'FunctionDefinition' || ref.name === 'ClassDefinition' || ref.name === 'LambdaExpression') scopes.pop();
-      },
-    });
+        if (def && !def.body && ref.node.parent?.from === def.from) def.body = { from: ref.from, to: ref.to };
+      }
+      if (!OWN_STATEMENTS.has(kind)) return;
+      const node = ref.node;
+      if (kind !== 'ReturnStatement') this.binders.push(node);
+      const def = scopes[scopes.length - 1]?.def;
+      if (def?.body && ref.from >= def.body.from && ref.to <= def.body.to) def.statements.push(node);
+    };
+    const leave = (kind: string) => {
+      if (kind === 'FunctionDefinition' || kind === 'ClassDefinition' || kind === 'LambdaExpression') scopes.pop();
+    };
+    // The nodes parsePython's own walk kept (the same walk, only the kinds read here), else a walk of the tree.
+    const walked = PREWALK_COVERS ? indexedNodes(tree) : undefined;
+    if (walked) {
+      for (const { node, leave: left } of walked) {
+        if (left) leave(node.name);
+        else enter(node);
+      }
+    } else tree.iterate({ enter, leave: (ref) => leave(ref.name) });
   }
 
   /**

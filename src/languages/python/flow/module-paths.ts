@@ -25,7 +25,11 @@ function isUnitRoot(dir: string): boolean {
 
 /** The project unit a file belongs to: the nearest folder with a marker, else the repository root, else the file's folder. */
 export function projectRoot(file: string): string {
-  const start = dirname(file);
+  return folderRoot(dirname(file));
+}
+
+/** projectRoot of a file in `start`. */
+function folderRoot(start: string): string {
   const known = roots.get(start);
   if (known) return known;
   let dir = start;
@@ -44,7 +48,15 @@ export function projectRoot(file: string): string {
   return root;
 }
 
+/** An absolute POSIX path with no `.`, `..` or empty segment and no trailing slash (not `/` itself): nothing for relative() to resolve. */
+const PLAIN_ABSOLUTE = /^(?:\/(?!\.\.?(?:\/|$))[^/]+)+$/;
+
 export function inside(root: string, path: string): boolean {
+  if (sep === '/' && PLAIN_ABSOLUTE.test(root) && PLAIN_ABSOLUTE.test(path)) {
+    // What relative() says of two such paths, without resolving each against the working folder (most of its
+    // cost, asked for every candidate of every import): the rest of `path` after `root/`, else a `..` climb.
+    return path.length > root.length + 1 && path[root.length] === '/' && path.startsWith(root) && !path.startsWith('..', root.length + 1);
+  }
   const rel = relative(root, path);
   return rel !== '' && !rel.startsWith('..') && !rel.startsWith(sep);
 }
@@ -60,15 +72,38 @@ function candidates(base: string, parts: string[]): string[] {
  * folder, or any folder between the file and the root.
  */
 export function resolveModule(file: string, module: string, level: number): string | undefined {
-  const root = projectRoot(file);
+  const { first, second } = candidatesFrom(dirname(file), module, level);
+  const found = first.find((path) => path !== file && pathExists(path));
+  if (found || !second) return found;
+  return second.find((path) => path !== file && pathExists(path));
+}
+
+/**
+ * Where resolveModule looks, in order, seen from a folder: `first`, the paths inside the project unit; `second`,
+ * when the first find nothing, those of the folder's own top package (absolute imports only). Worked out from the
+ * paths alone (and the unit's root and build config, themselves read once), so once per folder and module: every
+ * file of a folder asks for the same modules. Whether each is there is asked anew (pathExists, once per scan).
+ */
+interface Candidates {
+  first: readonly string[];
+  second?: readonly string[];
+}
+
+const candidatesOf = new Map<string, Candidates>();
+
+function candidatesFrom(folder: string, module: string, level: number): Candidates {
+  const key = `${level}\0${module}\0${folder}`;
+  let known = candidatesOf.get(key);
+  if (known) return known;
+  const root = folderRoot(folder);
   const parts = module ? module.split('.') : [];
   const tried: string[] = [];
   if (level > 0) {
-    let base = dirname(file);
+    let base = folder;
     for (let k = 1; k < level; k++) base = dirname(base);
     tried.push(...candidates(base, parts));
   } else {
-    for (let dir = dirname(file); ; dir = dirname(dir)) {
+    for (let dir = folder; ; dir = dirname(dir)) {
       tried.push(...candidates(dir, parts));
       if (dir === root || !inside(root, dir) || dirname(dir) === dir) break;
     }
@@ -77,12 +112,15 @@ export function resolveModule(file: string, module: string, level: number): stri
   // `package-dir = {"app" = "."}`: the unit's root folder is the package `app` itself.
   const mapped = level === 0 ? packageDirs(root).get(parts[0]) : undefined;
   if (mapped !== undefined) tried.push(...candidates(join(root, mapped), parts.slice(1)));
-  const found = tried.find((path) => path !== file && (inside(root, path) || dirname(path) === root) && pathExists(path));
-  if (found || level > 0 || parts.length === 0) return found;
-  // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
-  // the folder above it (Python's path entry for it), with or without __init__.py files.
-  const base = packageBase(file, parts[0]);
-  return base ? candidates(base, parts).find((path) => path !== file && inside(base, path) && pathExists(path)) : undefined;
+  known = { first: tried.filter((path) => inside(root, path) || dirname(path) === root) };
+  if (level === 0 && parts.length > 0) {
+    // `from app.core.db import engine` in <base>/app/api/deps.py: the file's own top package, imported from
+    // the folder above it (Python's path entry for it), with or without __init__.py files.
+    const base = packageBase(folder, parts[0]);
+    known.second = base ? candidates(base, parts).filter((path) => inside(base, path)) : [];
+  }
+  candidatesOf.set(key, known);
+  return known;
 }
 
 const packageDirsOf = new Map<string, Map<string, string>>();
@@ -111,9 +149,9 @@ function packageDirs(root: string): Map<string, string> {
   return dirs;
 }
 
-/** The folder above the file's nearest ancestor folder named `top`: where `import top.x` finds the file's own package. */
-function packageBase(file: string, top: string): string | undefined {
-  let dir = dirname(file);
+/** The folder above the folder's nearest ancestor (itself included) named `top`: where `import top.x` finds the file's own package. */
+function packageBase(folder: string, top: string): string | undefined {
+  let dir = folder;
   for (let depth = 0; depth < 16 && dirname(dir) !== dir; depth++, dir = dirname(dir)) {
     if (basename(dir) === top) return dirname(dir);
   }
@@ -124,5 +162,6 @@ function packageBase(file: string, top: string): string | undefined {
 export function clearRoots(): void {
   roots.clear();
   packageDirsOf.clear();
+  candidatesOf.clear();
   marked.clear();
 }

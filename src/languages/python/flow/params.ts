@@ -36,6 +36,8 @@ export function numberPlaceholders(host: HostText, style: PlaceholderStyle): Num
     return { host, refs };
   }
   const text = host.text;
+  // Every placeholder (and `%%`) starts with one of these: a text without any has nothing to number, unread.
+  if (style === 'colon' ? !text.includes(':') : !text.includes('%') && !text.includes('{')) return { host, refs };
   const edits: { start: number; end: number; replacement: string }[] = [];
   const named = new Map<string, number>();
   let positional = 0;
@@ -88,15 +90,17 @@ export function numberPlaceholders(host: HostText, style: PlaceholderStyle): Num
   const from = (k: number) => host.pinned?.start ?? host.starts[k];
   const to = (k: number) => host.pinned?.end ?? host.ends[k];
   /** The units [a, b) as they are, each at its own host range: the text in one piece, not a unit at a time. */
+  const pinned = host.pinned;
   const flush = (a: number, b: number) => {
     out.text += text.slice(a, b);
     for (let m = a; m < b; m++) {
-      out.starts.push(from(m));
-      out.ends.push(to(m));
+      out.starts.push(pinned ? pinned.start : host.starts[m]);
+      out.ends.push(pinned ? pinned.end : host.ends[m]);
     }
   };
   /** The units [k, end): runs of text, and each hole a hole. */
   const copyRange = (k: number, end: number) => {
+    if (holeAt.size === 0) return flush(k, end);
     let run = k;
     for (; k < end; k++) {
       if (!holeAt.has(k)) continue;
