@@ -19,6 +19,8 @@ export interface BuilderHost {
   value(node: Node): Value | undefined;
   /** The initializer a constant name stands for (`LEASE_MS`), when the host can tell. */
   constantOf?(node: Node): Node | undefined;
+  /** False when the file binds `name` to no initializer (no `const name = ...`), told without its constants (bound-names.ts). */
+  mayBeBound?(name: string): boolean;
   /** `const [first] = rows`: the initializer a name is an element of, and its index. */
   elementOf?(node: Node): { init: Node; index: number } | undefined;
   /** `node` is a name imported from a module the walk cannot read. */

@@ -31,7 +31,8 @@ function knexDb(v: Value | undefined): boolean {
 /** `const db = wrap(trx, ...)` with `wrap` from a module the scan cannot read: the Knex value it was given. */
 function wrapped(root: Node, host: BuilderHost): Value | undefined {
   const n = unwrap(root);
-  if (n?.type !== 'Identifier') return undefined;
+  // Asked of nearly every call (`f(x)` is a chain on `f`): most names are bound by no const at all.
+  if (n?.type !== 'Identifier' || host.mayBeBound?.(n.name) === false) return undefined;
   const init = unwrap(host.constantOf?.(n));
   if (init?.type !== 'CallExpression') return undefined;
   const callee = unwrap(init.callee);
@@ -54,7 +55,7 @@ export function knexRoot(root: Node, links: readonly ChainLink[], host: BuilderH
     return on ? { on } : undefined;
   }
   const n = unwrap(root);
-  if (n?.type !== 'Identifier') return undefined;
+  if (n?.type !== 'Identifier' || host.mayBeBound?.(n.name) === false) return undefined;
   const init = unwrap(host.constantOf?.(n));
   if (init?.type !== 'CallExpression') return undefined;
   const inner = chainOf(init);

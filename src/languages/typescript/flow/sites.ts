@@ -6,6 +6,7 @@ import type { TSESTree } from '@typescript-eslint/typescript-estree';
 import type { ConnectionUse, Driver, FileModel, Scope, SqlSite } from '../../../model/index.ts';
 import type { PlaceholderStyle, SqlAnalysis } from '../../../sql/index.ts';
 import { builtQuery, type ChainLink, type RootOf } from '../builder-sql.ts';
+import { mayBeBound } from '../bound-names.ts';
 import type { QueryInput } from '../drivers/model.ts';
 import { classifyValue, elementsOf, holeExpressions, hostParams, type ValuesSource } from '../params.ts';
 import { isRequestValue } from '../request-values.ts';
@@ -166,6 +167,10 @@ export abstract class Sites extends Bindings {
   /** The initializer a constant name stands for (a const of the file or an imported module's): for builders' values. */
   constantOf(node: Node): Node | undefined {
     return node.type === 'Identifier' || node.type === 'MemberExpression' ? constantInit(node, this.file.valueContext) : undefined;
+  }
+
+  mayBeBound(name: string): boolean {
+    return mayBeBound(this.file.program, this.file.text, name);
   }
 
   /** A builder chain on a name imported from a module the walk cannot read: what a driver module says it runs on. */
