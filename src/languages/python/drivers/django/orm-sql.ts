@@ -512,7 +512,7 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
     const fields = bulkUpdateFields(last.args, ctx);
     if (!fields) return undefined;
     w.raw(`UPDATE ${model.table} SET `, last.node);
-    writeBulkSets(fields, model.name, last.node, w);
+    writeBulkSets(fields, model, last.node, w);
     for (const f of filters) djangoConditions(f.args, w, first);
     managerConditions(model, steps, w, first);
     w.raw(first.value ? ' WHERE id = ANY(' : ' AND id = ANY(', last.node);
