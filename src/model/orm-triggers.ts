@@ -6,7 +6,7 @@
 // add these so a file written with an ORM is parsed. No word boundaries: the
 // prefilter's automaton has none, and a trigger may only over-approximate.
 
-/** `update(jobs)` / `delete(Job)` / `insert(jobs)` builders, and queryset `.update(field=...)`. */
-export const ORM_WRITE = /(?:update|delete|insert)\(\s*\w+(?:\.\w+)*\s*\)|\.update\(\s*\w+\s*=/i;
+/** `update(jobs)` / `delete(Job)` / `insert(jobs)` builders, queryset `.update(field=...)` and Django's `.bulk_update(objs, fields)`. */
+export const ORM_WRITE = /(?:update|delete|insert)\(\s*\w+(?:\.\w+)*\s*\)|\.update\(\s*\w+\s*=|\.bulk_update\(/i;
 /** ORM row locks. */
 export const ORM_LOCK = /(?:select|with)_for_update|skip_locked/i;

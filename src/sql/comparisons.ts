@@ -111,7 +111,17 @@ function comparedValue(node: Node | undefined, spanAt: SpanAt, depth: number): C
   const functions: string[] = [];
   collectNames(node, columns, functions);
   // `now() - <a length>`: a cutoff in the past, also when the length is computed per row.
-  return { kind: 'expression', functions, ...expressionDetails(node, true), ...(isNowMinus(node) ? { beforeNow: true } : {}) };
+  const details = expressionDetails(node, true);
+  // A length that is a column of the row plus or minus a constant (`now() - timeout + interval '1 minute'`): per row,
+  // not the constant's.
+  if (columns.length > 0) delete details.intervalSeconds;
+  return { kind: 'expression', functions, ...details, ...(isNowMinus(node) || withGrace(node) ? { beforeNow: true } : {}) };
+}
+
+/** `now() - timeout + interval '1 minute'`: a cutoff before now with a grace added (taken as shorter than the length). */
+function withGrace(node: Node | undefined): boolean {
+  const expr = node?.A_Expr;
+  return expr?.kind === 'AEXPR_OP' && expr.name?.[0]?.String?.sval === '+' && isNowMinus(expr.lexpr) && intervalsIn(expr.rexpr).length === 1;
 }
 
 /** Comparing an age (`now() - t`) with a length: `age >= x` means `t <= now() - x`. */

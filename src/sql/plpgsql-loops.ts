@@ -21,6 +21,8 @@ export interface LoopRows {
   record: string;
   query: string;
   tests: { condition: string; holds: boolean }[];
+  /** The body hands the loop's row to the caller (`return next r`): a write of that row gives it to whoever called. */
+  returnsRow?: boolean;
 }
 
 /** For each query expression of the function's statements inside a `FOR r IN <query>` loop: that loop (the innermost). */
@@ -37,7 +39,9 @@ export function loopRowsOf(functions: Node[]): Map<object, LoopRows> {
         const record = String(child.var?.PLpgSQL_rec?.refname ?? (fields.length === 1 ? fields[0]?.name : '') ?? '').toLowerCase();
         const query = child.query?.PLpgSQL_expr?.query;
         visit(child.query, loop);
-        visit(child.body, record && typeof query === 'string' ? { record, query, tests: [] } : undefined);
+        const dno = child.var?.PLpgSQL_rec?.dno ?? (fields.length === 1 ? fields[0]?.varno : undefined);
+        const returnsRow = returnsNext(child.body, record, dno) || undefined;
+        visit(child.body, record && typeof query === 'string' ? { record, query, tests: [], returnsRow } : undefined);
         continue;
       }
       if (key === 'PLpgSQL_stmt_if' && child && typeof child === 'object' && loop) {
@@ -58,6 +62,24 @@ export function loopRowsOf(functions: Node[]): Map<object, LoopRows> {
   };
   visit(functions, undefined);
   return out;
+}
+
+/** A `return next <the loop's row>` in the body (by the variable's number, or its name as the expression). */
+function returnsNext(body: Node, record: string, dno: number | undefined): boolean {
+  let found = false;
+  const visit = (node: Node) => {
+    if (found || !node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    const next = node.PLpgSQL_stmt_return_next;
+    if (next) {
+      const expr = String(next.expr?.PLpgSQL_expr?.query ?? '').trim().toLowerCase();
+      found = (dno !== undefined && next.retvarno === dno) || (record !== '' && expr === record);
+      return;
+    }
+    for (const key in node) visit(node[key]);
+  };
+  visit(body);
+  return found;
 }
 
 /**
@@ -84,9 +106,12 @@ export function withLoopRows(stmt: Node, loop: LoopRows, prepare: (node: Node) =
     const fields = condition ? ofRecordOnly(condition, loop.record) : undefined;
     if (fields) added.push(test.holds ? prepare(fields) : negated(prepare(fields)));
   }
-  if (added.length === 0) return stmt;
-  const where = { BoolExpr: { boolop: 'AND_EXPR', args: [write.whereClause, ...added.map((n) => locatedAt(n, match))], location: match } };
-  return { ...stmt, [type]: { ...write, whereClause: where } };
+  // The function returns each row it wrote (`update ... where id = r.id; return next r;`): as `returning *` does.
+  const returns = loop.returnsRow === true && type === 'UpdateStmt' && !write.returningList;
+  if (added.length === 0 && !returns) return stmt;
+  const where = added.length === 0 ? write.whereClause : { BoolExpr: { boolop: 'AND_EXPR', args: [write.whereClause, ...added.map((n) => locatedAt(n, match))], location: match } };
+  const returning = returns ? { returningList: [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }], location: match } }, location: match } }] } : {};
+  return { ...stmt, [type]: { ...write, whereClause: where, ...returning } };
 }
 
 /** Where the WHERE compares a column with the same field of the loop's row (`id = r.id`, `jobs.id = r.id`): its location. */

@@ -192,7 +192,8 @@ function classModel(def: Node, name: string, source: ModuleSource, follow?: Foll
     (!!bases && children(bases).some((b) => projectDjangoBase(b, source, follow, hops)));
   if (django) {
     const table = dbTable ?? `${appLabel ?? appOf(source.path)}_${name.toLowerCase()}`;
-    return manager ? { table, name, manager, django } : { table, name, django };
+    const definedIn = { source, def };
+    return manager ? { table, name, manager, django, definedIn } : { table, name, django, definedIn };
   }
   // SQLModel(table=True) and declarative classes without __tablename__: the class name, lower-cased.
   if (baseNames.some((b) => /(^|\.)SQLModel$/.test(b))) return { table: name.toLowerCase(), name };

@@ -20,6 +20,8 @@ export interface ModelRef {
   assigned?: Map<string, Node>;
   /** Django: what the model's `objects` is (`JobQuerySet.as_manager()`, `JobManager()`), in the module of the model. */
   manager?: { source: ModuleSource; value: Node };
+  /** Django: the model's class and its module (what its own methods assign: `self.locked_by = None`). */
+  definedIn?: { source: ModuleSource; def: Node };
   /** The row was read by a locking read (`with_for_update()`): what the code writes back to it is part of that read's transaction. */
   locked?: boolean;
   /** Writes that locking read as `SELECT id ...`, so a write-back the model cannot place in its transaction is read as the one claim it is. */

@@ -6,6 +6,7 @@ import { argsOf, children, dottedName, keyword, methodCall, ownNodes, positional
 import { qualifiedName } from '../../flow/imports.ts';
 import type { ModuleSource } from '../../flow/project.ts';
 import { moduleConstant } from '../../orm/models.ts';
+import { bulkUpdateFields, writeBulkSets } from './bulk-update.ts';
 import { emptyHost, flatten, isTrue, listOfStrings, literal, SqlWriter, type BuiltStatement, type ModelRef, type OrmContext, type Step } from '../../orm/writer.ts';
 
 const DJANGO_LOOKUPS: Record<string, string> = { lt: '<', lte: '<=', gt: '>', gte: '>=', exact: '=', iexact: '=' };
@@ -184,7 +185,7 @@ function splitLookup(name: string): [string, string | undefined] {
 const FINAL_READS = new Set(['first', 'last', 'get', 'earliest', 'latest']);
 /** QuerySet methods whose meaning the chain reads itself (or that add no condition): never a manager's own method. */
 const QUERYSET_METHODS = new Set([
-  'filter', 'exclude', 'get', 'first', 'last', 'earliest', 'latest', 'update', 'delete', 'create', 'bulk_create', 'select_for_update',
+  'filter', 'exclude', 'get', 'first', 'last', 'earliest', 'latest', 'update', 'delete', 'create', 'bulk_create', 'bulk_update', 'select_for_update',
   'order_by', 'using', 'all', 'only', 'defer', 'values', 'values_list', 'select_related', 'prefetch_related', 'annotate', 'distinct',
   'count', 'exists', 'iterator', 'none', 'get_or_create', 'update_or_create', 'in_bulk', 'aggregate', 'reverse', 'extra', 'raw',
 ]);
@@ -506,6 +507,17 @@ function djangoChainStatement(node: Node, chain: { root: Node; steps: Step[] }, 
     for (const f of filters) djangoConditions(f.args, w, first);
     managerConditions(model, steps, w, first);
     compareAndSet(filters.flatMap((f) => f.args), last.args, model.table, node, w, first);
+  } else if (last.method === 'bulk_update') {
+    // UPDATE ... SET <field> = CASE WHEN id = <pk> THEN ... END WHERE id IN (<pks>): by the ids of the objects handed in.
+    const fields = bulkUpdateFields(last.args, ctx);
+    if (!fields) return undefined;
+    w.raw(`UPDATE ${model.table} SET `, last.node);
+    writeBulkSets(fields, model, last.node, w);
+    for (const f of filters) djangoConditions(f.args, w, first);
+    managerConditions(model, steps, w, first);
+    w.raw(first.value ? ' WHERE id = ANY(' : ' AND id = ANY(', last.node);
+    w.placeholder(undefined, last.node);
+    w.raw(')', last.node);
   } else if (last.method === 'delete') {
     w.raw(`DELETE FROM ${model.table}`, last.node);
     for (const f of filters) djangoConditions(f.args, w, first);

@@ -29,6 +29,14 @@ export function readListeners(host: FileApi): void {
   let depth = 0;
   const visit = (statements: Node[]) => {
     for (const statement of statements) {
+      // A class of the module whose methods register listeners (`event.listen(self.engine, "checkout", self._on_checkout)`
+      // in `__init__`): its methods, as the module's own functions.
+      const cls = statement.name === 'ClassDefinition' ? statement : statement.name === 'DecoratedStatement' ? statement.getChild('ClassDefinition') : null;
+      const classBody = depth === 0 ? cls?.getChild('Body') : undefined;
+      if (classBody) {
+        visit(children(classBody));
+        continue;
+      }
       if (statement.name === 'DecoratedStatement') {
         const def = statement.getChild('FunctionDefinition');
         if (!def) continue;
