@@ -6,7 +6,8 @@
 // passes, where the walk stands for that call (`claim(conn,
 // datetime.now(timezone.utc))`). The model's `clock` HostParam, as the TS
 // front end gives it for `new Date(Date.now() + LEASE_MS)`.
-import { argsOf, dottedName, unwrap, type Node } from '../syntax.ts';
+import { dottedName, unwrap, type Node } from '../syntax.ts';
+import { timedeltaSeconds } from '../timedelta.ts';
 import { isNow } from '../orm/writer.ts';
 
 export interface ClockReader {
@@ -18,8 +19,6 @@ export interface ClockReader {
   passed(name: string): number | undefined;
   isParameter(name: string): boolean;
 }
-
-const UNITS: Record<string, number> = { weeks: 604800, days: 86400, hours: 3600, minutes: 60, seconds: 1, milliseconds: 0.001 };
 
 /** Seconds from now of a time the expression reads from the clock; undefined when it is not one. */
 export function clockSeconds(node: Node | undefined, r: ClockReader, depth = 0): number | undefined {
@@ -58,18 +57,7 @@ function deltaSeconds(node: Node, r: ClockReader, depth = 0): number | undefined
     const value = r.valueOf(expr);
     return value ? deltaSeconds(value, r, depth + 1) : undefined;
   }
-  if (expr?.name !== 'CallExpression') return undefined;
-  const name = r.qualify(expr.firstChild!) ?? dottedName(expr.firstChild, r.text) ?? '';
-  if (!/(^|\.)timedelta$/.test(name)) return undefined;
-  const args = argsOf(expr.lastChild, r.text);
-  let total = 0;
-  for (const a of args) {
-    const unit = a.name ?? (a === args[0] ? 'days' : undefined);
-    const value = unit && unit in UNITS && !a.star ? numberOf(a.value, r) : undefined;
-    if (value === undefined) return undefined;
-    total += value * UNITS[unit!];
-  }
-  return total;
+  return expr ? timedeltaSeconds(expr, r.text, (n) => r.qualify(n), (n) => numberOf(n, r)) : undefined;
 }
 
 function numberOf(node: Node, r: ClockReader, depth = 0): number | undefined {

@@ -10,6 +10,7 @@ import { hostParam } from '../flow/params.ts';
 import type { ModuleSource } from '../flow/project.ts';
 import type { HostText } from '../flow/strings.ts';
 import { argsOf, children, dottedName, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
+import { timedeltaSeconds } from '../timedelta.ts';
 
 export interface ModelRef {
   /** The table's name (db_table, __tablename__, Table("name"), or Django's app_model default). */
@@ -287,19 +288,11 @@ function numberOf(node: Node | undefined, ctx: OrmContext, depth = 0): Node | un
 function intervalSeconds(node: Node, ctx: OrmContext, depth = 0): number | undefined {
   let expr = unwrap(node);
   if (expr?.name === 'VariableName' && depth < 3) expr = unwrap(ctx.valueOf(expr));
-  if (expr?.name !== 'CallExpression') return undefined;
-  const name = ctx.qualify(expr.firstChild!) ?? dottedName(expr.firstChild, ctx.text) ?? '';
-  if (!/(^|\.)timedelta$/.test(name)) return undefined;
-  const units: Record<string, number> = { weeks: 604800, days: 86400, hours: 3600, minutes: 60, seconds: 1, milliseconds: 0.001 };
-  let total = 0;
-  const args = argsOf(expr.lastChild, ctx.text);
-  for (const a of args) {
-    const unit = a.name ?? (a === args[0] ? 'days' : undefined);
-    const value = numberOf(a.value, ctx);
-    if (!unit || !(unit in units) || value?.name !== 'Number') return undefined;
-    total += Number(ctx.text.slice(value.from, value.to)) * units[unit];
-  }
-  return total;
+  if (!expr) return undefined;
+  return timedeltaSeconds(expr, ctx.text, (n) => ctx.qualify(n), (n) => {
+    const value = numberOf(n, ctx);
+    return value?.name === 'Number' ? Number(ctx.text.slice(value.from, value.to)) : undefined;
+  });
 }
 
 /** `Job.status`, `jobs.c.status`, `jobs.c["status"]`: the column name. */
