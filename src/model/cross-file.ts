@@ -78,15 +78,10 @@ export function readOnce<Options, F>(read: (model: FileModel, options: Options) 
 
 /** The check, collect and checkProject of a rule that decides with `decide` over facts read by `read`. */
 export function crossFileParts<Options, F>(read: (model: FileModel, options: Options) => F, decide: Decide<Options, F>) {
-  const readFacts = new WeakMap<FileModel, { options: Options; facts: F; nothing: boolean }>();
-  const factsOf = (model: FileModel, options: Options): { facts: F; nothing: boolean } => {
-    const known = readFacts.get(model);
-    if (known && known.options === options) return known;
+  const factsOf = readOnce((model: FileModel, options: Options) => {
     const facts = read(model, options);
-    const entry = { options, facts, nothing: saysNothing(facts) };
-    readFacts.set(model, entry);
-    return entry;
-  };
+    return { facts, nothing: saysNothing(facts) };
+  });
   return {
     check({ file, options, report }: RuleContext<Options>): void {
       const { facts, nothing } = factsOf(file, options);
