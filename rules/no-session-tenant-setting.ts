@@ -14,6 +14,7 @@ import {
   type FunctionRef,
   type HandedValue,
   type ParameterRef,
+  type ResolvedWrite,
   type SqlSite,
   type Suggestion,
 } from '../src/model/index.ts';
@@ -211,17 +212,31 @@ function resetLaterInText(site: SqlSite, statement: StatementFacts, name: string
   if (at < 0) return false;
   for (const later of statements.slice(at + 1)) {
     if (later.transaction || later.routine) return false;
-    if (later.discard === 'all') return true;
-    for (const write of later.settingWrites) {
-      if (write.via === 'reset_all' && !KEPT_BY_RESET_ALL.has(name)) return true;
-      if (write.via === 'reset' && write.name === name) return true;
-      if (write.via === 'set' || write.via === 'set_config') {
-        const resolved = resolveWrite(write, site.params);
-        if (resolved.clears && resolved.level === 'session' && resolved.name === name) return true;
-      }
+    if (resetsSetting(later, site, name, (write) => write.clears && write.level === 'session')) return true;
+  }
+  return false;
+}
+
+/**
+ * The statement resets the setting `name` (DISCARD ALL, RESET ALL unless it keeps `name`, RESET name), or writes it
+ * with SET or set_config in a way `rewrites` accepts.
+ */
+function resetsSetting(statement: StatementFacts, site: SqlSite, name: string, rewrites: (write: ResolvedWrite) => boolean): boolean {
+  if (statement.discard === 'all') return true;
+  for (const write of statement.settingWrites) {
+    if (write.via === 'reset_all' && !KEPT_BY_RESET_ALL.has(name)) return true;
+    if (write.via === 'reset' && write.name === name) return true;
+    if (write.via === 'set' || write.via === 'set_config') {
+      const resolved = resolveWrite(write, site.params);
+      if (resolved.name === name && rewrites(resolved)) return true;
     }
   }
   return false;
+}
+
+/** A name a hook's skip path writes (hook-skips.ts: the setting, '*' for DISCARD ALL, '*reset-all') covers the setting `name`. */
+function coversSetting(written: string, name: string): boolean {
+  return written === name || written === '*' || (written === '*reset-all' && !KEPT_BY_RESET_ALL.has(name));
 }
 
 function sessionClears(site: SqlSite, statement: StatementFacts): string[] {
@@ -309,7 +324,7 @@ function judge(
   if (skipped) {
     const name = resolved.name;
     // The skip path writes or clears it too: every use of the connection starts from a value this hook chose.
-    if (skipped.writtenElsewhere.some((n) => n === name || n === '*' || (n === '*reset-all' && !KEPT_BY_RESET_ALL.has(name)))) return undefined;
+    if (skipped.writtenElsewhere.some((n) => coversSetting(n, name))) return undefined;
     return { kind: 'report', messageId: 'skippedInHook', data: { ...data, how: skipped.how } };
   }
   if (site.connection.kind === 'pool') return { kind: 'report', messageId: 'onPool', data };
@@ -352,14 +367,8 @@ function rewrittenAtCheckout(file: FileModel, configId: string, name: string): b
   for (const { site, statement } of statementsOf(file)) {
     const hook = site.callback;
     if (hook?.role !== 'checkout' || hook.configId !== configId) continue;
-    const covers = (n: string) => n === name || n === '*' || (n === '*reset-all' && !KEPT_BY_RESET_ALL.has(name));
-    if (hook.skipped && !hook.skipped.writtenElsewhere.some(covers)) continue;
-    if (statement.discard === 'all') return true;
-    for (const w of statement.settingWrites) {
-      if (w.via === 'reset_all' && covers('*reset-all')) return true;
-      if (w.via === 'reset' && w.name === name) return true;
-      if ((w.via === 'set' || w.via === 'set_config') && resolveWrite(w, site.params).name === name) return true;
-    }
+    if (hook.skipped && !hook.skipped.writtenElsewhere.some((n) => coversSetting(n, name))) continue;
+    if (resetsSetting(statement, site, name, () => true)) return true;
   }
   return false;
 }
