@@ -348,15 +348,13 @@ function fromRequest(write: SettingWrite, site: SqlSite): boolean {
   const request = site.requestValues;
   if (!request?.length) return false;
   const value = write.value;
-  const holes =
-    value?.kind === 'placeholder'
-      ? [value.index]
-      : value?.kind === 'expression'
-        ? (value.placeholders ?? [])
-        : value?.kind === 'literal' && typeof value.value === 'string'
-          ? [...value.value.matchAll(/\$(\d+)|pgq_param_(\d+)/g)].map((m) => Number(m[1] ?? m[2]))
-          : [];
+  const holes = value?.kind === 'placeholder' ? [value.index] : value?.kind === 'expression' ? (value.placeholders ?? []) : value?.kind === 'literal' ? literalHoles(value.value) : [];
   return holes.some((n) => request.includes(n));
+}
+
+/** The placeholders the front end built a literal around (`tenant_$1, public`, the analyzer's `pgq_param_1`), by number. */
+function literalHoles(literal: string | number | boolean | null | undefined): number[] {
+  return typeof literal === 'string' ? [...literal.matchAll(/\$(\d+)|pgq_param_(\d+)/g)].map((m) => Number(m[1] ?? m[2])) : [];
 }
 
 /**
@@ -389,7 +387,7 @@ function holdsHole(literal: string | number | boolean | null | undefined, deploy
   if (typeof literal !== 'string') return false;
   if (/\{[^}]*\}/.test(literal)) return true;
   // A placeholder the host filled from the deployment is not a job's value.
-  return [...literal.matchAll(/\$(\d+)|pgq_param_(\d+)/g)].some((m) => !deploymentValues.includes(Number(m[1] ?? m[2])));
+  return literalHoles(literal).some((n) => !deploymentValues.includes(n));
 }
 
 /** PostgreSQL's words for a boolean (not 1/0, t/f, y/n: those are as likely a tenant's id or code), as written. */
