@@ -377,9 +377,14 @@ function readWrite(
   const reclaimByLease = waitingOnly ? undefined : predicate.find((c) => isExpiredLease(c, roles, takesRunning));
   const stale = reclaimByLease || waitingOnly ? undefined : staleWorker(predicate, tableOf(write.table));
   const reclaim = reclaimByLease ?? stale?.comparison;
-  // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed.
+  // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed. A claim
+  // that stamps both ends (`locked_at = now()`, `lock_expires_at = now() + interval '5 minutes'`) leases until the one
+  // its take-back tests, else until the end: the start says when the run began, not how long it may hold the job.
+  const leaseWrites = write.assignments.filter((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null));
   const leaseAssignment =
-    write.assignments.find((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)) ??
+    leaseWrites.find((a) => a.column === reclaimByLease?.column) ??
+    leaseWrites.find((a) => LEASE_END_COLUMN.test(a.column) || roles.end.has(a.column)) ??
+    leaseWrites[0] ??
     (reclaimByLease && (roles.end.has(reclaimByLease.column) || roles.start.has(reclaimByLease.column)) ? write.assignments.find((a) => a.column === reclaimByLease.column) : undefined);
   const clearsLease = write.assignments.some((a) => isLeaseColumn(a.column) && a.value.kind === 'literal' && a.value.value === null);
   const fromWaiting = takes.some((v) => !states.isRunning(v));
