@@ -56,7 +56,8 @@ export default defineRule<Options, QueueFacts>({
       // delete or archive by msg_id ends a message whose job did run to the end; it overwrites no later run's result.
       if (table.claims.every((c) => c.fact.api === 'pgmq')) continue;
       for (const { file, fact: finish } of table.finishes) {
-        if (fenceOf(finish, table) || finish.api === 'pgmq') continue;
+        // Locked by id apart from its call too: whether the host compares what it read under the lock is unknown.
+        if (fenceOf(finish, table) || finish.api === 'pgmq' || finish.checkedUnderLock) continue;
         if (held.size > 0 && finish.gatedOn?.every((state) => !held.has(state))) continue;
         // A cancel ends whichever run holds the job, on purpose: overwriting the second run is what it is for.
         if (finish.sets.length > 0 && finish.sets.every((state) => CANCEL_STATUS.test(state))) continue;

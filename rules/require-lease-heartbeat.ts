@@ -60,7 +60,7 @@ export default defineRule<Options, QueueFacts>({
       const pgmq = table.claims.every((c) => c.fact.api === 'pgmq');
       if (reclaimed && !pgmq) {
         for (const { file, fact } of heartbeats) {
-          if (!fenceOf(fact, table)) out.push({ file, at: fact.whereAt, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by, counter } });
+          if (!fenceOf(fact, table) && !fact.checkedUnderLock) out.push({ file, at: fact.whereAt, messageId: 'unfencedHeartbeat', data: { table: table.table, by: fact.by, counter } });
         }
       }
       // That no statement extends the lease is only known for the whole project.

@@ -94,6 +94,8 @@ export interface FinishFact {
   increments: boolean;
   /** The states its own WHERE requires (`state in ('failed', 'cancelled')`): a write gated on states no run holds is no run's. */
   gatedOn?: string[];
+  /** Kept apart from its call, on a table the project also locks by id apart from its call: the host may check what it read (queue-locks.ts). */
+  checkedUnderLock?: boolean;
   api?: 'pgmq';
   queue?: string;
 }
@@ -108,6 +110,8 @@ export interface HeartbeatFact {
   whereAt: Ref;
   compared: string[];
   by: string;
+  /** As FinishFact's. */
+  checkedUnderLock?: boolean;
   api?: 'pgmq';
   queue?: string;
 }

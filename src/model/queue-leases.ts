@@ -30,7 +30,8 @@ export function leaseRoles(write: RowWrite, assumeCalls = false, clock?: (n: num
       continue;
     }
     if (v.kind !== 'expression' || !v.functions.some((f) => NOW_FUNCTIONS.includes(f))) continue;
-    if (v.intervalSeconds !== undefined || v.params) roles.end.add(a.column);
+    // Also an interval whose length the host puts in its text (`now() + interval '${seconds} seconds'`).
+    if (v.intervalSeconds !== undefined || v.params || v.boundInterval) roles.end.add(a.column);
     else if (isNowExpression(v)) roles.start.add(a.column);
   }
   return roles;

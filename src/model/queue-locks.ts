@@ -44,3 +44,24 @@ export function heldFences(entries: readonly { statement: StatementFacts; key?: 
   return (key, table, position) =>
     key === undefined ? [] : (byKey.get(key) ?? []).filter((l) => l.position < position && l.table === table.toLowerCase()).flatMap((l) => l.compared);
 }
+
+/**
+ * The tables a statement kept apart from its call locks by the row's id alone, without SKIP LOCKED (`select * from
+ * jobs where id = $1 for update`, the text of a module of statements another package sends): the host reads the job
+ * under that lock and may compare what it read (the owner, the attempt) before it writes the job by id in the same
+ * transaction. With the caller unseen, whether it does is unknown: a write of such a table, also apart from its call,
+ * is not judged for its fence.
+ */
+export function checkedUnderLock(entries: readonly { statement: StatementFacts; key?: string; site: { scope: { kind: string } } }[]): (table: string) => boolean {
+  const tables = new Set<string>();
+  for (const { statement, key, site } of entries) {
+    if (key !== undefined || site.scope.kind !== 'unknown') continue;
+    for (const read of statement.lockingReads) {
+      const locked = tablesOf(read);
+      if (read.skipLocked || read.gates || locked.length !== 1) continue;
+      const table = locked[0].table.toLowerCase();
+      if (callerCompared(read.where).some((c) => isRowId(c, table))) tables.add(table);
+    }
+  }
+  return (table) => tables.has(table.toLowerCase());
+}

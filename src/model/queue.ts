@@ -17,7 +17,7 @@ import { bareTable, refMaker, type QueueFacts, type Ref } from './queue-facts.ts
 import { callsOnly, isExpiredLease, leaseRoles, staleWorker, withLearntLeases, type LeaseRoles } from './queue-leases.ts';
 import { pgmqFactsOf, pgmqQueueOf } from './pgmq.ts';
 import { comparedStates, stateRolesOf, statusValues, type StateRoles } from './queue-states.ts';
-import { heldFences } from './queue-locks.ts';
+import { checkedUnderLock, heldFences } from './queue-locks.ts';
 import { mayBeSameTable, tablesOf, type TableName } from './tables.ts';
 // The column and state vocabulary (names are the fallback; a column's role in the claim decides first).
 import {
@@ -131,6 +131,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
   );
   const transactions = indexTransactions(entries, roles);
   const lockFences = heldFences(entries);
+  const lockedApart = checkedUnderLock(entries);
 
   // The index is keyed by the bare name; the schemas then decide whether the read may be of the written table.
   const claimReadOf = (entry: Entry, position: number, name: TableName, write?: RowWrite) => {
@@ -260,7 +261,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
         continue;
       }
       if (w.isHeartbeat) {
-        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: [...w.compared, ...lockFences(key, table, position)], by: w.by });
+        const checked = key === undefined && entry.site.scope.kind === 'unknown' && lockedApart(table) ? { checkedUnderLock: true } : {};
+        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: [...w.compared, ...lockFences(key, table, position)], by: w.by, ...checked });
         continue;
       }
       if (w.isFinish) {
@@ -275,6 +277,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           sets: w.sets,
           increments: w.increments,
           gatedOn: w.gatedOn,
+          ...(key === undefined && entry.site.scope.kind === 'unknown' && lockedApart(table) ? { checkedUnderLock: true } : {}),
         });
       }
     }
@@ -377,9 +380,14 @@ function readWrite(
   const reclaimByLease = waitingOnly ? undefined : predicate.find((c) => isExpiredLease(c, roles, takesRunning));
   const stale = reclaimByLease || waitingOnly ? undefined : staleWorker(predicate, tableOf(write.table));
   const reclaim = reclaimByLease ?? stale?.comparison;
-  // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed.
+  // A lease column by its name, or by its role: the claim sets it and takes the jobs back once it has passed. A claim
+  // that stamps both ends (`locked_at = now()`, `lock_expires_at = now() + interval '5 minutes'`) leases until the one
+  // its take-back tests, else until the end: the start says when the run began, not how long it may hold the job.
+  const leaseWrites = write.assignments.filter((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null));
   const leaseAssignment =
-    write.assignments.find((a) => isLeaseColumn(a.column) && !(a.value.kind === 'literal' && a.value.value === null)) ??
+    leaseWrites.find((a) => a.column === reclaimByLease?.column) ??
+    leaseWrites.find((a) => LEASE_END_COLUMN.test(a.column) || roles.end.has(a.column)) ??
+    leaseWrites[0] ??
     (reclaimByLease && (roles.end.has(reclaimByLease.column) || roles.start.has(reclaimByLease.column)) ? write.assignments.find((a) => a.column === reclaimByLease.column) : undefined);
   const clearsLease = write.assignments.some((a) => isLeaseColumn(a.column) && a.value.kind === 'literal' && a.value.value === null);
   const fromWaiting = takes.some((v) => !states.isRunning(v));

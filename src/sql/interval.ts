@@ -80,13 +80,37 @@ function numberOf(node: Node | undefined, bind?: BindParam): number | undefined 
   return undefined;
 }
 
+/**
+ * A hole the host code put inside a string literal (`interval '${seconds} seconds'`, read as `'$4 seconds'`, the
+ * analyzer's `pgq_param_4`): the text the host binds there, when it binds a constant to every hole of the literal.
+ */
+const LITERAL_HOLE = /\$(\d+)|pgq_param_(\d+)/;
+const LITERAL_HOLES = new RegExp(LITERAL_HOLE.source, 'g');
+function withHolesFilled(text: string, bind: BindParam | undefined): string {
+  if (!bind || !LITERAL_HOLE.test(text)) return text;
+  let unbound = false;
+  const filled = text.replace(LITERAL_HOLES, (whole, dollar: string | undefined, named: string | undefined) => {
+    const value = bind(Number(dollar ?? named));
+    if (typeof value === 'string' || typeof value === 'number') return String(value);
+    unbound = true;
+    return whole;
+  });
+  return unbound ? text : filled;
+}
+
+/** An interval literal with a hole of the host's in its text (`interval '$4 seconds'`): its length is the bound value's. */
+function holedInterval(node: Node): boolean {
+  const text = node.TypeCast && isIntervalType(node.TypeCast) ? node.TypeCast.arg?.A_Const?.sval?.sval : undefined;
+  return typeof text === 'string' && LITERAL_HOLE.test(text);
+}
+
 /** The text of a constant, a bound placeholder, or a `||` concatenation of them (`$1 || ' minutes'`). */
 function textOf(node: Node | undefined, bind: BindParam | undefined): string | undefined {
   if (!node) return undefined;
   const bound = boundValue(node, bind);
   if (typeof bound === 'string' || typeof bound === 'number') return String(bound);
   const c = node.A_Const;
-  if (c?.sval) return String(c.sval.sval ?? '');
+  if (c?.sval) return withHolesFilled(String(c.sval.sval ?? ''), bind);
   if (c?.ival) return String(c.ival.ival ?? 0);
   if (c?.fval) return String(c.fval.fval);
   if (node.TypeCast) return textOf(node.TypeCast.arg, bind);
@@ -162,7 +186,7 @@ export function boundIntervalsIn(node: Node | undefined, out: Node[] = []): Node
     for (const item of node) boundIntervalsIn(item, out);
     return out;
   }
-  if (hasParam(node) && intervalOfParam(node)) {
+  if ((hasParam(node) && intervalOfParam(node)) || holedInterval(node)) {
     out.push(node);
     return out;
   }

@@ -12,6 +12,7 @@ import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext }
 import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { noteHookSkips } from './hook-paths.ts';
 import { finishConfigs } from './configs.ts';
+import { markedSqlSites } from './marked-sql.ts';
 import { returnedSqlSites } from './returned-sql.ts';
 import { Env } from './env.ts';
 import { moduleLevelExport, readExport, readExportedType, type ExportingModule } from './exports.ts';
@@ -615,6 +616,7 @@ export class TsFile implements ExportingModule, FunctionOwner {
       if (hook.role === 'checkout') noteHookSkips(fn, this.model.sites, this.text);
     }
     returnedSqlSites(this);
+    markedSqlSites(this);
     // In source order (module-level pools are made before the walk reaches them).
     for (const entry of this.configs) entry.config.callbacks.sort((a, b) => a.span.start - b.span.start);
     this.model.connections = this.configs.map((c) => c.config).sort((a, b) => a.span.start - b.span.start);

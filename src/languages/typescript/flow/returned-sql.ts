@@ -66,7 +66,7 @@ function textNode(value: Node, textKeys: readonly string[]): Node | undefined {
 }
 
 /** A statement whose facts hold whatever transaction or session runs it: a claim, a finish, a sweep, a lease write. */
-function stateFree(s: StatementFacts): boolean {
+export function stateFree(s: StatementFacts): boolean {
   if (s.lockingReads.length === 0 && s.rowWrites.length === 0) return false;
   return s.settingWrites.length === 0 && !s.transaction && !s.discard && !s.deallocateAll && !s.roleSettings?.length && !s.routine && !s.defines;
 }
