@@ -75,6 +75,24 @@ describe('SQL held in attributes and builders', () => {
     assert.deepEqual(sites(model), [['unknown', 3, ['names_tasks']]]);
   });
 
+  test('a table named by str.format() where DDL makes it, drops it or indexes it parses, with no warning', () => {
+    const model = parse([
+      'import asyncpg',
+      'MAKE = "CREATE TABLE IF NOT EXISTS {} (id serial primary key, state text)"',
+      'INDEX = "CREATE INDEX IF NOT EXISTS {} ON {} (state)"',
+      'DROP = "DROP TABLE IF EXISTS {}"',
+      'async def setup(conn: asyncpg.Connection, table: str, index: str):',
+      '    await conn.execute(MAKE.format(table))',
+      '    await conn.execute(INDEX.format(index, table))',
+      '    await conn.execute(DROP.format(table))',
+    ]);
+    assert.equal(model.sites.length, 3);
+    assert.deepEqual(
+      model.sites.map((s) => s.analysis.errors.length),
+      [0, 0, 0],
+    );
+  });
+
   test('a SQL constant imported from a project module is read there and placed at the name', () => {
     const root = mkdtempSync(join(tmpdir(), 'pgq-py-holders-'));
     const files: Record<string, string> = {

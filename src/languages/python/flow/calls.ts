@@ -280,6 +280,7 @@ export abstract class CallWalk extends HostValueWalk {
       parameterDefault: (name) => this.paramDefaults.get(name),
       parameterAssignments: (name) => (this.info.def && this.params.has(name) ? assignedToParameter(this.info.def, this.text, name) : []),
       parameterArguments: (name) => (this.info.def && this.params.has(name) ? passedToParameter(this.file, this.info.def, name) : undefined),
+      projectArguments: (name) => (this.info.def && this.params.has(name) ? this.file.projectArguments(this.info.def, name) : undefined),
       defSource: (callee, at) => {
         const local = this.file.resolveDef(callee, at);
         if (local?.name === 'FunctionDefinition') return { def: local, text: this.text, qualify: (n) => this.file.qualify(n) };

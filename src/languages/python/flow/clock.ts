@@ -18,6 +18,9 @@ export interface ClockReader {
   /** For a parameter of the walked def: seconds from now of what the call being walked passes, if that is the clock. */
   passed(name: string): number | undefined;
   isParameter(name: string): boolean;
+  /** For a parameter of the walked def: what every call of it in the project passes (project-callers.ts), as the clock or a number. */
+  projectClock?(name: string): boolean;
+  projectNumber?(name: string): number | undefined;
 }
 
 /** Seconds from now of a time the expression reads from the clock; undefined when it is not one. */
@@ -41,7 +44,7 @@ export function clockSeconds(node: Node | undefined, r: ClockReader, depth = 0):
     }
     case 'VariableName': {
       const name = r.text.slice(expr.from, expr.to);
-      if (r.isParameter(name)) return r.passed(name);
+      if (r.isParameter(name)) return r.passed(name) ?? (r.projectClock?.(name) ? 0 : undefined);
       const value = r.valueOf(expr);
       return value ? clockSeconds(value, r, depth + 1) : undefined;
     }
@@ -67,7 +70,9 @@ function numberOf(node: Node, r: ClockReader, depth = 0): number | undefined {
     const text = r.text.slice(expr.from, expr.to).replace(/_/g, '');
     return /^\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
   }
-  if (expr.name === 'VariableName' && depth < 3 && !r.isParameter(r.text.slice(expr.from, expr.to))) {
+  if (expr.name === 'VariableName' && depth < 3) {
+    const name = r.text.slice(expr.from, expr.to);
+    if (r.isParameter(name)) return r.projectNumber?.(name);
     const value = r.valueOf(expr);
     return value ? numberOf(value, r, depth + 1) : undefined;
   }

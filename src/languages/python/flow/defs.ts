@@ -32,6 +32,8 @@ export interface Parameter {
   annotation?: Node;
   /** The default value's expression (`minutes=LEASE_MINUTES`). */
   default?: Node;
+  /** After a bare `*` (`def claim(session, *, now)`): passed by keyword only. */
+  keywordOnly?: boolean;
 }
 
 export function parameters(def: Node, text: string): Parameter[] {
@@ -40,16 +42,25 @@ export function parameters(def: Node, text: string): Parameter[] {
   const params: Parameter[] = [];
   let pending: 'star' | 'kwargs' | undefined;
   let afterDefault = false;
+  let keywordOnly = false;
   for (const c of children(list)) {
     if (c.name === '*') pending = 'star';
     else if (c.name === '**') pending = 'kwargs';
-    else if (c.name === ',') afterDefault = false;
-    else if (c.name === 'AssignOp') afterDefault = true;
+    else if (c.name === ',') {
+      afterDefault = false;
+      // A bare `*`: what follows is no `*args` but keyword-only parameters.
+      if (pending === 'star') {
+        pending = undefined;
+        keywordOnly = true;
+      }
+    } else if (c.name === 'AssignOp') afterDefault = true;
     else if (afterDefault) {
       const last = params[params.length - 1];
       if (last && !last.default) last.default = c;
     } else if (c.name === 'VariableName') {
-      params.push({ name: text.slice(c.from, c.to), kind: pending ?? 'normal' });
+      const kind = pending ?? 'normal';
+      params.push({ name: text.slice(c.from, c.to), kind, ...(kind === 'star' ? {} : keywordOnly && kind === 'normal' ? { keywordOnly: true } : {}) });
+      if (kind === 'star') keywordOnly = true;
       pending = undefined;
     } else if (c.name === 'TypeDef' && params.length > 0) {
       params[params.length - 1].annotation = c.lastChild ?? undefined;

@@ -7,6 +7,7 @@ import type { Node } from '../syntax.ts';
 import type { FileDriver } from './driver-api.ts';
 import type { ResolveContext } from './strings.ts';
 import type { ConfigEntry, Conn, FileApi, StaticBinding } from './types.ts';
+import type { PassedArgument } from './project-callers.ts';
 
 /** A site the walk recorded, with where it is in try statements (for one-transaction jobs). */
 export interface SiteMeta {
@@ -64,6 +65,8 @@ export interface EngineFile extends FileApi {
   readonly drivers: readonly FileDriver[];
   readonly models: ModelIndex;
   localValue(node: Node): Node | undefined;
+  /** What every call of a module-level def of this file in the project passes for a parameter (project-callers.ts). */
+  projectArguments(def: Node, name: string): PassedArgument[] | undefined;
   /** The literal a project module binds a name this file imports (`from app.settings import LEASE_MINUTES`). */
   importedLiteral(name: string): HostParam | undefined;
   /** The expression `x.name` stands for (a class attribute, an attribute set once, a property's one return). */

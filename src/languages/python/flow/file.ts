@@ -18,6 +18,7 @@ import { moduleConstants, qualifiedName, readImports, type Imports } from './imp
 import { collectJobTransactions } from './jobs.ts';
 import { MAX_MODULES, importRoot, moduleDef, moduleValue, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { handedInPoolConfig } from './project-pools.ts';
+import { projectArguments, type PassedArgument } from './project-callers.ts';
 import { usedOnceByItsFunction } from './local-pools.ts';
 import { perTenantMaker, tenantFactoryCall } from './tenant-pools.ts';
 import { copyFlow, initialFlow, neverCommits, resetNumbering } from './scopes.ts';
@@ -137,6 +138,19 @@ class PythonFile implements EngineFile {
   }
 
   private readonly factories = new Map<string, StaticBinding | null>();
+
+  private readonly passed = new Map<string, PassedArgument[] | null>();
+
+  projectArguments(def: Node, name: string): PassedArgument[] | undefined {
+    const key = `${def.from}:${name}`;
+    const known = this.passed.get(key);
+    if (known !== undefined) return known ?? undefined;
+    const own: ModuleSource = { path: this.model.file, text: this.text, tree: this.tree, imports: this.imports, constants: this.constants };
+    const found = projectArguments(own, def, name);
+    for (const path of found?.files ?? []) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    this.passed.set(key, found?.args ?? null);
+    return found?.args;
+  }
 
   /**
    * What a call of a function imported from a project module makes, when that

@@ -6,6 +6,8 @@ import { BindingWalk } from './bindings.ts';
 import { clockSeconds, type ClockReader } from './clock.ts';
 import type { HostParam } from '../../../model/index.ts';
 import { hostParam } from './params.ts';
+import { passedClock, passedNumber, type PassedArgument } from './project-callers.ts';
+import { isNow } from '../orm/writer.ts';
 import { unwrap, type Node } from '../syntax.ts';
 
 export abstract class HostValueWalk extends BindingWalk {
@@ -48,7 +50,21 @@ export abstract class HostValueWalk extends BindingWalk {
         const caller = this.info.parent;
         return given && caller instanceof HostValueWalk ? clockSeconds(given, caller.clockReader()) : undefined;
       },
+      // Walked on its own (no call it stands for): what the calls of the project pass, where every one agrees.
+      projectClock: (name) => {
+        const args = this.ownProjectArguments(name);
+        return !!args && args.every((a) => passedClock(a, isNow));
+      },
+      projectNumber: (name) => {
+        const values = (this.ownProjectArguments(name) ?? []).map((a) => passedNumber(a));
+        return values.length > 0 && values.every((v) => v !== undefined && v === values[0]) ? values[0] : undefined;
+      },
     };
+  }
+
+  private ownProjectArguments(name: string): PassedArgument[] | undefined {
+    const def = this.info.def;
+    return def && !this.info.inlinedAt && this.params.has(name) ? this.file.projectArguments(def, name) : undefined;
   }
 
   /**

@@ -40,7 +40,7 @@ export function clearProjectPools(): void {
 }
 
 /** The Python files of the project, without tests and migrations; undefined past MAX_FILES. */
-function projectFiles(root: string): string[] | undefined {
+export function projectFiles(root: string): string[] | undefined {
   const files: string[] = [];
   const dirs = [root];
   while (dirs.length > 0) {

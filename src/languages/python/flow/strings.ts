@@ -267,7 +267,9 @@ function importedText(expr: Node, ctx: ResolveContext): HostText | undefined {
 
 /** The text so far ends where SQL wants a table name: after FROM, UPDATE, INTO, JOIN, TABLE, ONLY, OF (`FOR UPDATE OF`), or a schema's dot. */
 export function identifierPosition(before: string): boolean {
-  return /(\b(from|update|into|join|table|only|of)\s+|\w\.)$/i.test(before);
+  // Also the name a DDL statement makes or drops (`CREATE TABLE IF NOT EXISTS {}`, `DROP INDEX IF EXISTS {}`) and the
+  // table an index is on (`CREATE INDEX ix ON {}`).
+  return /(\b(from|update|into|join|table|only|of)\s+|\bif\s+(not\s+)?exists\s+|\bindex\b[^()]*\bon\s+|\w\.)$/i.test(before);
 }
 
 /** A printf-style conversion of Python's `%` operator: `%s`, `%(name)s`, `%5.2f`, `%%`. */
@@ -552,7 +554,9 @@ function formatTableNames(template: HostText, args: Arg[], expr: Node, ctx: Reso
   for (const field of formatFields(template.text)) {
     const arg = unwrap(field.key === '' ? positionalArgs[next++] : /^\d+$/.test(field.key) ? positionalArgs[Number(field.key)] : named.get(field.key));
     if (!arg || !NAMING_EXPRESSIONS.has(arg.name)) continue;
-    if (identifierPosition(template.text.slice(0, field.start)) || qualifierPosition(template.text, field.end)) names.push({ field, arg });
+    // A field the name goes on with (`{}_task_id_idx`) is only part of a name: left as it is written.
+    const partOfName = /^\w/.test(template.text.slice(field.end));
+    if ((identifierPosition(template.text.slice(0, field.start)) && !partOfName) || qualifierPosition(template.text, field.end)) names.push({ field, arg });
   }
   if (names.length === 0) return template;
   const out = new Builder();

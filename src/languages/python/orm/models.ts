@@ -31,6 +31,11 @@ export class ModelIndex {
   modelOf(node: Node, host: ModelHost): ModelRef | undefined {
     const expr = unwrap(node);
     const name = expr ? dottedName(expr, host.text) : undefined;
+    // `Job.__table__`: the model's own Core table, whose update()/delete()/insert() build statements on it.
+    if (name?.endsWith('.__table__') && expr?.name === 'MemberExpression' && expr.firstChild) {
+      const model = this.modelOf(expr.firstChild, host);
+      return model && !model.core ? { table: model.table, name: model.name, core: true } : undefined;
+    }
     if (!name || name.includes('.') && !/^\w+\.\w+$/.test(name)) return undefined;
     const cached = this.local.get(name);
     if (cached !== undefined) return cached ?? undefined;

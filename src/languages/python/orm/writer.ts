@@ -7,6 +7,7 @@
 import type { HostParam } from '../../../model/index.ts';
 import { HostTextBuilder } from '../../host-text.ts';
 import { hostParam } from '../flow/params.ts';
+import { passedClock, passedNumber, type PassedArgument } from '../flow/project-callers.ts';
 import type { ModuleSource } from '../flow/project.ts';
 import type { HostText } from '../flow/strings.ts';
 import { argsOf, children, dottedName, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
@@ -55,6 +56,8 @@ export interface OrmContext {
   parameterAssignments?(name: string): Node[];
   /** What every call of the enclosing function in this file passes for a parameter; undefined when a call passes nothing or none is seen. */
   parameterArguments?(name: string): Node[] | undefined;
+  /** The same, read in every module of the project that calls the function (flow/project-callers.ts). */
+  projectArguments?(name: string): PassedArgument[] | undefined;
 }
 
 /** An attribute written on an instance: the value, where, and for `+=`/`-=` the operator that adds it to the column. */
@@ -194,7 +197,10 @@ export class SqlWriter {
         // `def claim(worker, now)` that every call of the file hands `timezone.now()`: the clock too.
         if (this.ctx.isParameter(text)) {
           const assigned = this.ctx.parameterAssignments?.(text) ?? [];
-          const clock = assigned.length > 0 ? assigned.every((v) => isClockDefault(v, text, this.ctx)) : (this.ctx.parameterArguments?.(text)?.every((v) => isClockDefault(v, '', this.ctx)) ?? false);
+          const clock =
+            assigned.length > 0
+              ? assigned.every((v) => isClockDefault(v, text, this.ctx))
+              : (this.ctx.parameterArguments?.(text)?.every((v) => isClockDefault(v, '', this.ctx)) ?? this.ctx.projectArguments?.(text)?.every((a) => passedClock(a, isNow)) ?? false);
           return clock ? this.raw('now()', expr) : this.placeholder(expr, at);
         }
         const value = this.ctx.valueOf(expr);
@@ -269,18 +275,22 @@ function isClockDefault(value: Node, name: string, ctx: OrmContext): boolean {
   return false;
 }
 
-/** A number a timedelta() argument names: a literal, a name assigned one, a parameter's literal default (`def claim(lease_seconds=300)`). */
-function numberOf(node: Node | undefined, ctx: OrmContext, depth = 0): Node | undefined {
+/**
+ * A number a timedelta() argument names: a literal, a name assigned one, a parameter's literal default (`def
+ * claim(lease_seconds=300)`), the one number every call of the file passes, else every call of the project.
+ */
+function numberOf(node: Node | undefined, ctx: OrmContext, depth = 0): number | undefined {
   const expr = unwrap(node);
-  if (expr?.name === 'Number' || depth > 3) return expr?.name === 'Number' ? expr : undefined;
+  if (expr?.name === 'Number' || depth > 3) return expr?.name === 'Number' ? Number(ctx.text.slice(expr.from, expr.to).replace(/_/g, '')) : undefined;
   if (expr?.name !== 'VariableName') return undefined;
   const name = ctx.text.slice(expr.from, expr.to);
   if (!ctx.isParameter(name)) return numberOf(ctx.valueOf(expr), ctx, depth + 1);
   const fallback = ctx.parameterDefault?.(name);
   if (fallback) return numberOf(fallback, ctx, depth + 1);
   // No default: the one number every call of the file passes (`claim(worker, LEASE_SECONDS)`).
-  const passed = (ctx.parameterArguments?.(name) ?? []).map((a) => numberOf(a, ctx, depth + 1));
-  const values = new Set(passed.map((n) => (n ? ctx.text.slice(n.from, n.to) : undefined)));
+  const inFile = ctx.parameterArguments?.(name);
+  const passed = inFile ? inFile.map((a) => numberOf(a, ctx, depth + 1)) : (ctx.projectArguments?.(name) ?? []).map((a) => passedNumber(a));
+  const values = new Set(passed);
   return passed.length > 0 && values.size === 1 && !values.has(undefined) ? passed[0] : undefined;
 }
 
@@ -289,10 +299,7 @@ function intervalSeconds(node: Node, ctx: OrmContext, depth = 0): number | undef
   let expr = unwrap(node);
   if (expr?.name === 'VariableName' && depth < 3) expr = unwrap(ctx.valueOf(expr));
   if (!expr) return undefined;
-  return timedeltaSeconds(expr, ctx.text, (n) => ctx.qualify(n), (n) => {
-    const value = numberOf(n, ctx);
-    return value?.name === 'Number' ? Number(ctx.text.slice(value.from, value.to)) : undefined;
-  });
+  return timedeltaSeconds(expr, ctx.text, (n) => ctx.qualify(n), (n) => numberOf(n, ctx));
 }
 
 /** `Job.status`, `jobs.c.status`, `jobs.c["status"]`: the column name. */
