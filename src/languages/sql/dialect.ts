@@ -108,6 +108,9 @@ const FOLDER_DIALECTS: Record<string, string> = {
   spanner: 'GoogleSQL',
   snowflake: 'Snowflake',
   duckdb: 'DuckDB',
+  cockroach: 'CockroachDB',
+  cockroachdb: 'CockroachDB',
+  crdb: 'CockroachDB',
 };
 
 /** `topLevel`: a statement of the file itself did not parse (not only a routine's body). */
@@ -116,7 +119,7 @@ export function foreignFile(text: string, file?: string, topLevel = true): Forei
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) ?? (topLevel ? includedFragment(text, file) : undefined) : undefined);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? nameSign(file) ?? folderSign(file) ?? sqlcEngine(file) ?? (topLevel ? includedFragment(text, file) : undefined) : undefined);
 }
 
 /**
@@ -156,6 +159,20 @@ function sqlcEngine(file: string): ForeignFile | undefined {
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
+  }
+  return undefined;
+}
+
+/**
+ * A database named by a dotted part of the file's name between its stem and its extension: migration tools that keep
+ * one file per database side by side name them so (ory/pop's `20200101_users.mysql.up.sql`, `.cockroach.down.sql`,
+ * `schema.sqlite3.sql`). A part that names PostgreSQL, or none, says nothing.
+ */
+function nameSign(file: string): ForeignFile | undefined {
+  const parts = basename(file).split('.').slice(1, -1);
+  for (const part of parts) {
+    const kind = FOLDER_DIALECTS[part.toLowerCase()];
+    if (kind) return { kind, sign: `.${part}.`, at: 0, folder: true };
   }
   return undefined;
 }
