@@ -334,6 +334,16 @@ describe('what real repositories run', () => {
     assert.match(parse(`{{ range .Tables }}\nCREATE TABLE ${ns}.{{ .Name }} (id int);\n{{ end }}`).skipped?.message ?? '', /template/);
   });
 
+  test('a Go template function of a field ({{ quoteName .Params.table }}) is a name; with a control action the file is said to be a Go template, not Jinja', () => {
+    const text = 'CREATE TABLE {{ quoteName .Params.table }} (id uuid NOT NULL, PRIMARY KEY (id));\nINSERT INTO {{- quoteName $.Params.table -}} (id) VALUES (gen_random_uuid());\n';
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'InsertStmt']);
+    // A control word is no function: `{{ if .X }}` is not read as a name, and the file is a Go template's.
+    const controlled = `{{ if .Params.audit }}\n${text}{{ end }}\n`;
+    assert.match(parse(controlled).skipped?.message ?? '', /it is a Go template, not PostgreSQL/);
+    assert.match(parse('CREATE TABLE {{ quoteName .Params.table }} (id uuid NOT NULL,);\n').skipped?.message ?? '', /it is a Go template, not PostgreSQL \(\{\{ quoteName \.Params/);
+  });
+
   test('a template\'s {where} that adds an optional clause reads as nothing when nothing else parses', () => {
     const model = parse('select id from jobs\nwhere queue = $1 and run_at < now()\n  {where}\norder by id for update skip locked limit $2;');
     assert.deepEqual(model.sqlErrors, []);

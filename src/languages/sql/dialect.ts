@@ -32,7 +32,9 @@ interface Sign {
 const oneLine = (match: RegExpExecArray): string => match[0].trim().replace(/\s+/g, ' ');
 
 const TEMPLATE_SIGNS: Sign[] = [
-  { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*)/ },
+  // A function applied to a field (`{{ identifier .Table }}`, `{{ printf "%s" .X }}`): a space then a dot is no Jinja.
+  // The action is shown to its `}}` when that is on its line.
+  { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*|[A-Za-z_]\w*(?:\s+"[^"\n]*")*\s+\$?\.[A-Za-z_])(?:[^}\n]*\}\})?/ },
   { kind: 'a Jinja/dbt template', pattern: /\{\{[\s\S]*?\}\}|\{%-?\s*\w+[\s\S]*?%\}|\{#[\s\S]*?#\}/ },
 ];
 
