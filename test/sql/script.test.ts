@@ -304,6 +304,19 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
+  test('a dotted {{ settings.name }} placeholder is read as a bare one is: a name, a value, or an optional clause (a tablespace)', () => {
+    const text = [
+      'CREATE TABLE place_words (word_id bigint, place_id bigint) {{ storage.word_tables }};',
+      'CREATE INDEX idx_place_words ON place_words USING btree (place_id) {{storage.word_index}};',
+      'GRANT SELECT ON place_words TO "{{settings.web_role}}";',
+      'DELETE FROM {{ storage.schema }}.place_words WHERE word_id < {{ limits.min_word }};',
+    ].join('\n');
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'IndexStmt', 'GrantStmt', 'DeleteStmt']);
+    // A call or a filter is no placeholder: such a file is still a template's.
+    assert.match(parse('CREATE TABLE t (id int) {{ storage.table_clause() }};').skipped?.message ?? '', /Jinja/);
+  });
+
   test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
     const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
     const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
