@@ -134,32 +134,41 @@ function read(file: FileModel, options: Options): SessionFacts {
  * Per routine definition (by where its CREATE starts), the settings it saves and puts back: it reads the setting's
  * current value before it first writes it at session level, and writes it again with a value that is no literal
  * (`v_old := current_setting('search_path'); set_config('search_path', 'part,' || v_old, false); ...;
- * set_config('search_path', v_old, false)`). Its caller gets the setting back as it was: on return, from the
+ * set_config('search_path', v_old, false)`), also after a local write for its work. Its caller gets the setting back as it was: on return, from the
  * routine, and on an error, from the rollback, which undoes a session-level write of the failed transaction too.
  */
 function restoredSettings(file: FileModel): Map<number, Set<string>> {
-  const byRoutine = new Map<number, Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>>();
+  type Seen = { readFirst: boolean; writes: number; sessionWrites: number; lastLiteral: boolean };
+  const byRoutine = new Map<number, Map<string, Seen>>();
   for (const { site, statement } of statementsOf(file)) {
     const at = statement.routine?.span?.start;
     if (at === undefined) continue;
-    const settings = byRoutine.get(at) ?? new Map<string, { readFirst: boolean; writes: number; lastLiteral: boolean }>();
+    const settings = byRoutine.get(at) ?? new Map<string, Seen>();
     byRoutine.set(at, settings);
     for (const read of statement.settingReads) {
-      if (read.setting && !settings.has(read.setting)) settings.set(read.setting, { readFirst: true, writes: 0, lastLiteral: false });
+      if (read.setting && !settings.has(read.setting)) settings.set(read.setting, { readFirst: true, writes: 0, sessionWrites: 0, lastLiteral: false });
     }
     for (const write of statement.settingWrites) {
       if (!write.name || (write.via !== 'set' && write.via !== 'set_config')) continue;
       const resolved = resolveWrite(write, site.params);
-      if (resolved.level !== 'session') continue;
-      const seen = settings.get(write.name) ?? { readFirst: false, writes: 0, lastLiteral: false };
+      const seen = settings.get(write.name) ?? { readFirst: false, writes: 0, sessionWrites: 0, lastLiteral: false };
+      // A local write before the session-level one counts too: save, SET LOCAL for the work, then write the saved value
+      // back at session level (`set_config('search_path', v_saved, false)`) is a restore as much as two session writes.
+      if (resolved.level !== 'session') {
+        settings.set(write.name, { ...seen, writes: seen.writes + 1 });
+        continue;
+      }
       // In SQL an EXECUTE builds, a variable concatenated into a quoted value ('...''' || v_old || '''...') reads as $N inside the literal.
       const holdsVariable = statement.dynamic !== undefined && typeof resolved.literal === 'string' && /\$\d/.test(resolved.literal);
-      settings.set(write.name, { ...seen, writes: seen.writes + 1, lastLiteral: resolved.constant && !holdsVariable });
+      // A value the caller passes (a parameter, a placeholder) is the caller's choice, no value the routine saved.
+      const fromCaller = write.value?.kind === 'routine-parameter' || write.value?.kind === 'placeholder';
+      const lastLiteral = (resolved.constant && !holdsVariable) || fromCaller;
+      settings.set(write.name, { ...seen, writes: seen.writes + 1, sessionWrites: seen.sessionWrites + 1, lastLiteral });
     }
   }
   const out = new Map<number, Set<string>>();
   for (const [at, settings] of byRoutine) {
-    const names = [...settings].filter(([, s]) => s.readFirst && s.writes >= 2 && !s.lastLiteral).map(([name]) => name);
+    const names = [...settings].filter(([, s]) => s.readFirst && s.writes >= 2 && s.sessionWrites >= 1 && !s.lastLiteral).map(([name]) => name);
     if (names.length > 0) out.set(at, new Set(names));
   }
   return out;

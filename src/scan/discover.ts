@@ -4,7 +4,7 @@ import { existsSync, readdirSync, statSync, type Dirent } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
-import { isVendoredFile, isVendoredFolder } from './vendored.ts';
+import { isVendoredFile, isVendoredFolder, VIRTUALENV_MARKER } from './vendored.ts';
 import { globProblem } from '../config/globs.ts';
 import { indexFileRules, type FileRules } from './gitignore-index.ts';
 import { readConfigText } from '../read-file.ts';
@@ -136,6 +136,8 @@ function walk(dir: string, rel: string, levels: readonly Level[], state: WalkSta
   } catch {
     return; // unreadable folders are skipped, not fatal
   }
+  // A Python virtual environment below the folder named (.venv/, env/, venv-3.12/): installed packages, not the project's.
+  if (rel !== '' && entries.some((e) => e.name === VIRTUALENV_MARKER && e.isFile())) return;
   if (state.listing) {
     let found = NONE_LISTED;
     // Lower-cased: on a file system that ignores case, a stat of the name finds `Package.json` too.

@@ -11,8 +11,14 @@
 import type { Finding } from '../engine/findings.ts';
 import { fileMessage } from './analysis.ts';
 
-/** Folders whose files are a tool's own: Yarn's releases, plugins, SDKs and unplugged packages. */
-const VENDORED_FOLDERS = new Set(['.yarn', '__generated__']);
+/**
+ * Folders whose files are a tool's own: Yarn's releases, plugins, SDKs and unplugged packages; Python's installed
+ * packages (`site-packages`, PDM's `__pypackages__`).
+ */
+const VENDORED_FOLDERS = new Set(['.yarn', '__generated__', 'site-packages', '__pypackages__']);
+
+/** The file `python -m venv` and virtualenv write at the top of every virtual environment, whatever its folder's name. */
+export const VIRTUALENV_MARKER = 'pyvenv.cfg';
 
 /** Yarn's Plug'n'Play loader, and minified files by their usual names. */
 const VENDORED_FILE = /^\.pnp\.(?:c?js|loader\.mjs)$|[.-]min\.[cm]?js$/i;

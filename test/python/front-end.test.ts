@@ -133,6 +133,24 @@ describe('SQL text', () => {
   });
 });
 
+describe('psycopg Composed joined with +', () => {
+  test('a computed sql.Identifier glued to a keyword is a quoted name, as psycopg renders it, not a hole that joins the keyword', () => {
+    const text = [
+      'import psycopg',
+      'from psycopg import sql',
+      'def reset_db(name):',
+      "    with psycopg.connect('') as conn:",
+      '        conn.autocommit = True',
+      "        conn.execute(sql.SQL('DROP DATABASE IF EXISTS') + sql.Identifier(name))",
+      "        conn.execute(sql.SQL('CREATE DATABASE ') + sql.Identifier(name) + sql.SQL(' TEMPLATE template0'))",
+      '',
+    ].join('\n');
+    assert.deepEqual(parse(text).sqlErrors, []);
+    // A plain value glued to a keyword is still a text the analysis cannot read whole.
+    assert.equal(parse(text.replace("sql.SQL('DROP DATABASE IF EXISTS') + sql.Identifier(name)", "sql.SQL('DROP DATABASE IF EXISTS') + sql.SQL(name)")).sqlErrors.length, 1);
+  });
+});
+
 describe('text the code formats with %', () => {
   const file = (...lines: string[]) => ['import psycopg2', 'conn = psycopg2.connect("")', 'cur = conn.cursor()', ...lines, ''].join('\n');
 

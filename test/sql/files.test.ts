@@ -86,6 +86,18 @@ describe('fixtures/sql-files and fixtures/sql-not-postgresql scanned together', 
     assert.equal(broken.results[0].messages.filter((m) => m.fatal).length, 1);
   });
 
+  test('a migration named for another database (`x.mysql.up.sql`, `x.cockroach.up.sql`) that does not parse is that database\'s', async () => {
+    const folder = join(import.meta.dirname, '../../fixtures/sql-dialect-folders/per-database-migrations');
+    const { results } = await scan({ paths: [folder], concurrency: 'off' });
+    const messages = (name: string) => results.find((r) => r.filePath.endsWith(name))!.messages.map((m) => [m.fatal ?? false, m.message]);
+    assert.deepEqual(messages('_orders_index.cockroach.up.sql').map(([fatal]) => fatal), [false]);
+    assert.match(String(messages('_orders_index.cockroach.up.sql')[0][1]), /^File skipped: it is CockroachDB, not PostgreSQL \(it does not parse as PostgreSQL, and its name has \.cockroach\.\)/);
+    assert.match(String(messages('_orders_index.mysql.down.sql')[0][1]), /^File skipped: it is MySQL, not PostgreSQL \(it does not parse as PostgreSQL, and its name has \.mysql\.\)/);
+    assert.deepEqual(messages('_orders_index.postgres.up.sql'), []);
+    // A name that says PostgreSQL is no sign of another database: its parse error is reported.
+    assert.deepEqual(messages('_orders_index.postgres.down.sql').map(([fatal]) => fatal), [true]);
+  });
+
   test('a routine a regression script defines runs on psql\'s connection to the test database: its session-level write leaks to no job', async () => {
     const script = join(import.meta.dirname, '../../fixtures/sql-regress/test/sql/schema_helpers.sql');
     const inRegress = await scan({ paths: [script], concurrency: 'off' });

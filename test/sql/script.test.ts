@@ -304,6 +304,19 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
+  test('a dotted {{ settings.name }} placeholder is read as a bare one is: a name, a value, or an optional clause (a tablespace)', () => {
+    const text = [
+      'CREATE TABLE place_words (word_id bigint, place_id bigint) {{ storage.word_tables }};',
+      'CREATE INDEX idx_place_words ON place_words USING btree (place_id) {{storage.word_index}};',
+      'GRANT SELECT ON place_words TO "{{settings.web_role}}";',
+      'DELETE FROM {{ storage.schema }}.place_words WHERE word_id < {{ limits.min_word }};',
+    ].join('\n');
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'IndexStmt', 'GrantStmt', 'DeleteStmt']);
+    // A call or a filter is no placeholder: such a file is still a template's.
+    assert.match(parse('CREATE TABLE t (id int) {{ storage.table_clause() }};').skipped?.message ?? '', /Jinja/);
+  });
+
   test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
     const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
     const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
@@ -332,6 +345,16 @@ describe('what real repositories run', () => {
     assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
     assert.deepEqual(kinds(text), ['AlterTableStmt', 'IndexStmt', 'DoStmt', 'SelectStmt', 'RenameStmt', 'UpdateStmt']);
     assert.match(parse(`{{ range .Tables }}\nCREATE TABLE ${ns}.{{ .Name }} (id int);\n{{ end }}`).skipped?.message ?? '', /template/);
+  });
+
+  test('a Go template function of a field ({{ quoteName .Params.table }}) is a name; with a control action the file is said to be a Go template, not Jinja', () => {
+    const text = 'CREATE TABLE {{ quoteName .Params.table }} (id uuid NOT NULL, PRIMARY KEY (id));\nINSERT INTO {{- quoteName $.Params.table -}} (id) VALUES (gen_random_uuid());\n';
+    assert.deepEqual([parseEvery(text).sqlErrors, parseEvery(text).skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'InsertStmt']);
+    // A control word is no function: `{{ if .X }}` is not read as a name, and the file is a Go template's.
+    const controlled = `{{ if .Params.audit }}\n${text}{{ end }}\n`;
+    assert.match(parse(controlled).skipped?.message ?? '', /it is a Go template, not PostgreSQL/);
+    assert.match(parse('CREATE TABLE {{ quoteName .Params.table }} (id uuid NOT NULL,);\n').skipped?.message ?? '', /it is a Go template, not PostgreSQL \(\{\{ quoteName \.Params/);
   });
 
   test('a template\'s {where} that adds an optional clause reads as nothing when nothing else parses', () => {

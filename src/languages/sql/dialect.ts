@@ -32,7 +32,9 @@ interface Sign {
 const oneLine = (match: RegExpExecArray): string => match[0].trim().replace(/\s+/g, ' ');
 
 const TEMPLATE_SIGNS: Sign[] = [
-  { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*)/ },
+  // A function applied to a field (`{{ identifier .Table }}`, `{{ printf "%s" .X }}`): a space then a dot is no Jinja.
+  // The action is shown to its `}}` when that is on its line.
+  { kind: 'a Go template', pattern: /\{\{-?\s*(?:\.|\$|range\b|end\b|if\s+\.|define\b|template\b|block\b|with\s+\.|\/\*|[A-Za-z_]\w*(?:\s+"[^"\n]*")*\s+\$?\.[A-Za-z_])(?:[^}\n]*\}\})?/ },
   { kind: 'a Jinja/dbt template', pattern: /\{\{[\s\S]*?\}\}|\{%-?\s*\w+[\s\S]*?%\}|\{#[\s\S]*?#\}/ },
 ];
 
@@ -108,6 +110,9 @@ const FOLDER_DIALECTS: Record<string, string> = {
   spanner: 'GoogleSQL',
   snowflake: 'Snowflake',
   duckdb: 'DuckDB',
+  cockroach: 'CockroachDB',
+  cockroachdb: 'CockroachDB',
+  crdb: 'CockroachDB',
 };
 
 /** `topLevel`: a statement of the file itself did not parse (not only a routine's body). */
@@ -116,7 +121,7 @@ export function foreignFile(text: string, file?: string, topLevel = true): Forei
   const template = firstSign(text, TEMPLATE_SIGNS);
   if (template) return template;
   const code = codeOnly(text);
-  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? folderSign(file) ?? sqlcEngine(file) ?? (topLevel ? includedFragment(text, file) : undefined) : undefined);
+  return firstSign(code, CLICKHOUSE_SIGNS, text) ?? firstSign(code, DIALECT_SIGNS, text) ?? (file ? nameSign(file) ?? folderSign(file) ?? sqlcEngine(file) ?? (topLevel ? includedFragment(text, file) : undefined) : undefined);
 }
 
 /**
@@ -156,6 +161,20 @@ function sqlcEngine(file: string): ForeignFile | undefined {
     const parent = dirname(dir);
     if (parent === dir) break;
     dir = parent;
+  }
+  return undefined;
+}
+
+/**
+ * A database named by a dotted part of the file's name between its stem and its extension: migration tools that keep
+ * one file per database side by side name them so (ory/pop's `20200101_users.mysql.up.sql`, `.cockroach.down.sql`,
+ * `schema.sqlite3.sql`). A part that names PostgreSQL, or none, says nothing.
+ */
+function nameSign(file: string): ForeignFile | undefined {
+  const parts = basename(file).split('.').slice(1, -1);
+  for (const part of parts) {
+    const kind = FOLDER_DIALECTS[part.toLowerCase()];
+    if (kind) return { kind, sign: `.${part}.`, at: 0, folder: true };
   }
   return undefined;
 }

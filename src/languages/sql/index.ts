@@ -72,7 +72,8 @@ export const sqlFrontEnd: FrontEnd = {
           const { line } = lineIndexOf(text).position(foreign.at);
           const why = !foreign.folder
             ? `${foreign.sign} at line ${line}`
-            : foreign.sign.endsWith('/') ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}` : `it does not parse as PostgreSQL, and ${foreign.sign} says so`;
+            : foreign.sign.endsWith('/') ? `it does not parse as PostgreSQL, in a folder named ${foreign.sign}`
+              : foreign.sign.startsWith('.') ? `it does not parse as PostgreSQL, and its name has ${foreign.sign}` : `it does not parse as PostgreSQL, and ${foreign.sign} says so`;
           model.skipped = {
             message: `File skipped: it is ${foreign.kind}, not PostgreSQL (${why}); pgq-audit reads PostgreSQL only. Add it to "ignores", or set "sql": { "dialectDetection": "quiet" } to skip such files silently.`,
             span: { start: foreign.at, end: foreign.at },

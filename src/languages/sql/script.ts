@@ -80,11 +80,12 @@ const DASHED_NAMES = /^--[ \t]*[A-Za-z_][\w.-]*[ \t]*--[ \t]*\r?$/gm;
 /** A psql meta-command line (`\c`, `\set`, `\ir`): a psql script, whose `-- TEST4 --` lines are section titles. */
 const PSQL_COMMAND_LINE = /^[ \t]*\\[A-Za-z]/m;
 /**
- * An application's own `{{NAME}}` placeholder (Mustache-like): a bare name, no Jinja expression; or a Go
+ * An application's own `{{NAME}}` placeholder (Mustache-like): a bare or dotted name (`{{ db.tablespace.index }}`, an
+ * attribute a Jinja renderer fills in), no call, filter or other Jinja expression; or a Go
  * text/template action that prints a field (`{{ .Schema }}`, `{{ index .Options "Namespace" }}`: pop migrations),
- * no control action (if, range).
+ * or a function of one (`{{ identifier .Parameters.tableName }}`, popx's quoting of a name), no control action (if, range).
  */
-const DOUBLE_BRACE = /^\{\{-?\s*(?:[A-Za-z_]\w*|\.[A-Za-z_][\w.]*|index\s+\.[A-Za-z_][\w.]*(?:\s+"[\w.-]*")+)\s*-?\}\}/;
+const DOUBLE_BRACE = /^\{\{-?\s*(?:[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*|\.[A-Za-z_][\w.]*|index\s+\.[A-Za-z_][\w.]*(?:\s+"[\w.-]*")+|(?!(?:if|range|with|template|block|define|else|end)\b)[A-Za-z_]\w*\s+\$?\.[A-Za-z_][\w.]*)\s*-?\}\}/;
 
 /** The characters readScript's loop has a branch for: `'` `"` `-` `/` `$` `@` `\` `;` `:` `%` `{` `?` `#`. */
 const ORDINARY_RUN_END = /['"\-/$@\\;:%{?#]/g;

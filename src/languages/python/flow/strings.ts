@@ -188,10 +188,16 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       const b = resolveText(right, ctx, depth + 1);
       if (!a && !b) return undefined;
       const out = new Builder();
-      if (a) out.append(a);
-      else out.hole(left.from, left.to);
-      if (b) out.append(b);
-      else out.hole(right.from, right.to);
+      // sql.SQL("DROP DATABASE IF EXISTS ") + sql.Identifier(name): psycopg joins a Composed's parts with nothing between
+      // them and quotes the name, so `EXISTS"db"` is valid; a bare hole there would glue onto the keyword.
+      const operand = (node: Node, text: HostText | undefined): void => {
+        const identifier = text ? undefined : identifierArgument(node, ctx);
+        if (text) out.append(text);
+        else if (identifier) out.push(identifierFor(identifier), node.from, node.to);
+        else out.hole(node.from, node.to);
+      };
+      operand(left, a);
+      operand(right, b);
       const built = out.build(expr, !!(a?.composed || b?.composed));
       if (a?.colonParams || b?.colonParams) built.colonParams = true;
       const formatArgs = mergeFormatArgs(a, b, a ? a.text.length : 1);
