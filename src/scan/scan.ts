@@ -27,6 +27,7 @@ import { discoverFiles } from './discover.ts';
 import { autoUsesWorkers } from './pool.ts';
 import { ImportChance, withDependencies } from './import-chance.ts';
 import { beginScan } from '../languages/typescript/flow/modules.ts';
+import { nextScanGeneration } from './generation.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';
@@ -136,6 +137,7 @@ interface FileOutcome {
 export async function scan(options: ScanOptions): Promise<ScanResult> {
   const started = performance.now();
   const startedAt = Date.now();
+  nextScanGeneration();
   const cwd = options.cwd ?? process.cwd();
   const active = activeRules(options.rules);
   // The walk notes which folders hold a unit's marker: the units below are then found without a stat per folder.

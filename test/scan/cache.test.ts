@@ -337,3 +337,20 @@ test('a module many files import is stored once; a cache of the format before, o
   assert.equal(again.stats.cached, fresh.stats.parsed - 1);
   assert.deepEqual(shape(again.results), shape(fresh.results));
 });
+
+test('an answer read from the whole project (every pool a Python project makes is a NullPool) is not served from the cache once another project file changes it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-cache-'));
+  cpSync('fixtures/python/no-session-tenant-setting/nullpool-project', dir, { recursive: true });
+  // A module the scanned helper never imports, making no engine yet.
+  const reports = join(dir, 'app/db/reports.py');
+  writeFileSync(reports, 'REPORTS_URL = "postgresql+asyncpg://app@localhost/app"\n');
+  const options: ScanOptions = { paths: [join(dir, 'app/tenancy')], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  const before = await scan(options);
+  assert.deepEqual(shape(before.results), shape((await scan({ ...options, cache: false })).results));
+  assert.equal(before.results.flatMap((r) => r.messages).length, 0, 'every pool is a NullPool: quiet');
+  // Now that module makes a pooled engine: a Session handed in may be one of its connections.
+  writeFileSync(reports, 'from sqlalchemy.ext.asyncio import create_async_engine\n\nreports = create_async_engine("postgresql+asyncpg://app@localhost/app", pool_size=5)\n');
+  const cold = await scan({ ...options, cache: false });
+  assert.ok(cold.results.flatMap((r) => r.messages).some((m) => m.ruleId === 'no-session-tenant-setting'), 'a pooled engine in the project: reported');
+  assert.deepEqual(shape((await scan(options)).results), shape(cold.results));
+});

@@ -254,11 +254,10 @@ class PythonFile implements EngineFile {
     if (known !== undefined) return known ?? undefined;
     const root = driver === 'unknown' ? undefined : importRoot(this.model.file, this.imports.modules);
     const found = root ? handedInPoolConfig(root, driver, `${driver}-project@${at.from}`, span(at)) : undefined;
-    const entry: ConfigEntry | undefined = found && { config: found.config, maker: { kind: 'pool', driver, name: 'project' }, threshold: { kind: 'default' }, callbackArgs: [] };
-    if (found) {
-      this.model.connections.push(found.config);
-      for (const path of found.files) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
-    }
+    for (const path of found?.files ?? []) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    const config = found?.config;
+    const entry: ConfigEntry | undefined = config && { config, maker: { kind: 'pool', driver, name: 'project' }, threshold: { kind: 'default' }, callbackArgs: [] };
+    if (config) this.model.connections.push(config);
     this.handedIn.set(driver, entry ?? null);
     return entry;
   }

@@ -22,6 +22,7 @@ import { qualifiedName } from './imports.ts';
 import { assignedToParameter } from './parameter-values.ts';
 import { importRoot, moduleDef, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
 import { projectFiles } from './project-pools.ts';
+import { PerScanMap } from '../../../scan/generation.ts';
 
 /** An argument some call of the function passes (or the parameter's default, where a call passes none), where it is written. */
 export interface PassedArgument {
@@ -34,8 +35,8 @@ export interface PassedArgument {
 const MAX_BYTES = 512 * 1024;
 const MAX_DEPTH = 6;
 
-/** The text of each Python file of a project, read once per process. */
-const texts = new Map<string, { path: string; text: string }[] | null>();
+/** The text of each Python file of a project, read once per scan. */
+const texts = new PerScanMap<string, { path: string; text: string }[] | null>();
 
 export function clearProjectCallers(): void {
   texts.clear();

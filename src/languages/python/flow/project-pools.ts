@@ -19,6 +19,7 @@ import { DRIVERS, makerOf, readConfig } from '../drivers/index.ts';
 import { parsePython } from '../syntax.ts';
 import { moduleConstants, qualifiedName, readImports } from './imports.ts';
 import type { ReadContext } from './types.ts';
+import { PerScanMap } from '../../../scan/generation.ts';
 
 /** Modules looked at in one project, at most: past it, what the project makes is not known. */
 const MAX_FILES = 1500;
@@ -31,9 +32,12 @@ export interface ProjectPools {
   root: string;
   /** Per driver: the configs of every pool its makers make in the project; null when one is made the reader cannot follow. */
   byDriver: Map<Driver, { configs: ConnectionConfig[]; files: string[] } | null>;
+  /** Every file read: any of them can add or change a maker, so an answer from this reading depends on them all. */
+  files: string[];
 }
 
-const cache = new Map<string, ProjectPools | null>();
+/** Per scan: another scan in this process may find the project changed. */
+const cache = new PerScanMap<string, ProjectPools | null>();
 
 export function clearProjectPools(): void {
   cache.clear();
@@ -63,12 +67,12 @@ export function projectFiles(root: string): string[] | undefined {
   return files;
 }
 
-/** What the project under `root` makes with each driver's makers (read once per process). */
+/** What the project under `root` makes with each driver's makers (read once per scan). */
 export function projectPools(root: string): ProjectPools | undefined {
   const known = cache.get(root);
   if (known !== undefined) return known ?? undefined;
   const files = projectFiles(root);
-  const result: ProjectPools | null = files ? { root, byDriver: new Map() } : null;
+  const result: ProjectPools | null = files ? { root, byDriver: new Map(), files } : null;
   cache.set(root, result);
   if (!result || !files) return undefined;
   for (const path of files) {
@@ -125,11 +129,15 @@ function hints(): [Driver, { mentions: RegExp; elsewhere?: RegExp }][] {
 /**
  * The config standing for a pool of `driver` handed in to a function of a
  * project under `root`, when every pool the project makes with it is
- * closed at checkin (NullPool); undefined otherwise.
+ * closed at checkin (NullPool); no config otherwise. `files` are the project
+ * files the answer rests on, whichever it is: a cached analysis holds only
+ * while none of them changes (an edit elsewhere can add a pooled maker).
  */
-export function handedInPoolConfig(root: string, driver: Driver, id: string, at: { start: number; end: number }): { config: ConnectionConfig; files: string[] } | undefined {
-  const found = projectPools(root)?.byDriver.get(driver);
-  if (!found || found.configs.length === 0 || !found.configs.every((c) => c.reuse === 'no-reuse')) return undefined;
+export function handedInPoolConfig(root: string, driver: Driver, id: string, at: { start: number; end: number }): { config?: ConnectionConfig; files: string[] } {
+  const project = projectPools(root);
+  const files = project?.files ?? [];
+  const found = project?.byDriver.get(driver);
+  if (!found || found.configs.length === 0 || !found.configs.every((c) => c.reuse === 'no-reuse')) return { files };
   const config: ConnectionConfig = {
     id,
     driver,
@@ -141,5 +149,5 @@ export function handedInPoolConfig(root: string, driver: Driver, id: string, at:
     reuse: 'no-reuse',
     ...(found.files.length === 1 ? { definedIn: found.files[0] } : {}),
   };
-  return { config, files: found.files };
+  return { config, files };
 }
