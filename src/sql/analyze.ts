@@ -1,7 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts } from './extract.ts';
-import { holdsNoStatement, keepFactStatements, type FactStatements } from './fact-free.ts';
+import { keepFactStatements, type FactStatements } from './fact-free.ts';
 import type { Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -138,7 +138,7 @@ function analyzeStatements(source: string, options: AnalyzeOptions): SqlAnalysis
   if (options.onlyFacts !== true) return parseStatementsOf(source, options);
   const kept = keepFactStatements(source, sortedHoles(options));
   // Every statement blanked (a migration of DDL alone): nothing is left to parse.
-  const analysis: SqlAnalysis = kept.skipped > 0 && holdsNoStatement(kept.text) ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
+  const analysis: SqlAnalysis = kept.text === undefined ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
   analysis.skipped = kept.skipped + (analysis.skipped ?? 0);
   if (kept.tables.length > 0 || kept.routines.length > 0) analysis.statements = withStatementsRead(analysis.statements, kept, source);
   return analysis;

@@ -331,8 +331,11 @@ function factFreeRoutine(statement: StatementTokens): RoutineDefinition | undefi
 }
 
 export interface FactStatements {
-  /** The text with every statement that carries no fact blanked (newlines kept): offsets stay. */
-  text: string;
+  /**
+   * The text with every statement that carries no fact blanked (newlines kept): offsets stay. Undefined when
+   * a statement was blanked and nothing is left to parse (spaces and comments alone, as holdsNoStatement says).
+   */
+  text: string | undefined;
   /** The holes outside the blanked statements. */
   holes: Hole[];
   /** How many statements were blanked. */
@@ -407,10 +410,22 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
   }
   end(text.length, false);
   if (blanked.length === 0) return { text, holes: [...holes], skipped: 0, tables, routines };
-  let out = '';
+  // A migration of DDL alone: only spaces and comments between its blanked statements (most migrations), no text to build.
   let last = 0;
+  let left = false;
   for (const span of blanked) {
-    out += text.slice(last, span.start) + text.slice(span.start, span.end).replace(NOT_LINE_BREAKS, blanks);
+    if (!holdsNoStatement(text, last, span.start)) {
+      left = true;
+      break;
+    }
+    last = span.end;
+  }
+  if (!left && holdsNoStatement(text, last, length)) return { text: undefined, holes: [], skipped: blanked.length, tables, routines };
+  let out = '';
+  last = 0;
+  const lineBreaks = text.includes('\r') ? undefined : '\n';
+  for (const span of blanked) {
+    out += text.slice(last, span.start) + blankedRun(text, span.start, span.end, lineBreaks);
     last = span.end;
   }
   out += text.slice(last);
@@ -422,6 +437,19 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
   return { text: out, holes: kept, skipped: blanked.length, tables, routines };
 }
 
+/** text[from, to) with every character but line breaks a space; `lineBreaks` '\n' when the text has no '\r' (a line at a time). */
+function blankedRun(text: string, from: number, to: number, lineBreaks: '\n' | undefined): string {
+  if (lineBreaks === undefined) return text.slice(from, to).replace(NOT_LINE_BREAKS, blanks);
+  let out = '';
+  let i = from;
+  for (;;) {
+    const newline = text.indexOf('\n', i);
+    if (newline < 0 || newline >= to) return out + ' '.repeat(to - i);
+    out += ' '.repeat(newline - i) + '\n';
+    i = newline + 1;
+  }
+}
+
 const SPACES = /[ \t\n\r]+/y;
 
 /**
@@ -429,9 +457,9 @@ const SPACES = /[ \t\n\r]+/y;
  * comments closed: PostgreSQL nests them, and an unclosed one is a syntax error the parse reports).
  * A migration whose every statement keepFactStatements blanked is such a text: it is not parsed.
  */
-export function holdsNoStatement(text: string): boolean {
-  let i = 0;
-  while (i < text.length) {
+export function holdsNoStatement(text: string, start = 0, end = text.length): boolean {
+  let i = start;
+  while (i < end) {
     const c = text.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13) {
       SPACES.lastIndex = i;
@@ -442,9 +470,9 @@ export function holdsNoStatement(text: string): boolean {
       if (newline < 0) return true;
       i = newline + 1;
     } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
-      const end = blockCommentEnd(text, i);
-      if (end === undefined) return false;
-      i = end;
+      const close = blockCommentEnd(text, i);
+      if (close === undefined) return false;
+      i = close;
     } else return false;
   }
   return true;

@@ -41,6 +41,9 @@ export const NOT_COLUMN_NAMES = new Set([
   'join', 'left', 'like', 'natural', 'notnull', 'outer', 'overlaps', 'right', 'similar', 'tablesample', 'verbose',
 ]);
 
+/** Where the last tokensOf stopped: past its last token (and the spaces and comments after it, when it read to the end). */
+let tokensEnd = 0;
+
 /** The text's tokens: words, quoted identifiers, literals (strings, dollar-quoted bodies, numbers, $N) and punctuation; comments dropped. */
 export function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
   const tokens: Token[] = [];
@@ -75,6 +78,7 @@ export function tokensOf(text: string, start: number, end: number, max = Infinit
       i++;
     }
   }
+  tokensEnd = i;
   return tokens;
 }
 
@@ -88,8 +92,9 @@ export const wordAt = (tokens: readonly Token[], n: number): string | undefined 
  */
 export class StatementTokens {
   private head?: Token[];
-  /** How many tokens `head` was read for. */
+  /** How many tokens `head` was read for, and where its reading stopped. */
   private headMax = 0;
+  private headEnd = 0;
   private all?: Token[];
   constructor(
     readonly text: string,
@@ -104,11 +109,18 @@ export class StatementTokens {
     if (!tokens || (tokens === this.head && tokens.length < n && tokens.length === this.headMax)) {
       this.headMax = n;
       tokens = this.head = tokensOf(this.text, this.start, this.end, n);
+      this.headEnd = tokensEnd;
     }
     return tokens.length > n ? tokens.slice(0, n) : tokens;
   }
 
   whole(): readonly Token[] {
-    return (this.all ??= tokensOf(this.text, this.start, this.end));
+    if (this.all) return this.all;
+    const head = this.head;
+    // The head read already, and the rest from where it stopped (a head shorter than asked for is all of them).
+    if (!head) return (this.all = tokensOf(this.text, this.start, this.end));
+    if (head.length < this.headMax) return (this.all = head);
+    const rest = tokensOf(this.text, this.headEnd, this.end);
+    return (this.all = rest.length === 0 ? head : head.concat(rest));
   }
 }
