@@ -1,7 +1,7 @@
 // The SQL analyzer's one entry point: text in, statement facts out, with
 // offsets into the text the caller gave (host placeholders included).
 import { emptyFacts, extractFacts } from './extract.ts';
-import { holdsNoStatement, keepFactStatements, type FactStatements } from './fact-free.ts';
+import { keepFactStatements, type FactStatements } from './fact-free.ts';
 import type { Span, SqlAnalysis, StatementFacts } from './facts.ts';
 import { splitStatements } from './lexer.ts';
 import { byteToUtf16Map } from './offsets.ts';
@@ -138,32 +138,41 @@ function analyzeStatements(source: string, options: AnalyzeOptions): SqlAnalysis
   if (options.onlyFacts !== true) return parseStatementsOf(source, options);
   const kept = keepFactStatements(source, sortedHoles(options));
   // Every statement blanked (a migration of DDL alone): nothing is left to parse.
-  const analysis: SqlAnalysis = kept.skipped > 0 && holdsNoStatement(kept.text) ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
+  const analysis: SqlAnalysis = kept.text === undefined ? { statements: [], errors: [] } : parseStatementsOf(kept.text, options, kept.holes);
   analysis.skipped = kept.skipped + (analysis.skipped ?? 0);
-  if (kept.tables.length > 0) analysis.statements = withCreatedTables(analysis.statements, kept.tables, source);
+  if (kept.tables.length > 0 || kept.routines.length > 0) analysis.statements = withStatementsRead(analysis.statements, kept, source);
   return analysis;
 }
 
 /**
- * The statements of the CREATE TABLEs read from their words (fact-free.ts) put among the parsed
- * ones, in the order of the text, with the facts and the span a parse gives them. They count as
- * skipped: a file with a statement that does not parse is parsed whole (languages/sql).
+ * The statements read from their words (fact-free.ts: CREATE TABLE, and CREATE FUNCTION whose body
+ * carries no fact) put among the parsed ones, in the order of the text, with the facts and the span a
+ * parse gives them. They count as skipped: a file with a statement that does not parse is parsed whole
+ * (languages/sql).
  */
-function withCreatedTables(parsed: StatementFacts[], tables: FactStatements['tables'], text: string): StatementFacts[] {
-  const out: StatementFacts[] = [];
-  let k = 0;
-  const add = () => {
-    const { start, end, created } = tables[k++];
+function withStatementsRead(parsed: StatementFacts[], kept: FactStatements, text: string): StatementFacts[] {
+  const read: { start: number; facts: StatementFacts }[] = [];
+  for (const { start, end, created } of kept.tables) {
     const facts = emptyFacts('CreateStmt', trimSpan(text, { start, end }));
     facts.createdTable = created;
-    out.push(facts);
-  };
-  // A routine body's statements lie inside their CREATE FUNCTION: none of them is before a table created after it.
+    read.push({ start, facts });
+  }
+  for (const { start, end, defined } of kept.routines) {
+    const span = trimSpan(text, { start, end });
+    const facts = emptyFacts('CreateFunctionStmt', span);
+    // As routines.ts's routineInfo gives it (the same fields in the same order); the body is not read.
+    facts.defines = { name: defined.name, kind: defined.kind, language: defined.language, span, parameters: defined.parameters };
+    read.push({ start, facts });
+  }
+  if (kept.tables.length > 0 && kept.routines.length > 0) read.sort((a, b) => a.start - b.start);
+  const out: StatementFacts[] = [];
+  let k = 0;
+  // A routine body's statements lie inside their CREATE FUNCTION: none of them is before a statement read after it.
   for (const statement of parsed) {
-    while (k < tables.length && tables[k].start < statement.span.start) add();
+    while (k < read.length && read[k].start < statement.span.start) out.push(read[k++].facts);
     out.push(statement);
   }
-  while (k < tables.length) add();
+  while (k < read.length) out.push(read[k++].facts);
   return out;
 }
 

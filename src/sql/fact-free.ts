@@ -14,13 +14,9 @@
 // word and no call a rule reads.
 import { blockCommentEnd, isIdentChar, opensRegion, regionEnd } from './lexer.ts';
 import type { Hole } from './placeholders.ts';
+import { routineDefinedBy, type RoutineDefinition } from './routine-definition.ts';
+import { isName, NOT_COLUMN_NAMES, NOT_FUNCTION_NAMES, StatementTokens, tokensOf, wordAt, type Token } from './statement-tokens.ts';
 import { isBuiltInName } from './values.ts';
-
-interface Token {
-  kind: 'word' | 'quoted' | 'punct' | 'literal';
-  /** A word lower-cased; a quoted identifier's name; a punctuation character. */
-  text: string;
-}
 
 /** Statements that can carry no fact whatever their words: CREATE, ALTER and the rest are decided by their object. */
 const FACT_FREE_HEADS = new Set([
@@ -43,30 +39,6 @@ const FACT_FREE_ALTER = new Set([
   'statistics', 'large', 'language', 'tablespace', 'conversion',
 ]);
 
-/**
- * Words PostgreSQL never takes as a function's name (its reserved and
- * column-name keywords): before `(` they are syntax (`in (`, `check (`), a
- * type's modifier (`varchar(255)`) or a form of their own (`coalesce(`,
- * `extract(`), never a call of a routine.
- */
-const NOT_FUNCTION_NAMES = new Set([
-  // reserved
-  'all', 'analyse', 'analyze', 'and', 'any', 'array', 'as', 'asc', 'asymmetric', 'both', 'case', 'cast', 'check', 'collate', 'column',
-  'constraint', 'create', 'current_catalog', 'current_date', 'current_role', 'current_time', 'current_timestamp', 'current_user',
-  'default', 'deferrable', 'desc', 'distinct', 'do', 'else', 'end', 'except', 'false', 'fetch', 'for', 'foreign', 'from', 'grant',
-  'group', 'having', 'in', 'initially', 'intersect', 'into', 'lateral', 'leading', 'limit', 'localtime', 'localtimestamp', 'not',
-  'null', 'offset', 'on', 'only', 'or', 'order', 'placing', 'primary', 'references', 'returning', 'select', 'session_user', 'some',
-  'symmetric', 'system_user', 'table', 'then', 'to', 'trailing', 'true', 'union', 'unique', 'user', 'using', 'variadic', 'when',
-  'where', 'window', 'with',
-  // column-name keywords
-  'between', 'bigint', 'bit', 'boolean', 'char', 'character', 'coalesce', 'dec', 'decimal', 'exists', 'extract', 'float', 'greatest',
-  'grouping', 'inout', 'int', 'integer', 'interval', 'json', 'json_array', 'json_arrayagg', 'json_exists', 'json_object',
-  'json_objectagg', 'json_query', 'json_scalar', 'json_serialize', 'json_table', 'json_value', 'least', 'merge_action', 'national',
-  'nchar', 'none', 'normalize', 'nullif', 'numeric', 'out', 'overlay', 'position', 'precision', 'real', 'row', 'setof', 'smallint',
-  'substring', 'time', 'timestamp', 'treat', 'trim', 'values', 'varchar', 'xmlattributes', 'xmlconcat', 'xmlelement', 'xmlexists',
-  'xmlforest', 'xmlnamespaces', 'xmlparse', 'xmlpi', 'xmlroot', 'xmlserialize', 'xmltable',
-]);
-
 /** PL/pgSQL's own words that stand before `(` in a body: `if (`, `return (`. */
 const PLPGSQL_SYNTAX = new Set(['if', 'elsif', 'elseif', 'while', 'return', 'exit', 'continue', 'raise', 'assert', 'perform', 'foreach']);
 
@@ -78,41 +50,6 @@ const ACCESS_METHODS = new Set(['btree', 'hash', 'gist', 'spgist', 'gin', 'brin'
 /** Statement words in a routine body: the statements a rule reads (a setting, a row write or lock, transaction control, dynamic SQL). */
 const BODY_STATEMENT_WORDS = new Set(['set', 'reset', 'discard', 'deallocate', 'commit', 'rollback', 'call', 'select', 'insert', 'update', 'delete', 'merge', 'execute']);
 
-/** The text's tokens: words, quoted identifiers, literals (strings, dollar-quoted bodies, numbers, $N) and punctuation; comments dropped. */
-function tokensOf(text: string, start: number, end: number, max = Infinity): Token[] {
-  const tokens: Token[] = [];
-  let i = start;
-  let skipped: number;
-  while (i < end && tokens.length < max) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 12) {
-      i++;
-    } else if (opensRegion(c) && (skipped = regionEnd(text, i, end)) >= 0) {
-      // A string or dollar-quoted body is one literal, a quoted name its text; a comment is nothing.
-      if (c === 39 /* ' */ || c === 36 /* $ */) tokens.push({ kind: 'literal', text: c === 39 ? "'" : '$' });
-      else if (c === 34 /* " */) tokens.push({ kind: 'quoted', text: text.slice(i + 1, skipped - 1).replace(/""/g, '"') });
-      i = skipped;
-    } else if (c === 36 /* $ */ && !isIdentChar(text.charCodeAt(i - 1))) {
-      // $1: a parameter, a literal.
-      i++;
-      while (i < end && isIdentChar(text.charCodeAt(i))) i++;
-      tokens.push({ kind: 'literal', text: '$' });
-    } else if ((c >= 48 && c <= 57) || (c === 46 /* . */ && text.charCodeAt(i + 1) >= 48 && text.charCodeAt(i + 1) <= 57)) {
-      i++;
-      while (i < end && (isIdentChar(text.charCodeAt(i)) || text.charCodeAt(i) === 46)) i++;
-      tokens.push({ kind: 'literal', text: '0' });
-    } else if (isIdentChar(c)) {
-      const from = i;
-      while (i < end && isIdentChar(text.charCodeAt(i))) i++;
-      tokens.push({ kind: 'word', text: text.slice(from, i).toLowerCase() });
-    } else {
-      tokens.push({ kind: 'punct', text: text[i] });
-      i++;
-    }
-  }
-  return tokens;
-}
-
 /** Whether the word at `at` may start a statement that carries no fact (a quick look before the tokens). */
 function mayBeFactFree(text: string, at: number): boolean {
   let j = at;
@@ -121,43 +58,9 @@ function mayBeFactFree(text: string, at: number): boolean {
   return word === 'create' || word === 'alter' || FACT_FREE_HEADS.has(word);
 }
 
-const isName = (token: Token | undefined): boolean => token?.kind === 'word' || token?.kind === 'quoted';
-const wordAt = (tokens: readonly Token[], n: number): string | undefined => (tokens[n]?.kind === 'word' ? tokens[n].text : undefined);
-
 /** Whether a top-level statement, text[start, end), can carry no fact: no rule reads anything a parse of it would give. */
 export function statementCarriesNoFact(text: string, start = 0, end = text.length): boolean {
   return carriesNoFact(new StatementTokens(text, start, end));
-}
-
-/**
- * A statement's tokens, read once and only as far as asked: its head settles most statements, and the
- * fact-free test and the CREATE TABLE reading share one full reading.
- */
-class StatementTokens {
-  private head?: Token[];
-  /** How many tokens `head` was read for. */
-  private headMax = 0;
-  private all?: Token[];
-  constructor(
-    readonly text: string,
-    readonly start: number,
-    readonly end: number,
-  ) {}
-
-  /** The first `n` tokens (all of them when the statement has fewer). */
-  first(n: number): readonly Token[] {
-    let tokens = this.all ?? this.head;
-    // A head shorter than it was asked for is the whole statement.
-    if (!tokens || (tokens === this.head && tokens.length < n && tokens.length === this.headMax)) {
-      this.headMax = n;
-      tokens = this.head = tokensOf(this.text, this.start, this.end, n);
-    }
-    return tokens.length > n ? tokens.slice(0, n) : tokens;
-  }
-
-  whole(): readonly Token[] {
-    return (this.all ??= tokensOf(this.text, this.start, this.end));
-  }
 }
 
 function carriesNoFact(statement: StatementTokens): boolean {
@@ -252,11 +155,6 @@ function objectName(before: Token | undefined, name: Token): boolean {
   return before.kind === 'punct' && before.text === ')' && word === 'include';
 }
 
-/** Words that are never a table's or a column's name unquoted (PostgreSQL's type_func_name keywords; the reserved ones are in NOT_FUNCTION_NAMES). */
-const NOT_COLUMN_NAMES = new Set([
-  'authorization', 'binary', 'collation', 'concurrently', 'cross', 'current_schema', 'freeze', 'full', 'ilike', 'inner', 'is', 'isnull',
-  'join', 'left', 'like', 'natural', 'notnull', 'outer', 'overlaps', 'right', 'similar', 'tablesample', 'verbose',
-]);
 /** The first word of a table element that is not a column: a table constraint or LIKE (EXCLUDE may also be a column's name: parsed). */
 const TABLE_CONSTRAINT_WORDS = new Set(['constraint', 'primary', 'unique', 'check', 'foreign', 'like']);
 
@@ -423,15 +321,32 @@ function tableCreatedBy(statement: StatementTokens): CreatedTable | undefined {
   return schema === undefined ? { table, columns, ...temporary } : { table, schema, columns, ...temporary };
 }
 
+/** A CREATE FUNCTION / PROCEDURE read from its words whose body (PL/pgSQL or SQL) carries no fact: routines.ts would parse the definition and skip the body. */
+function factFreeRoutine(statement: StatementTokens): RoutineDefinition | undefined {
+  const head = statement.first(4);
+  if (wordAt(head, 0) !== 'create' || !head.some((t) => t.kind === 'word' && (t.text === 'function' || t.text === 'procedure'))) return undefined;
+  const defined = routineDefinedBy(statement.text, statement.whole());
+  if (!defined || (defined.language !== 'plpgsql' && defined.language !== 'sql')) return undefined;
+  return bodyCarriesNoFact(defined.body) ? defined : undefined;
+}
+
 export interface FactStatements {
-  /** The text with every statement that carries no fact blanked (newlines kept): offsets stay. */
-  text: string;
+  /**
+   * The text with every statement that carries no fact blanked (newlines kept): offsets stay. Undefined when
+   * a statement was blanked and nothing is left to parse (spaces and comments alone, as holdsNoStatement says).
+   */
+  text: string | undefined;
   /** The holes outside the blanked statements. */
   holes: Hole[];
   /** How many statements were blanked. */
   skipped: number;
   /** Blanked CREATE TABLE statements and what each creates, in order; `end` is past the statement's `;`, if any. */
   tables: { start: number; end: number; created: CreatedTable }[];
+  /**
+   * Blanked CREATE FUNCTION / PROCEDURE statements whose body carries no fact, and what each defines, in order
+   * (routine-definition.ts); `end` is past the statement's `;`. The body counts as skipped, as routines.ts counts it.
+   */
+  routines: { start: number; end: number; defined: RoutineDefinition }[];
 }
 
 const NOT_SPACE = /[^ \t\n\r]/g;
@@ -444,23 +359,30 @@ const blanks = (run: string) => ' '.repeat(run.length);
 export function keepFactStatements(text: string, holes: readonly Hole[]): FactStatements {
   const blanked: { start: number; end: number }[] = [];
   const tables: FactStatements['tables'] = [];
+  const routines: FactStatements['routines'] = [];
   // Statements end at top-level semicolons (as splitStatements says); most start with a word that settles it.
   let start = 0;
   let first = -1;
   let h = 0;
-  const end = (at: number) => {
+  // `terminated`: the statement ends at its `;`, so every string, quoted name and comment in it closed.
+  const end = (at: number, terminated: boolean) => {
     if (first >= 0 && mayBeFactFree(text, first)) {
       const statement = new StatementTokens(text, start, at);
       if (carriesNoFact(statement)) blanked.push({ start, end: at });
       else {
-        // A CREATE TABLE read from its words (not one a host interpolates into: the parse says what that is).
+        // A CREATE TABLE or a routine's definition read from its words (not one a host interpolates into: the parse says what that is).
         while (h < holes.length && holes[h].start < start) h++;
+        const interpolated = h < holes.length && holes[h].start < at;
         // The tokens from `start` are those from `first` when the first is a word (only spaces and comments before it).
         const fromFirst = statement.first(1)[0]?.kind === 'word' ? statement : new StatementTokens(text, first, at);
-        const created = h < holes.length && holes[h].start < at ? undefined : tableCreatedBy(fromFirst);
+        const created = interpolated ? undefined : tableCreatedBy(fromFirst);
+        const defined = created || interpolated || !terminated ? undefined : factFreeRoutine(fromFirst);
         if (created) {
           blanked.push({ start, end: at });
           tables.push({ start: first, end: at, created });
+        } else if (defined) {
+          blanked.push({ start, end: at });
+          routines.push({ start: first, end: at, defined });
         }
       }
     }
@@ -482,16 +404,28 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
       i = skipped;
       continue;
     }
-    if (c === 59 /* ; */) end(j + 1);
+    if (c === 59 /* ; */) end(j + 1, true);
     else if (first < 0) first = j;
     i = j + 1;
   }
-  end(text.length);
-  if (blanked.length === 0) return { text, holes: [...holes], skipped: 0, tables };
-  let out = '';
+  end(text.length, false);
+  if (blanked.length === 0) return { text, holes: [...holes], skipped: 0, tables, routines };
+  // A migration of DDL alone: only spaces and comments between its blanked statements (most migrations), no text to build.
   let last = 0;
+  let left = false;
   for (const span of blanked) {
-    out += text.slice(last, span.start) + text.slice(span.start, span.end).replace(NOT_LINE_BREAKS, blanks);
+    if (!holdsNoStatement(text, last, span.start)) {
+      left = true;
+      break;
+    }
+    last = span.end;
+  }
+  if (!left && holdsNoStatement(text, last, length)) return { text: undefined, holes: [], skipped: blanked.length, tables, routines };
+  let out = '';
+  last = 0;
+  const lineBreaks = text.includes('\r') ? undefined : '\n';
+  for (const span of blanked) {
+    out += text.slice(last, span.start) + blankedRun(text, span.start, span.end, lineBreaks);
     last = span.end;
   }
   out += text.slice(last);
@@ -500,7 +434,20 @@ export function keepFactStatements(text: string, holes: readonly Hole[]): FactSt
     while (k < blanked.length && blanked[k].end <= hole.start) k++;
     return !(k < blanked.length && hole.start >= blanked[k].start && hole.start < blanked[k].end);
   });
-  return { text: out, holes: kept, skipped: blanked.length, tables };
+  return { text: out, holes: kept, skipped: blanked.length, tables, routines };
+}
+
+/** text[from, to) with every character but line breaks a space; `lineBreaks` '\n' when the text has no '\r' (a line at a time). */
+function blankedRun(text: string, from: number, to: number, lineBreaks: '\n' | undefined): string {
+  if (lineBreaks === undefined) return text.slice(from, to).replace(NOT_LINE_BREAKS, blanks);
+  let out = '';
+  let i = from;
+  for (;;) {
+    const newline = text.indexOf('\n', i);
+    if (newline < 0 || newline >= to) return out + ' '.repeat(to - i);
+    out += ' '.repeat(newline - i) + '\n';
+    i = newline + 1;
+  }
 }
 
 const SPACES = /[ \t\n\r]+/y;
@@ -510,9 +457,9 @@ const SPACES = /[ \t\n\r]+/y;
  * comments closed: PostgreSQL nests them, and an unclosed one is a syntax error the parse reports).
  * A migration whose every statement keepFactStatements blanked is such a text: it is not parsed.
  */
-export function holdsNoStatement(text: string): boolean {
-  let i = 0;
-  while (i < text.length) {
+export function holdsNoStatement(text: string, start = 0, end = text.length): boolean {
+  let i = start;
+  while (i < end) {
     const c = text.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13) {
       SPACES.lastIndex = i;
@@ -523,9 +470,9 @@ export function holdsNoStatement(text: string): boolean {
       if (newline < 0) return true;
       i = newline + 1;
     } else if (c === 47 /* / */ && text.charCodeAt(i + 1) === 42 /* * */) {
-      const end = blockCommentEnd(text, i);
-      if (end === undefined) return false;
-      i = end;
+      const close = blockCommentEnd(text, i);
+      if (close === undefined) return false;
+      i = close;
     } else return false;
   }
   return true;

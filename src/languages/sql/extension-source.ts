@@ -20,9 +20,12 @@ function controlFileIn(dir: string): string {
   return known;
 }
 
+/** A folder named sql somewhere in a path (what the folders' walk below looks for): a cheap test first. */
+const SQL_FOLDER = /[\\/]sql[\\/]/i;
+
 /** The control file of the extension whose `sql/` folder holds the file (the model depends on it), or undefined. */
 export function extensionControlOf(file: string): string | undefined {
-  if (!file.endsWith('.sql') || file.startsWith('db:')) return undefined;
+  if (!file.endsWith('.sql') || file.startsWith('db:') || !SQL_FOLDER.test(file)) return undefined;
   const parts = dirname(file).split(/[\\/]/);
   for (let i = parts.length - 1; i > 0; i--) {
     if (parts[i].toLowerCase() !== 'sql') continue;

@@ -1,7 +1,7 @@
 // A helper file of a pgTAP suite: a pgTAP script (`SELECT plan(3)` ... `finish()`, run by pg_prove through psql)
 // includes it with `\ir fixtures.sql`. Its statements run on that psql connection, in the test's database: the
 // routines it defines are the suite's helpers, called by its scripts, not by an application's pooled jobs.
-import { dirname, resolve } from 'node:path';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { sqlFilesIn } from '../../read-file.ts';
 
 /** A pgTAP script (pg_prove runs it through psql): `SELECT plan(3)`, `no_plan()`, `finish()` or `runtests()`. */
@@ -13,6 +13,8 @@ const LEVELS_UP = 2;
 const MAX_SCRIPT_BYTES = 256 * 1024;
 /** A folder of a test suite, or one of the two folders below it. */
 const IN_TEST_FOLDER = /(?:^|\/)(?:t|tests?|specs?|[\w-]*[-_]tests?|[\w-]*pgtap[\w-]*)(?:\/[^/]+){0,2}$/i;
+/** A folder of a test suite's name anywhere in a path: an absolute path without one is in no test folder, resolved or not. */
+const TEST_FOLDER_ANYWHERE = /(?:^|[/\\])(?:t|tests?|specs?|[\w-]*[-_]tests?|[\w-]*pgtap[\w-]*)[/\\]/i;
 
 /** Per folder, the files a pgTAP script there includes (resolved), asked once per folder and process. */
 const includedByFolder = new Map<string, Map<string, string>>();
@@ -33,6 +35,8 @@ function includedIn(dir: string): Map<string, string> {
 /** The pgTAP script that includes the file, a folder or two up (the model depends on it), or undefined. */
 export function pgtapScriptIncluding(file: string): string | undefined {
   if (!file.toLowerCase().endsWith('.sql') || file.startsWith('db:')) return undefined;
+  // Resolving only drops `.`, `..` and repeated separators from an absolute path: no folder name comes in (1,500 migrations: a path's work each).
+  if (isAbsolute(file) && !TEST_FOLDER_ANYWHERE.test(file)) return undefined;
   const target = resolve(file);
   // Suites live in test folders (`test/`, `tests/`, `t/`, `spec/`, `pgtap/`): elsewhere (a migrations folder of
   // thousands of files) the folder is not read a second time to look for a script that includes the file.
