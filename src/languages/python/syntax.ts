@@ -330,15 +330,19 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
   const scopes: Node[] = [];
   // Error nodes around the cursor: an error inside another is not looked at for `error` (the outer one is).
   let errorDepth = 0;
+  const kinds = nodeKinds();
   tree.iterate({
     enter(ref) {
       if (found.python2) return false;
-      if (INDEXED_KINDS.has(ref.name)) {
+      // What the walk does at a node, by its type's id: most nodes (names, operators, punctuation) are none of these.
+      const kind = kinds[ref.type.id];
+      if (kind === 0) return;
+      if (kind & INDEXED) {
         const node = ref.node;
         walked.push({ node });
-        if (SCOPE_KINDS.has(ref.name)) scopes.push(node);
+        if (kind & SCOPE) scopes.push(node);
       }
-      if (ref.type.isError) {
+      if (kind & ERROR) {
         // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
         if (!found.legacy) {
           const lineStart = text.lastIndexOf('\n', ref.from - 1) + 1;
@@ -350,6 +354,7 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
         errorDepth++;
         return;
       }
+      if (!(kind & CHECKED)) return;
       // By the cursor's name first: a node object is made only for the few kinds read further.
       switch (ref.name) {
         case 'PrintStatement':
@@ -380,12 +385,34 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
       return;
     },
     leave(ref) {
-      if (ref.type.isError) errorDepth--;
-      else if (SCOPE_KINDS.has(ref.name)) walked.push({ node: scopes.pop()!, leave: true });
+      const kind = kinds[ref.type.id];
+      if (kind & ERROR) errorDepth--;
+      else if (kind & SCOPE) walked.push({ node: scopes.pop()!, leave: true });
     },
   });
   if (!found.python2) walkedNodes.set(tree, walked);
   return found;
+}
+
+const INDEXED = 1;
+const SCOPE = 2;
+const ERROR = 4;
+/** The kinds syntaxProblems' switch reads further. */
+const CHECKED = 8;
+const CHECKED_KINDS: ReadonlySet<string> = new Set(['PrintStatement', 'CompareOp', 'Number', 'RaiseStatement', 'TryStatement']);
+
+/** Per node type id of Lezer's Python grammar, what syntaxProblems' walk does there (INDEXED, SCOPE, ERROR, CHECKED). */
+let kindsById: Uint8Array | undefined;
+
+function nodeKinds(): Uint8Array {
+  if (kindsById) return kindsById;
+  const types = pythonParser().nodeSet.types;
+  const kinds = new Uint8Array(types.length);
+  for (const type of types) {
+    kinds[type.id] =
+      (INDEXED_KINDS.has(type.name) ? INDEXED : 0) | (SCOPE_KINDS.has(type.name) ? SCOPE : 0) | (type.isError ? ERROR : 0) | (CHECKED_KINDS.has(type.name) ? CHECKED : 0);
+  }
+  return (kindsById = kinds);
 }
 
 function knownGap(error: Node, text: string): boolean {
