@@ -330,15 +330,19 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
   const scopes: Node[] = [];
   // Error nodes around the cursor: an error inside another is not looked at for `error` (the outer one is).
   let errorDepth = 0;
+  const kinds = nodeKinds();
   tree.iterate({
     enter(ref) {
       if (found.python2) return false;
-      if (INDEXED_KINDS.has(ref.name)) {
+      // What the walk does at a node, by its type's id: most nodes (names, operators, punctuation) are none of these.
+      const kind = kinds[ref.type.id];
+      if (kind === 0) return;
+      if (kind & INDEXED) {
         const node = ref.node;
         walked.push({ node });
-        if (SCOPE_KINDS.has(ref.name)) scopes.push(node);
+        if (kind & SCOPE) scopes.push(node);
       }
-      if (ref.type.isError) {
+      if (kind & ERROR) {
         // Backquotes and `exec "..."` leave error nodes; say why when the line shows it.
         if (!found.legacy) {
           const lineStart = text.lastIndexOf('\n', ref.from - 1) + 1;
@@ -350,6 +354,7 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
         errorDepth++;
         return;
       }
+      if (!(kind & CHECKED)) return;
       // By the cursor's name first: a node object is made only for the few kinds read further.
       switch (ref.name) {
         case 'PrintStatement':
@@ -380,12 +385,34 @@ function syntaxProblems(tree: Tree, text: string): SyntaxProblems {
       return;
     },
     leave(ref) {
-      if (ref.type.isError) errorDepth--;
-      else if (SCOPE_KINDS.has(ref.name)) walked.push({ node: scopes.pop()!, leave: true });
+      const kind = kinds[ref.type.id];
+      if (kind & ERROR) errorDepth--;
+      else if (kind & SCOPE) walked.push({ node: scopes.pop()!, leave: true });
     },
   });
   if (!found.python2) walkedNodes.set(tree, walked);
   return found;
+}
+
+const INDEXED = 1;
+const SCOPE = 2;
+const ERROR = 4;
+/** The kinds syntaxProblems' switch reads further. */
+const CHECKED = 8;
+const CHECKED_KINDS: ReadonlySet<string> = new Set(['PrintStatement', 'CompareOp', 'Number', 'RaiseStatement', 'TryStatement']);
+
+/** Per node type id of Lezer's Python grammar, what syntaxProblems' walk does there (INDEXED, SCOPE, ERROR, CHECKED). */
+let kindsById: Uint8Array | undefined;
+
+function nodeKinds(): Uint8Array {
+  if (kindsById) return kindsById;
+  const types = pythonParser().nodeSet.types;
+  const kinds = new Uint8Array(types.length);
+  for (const type of types) {
+    kinds[type.id] =
+      (INDEXED_KINDS.has(type.name) ? INDEXED : 0) | (SCOPE_KINDS.has(type.name) ? SCOPE : 0) | (type.isError ? ERROR : 0) | (CHECKED_KINDS.has(type.name) ? CHECKED : 0);
+  }
+  return (kindsById = kinds);
 }
 
 function knownGap(error: Node, text: string): boolean {
@@ -487,18 +514,17 @@ class QuotedSpans {
   private next = 0;
 
   constructor(text: string) {
-    for (let i = 0; i < text.length; i++) {
-      const c = text[i];
-      if (c === '"' || c === "'") {
-        const end = skipPythonString(text, i);
-        this.spans.push({ start: i, end });
-        i = end - 1;
-      } else if (c === '#') {
+    // From one quote or `#` to the next by a regex search, not a loop over every character.
+    const next = /["'#]/g;
+    for (let m = next.exec(text); m; m = next.exec(text)) {
+      const i = m.index;
+      let end: number;
+      if (text[i] === '#') {
         const nl = text.indexOf('\n', i);
-        const end = nl < 0 ? text.length : nl;
-        this.spans.push({ start: i, end });
-        i = end;
-      }
+        end = nl < 0 ? text.length : nl;
+      } else end = skipPythonString(text, i);
+      this.spans.push({ start: i, end });
+      next.lastIndex = end;
     }
   }
 
@@ -583,21 +609,29 @@ function blankLayout(text: string, from: number, to: number, out: string[]): voi
 /** Index after the string literal whose quote is at `i`. */
 export function skipPythonString(text: string, i: number): number {
   const quote = text[i];
-  const triple = text.startsWith(quote.repeat(3), i);
-  let j = i + (triple ? 3 : 1);
+  const triple = text[i + 1] === quote && text[i + 2] === quote;
+  // The next character that may end the string, found by a regex search: a backslash (it escapes the
+  // one after it), the quote, and in a one-line string a line break. A loop over every character ran in
+  // the interpreter for much of a cold scan.
+  const stop = quote === '"' ? (triple ? TRIPLE_DOUBLE_STOP : DOUBLE_STOP) : triple ? TRIPLE_SINGLE_STOP : SINGLE_STOP;
   // A raw prefix right before the quote keeps backslashes, but \" still does not end the string.
-  while (j < text.length) {
+  stop.lastIndex = i + (triple ? 3 : 1);
+  for (let m = stop.exec(text); m; m = stop.exec(text)) {
+    const j = m.index;
     const c = text[j];
-    if (c === '\\') {
-      j += 2;
-      continue;
-    }
-    if (triple ? text.startsWith(quote.repeat(3), j) : c === quote) return j + (triple ? 3 : 1);
-    if (!triple && c === '\n') return j;
-    j++;
+    if (c === '\\') stop.lastIndex = j + 2;
+    else if (c === '\n') return j;
+    else if (!triple) return j + 1;
+    else if (text[j + 1] === quote && text[j + 2] === quote) return j + 3;
+    else stop.lastIndex = j + 1;
   }
   return text.length;
 }
+
+const SINGLE_STOP = /[\\'\n]/g;
+const DOUBLE_STOP = /[\\"\n]/g;
+const TRIPLE_SINGLE_STOP = /[\\']/g;
+const TRIPLE_DOUBLE_STOP = /[\\"]/g;
 
 /** `1.`, `4/7.`: Lezer wants a digit after the dot. Outside strings and comments the dot becomes a space. */
 export function repairTrailingDotFloats(text: string): string {
