@@ -131,6 +131,10 @@ describe('SQL held in attributes and builders', () => {
         'LOCAL = dict(done="UPDATE jobs SET state = \'done\' WHERE id = %s")',
         'BASE = {"x": "UPDATE a SET b = 1"}',
         'MERGED = {**BASE, "y": "UPDATE c SET d = 1"}',
+        'class Store:',
+        '    SQL = {"take": "UPDATE inbox SET seen = true WHERE id = %s"}',
+        '    def take(self, cur):',
+        '        cur.execute(self.SQL["take"])',
         'def run(cur, key):',
         '    cur.execute(Q["claim"])',
         '    cur.execute(sql.Q["claim"])',
@@ -141,17 +145,18 @@ describe('SQL held in attributes and builders', () => {
       ],
       join(root, 'app/worker.py'),
     );
-    // Read: the imported dict by name and through its module, the local dict(...) by a constant key. Unknown: a dict
+    // Read: a class's dict, the imported dict by name and through its module, the local dict(...) by a constant key. Unknown: a dict
     // that unpacks another, a key from a parameter, a key the dict does not have: no SQL read, no site.
     assert.deepEqual(
       sites(model).map(([, line, tables]) => [line, tables]),
       [
-        [8, ['tasks']],
-        [9, ['tasks']],
-        [10, ['jobs']],
+        [10, ['inbox']],
+        [12, ['tasks']],
+        [13, ['tasks']],
+        [14, ['jobs']],
       ],
     );
-    const statement = model.sites[0].analysis.statements[0];
+    const statement = model.sites[1].analysis.statements[0];
     assert.equal(model.text.slice(statement.span.start, statement.span.end), 'Q["claim"]');
   });
 });

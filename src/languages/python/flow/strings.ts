@@ -261,7 +261,7 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
 
 /**
  * `QUERIES["CLAIM"]`: an item of a dict of SQL the module binds once (`{"CLAIM": "..."}` or `dict(CLAIM="...")`),
- * or one it imports from a module of the project, by a key written in the code. Every character stands at the
+ * a class keeps (`self.SQL["CLAIM"]`), or one it imports from a module of the project, by a key written in the code. Every character stands at the
  * subscript. Any other mapping or key stays unknown.
  */
 function subscriptText(expr: Node, ctx: ResolveContext, depth: number): HostText | undefined {
@@ -273,7 +273,8 @@ function subscriptText(expr: Node, ctx: ResolveContext, depth: number): HostText
   if (key === undefined) return undefined;
   const objectName = object.name === 'VariableName' ? ctx.text.slice(object.from, object.to) : object.name === 'MemberExpression' && !object.getChild('[') ? dottedName(object, ctx.text) : undefined;
   if (!objectName) return undefined;
-  const mapping = object.name === 'VariableName' ? ctx.constant(objectName, object) : undefined;
+  // A module constant, or a dict a class keeps (`SQL = {...}` in the class body, `self.sql = {...}` set once).
+  const mapping = object.name === 'VariableName' ? ctx.constant(objectName, object) : ctx.member?.(object);
   const at = span(expr);
   if (mapping) {
     const item = dictItem(mapping, key, ctx.text, (name) => ctx.constant(name, object));
