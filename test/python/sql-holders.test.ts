@@ -111,7 +111,7 @@ describe('SQL held in attributes and builders', () => {
     assert.equal(model.text.slice(statement.span.start, statement.span.end), 'CLAIM');
   });
 
-  test('an item of a dict of SQL, by a key written in the code, here or imported from a project module', () => {
+  test('an item of a dict of SQL, by a key written in the code ([key] or .get(key)), here or imported from a project module', () => {
     const root = mkdtempSync(join(tmpdir(), 'pgq-py-holders-'));
     const files: Record<string, string> = {
       'pyproject.toml': '[project]\nname = "w"\n',
@@ -142,11 +142,14 @@ describe('SQL held in attributes and builders', () => {
         '    cur.execute(MERGED["y"])',
         '    cur.execute(LOCAL[key])',
         '    cur.execute(Q["missing"])',
+        '    cur.execute(LOCAL.get("done"))',
+        '    cur.execute(LOCAL.get("other", "UPDATE z SET y = 1"))',
       ],
       join(root, 'app/worker.py'),
     );
-    // Read: a class's dict, the imported dict by name and through its module, the local dict(...) by a constant key. Unknown: a dict
-    // that unpacks another, a key from a parameter, a key the dict does not have: no SQL read, no site.
+    // Read: a class's dict, the imported dict by name and through its module, the local dict(...) by a constant key and by
+    // .get(key). Unknown: a dict
+    // that unpacks another, a key from a parameter, a key the dict does not have, .get with a default: no SQL read, no site.
     assert.deepEqual(
       sites(model).map(([, line, tables]) => [line, tables]),
       [
@@ -154,6 +157,7 @@ describe('SQL held in attributes and builders', () => {
         [12, ['tasks']],
         [13, ['tasks']],
         [14, ['jobs']],
+        [18, ['jobs']],
       ],
     );
     const statement = model.sites[1].analysis.statements[0];

@@ -6,7 +6,8 @@ import { SQL_TEXT } from '../drivers/index.ts';
 import type { Node } from '../syntax.ts';
 import { qualifiedName, type Imports } from './imports.ts';
 import { classConstant, type ModuleSource } from './project.ts';
-import { dictItem, resolveText, type HostText } from './strings.ts';
+import { dictItem } from './sql-dicts.ts';
+import { resolveText, type HostText } from './strings.ts';
 
 /** What reads the modules of the project for a file. */
 export interface ProjectReader {

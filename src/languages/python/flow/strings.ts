@@ -6,6 +6,7 @@
 // SQLAlchemy's text() and names of constants.
 import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../../host-text.ts';
 import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { dictItemText } from './sql-dicts.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export interface HostText extends BaseHostText {
@@ -249,6 +250,12 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return { ...inner, boundParams };
       }
       if (method && (TEXT_METHODS.has(method.method) || CONSTRUCT_METHODS.has(method.method))) return resolveText(method.object, ctx, depth + 1);
+      // QUERIES.get("CLAIM"): the item, as QUERIES["CLAIM"] (a default given for a missing key is not read).
+      if (method?.method === 'get' && call.args.length === 1 && !call.args[0].name && !call.args[0].star) {
+        const key = keyText(call.args[0].value, ctx, depth);
+        const item = key !== undefined ? dictItemText(method.object, key, expr, ctx, (value) => resolveText(value, ctx, depth + 1)) : undefined;
+        if (item) return item;
+      }
       // A query builder's method: the SQL it returns.
       const returned = ctx.returned?.(expr);
       const inner = returned ? resolveText(returned, ctx, depth + 1) : undefined;
@@ -259,65 +266,20 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
   }
 }
 
-/**
- * `QUERIES["CLAIM"]`: an item of a dict of SQL the module binds once (`{"CLAIM": "..."}` or `dict(CLAIM="...")`),
- * a class keeps (`self.SQL["CLAIM"]`), or one it imports from a module of the project, by a key written in the code. Every character stands at the
- * subscript. Any other mapping or key stays unknown.
- */
+/** `QUERIES["CLAIM"]`: an item of a dict of SQL by a key written in the code (flow/sql-dicts.ts). */
 function subscriptText(expr: Node, ctx: ResolveContext, depth: number): HostText | undefined {
   const parts = children(expr);
-  const object = parts[0];
   const index = parts.filter((c, i) => i > 0 && c.name !== '[' && c.name !== ']');
-  if (!object || index.length !== 1) return undefined;
-  const key = keyText(index[0], ctx, depth);
-  if (key === undefined) return undefined;
-  const objectName = object.name === 'VariableName' ? ctx.text.slice(object.from, object.to) : object.name === 'MemberExpression' && !object.getChild('[') ? dottedName(object, ctx.text) : undefined;
-  if (!objectName) return undefined;
-  // A module constant, or a dict a class keeps (`SQL = {...}` in the class body, `self.sql = {...}` set once).
-  const mapping = object.name === 'VariableName' ? ctx.constant(objectName, object) : ctx.member?.(object);
-  const at = span(expr);
-  if (mapping) {
-    const item = dictItem(mapping, key, ctx.text, (name) => ctx.constant(name, object));
-    const inner = item ? resolveText(item, ctx, depth + 1) : undefined;
-    return inner ? { ...inner, pinned: at } : undefined;
-  }
-  const there = ctx.importedItem?.(objectName, key, expr);
-  if (!there) return undefined;
-  return { text: there.text, starts: there.starts.map(() => at.start), ends: there.ends.map(() => at.end), holes: there.holes, span: at, composed: there.composed, colonParams: there.colonParams };
+  const key = index.length === 1 ? keyText(index[0], ctx, depth) : undefined;
+  return parts[0] && key !== undefined ? dictItemText(parts[0], key, expr, ctx, (item) => resolveText(item, ctx, depth + 1)) : undefined;
 }
 
 /** A key written as a plain string or a constant that holds one. */
-function keyText(node: Node, ctx: ResolveContext, depth: number): string | undefined {
+function keyText(node: Node | undefined, ctx: ResolveContext, depth: number): string | undefined {
   const n = unwrap(node);
   if (!n || (n.name !== 'String' && n.name !== 'VariableName')) return undefined;
   const key = resolveText(n, ctx, depth + 1);
   return key && key.holes.length === 0 ? key.text : undefined;
-}
-
-/**
- * The value of the item `key` of a dict written in the code: `{"CLAIM": ..., ...}` or `dict(CLAIM=..., ...)`.
- * Undefined when the dict unpacks another (`**base`), so the key may be bound elsewhere, or has no such item.
- */
-export function dictItem(value: Node, key: string, text: string, constant: (name: string) => Node | undefined): Node | undefined {
-  const dict = unwrap(value);
-  if (!dict) return undefined;
-  if (dict.name === 'CallExpression') {
-    const call = callParts(dict, text);
-    if (!call || call.callee.name !== 'VariableName' || text.slice(call.callee.from, call.callee.to) !== 'dict') return undefined;
-    if (call.args.some((a) => a.star || !a.name)) return undefined;
-    return call.args.find((a) => a.name === key)?.value;
-  }
-  if (dict.name !== 'DictionaryExpression') return undefined;
-  const parts = children(dict).filter((c) => !['{', '}', ',', ':'].includes(c.name));
-  if (parts.some((p) => p.name === '**' || p.name === 'for')) return undefined;
-  let found: Node | undefined;
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const k = unwrap(parts[i]);
-    const name = k?.name === 'VariableName' ? constant(text.slice(k.from, k.to)) : k;
-    const literal = name?.name === 'String' ? /^[rRuU]?(['"])(.*)\1$/s.exec(text.slice(name.from, name.to)) : null;
-    if (literal && literal[2] === key) found = parts[i + 1];
-  }
-  return found;
 }
 
 /** A constant imported from a project module, read there: every character stands at the name that imports it. */
