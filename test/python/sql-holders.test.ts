@@ -110,4 +110,57 @@ describe('SQL held in attributes and builders', () => {
     const [statement] = model.sites[0].analysis.statements;
     assert.equal(model.text.slice(statement.span.start, statement.span.end), 'CLAIM');
   });
+
+  test('an item of a dict of SQL, by a key written in the code ([key] or .get(key)), here or imported from a project module', () => {
+    const root = mkdtempSync(join(tmpdir(), 'pgq-py-holders-'));
+    const files: Record<string, string> = {
+      'pyproject.toml': '[project]\nname = "w"\n',
+      'app/__init__.py': '',
+      'app/sql.py': 'Q = {"claim": "UPDATE tasks SET state = \'busy\' WHERE state = \'ready\'"}\n',
+    };
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, name)), { recursive: true });
+      writeFileSync(join(root, name), text);
+    }
+    clearProjectCache();
+    const model = parse(
+      [
+        'from app.sql import Q',
+        'from app import sql',
+        'KEY = "done"',
+        'LOCAL = dict(done="UPDATE jobs SET state = \'done\' WHERE id = %s")',
+        'BASE = {"x": "UPDATE a SET b = 1"}',
+        'MERGED = {**BASE, "y": "UPDATE c SET d = 1"}',
+        'class Store:',
+        '    SQL = {"take": "UPDATE inbox SET seen = true WHERE id = %s"}',
+        '    def take(self, cur):',
+        '        cur.execute(self.SQL["take"])',
+        'def run(cur, key):',
+        '    cur.execute(Q["claim"])',
+        '    cur.execute(sql.Q["claim"])',
+        '    cur.execute(LOCAL[KEY])',
+        '    cur.execute(MERGED["y"])',
+        '    cur.execute(LOCAL[key])',
+        '    cur.execute(Q["missing"])',
+        '    cur.execute(LOCAL.get("done"))',
+        '    cur.execute(LOCAL.get("other", "UPDATE z SET y = 1"))',
+      ],
+      join(root, 'app/worker.py'),
+    );
+    // Read: a class's dict, the imported dict by name and through its module, the local dict(...) by a constant key and by
+    // .get(key). Unknown: a dict
+    // that unpacks another, a key from a parameter, a key the dict does not have, .get with a default: no SQL read, no site.
+    assert.deepEqual(
+      sites(model).map(([, line, tables]) => [line, tables]),
+      [
+        [10, ['inbox']],
+        [12, ['tasks']],
+        [13, ['tasks']],
+        [14, ['jobs']],
+        [18, ['jobs']],
+      ],
+    );
+    const statement = model.sites[1].analysis.statements[0];
+    assert.equal(model.text.slice(statement.span.start, statement.span.end), 'Q["claim"]');
+  });
 });

@@ -29,7 +29,7 @@ import { returnedSqlSites } from './returned-sql.ts';
 import { noteHookSkips } from './hook-paths.ts';
 import { Walk } from './walk.ts';
 import { guestDef } from './guest-file.ts';
-import { importedText } from './imported-text.ts';
+import { importedItemText, importedText } from './imported-text.ts';
 import { DefIndex } from './def-index.ts';
 
 export function analyzePython(model: FileModel, tree: Tree, text: string, options: FrontEndOptions): void {
@@ -514,6 +514,7 @@ class PythonFile implements EngineFile {
       member: (node) => this.members.member(node),
       returned: (call) => this.members.returned(call),
       imported: (name) => importedText(this, name),
+      importedItem: (name, key) => importedItemText(this, name, key),
     };
   }
 

@@ -6,6 +6,7 @@
 // SQLAlchemy's text() and names of constants.
 import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../../host-text.ts';
 import { forEachCodeChar } from '../../../sql/lexer.ts';
+import { dictItemText } from './sql-dicts.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export interface HostText extends BaseHostText {
@@ -143,6 +144,8 @@ export interface ResolveContext {
   returned?(call: Node): Node | undefined;
   /** The text of a constant a project module binds to a name this file imports, read there. */
   imported?(name: string, at: Node): HostText | undefined;
+  /** The text of an item of a dict of SQL a project module binds to a name this file imports (`QUERIES["CLAIM"]`). */
+  importedItem?(name: string, key: string, at: Node): HostText | undefined;
 }
 
 /** API paths that build SQL text (the drivers' modules list theirs). */
@@ -211,6 +214,8 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
       return inner ? { ...inner, pinned: span(expr) } : undefined;
     }
     case 'MemberExpression': {
+      // lezer reads `QUERIES["CLAIM"]` as a MemberExpression with brackets.
+      if (expr.getChild('[')) return subscriptText(expr, ctx, depth);
       const value = ctx.member?.(expr);
       if (!value) return importedText(expr, ctx);
       const inner = resolveText(value, ctx, depth + 1);
@@ -251,6 +256,12 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
         return { ...inner, boundParams };
       }
       if (method && (TEXT_METHODS.has(method.method) || CONSTRUCT_METHODS.has(method.method))) return resolveText(method.object, ctx, depth + 1);
+      // QUERIES.get("CLAIM"): the item, as QUERIES["CLAIM"] (a default given for a missing key is not read).
+      if (method?.method === 'get' && call.args.length === 1 && !call.args[0].name && !call.args[0].star) {
+        const key = keyText(call.args[0].value, ctx, depth);
+        const item = key !== undefined ? dictItemText(method.object, key, expr, ctx, (value) => resolveText(value, ctx, depth + 1)) : undefined;
+        if (item) return item;
+      }
       // A query builder's method: the SQL it returns.
       const returned = ctx.returned?.(expr);
       const inner = returned ? resolveText(returned, ctx, depth + 1) : undefined;
@@ -259,6 +270,22 @@ export function resolveText(node: Node | null | undefined, ctx: ResolveContext, 
     default:
       return undefined;
   }
+}
+
+/** `QUERIES["CLAIM"]`: an item of a dict of SQL by a key written in the code (flow/sql-dicts.ts). */
+function subscriptText(expr: Node, ctx: ResolveContext, depth: number): HostText | undefined {
+  const parts = children(expr);
+  const index = parts.filter((c, i) => i > 0 && c.name !== '[' && c.name !== ']');
+  const key = index.length === 1 ? keyText(index[0], ctx, depth) : undefined;
+  return parts[0] && key !== undefined ? dictItemText(parts[0], key, expr, ctx, (item) => resolveText(item, ctx, depth + 1)) : undefined;
+}
+
+/** A key written as a plain string or a constant that holds one. */
+function keyText(node: Node | undefined, ctx: ResolveContext, depth: number): string | undefined {
+  const n = unwrap(node);
+  if (!n || (n.name !== 'String' && n.name !== 'VariableName')) return undefined;
+  const key = resolveText(n, ctx, depth + 1);
+  return key && key.holes.length === 0 ? key.text : undefined;
 }
 
 /** A constant imported from a project module, read there: every character stands at the name that imports it. */
