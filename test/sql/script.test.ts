@@ -304,6 +304,13 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
+  test("a Python str.format {schema} is a name in function bodies too, as at the top level; a body's JSON '{}' stays a string", () => {
+    const text = "create table {schema}.jobs (id int, meta jsonb);\ncreate function {schema}.take() returns setof {schema}.jobs language plpgsql as $$\nbegin\n  return query update {schema}.jobs set meta = '{}' where id = (select id from {schema}.jobs for update skip locked limit 1) returning *;\nend;\n$$;";
+    const model = parse(text);
+    assert.deepEqual([model.sqlErrors, model.skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'UpdateStmt']);
+  });
+
   test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
     const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
     const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
