@@ -100,6 +100,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const pgmq = pgmqFactsOf(model, (span) => (lines ??= refMaker(model.text))(span));
   const facts: QueueFacts = { claims: pgmq.claims, finishes: pgmq.finishes, heartbeats: pgmq.heartbeats, sweeps: [], futureTimes: [] };
   if (pgmq.countChecks.length > 0) facts.countChecks = pgmq.countChecks;
+  const createdCounters = createdCounterColumns(model);
+  if (createdCounters.length > 0) facts.createdCounters = createdCounters;
   // Every fact below comes of a row write or a function's `select now() + ...` of a site that runs more than once: a
   // file with neither (a migration of DDL, or one whose only writes are its own one-off backfills) has none.
   if (!model.sites.some((site) => !site.runsOnce && site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
@@ -292,6 +294,20 @@ function unheldOnly(where: readonly Comparison[], roles: LeaseRoles): boolean {
   if (where.some((c) => !c.underOr && isNull(c) && isLeaseColumn(c.column))) return true;
   const branches = where.filter((c) => c.underOr);
   return branches.some(isNull) && branches.some((c) => isExpiredLease(c, roles, true)) && branches.every((c) => isNull(c) || isExpiredLease(c, roles, true));
+}
+
+/** The counter and limit columns of the tables the file creates (a DDL file has no other queue facts: read first). */
+function createdCounterColumns(model: FileModel): NonNullable<QueueFacts['createdCounters']> {
+  const out: NonNullable<QueueFacts['createdCounters']> = [];
+  for (const site of model.sites) {
+    for (const { createdTable: created } of site.analysis.statements) {
+      if (!created) continue;
+      const limits = created.columns.filter((c) => LIMIT_COLUMN.test(c));
+      const counters = created.columns.filter((c) => ATTEMPT_COLUMN.test(c));
+      if (limits.length > 0 || counters.length > 0) out.push({ table: created.table, ...(created.schema ? { schema: created.schema } : {}), counters, limits });
+    }
+  }
+  return out;
 }
 
 /** The table a statement names, as the queue facts key it. */
