@@ -304,13 +304,6 @@ describe('what real repositories run', () => {
     assert.match(jinja.skipped?.message ?? '', /Jinja/);
   });
 
-  test("a Python str.format {schema} is a name in function bodies too, as at the top level; a body's JSON '{}' stays a string", () => {
-    const text = "create table {schema}.jobs (id int, meta jsonb);\ncreate function {schema}.take() returns setof {schema}.jobs language plpgsql as $$\nbegin\n  return query update {schema}.jobs set meta = '{}' where id = (select id from {schema}.jobs for update skip locked limit 1) returning *;\nend;\n$$;";
-    const model = parse(text);
-    assert.deepEqual([model.sqlErrors, model.skipped], [[], undefined]);
-    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'UpdateStmt']);
-  });
-
   test('a CREATE FUNCTION without ; ends after its body and options where the next line starts a statement (functions pasted one after another)', () => {
     const fn = (name: string, options: string) => `create or replace function ${name}() returns int\nlanguage plpgsql${options}\nas $fn$\nbegin\n  return 1;\nend\n$fn$`;
     const text = `create table marks (id int);\n\n${fn('first_mark', '')}\n\n${fn('second_mark', ' rows 1')}\n\ncreate or replace function third_mark() returns int as $$ select 3 $$\nlanguage sql stable\n\nalter table marks add column note text;\n`;
@@ -345,6 +338,13 @@ describe('what real repositories run', () => {
     const model = parse('select id from jobs\nwhere queue = $1 and run_at < now()\n  {where}\norder by id for update skip locked limit $2;');
     assert.deepEqual(model.sqlErrors, []);
     assert.deepEqual(model.sites[0].analysis.statements[0].lockingReads.map((l) => l.skipLocked), [true]);
+  });
+
+  test("a Python str.format {schema} is a name in function bodies too, as at the top level; a body's JSON '{}' stays a string", () => {
+    const text = "create table {schema}.jobs (id int, meta jsonb);\ncreate function {schema}.take() returns setof {schema}.jobs language plpgsql as $$\nbegin\n  return query update {schema}.jobs set meta = '{}' where id = (select id from {schema}.jobs for update skip locked limit 1) returning *;\nend;\n$$;";
+    const model = parse(text);
+    assert.deepEqual([model.sqlErrors, model.skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'UpdateStmt']);
   });
 
   test('a file that does not parse says what it was read as and how to leave it out', () => {
