@@ -6,7 +6,7 @@ import { leaseTables, type Located, type TableFacts } from '../src/model/queue-t
 import { fenceOf, requeueSweeps } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
-import { INSERT_SELECT, UPDATE_SET } from '../src/model/triggers.ts';
+import { CREATE_LIMITED_TABLE, INSERT_SELECT, UPDATE_SET } from '../src/model/triggers.ts';
 import { PGMQ_TRIGGER } from '../src/model/pgmq.ts';
 
 type Options = Record<string, never>;
@@ -39,15 +39,16 @@ export default defineRule<Options, QueueFacts>({
   // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
   // INSERT_SELECT: a retry that copies the job into a new row.
   // PGMQ_TRIGGER: pgmq's reads, and the read counts its consumers compare.
-  triggers: [UPDATE_SET, INSERT_SELECT, ORM_WRITE, ORM_LOCK, PGMQ_TRIGGER],
+  // CREATE_LIMITED_TABLE: the table's own counter and limit, which the messages name.
+  triggers: [UPDATE_SET, INSERT_SELECT, ORM_WRITE, ORM_LOCK, PGMQ_TRIGGER, CREATE_LIMITED_TABLE],
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
     // Retries by copy: only the whole project shows that no claim stops at the limit.
     const out: Decision[] = mode === 'project' ? unlimitedCopies(files) : [];
     for (const table of leaseTables(files)) {
       const sweeps = requeueSweeps(table);
       const counting = table.claims.find((c) => c.fact.counter)?.fact;
-      const counter = counting?.counter ?? 'attempts';
-      const { count, under } = limitTexts(counter, counting?.countsDown === true);
+      const counter = counting?.counter ?? table.counterColumns[0] ?? 'attempts';
+      const { count, under } = limitTexts(counter, counting?.countsDown === true, table.limitColumns);
       // The failure path counts failures (Que, procrastinate): a crash is counted nowhere unless the sweep counts it.
       const failCounts = table.finishes.find((f) => f.fact.kind === 'fail' && f.fact.increments);
       const limited = table.claims.some((c) => c.fact.limitAt || c.fact.limitUnknown) || sweeps.some((s) => s.fact.limitAt);

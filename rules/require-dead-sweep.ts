@@ -5,7 +5,7 @@ import { leaseTables, type TableFacts } from '../src/model/queue-tables.ts';
 import { requeues, retires } from '../src/model/queue-roles.ts';
 import { limitTexts } from '../src/model/queue-limits.ts';
 import { ORM_LOCK, ORM_WRITE } from '../src/model/orm-triggers.ts';
-import { UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
+import { CREATE_LIMITED_TABLE, UPDATE_SET, DELETE_FROM } from '../src/model/triggers.ts';
 
 type Options = Record<string, never>;
 
@@ -27,7 +27,7 @@ export default defineRule<Options, QueueFacts>({
   defaultOptions: {},
   // Claims, finishes and sweeps are UPDATEs or DELETEs; a finish need not name the lease.
   // ORM_WRITE, ORM_LOCK: SQLAlchemy builders and Django querysets, whose SQL the Python front end writes.
-  triggers: [UPDATE_SET, DELETE_FROM, ORM_WRITE, ORM_LOCK],
+  triggers: [UPDATE_SET, DELETE_FROM, ORM_WRITE, ORM_LOCK, CREATE_LIMITED_TABLE],
   // Only the whole project can show that no statement sweeps: nothing is decided per file.
   ...crossFileParts<Options, QueueFacts>(queueFactsOf, (files, { mode, place }) => {
     if (mode === 'file') return [];
@@ -36,7 +36,7 @@ export default defineRule<Options, QueueFacts>({
       if (table.sweeps.some((s) => retires(s.fact, table))) continue;
       if (countIsTheEnd(table)) continue;
       const counting = table.claims.find((c) => c.fact.counter)?.fact;
-      const { exhausted } = limitTexts(counting?.counter ?? 'attempts', counting?.countsDown === true);
+      const { exhausted } = limitTexts(counting?.counter ?? table.counterColumns[0] ?? 'attempts', counting?.countsDown === true, table.limitColumns);
       const fail = table.finishes.find((f) => f.fact.setsDead);
       const beat = table.claims.find((c) => c.fact.byWorkerBeat)?.fact.byWorkerBeat ?? table.sweeps.find((s) => s.fact.byWorkerBeat)?.fact.byWorkerBeat;
       // A statement that picks the expired jobs at the limit and leaves them running: the fix goes there.

@@ -15,6 +15,8 @@ export interface Finding {
   suggestions?: Suggestion[];
   /** An internal error (messageId 'internal-error'): the rule that failed. */
   failedRule?: string;
+  /** A project-pass finding that replaces the per-file finding of its rule at its place (ProjectReport.rewords). */
+  rewords?: boolean;
 }
 
 /**

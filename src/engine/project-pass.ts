@@ -97,6 +97,7 @@ export function runProjectRules(
                 messageId: report.messageId,
                 span: { start: 0, end: 0 },
                 ...report.location,
+                ...(report.rewords ? { rewords: true } : {}),
               },
             });
           },
@@ -118,7 +119,14 @@ export function addProjectFindings(results: FileResult[], findings: ProjectFindi
   if (Object.keys(findings).length === 0) return;
   for (const result of results) {
     if (!Object.hasOwn(findings, result.filePath)) continue;
-    for (const finding of findings[result.filePath]) result.messages.push({ ...finding });
+    for (const { rewords, ...finding } of findings[result.filePath]) {
+      // A finding worded again replaces the per-file one at its place; where that one is gone (suppressed, in the
+      // baseline), so is it.
+      const same = rewords ? result.messages.findIndex((m) => m.ruleId === finding.ruleId && m.line === finding.line && m.column === finding.column && !m.fatal) : -1;
+      if (rewords && same < 0) continue;
+      if (rewords) result.messages.splice(same, 1);
+      result.messages.push({ ...finding });
+    }
     sortFindings(result.messages);
     countSeverities(result);
   }

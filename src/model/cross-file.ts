@@ -96,23 +96,28 @@ export function crossFileParts<Options, F>(read: (model: FileModel, options: Opt
     },
     checkProject({ files, options, report }: ProjectContext<Options, F>): void {
       const byFile = new Map(files.map((f) => [f.file, f]));
-      const alone = new Map<string, Set<string>>();
+      const alone = new Map<string, Map<string, Decision>>();
       const reportedAlone = (d: Decision) => {
         let keys = alone.get(d.file);
         if (!keys) {
           const own = byFile.get(d.file);
           // As the per-file pass decided it: without the unit, so with the default schema.
-          keys = new Set(own ? decide([{ file: own.file, facts: own.facts }], { mode: 'file', options, place }).filter((x) => x.file === d.file).map(key) : []);
+          const decided = own ? decide([{ file: own.file, facts: own.facts }], { mode: 'file', options, place }).filter((x) => x.file === d.file) : [];
+          keys = new Map(decided.map((x) => [key(x), x]));
           alone.set(d.file, keys);
         }
-        return keys.has(key(d));
+        return keys.get(key(d));
       };
       const seen = new Set<string>();
       for (const d of decide(files, { mode: 'project', options, place })) {
         const k = `${d.file}:${key(d)}`;
-        if (seen.has(k) || reportedAlone(d)) continue;
+        if (seen.has(k)) continue;
+        const before = reportedAlone(d);
+        // The same finding, told more by the other files (the same message in other words): worded again.
+        const rewords = before !== undefined && before.messageId === d.messageId && JSON.stringify(before.data) !== JSON.stringify(d.data);
+        if (before && !rewords) continue;
         seen.add(k);
-        report({ file: d.file, messageId: d.messageId, data: d.data, location: d.at.loc });
+        report({ file: d.file, messageId: d.messageId, data: d.data, location: d.at.loc, ...(rewords ? { rewords } : {}) });
       }
     },
   };

@@ -153,6 +153,11 @@ export interface QueueFacts {
   futureTimes: string[];
   /** Where the file compares a pgmq message's read count (src/model/pgmq.ts): a consumer's own attempt limit. */
   countChecks?: Ref[];
+  /**
+   * Tables the file creates with an attempt counter or limit column (`tries`, `max_tries`): the names a message
+   * suggests where no claim counts yet.
+   */
+  createdCounters?: { table: string; schema?: string; counters: string[]; limits: string[] }[];
 }
 
 export function bareTable(table: string): string {

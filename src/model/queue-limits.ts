@@ -78,9 +78,12 @@ export function statesByLimit(value: AssignedValue, counters: CounterTest): { ex
   return undefined;
 }
 
-/** The texts a message suggests for the counter: the count, the test under the limit, the test at it. */
-export function limitTexts(counter: string, down: boolean): { count: string; under: string; exhausted: string } {
-  return down
-    ? { count: `${counter} = ${counter} - 1`, under: `${counter} > 0`, exhausted: `${counter} <= 0` }
-    : { count: `${counter} = ${counter} + 1`, under: `${counter} < max_attempts`, exhausted: `${counter} >= max_attempts` };
+/**
+ * The texts a message suggests for the counter: the count, the test under the limit, the test at it. The limit is the
+ * table's own column where its CREATE TABLE has one (`tries < max_tries`; of several, the one named after the counter).
+ */
+export function limitTexts(counter: string, down: boolean, limitColumns: readonly string[] = []): { count: string; under: string; exhausted: string } {
+  if (down) return { count: `${counter} = ${counter} - 1`, under: `${counter} > 0`, exhausted: `${counter} <= 0` };
+  const limit = limitColumns.find((c) => c.includes(counter.replace(/_?(?:count|ct)$/, ''))) ?? limitColumns[0] ?? 'max_attempts';
+  return { count: `${counter} = ${counter} + 1`, under: `${counter} < ${limit}`, exhausted: `${counter} >= ${limit}` };
 }

@@ -18,6 +18,9 @@ export interface TableFacts {
   finishes: Located<FinishFact>[];
   heartbeats: Located<HeartbeatFact>[];
   sweeps: Located<SweepFact>[];
+  /** The attempt counter and limit columns its CREATE TABLE gives it (`tries`, `max_tries`), in any file of the unit. */
+  counterColumns: string[];
+  limitColumns: string[];
 }
 
 /**
@@ -31,7 +34,7 @@ export function leaseTables(all: readonly { file: string; facts: QueueFacts; def
   const of = (name: TableName, defaultSchema: string) => {
     const key = tableKey(name, defaultSchema);
     let t = tables.get(key);
-    if (!t) tables.set(key, (t = { table: writtenName(name), key, claims: [], finishes: [], heartbeats: [], sweeps: [] }));
+    if (!t) tables.set(key, (t = { table: writtenName(name), key, claims: [], finishes: [], heartbeats: [], sweeps: [], counterColumns: [], limitColumns: [] }));
     return t;
   };
   const futureTimes = new Set(files.flatMap(({ facts }) => facts.futureTimes ?? []));
@@ -46,6 +49,13 @@ export function leaseTables(all: readonly { file: string; facts: QueueFacts; def
     for (const fact of facts.finishes) of(fact, defaultSchema).finishes.push({ file, fact });
     for (const fact of facts.heartbeats) of(fact, defaultSchema).heartbeats.push({ file, fact });
     for (const fact of facts.sweeps) of(fact, defaultSchema).sweeps.push({ file, fact });
+  }
+  for (const { facts, defaultSchema = DEFAULT_SCHEMA } of files) {
+    for (const created of facts.createdCounters ?? []) {
+      const table = tables.get(tableKey(created, defaultSchema));
+      table?.counterColumns.push(...created.counters);
+      table?.limitColumns.push(...created.limits);
+    }
   }
   // A row taken on a cadence and finished by nothing (no state, no finish, sweep or heartbeat of the table) recurs by
   // design: each turn is a new run, and a crash is only retried at the next turn. Its claims are not leases.

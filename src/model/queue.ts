@@ -100,6 +100,8 @@ function readQueueFacts(model: FileModel): QueueFacts {
   const pgmq = pgmqFactsOf(model, (span) => (lines ??= refMaker(model.text))(span));
   const facts: QueueFacts = { claims: pgmq.claims, finishes: pgmq.finishes, heartbeats: pgmq.heartbeats, sweeps: [], futureTimes: [] };
   if (pgmq.countChecks.length > 0) facts.countChecks = pgmq.countChecks;
+  const createdCounters = createdCounterColumns(model);
+  if (createdCounters.length > 0) facts.createdCounters = createdCounters;
   // Every fact below comes of a row write or a function's `select now() + ...` of a site that runs more than once: a
   // file with neither (a migration of DDL, or one whose only writes are its own one-off backfills) has none.
   if (!model.sites.some((site) => !site.runsOnce && site.analysis.statements.some((s) => s.rowWrites.length > 0 || s.selectsNowPlus))) return facts;
@@ -204,6 +206,10 @@ function readQueueFacts(model: FileModel): QueueFacts {
         if (assumed.isClaim && lease && callsOnly(lease) && lease.kind === 'expression') [w, leaseBy] = [assumed, lease.functions];
       }
 
+      if (w.isClaim && !w.increments && w.limit && claimRead) {
+        const joined = joinedCount(entries, position, key, claimRead, write, w.limit.column);
+        if (joined) w = { ...w, increments: true, counter: joined };
+      }
       if (w.isClaim) {
         const lastEnd = key === undefined ? undefined : transactions.get(key)?.lastEnd.get(table);
         const finishedLater = lastEnd !== undefined && lastEnd > position;
@@ -295,6 +301,39 @@ function unheldOnly(where: readonly Comparison[], roles: LeaseRoles): boolean {
   if (where.some((c) => !c.underOr && isNull(c) && isLeaseColumn(c.column))) return true;
   const branches = where.filter((c) => c.underOr);
   return branches.some(isNull) && branches.some((c) => isExpiredLease(c, roles, true)) && branches.every((c) => isNull(c) || isExpiredLease(c, roles, true));
+}
+
+/**
+ * A claim whose locking read joins the table it stamps with the job's own (a per-queue lock row: `from job_queues join
+ * jobs using (queue_name) where ... and attempts < 25 for update skip locked`), and whose transaction then counts the
+ * job the read picked (`update jobs set attempts = attempts + 1 where id = v_job_id`): the attempt the read limits is
+ * counted with the claim, in another table. The counter's column, or undefined.
+ */
+function joinedCount(entries: readonly Entry[], position: number, key: string | undefined, read: LockingRead, write: RowWrite, limited: string): string | undefined {
+  if (key === undefined || read.tables.length < 2) return undefined;
+  const others = read.tables.map(tableOf).filter((t) => t !== tableOf(write.table));
+  for (let i = position + 1; i < entries.length; i++) {
+    if (entries[i].key !== key) continue;
+    for (const later of entries[i].statement.rowWrites) {
+      if (later.op !== 'update' || !others.includes(tableOf(later.table))) continue;
+      if (later.assignments.some((a) => a.column === limited && a.value.kind === 'increment' && a.value.by === 1)) return limited;
+    }
+  }
+  return undefined;
+}
+
+/** The counter and limit columns of the tables the file creates (a DDL file has no other queue facts: read first). */
+function createdCounterColumns(model: FileModel): NonNullable<QueueFacts['createdCounters']> {
+  const out: NonNullable<QueueFacts['createdCounters']> = [];
+  for (const site of model.sites) {
+    for (const { createdTable: created } of site.analysis.statements) {
+      if (!created) continue;
+      const limits = created.columns.filter((c) => LIMIT_COLUMN.test(c));
+      const counters = created.columns.filter((c) => ATTEMPT_COLUMN.test(c));
+      if (limits.length > 0 || counters.length > 0) out.push({ table: created.table, ...(created.schema ? { schema: created.schema } : {}), counters, limits });
+    }
+  }
+  return out;
 }
 
 /** The table a statement names, as the queue facts key it. */

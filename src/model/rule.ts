@@ -57,6 +57,11 @@ export interface ProjectReport {
   messageId: string;
   data?: Record<string, string | number>;
   location: Location;
+  /**
+   * The per-file pass reported this finding here already, worded without the other files: the project pass words it
+   * again with what they tell (a table's own limit column, defined in a schema file). It replaces that finding only.
+   */
+  rewords?: boolean;
 }
 
 export interface ProjectContext<Options, Facts> {

@@ -43,6 +43,13 @@ export const DELETE_FROM = new RegExp(String.raw`${DELETE_TEXT}|${BUILDER_DELETE
 export const INSERT_INTO = new RegExp(String.raw`insert${GAP}into`, 'i');
 /** INSERT ... SELECT: a statement that copies rows (a retry enqueued as a new row). */
 export const INSERT_SELECT = new RegExp(String.raw`insert${GAP}into${GAP}[^;]{1,600}?(?:\s|\\[nrt]|['"\x60(])select(?:\s|\\[nrt]|['"\x60])`, 'i');
+/**
+ * CREATE TABLE with an attempt-limit column (`max_tries`, `retry_limit`): the queue rules name the table's own counter
+ * and limit in their messages, from a schema file that holds no statement of theirs. Only SQL's own DDL is read so.
+ */
+export const CREATE_LIMITED_TABLE: LanguageTrigger = {
+  byLanguage: { sql: new RegExp(String.raw`create${GAP}(?:\w+${GAP}){0,2}table${GAP}[^;]*(?:max_\w|\w_limit)`, 'i') },
+};
 export const MERGE_INTO = new RegExp(String.raw`merge${GAP}into`, 'i');
 /** DISCARD ALL and DEALLOCATE [PREPARE] ALL: the word alone is in comments and UIs ("discard changes"). */
 export const DISCARD_ALL = new RegExp(String.raw`discard${GAP}all|deallocate${GAP}(?:prepare${GAP})?all`, 'i');

@@ -66,3 +66,13 @@ test('prisma-read-claim-good: the limit in the read, exhausted jobs buried by an
   assert.deepEqual(findings, []);
   assert.equal(code, 0);
 });
+
+test("limit-columns-bad: the claim's messages name the table's own counter and limit from another file's CREATE TABLE; a suppressed one stays suppressed", () => {
+  const { findings } = scanProject('limit-columns-bad');
+  assert.deepEqual(
+    findings.map((f) => `${f.file}:${f.at} ${f.rule}`),
+    ['migrations/002_take_ticket.sql:5:10 pgq/require-claim-attempt-limit', 'migrations/002_take_ticket.sql:7:61 pgq/require-claim-attempt-limit'],
+  );
+  assert.match(findings[0].message, /`tries = tries \+ 1`/);
+  assert.match(findings[1].message, /`and tries < max_tries`/);
+});

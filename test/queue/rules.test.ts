@@ -43,6 +43,20 @@ describe('require-claim-attempt-limit', () => {
     assert.deepEqual(brief(findings), ['a.sql:2:88 noLimit']);
     assert.match(findings[0].message, /`and retries_left > 0`/);
   });
+  test("the message names the table's own counter and limit columns, from its CREATE TABLE in another file", () => {
+    const table = 'create table jobs (id bigint primary key, status text, tries int default 0, max_tries int default 5, locked_until timestamptz);\n';
+    const claim = CLAIM({ limit: false, increment: false });
+    const findings = runProject(rule, { 'schema.sql': table, 'a.sql': claim + HEALTHY.replaceAll('attempts', 'tries') });
+    assert.deepEqual(brief(findings), ['a.sql:1:17 noIncrement', 'a.sql:2:88 noLimit']);
+    assert.match(findings[0].message, /`tries = tries \+ 1`/);
+    assert.match(findings[1].message, /`and tries < max_tries`/);
+    // With no CREATE TABLE in the project, the usual names.
+    assert.match(runProject(rule, { 'a.sql': claim + HEALTHY })[1].message, /`and attempts < max_attempts`/);
+    // A limit named after the counter wins over another limit column.
+    const two = table.replace('max_tries int default 5', 'max_runs int, max_tries int default 5');
+    const limited = runProject(rule, { 'schema.sql': two, 'a.sql': CLAIM({ limit: false }).replace('attempts = attempts + 1', 'tries = tries + 1') + HEALTHY.replaceAll('attempts', 'tries') });
+    assert.match(limited[0].message, /`and tries < max_tries`/);
+  });
   test('the limit written limit-first counts: max_attempts > attempts', () => {
     const claim = CLAIM({ limit: false }).replace('order by', 'and max_attempts > attempts order by');
     assert.deepEqual(brief(runProject(rule, { 'a.sql': claim + HEALTHY })), []);

@@ -363,6 +363,13 @@ describe('what real repositories run', () => {
     assert.deepEqual(model.sites[0].analysis.statements[0].lockingReads.map((l) => l.skipLocked), [true]);
   });
 
+  test("a Python str.format {schema} is a name in function bodies too, as at the top level; a body's JSON '{}' stays a string", () => {
+    const text = "create table {schema}.jobs (id int, meta jsonb);\ncreate function {schema}.take() returns setof {schema}.jobs language plpgsql as $$\nbegin\n  return query update {schema}.jobs set meta = '{}' where id = (select id from {schema}.jobs for update skip locked limit 1) returning *;\nend;\n$$;";
+    const model = parse(text);
+    assert.deepEqual([model.sqlErrors, model.skipped], [[], undefined]);
+    assert.deepEqual(kinds(text), ['CreateStmt', 'CreateFunctionStmt', 'UpdateStmt']);
+  });
+
   test('a file that does not parse says what it was read as and how to leave it out', () => {
     const model = parse('-- migrate:up\ncreate tabel jobs (id int);\n', 'db/1_jobs.sql');
     assert.match(model.parseErrorHint ?? '', /^Read as a dbmate migration; if the tool that runs this file reads it differently, add the file to "ignores"/);

@@ -533,7 +533,7 @@ function bareNameAt(text: string, start: number): string {
 }
 
 /**
- * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `${name}`, `@extschema@`.
+ * Placeholders inside a dollar-quoted body: `:name`, `{{NAME}}`, `{name}`, `${name}`, `@extschema@`.
  * psql leaves dollar quotes alone, but the tools that run such files
  * (graphile-worker's `:GRAPHILE_WORKER_SCHEMA`, Flyway, an application's own
  * template) fill them in as text everywhere, and none of them is PL/pgSQL or
@@ -542,7 +542,7 @@ function bareNameAt(text: string, start: number): string {
  */
 function bodyPlaceholders(text: string, start: number, end: number, variables: Map<string, string>, holes: Hole[]): void {
   const body = text.slice(start, end);
-  if (!/:|\{\{|\$\{|@ext/.test(body)) return;
+  if (!/:|\{\{|\{[A-Za-z_]\w*\}|\$\{|@ext/.test(body)) return;
   const name = (k: number, j: number, shown: string) => holes.push({ start: start + k, end: start + j, text: quoteIdentifier(shown) });
   // "{{ ... }}" first: the template's own quotes would end the quoted name early.
   const code = body.replace(/"\{\{[^\n]*?\}\}"/g, (found, at: number) => {
@@ -560,7 +560,8 @@ function bodyPlaceholders(text: string, start: number, end: number, variables: M
       return j;
     }
     if (c === 123 /* { */ || c === 36 /* $ */) {
-      const template = c === 123 ? DOUBLE_BRACE.exec(code.slice(k, k + 120)) : /^\$\{[\w.-]+\}/.exec(code.slice(k, k + 120));
+      // {{NAME}}, ${name}, and a Python str.format {schema} as at the top level: none is PL/pgSQL syntax.
+      const template = c === 123 ? DOUBLE_BRACE.exec(code.slice(k, k + 120)) ?? /^\{[A-Za-z_]\w*\}/.exec(code.slice(k, k + 80)) : /^\$\{[\w.-]+\}/.exec(code.slice(k, k + 120));
       if (!template) return;
       name(k, k + template[0].length, template[0]);
       return k + template[0].length;
