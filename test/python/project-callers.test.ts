@@ -89,6 +89,19 @@ describe('values the callers of other modules pass', () => {
     assert.equal(await fencedFinishes({ 'shop/a.py': spread }), 0);
   });
 
+  test('with --cache, a module that starts calling the helper with another value is noticed: every project file is a dependency of the answer', async () => {
+    const a = ['from datetime import datetime', 'from shop.queue import claim', 'def a(conn):', '    claim(conn, now=datetime.now(), lease=30)'].join('\n');
+    // The connection's type is not written, so no project-wide pool reading names the project's files either.
+    const untyped = queue.replaceAll('conn: psycopg.Connection', 'conn');
+    const root = project({ 'pyproject.toml': '[project]\nname = "shop"\n', 'shop/__init__.py': '', 'shop/queue.py': untyped, 'shop/a.py': a, 'shop/b.py': 'import sys\n' });
+    const options = { paths: [join(root, 'shop/queue.py')], cache: true, cacheLocation: join(root, 'cache.json'), concurrency: 'off' as const };
+    const finishes = async (cache: boolean) => (await scan({ ...options, cache })).results[0].messages.filter((m) => m.ruleId === 'require-fenced-finish').length;
+    assert.equal(await finishes(true), 1, 'one caller, a 30 s lease');
+    writeFileSync(join(root, 'shop/b.py'), ['from datetime import datetime', 'from shop.queue import claim', 'def b(conn):', '    claim(conn, now=datetime.now(), lease=45)'].join('\n'));
+    assert.equal(await finishes(false), 0, 'the callers disagree');
+    assert.equal(await finishes(true), 0, 'the cached answer is not served');
+  });
+
   test("a test's call is not the application's", async () => {
     const t = ['from datetime import datetime', 'from shop.queue import claim', 'def test_claim(conn):', '    claim(conn, now=datetime.now(), lease=30)'].join('\n');
     assert.equal(await fencedFinishes({ 'tests/test_queue.py': t }), 0);

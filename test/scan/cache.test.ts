@@ -354,3 +354,19 @@ test('an answer read from the whole project (every pool a Python project makes i
   assert.ok(cold.results.flatMap((r) => r.messages).some((m) => m.ruleId === 'no-session-tenant-setting'), 'a pooled engine in the project: reported');
   assert.deepEqual(shape((await scan(options)).results), shape(cold.results));
 });
+
+test('a value read from every call in a Python project (a claim helper\'s lease length) is not served from the cache once another project file adds a call', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pgq-cache-'));
+  cpSync('fixtures/python/require-fenced-finish/caller-lease-project', dir, { recursive: true });
+  // A module that does not call the claim yet.
+  const cli = join(dir, 'clinic/cli.py');
+  writeFileSync(cli, 'import sys\n\n\ndef main() -> None:\n    print(sys.argv)\n');
+  const options: ScanOptions = { paths: [join(dir, 'clinic/bad_visits.py')], cwd: dir, cache: true, cacheLocation: join(dir, 'cache.json'), concurrency: 'off' };
+  const before = await scan(options);
+  assert.ok(before.results.flatMap((r) => r.messages).some((m) => m.ruleId === 'require-fenced-finish'), 'every call passes the 45 s default: the lease is known');
+  // Now it calls the claim with a hold read at run time: the calls disagree, the lease length is unknown.
+  writeFileSync(cli, 'import sys\n\nfrom clinic.bad_visits import take_visits\n\n\nasync def main(session) -> None:\n    await take_visits(session, now=None, nurse="cli", batch=1, hold_seconds=int(sys.argv[1]))\n');
+  const cold = await scan({ ...options, cache: false });
+  assert.notDeepEqual(shape(cold.results), shape(before.results), 'the calls disagree: the finding goes');
+  assert.deepEqual(shape((await scan(options)).results), shape(cold.results));
+});

@@ -59,10 +59,12 @@ function projectTexts(root: string): { path: string; text: string }[] | undefine
 
 /**
  * What every call of `def` (a function at the top of the module `own`) in the project passes for its parameter
- * `name`, with the files read; undefined when the function is no module-level one, no call is found, or one call
- * spreads `*args`/`**kwargs` or passes nothing where the parameter has no default.
+ * `name`; no args when no call is found, or one call spreads `*args`/`**kwargs` or passes nothing where the
+ * parameter has no default. `files` are the project's files whenever they were searched, whatever the answer:
+ * an edit to any of them can add, drop or change a call, so a cached analysis holds only while none changes.
+ * Undefined when the function is no module-level one or there is no project to search.
  */
-export function projectArguments(own: ModuleSource, def: Node, name: string): { args: PassedArgument[]; files: string[] } | undefined {
+export function projectArguments(own: ModuleSource, def: Node, name: string): { args?: PassedArgument[]; files: string[] } | undefined {
   const top = def.parent?.name === 'DecoratedStatement' ? def.parent.parent : def.parent;
   if (top?.name !== 'Script') return undefined;
   const defId = def.getChild('VariableName');
@@ -75,7 +77,7 @@ export function projectArguments(own: ModuleSource, def: Node, name: string): { 
   if (!project) return undefined;
   const ownPath = resolve(own.path);
   const args: PassedArgument[] = [];
-  const files: string[] = [];
+  const files = project.map((p) => p.path);
   const sources: ModuleSource[] = [own];
   for (const { path, text } of project) {
     if (resolve(path) === ownPath || !text.includes(defName)) continue;
@@ -85,14 +87,12 @@ export function projectArguments(own: ModuleSource, def: Node, name: string): { 
   for (const source of sources) {
     const names = source === own ? new Set([defName]) : importedAs(source, defName, ownPath);
     if (names.size === 0) continue;
-    let called = false;
     let complete = true;
     source.tree.iterate({
       enter(ref) {
         if (!complete || ref.name !== 'CallExpression') return;
         const call = callParts(ref.node, source.text);
         if (call?.callee.name !== 'VariableName' || !names.has(source.text.slice(call.callee.from, call.callee.to))) return;
-        called = true;
         if (call.args.some((a) => a.star)) return void (complete = false);
         const arg = keyword(call.args, name) ?? (params[index].keywordOnly ? undefined : call.args.filter((a) => !a.name)[index]?.value);
         if (arg) args.push({ node: arg, source, def: enclosingDef(ref.node) });
@@ -100,10 +100,9 @@ export function projectArguments(own: ModuleSource, def: Node, name: string): { 
         else complete = false;
       },
     });
-    if (!complete) return undefined;
-    if (called && source !== own) files.push(source.path);
+    if (!complete) return { files };
   }
-  return args.length > 0 ? { args, files } : undefined;
+  return args.length > 0 ? { args, files } : { files };
 }
 
 /** The local names a module binds the function to: `from app.queue import claim as take`. */
