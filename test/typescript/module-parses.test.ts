@@ -96,3 +96,31 @@ test('what a scan memoised of the files (their stats, where imports lead) is gon
   const second = await scan({ paths: [join(dir, 'src/c-job.ts')], cwd: dir, concurrency: 'off' });
   assert.deepEqual(second.results[0].messages.filter((m) => m.ruleId === 'no-session-tenant-setting'), []);
 });
+
+// The repository is scanned before the service that imports it (`r` < `s`): its own reading is kept for
+// the service, which reads what findOrder returns (a name: a walk's answer) on it. The handler is
+// scanned before the service too, but its export returns an object (read from its syntax alone by an
+// importer): it is not kept, and the service's import of it parses it again.
+const repositoryFirst = {
+  'package.json': '{ "name": "shop", "type": "module" }',
+  'src/db.ts': "import pg from 'pg';\nexport const pool = new pg.Pool({ max: 4 });\n",
+  'src/handler.ts': `import { pool } from './db.js';\nexport async function handle(tenant: string) {\n  await pool.query("select set_config('app.tenant', $1, false)", [tenant]);\n  return { status: 200 };\n}\n`,
+  'src/repository.ts': `import { pool } from './db.js';\nexport async function findOrder(id: number) {\n  const { rows } = await pool.query('update orders set seen = true where id = $1 returning id', [id]);\n  return rows[0];\n}\n`,
+  'src/service.ts': `import { findOrder } from './repository.js';\nimport { handle } from './handler.js';\nimport { pool } from './db.js';\nexport async function show(tenant: string, id: number) {\n  await pool.query("select set_config('app.tenant', $1, false)", [tenant]);\n  await handle(tenant);\n  return findOrder(id);\n}\n`,
+};
+
+test('a scanned file a later file imports is read there on its own reading, unless its exports answer from their syntax', async () => {
+  const dir = project(repositoryFirst);
+  const before = { ...moduleParses };
+  const result = await scan({ paths: [dir], cwd: dir, concurrency: 'off' });
+  // Two parses as imports, db.ts and handler.ts (again, for the service): repository.ts is not parsed again.
+  assert.equal(moduleParses.count - before.count, 2);
+  const findings = result.results.flatMap((r) => r.messages.map((m) => `${r.filePath.slice(dir.length + 1)}:${m.line} ${m.ruleId}`));
+  const alone: string[] = [];
+  for (const file of ['src/db.ts', 'src/handler.ts', 'src/repository.ts', 'src/service.ts']) {
+    const single = await scan({ paths: [join(project(repositoryFirst), file)], cwd: dir, concurrency: 'off' });
+    alone.push(...single.results.flatMap((r) => r.messages.map((m) => `${file}:${m.line} ${m.ruleId}`)));
+  }
+  assert.deepEqual(findings, alone);
+  assert.ok(findings.includes('src/service.ts:5 no-session-tenant-setting'), findings.join('\n'));
+});

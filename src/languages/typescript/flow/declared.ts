@@ -92,3 +92,23 @@ function readsNoValue(fn: TSESTree.FunctionDeclaration): boolean {
 export function declaredExport(program: TSESTree.Program, fn: FunctionNode): fn is TSESTree.FunctionDeclaration {
   return fn.type === 'FunctionDeclaration' && fn.id !== null && exportedDeclarations(program)?.get(fn.id.name) === fn;
 }
+
+/**
+ * Whether a file that imports this module is unlikely to walk it: its top level is imports, types
+ * and function declarations, and every exported one returns no value a walk could tell, so an
+ * importer reads each export from its syntax alone (`exported`, `returnsOf` in flow/file.ts). Read
+ * from the top level and the exported functions' returns only: a module it says yes to wrongly
+ * (a class inside, an assignment to a declared name) is walked as before, only not kept for it.
+ */
+export function importedWithoutWalk(program: TSESTree.Program): boolean {
+  for (const statement of program.body) {
+    if (statement.type === 'ImportDeclaration' || statement.type === 'TSTypeAliasDeclaration' || statement.type === 'TSInterfaceDeclaration') continue;
+    const isExport = statement.type === 'ExportNamedDeclaration';
+    if (isExport && (statement.source || statement.specifiers.length > 0)) return false;
+    const d = isExport ? statement.declaration : statement;
+    if (d?.type === 'TSTypeAliasDeclaration' || d?.type === 'TSInterfaceDeclaration') continue;
+    if (d?.type !== 'FunctionDeclaration' || !d.id) return false;
+    if (isExport && !returnsNoValue(d)) return false;
+  }
+  return true;
+}

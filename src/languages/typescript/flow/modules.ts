@@ -317,6 +317,24 @@ export class ModuleCache<T> {
     return stats && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
   }
 
+  /**
+   * Enters a value built elsewhere (a scanned file's own parse and reading) for the file as it is
+   * now, where none is cached yet and the file is small enough that `get` would read it; says
+   * whether it did. Only while a scan runs: outside one, nothing is kept for later files.
+   */
+  offer(path: string, value: T): boolean {
+    if (!scanStats || this.entries.has(path)) return false;
+    const stats = fileStat(path);
+    if (!stats || stats.size > MAX_MODULE_BYTES) return false;
+    this.entries.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, value });
+    return true;
+  }
+
+  /** Drops what `offer` entered for `path`, if it is still that value: the file is read again when asked. */
+  withdraw(path: string, value: T): void {
+    if (this.entries.get(path)?.value === value) this.entries.delete(path);
+  }
+
   get(path: string, build: (text: string) => T | undefined): T | undefined {
     const stats = fileStat(path);
     if (!stats) return undefined;
