@@ -27,7 +27,7 @@ import { discoverFiles } from './discover.ts';
 import { autoUsesWorkers } from './pool.ts';
 import { ImportChance, withDependencies } from './import-chance.ts';
 import { beginScan } from '../languages/typescript/flow/modules.ts';
-import { nextScanGeneration } from './generation.ts';
+import { nextScanGeneration } from '../scan-generation.ts';
 import { buildPrefilter } from './prefilter.ts';
 import { asUtf8, decodeText, readErrorReason, readRegularFile, SOURCE_MAX_BYTES, type FileReadError } from '../read-file.ts';
 import { selectFiles, type FileSelection } from './select-files.ts';

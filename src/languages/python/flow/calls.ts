@@ -27,14 +27,14 @@ import { callParts, children, dottedName, keyword, methodCall, positional, span,
 import { BindingWalk, type WalkInfo } from './bindings.ts';
 import { classAttributeName } from './class-attributes.ts';
 import { HostValueWalk } from './host-values.ts';
-import { annotationType, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
+import { annotationType, assignedToParameter, bodyStatements, defName, literalBool, parameters, sqlArgument } from './defs.ts';
 import type { DriverOrm } from './driver-api.ts';
 import { boundValues, numberPlaceholders, paramsOf, resolveSettingNames, type BoundValues, type PlaceholderRef } from './params.ts';
 import { holeNodes, isDeploymentValue, type DeploymentReader } from './deployment-values.ts';
 import { isRequestValue, type RequestReader } from './request-values.ts';
 import { beganBySql, ended, endedBySql, executed, noteEnd, possibleImplicitIds, scopeOf } from './scopes.ts';
 import { qualifiedName } from './imports.ts';
-import { assignedToParameter, passedToParameter } from './parameter-values.ts';
+import { passedToParameter } from './parameter-values.ts';
 import { classPropertyCall, foreignCallee, instanceMethodEffect, moduleResolver, pythonSideEffect, receiverMaker, sideEffectWithin, type CalleeResolver } from './side-effects.ts';
 
 import { analyzeHostText, DBAPI_EXECUTE_METHODS, OPAQUE_METHODS } from './sql-sites.ts';

@@ -1,6 +1,6 @@
 // Small readings of Python syntax the walk needs: a def's name, parameters
 // and body, `with` items, decorators, annotations, literal booleans.
-import { childNamed, children, keyword, positional, unwrap, type Arg, type Node } from '../syntax.ts';
+import { childNamed, children, keyword, ownNodes, positional, unwrap, type Arg, type Node } from '../syntax.ts';
 
 export function defName(def: Node, text: string): string {
   const id = childNamed(def, 'VariableName');
@@ -119,4 +119,15 @@ export function literalBool(node: Node | undefined, text: string): boolean | 'un
   if (!expr) return 'unknown';
   const value = text.slice(expr.from, expr.to);
   return value === 'True' ? true : value === 'False' ? false : 'unknown';
+}
+
+/** The values of the plain assignments `name = value` a def makes to its parameter `name`. */
+export function assignedToParameter(def: Node, text: string, name: string): Node[] {
+  const values: Node[] = [];
+  ownNodes(def, (node) => {
+    const parts = node.name === 'AssignStatement' ? children(node) : [];
+    const plain = parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp' && text.slice(parts[0].from, parts[0].to) === name;
+    if (plain) values.push(parts[2]);
+  });
+  return values;
 }

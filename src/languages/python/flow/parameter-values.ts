@@ -2,20 +2,9 @@
 // values the function assigns it itself (`now = now or timezone.now()`), and
 // what every call of the function in the file passes for it. The ORM writer
 // asks, to read a clock or a lease length the caller hands in.
-import { callParts, children, keyword, ownNodes, type Node } from '../syntax.ts';
+import { callParts, keyword, type Node } from '../syntax.ts';
 import { parameters } from './defs.ts';
 import type { EngineFile } from './engine-file.ts';
-
-/** The values of the plain assignments `name = value` a def makes to its parameter `name`. */
-export function assignedToParameter(def: Node, text: string, name: string): Node[] {
-  const values: Node[] = [];
-  ownNodes(def, (node) => {
-    const parts = node.name === 'AssignStatement' ? children(node) : [];
-    const plain = parts.length === 3 && parts[0].name === 'VariableName' && parts[1].name === 'AssignOp' && text.slice(parts[0].from, parts[0].to) === name;
-    if (plain) values.push(parts[2]);
-  });
-  return values;
-}
 
 /** Per file, what the calls of a def pass for one of its parameters, by `def offset:name`. */
 const PASSED = new WeakMap<object, Map<string, Node[] | undefined>>();

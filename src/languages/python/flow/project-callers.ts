@@ -7,7 +7,7 @@
 // clock and lease length, and only where every call of the unit passes a
 // value it can read.
 //
-// Bounded: the project is project-pools.ts's (its files, without tests and
+// Bounded: the project is project-files.ts's (its files, without tests and
 // migrations, at most MAX_FILES); a value is followed a few steps through the
 // caller's own names, its module's constants and imports, a parameter's
 // default or the one value the caller assigns it, and a settings object's
@@ -17,12 +17,11 @@
 import { resolve } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import { callParts, children, keyword, unwrap, type Node } from '../syntax.ts';
-import { parameters } from './defs.ts';
+import { assignedToParameter, parameters } from './defs.ts';
 import { qualifiedName } from './imports.ts';
-import { assignedToParameter } from './parameter-values.ts';
 import { importRoot, moduleDef, readModule, resolveModule, returnedCall, type ModuleSource } from './project.ts';
-import { projectFiles } from './project-pools.ts';
-import { PerScanMap } from '../../../scan/generation.ts';
+import { projectFiles } from './project-files.ts';
+import { PerScanMap } from '../../../scan-generation.ts';
 
 /** An argument some call of the function passes (or the parameter's default, where a call passes none), where it is written. */
 export interface PassedArgument {

@@ -10,22 +10,16 @@
 // The project is the folder the file's own package is imported from
 // (project.ts importRoot), without its tests and migrations: a test's or a
 // migration's engine is not the one the application hands out.
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { ConnectionConfig, Driver } from '../../../model/index.ts';
-import { isTestPath } from '../../../model/test-evidence.ts';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import { DRIVERS, makerOf, readConfig } from '../drivers/index.ts';
 import { parsePython } from '../syntax.ts';
 import { moduleConstants, qualifiedName, readImports } from './imports.ts';
 import type { ReadContext } from './types.ts';
-import { PerScanMap } from '../../../scan/generation.ts';
+import { PerScanMap } from '../../../scan-generation.ts';
+import { projectFiles } from './project-files.ts';
 
-/** Modules looked at in one project, at most: past it, what the project makes is not known. */
-const MAX_FILES = 1500;
 const MAX_BYTES = 512 * 1024;
-/** Folders that are not the application's code, or not its runtime. */
-const SKIP_DIRS = /^(\..*|node_modules|__pycache__|venv|env|site-packages|build|dist|tests?|migrations|alembic)$/;
 
 export interface ProjectPools {
   /** The project's folder. */
@@ -41,30 +35,6 @@ const cache = new PerScanMap<string, ProjectPools | null>();
 
 export function clearProjectPools(): void {
   cache.clear();
-}
-
-/** The Python files of the project, without tests and migrations; undefined past MAX_FILES. */
-export function projectFiles(root: string): string[] | undefined {
-  const files: string[] = [];
-  const dirs = [root];
-  while (dirs.length > 0) {
-    const dir = dirs.shift()!;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (entry.isDirectory()) {
-        if (!SKIP_DIRS.test(entry.name)) dirs.push(join(dir, entry.name));
-      } else if (entry.isFile() && entry.name.endsWith('.py') && !isTestPath(entry.name)) {
-        files.push(join(dir, entry.name));
-        if (files.length > MAX_FILES) return undefined;
-      }
-    }
-  }
-  return files;
 }
 
 /** What the project under `root` makes with each driver's makers (read once per scan). */

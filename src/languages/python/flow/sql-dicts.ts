@@ -4,13 +4,21 @@
 // The key is one the code writes (strings.ts reads it); any other mapping or key
 // stays unknown.
 import { callParts, children, dottedName, span, unwrap, type Node } from '../syntax.ts';
-import type { HostText, ResolveContext } from './strings.ts';
+import type { HostText } from './python-text.ts';
+
+/** What the dict reading asks of strings.ts's ResolveContext. */
+interface DictContext {
+  text: string;
+  constant(name: string, at: Node): Node | undefined;
+  member?(node: Node): Node | undefined;
+  importedItem?(name: string, key: string, at: Node): HostText | undefined;
+}
 
 /**
  * The text of the item `key` of the dict `object` names; every character stands at `at` (the subscript or the
  * `.get` call). `resolve` reads an item's SQL in this file.
  */
-export function dictItemText(object: Node, key: string, at: Node, ctx: ResolveContext, resolve: (item: Node) => HostText | undefined): HostText | undefined {
+export function dictItemText(object: Node, key: string, at: Node, ctx: DictContext, resolve: (item: Node) => HostText | undefined): HostText | undefined {
   const objectName = object.name === 'VariableName' ? ctx.text.slice(object.from, object.to) : object.name === 'MemberExpression' && !object.getChild('[') ? dottedName(object, ctx.text) : undefined;
   if (!objectName) return undefined;
   // A module constant, or a dict a class keeps (`SQL = {...}` in the class body, `self.sql = {...}` set once).

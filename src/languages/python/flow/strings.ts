@@ -4,24 +4,13 @@
 // (psycopg's placeholders look the same), psycopg.sql composition
 // (SQL, Identifier, Literal, Placeholder, Composed `+`, `.join`, `.format`),
 // SQLAlchemy's text() and names of constants.
-import { HostTextBuilder, toHost, type HostText as BaseHostText } from '../../host-text.ts';
+import { HostTextBuilder, toHost } from '../../host-text.ts';
+import type { HostText } from './python-text.ts';
 import { forEachCodeChar } from '../../../sql/lexer.ts';
 import { dictItemText } from './sql-dicts.ts';
 import { callParts, children, dottedName, keyword, methodCall, positional, span, unwrap, type Arg, type Node } from '../syntax.ts';
 
-export interface HostText extends BaseHostText {
-  /** The text passed through psycopg.sql.SQL(). */
-  composed: boolean;
-  /** The text passed through SQLAlchemy's text(): its placeholders are `:name`. */
-  colonParams?: boolean;
-  /**
-   * `{}` fields of a psycopg.sql template left in the text because their
-   * argument could not be read (text offset of the `{` -> the argument).
-   */
-  formatArgs?: Map<number, Node>;
-  /** Values given to text(...).bindparams(name=value). */
-  boundParams?: Map<string, Node>;
-}
+export type { HostText };
 
 export { toHost };
 
