@@ -78,6 +78,14 @@ describe('numbers the callers of other modules pass', () => {
     assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': worker }), judged);
   });
 
+  test("a destructured property's default where a call leaves it out, agreeing with the others", async () => {
+    const text = queue('{ leaseMs = 300_000 }: { leaseMs?: number } = {}', 'leaseMs');
+    const agree = `import { take } from './queue.js';\nexport const a = () => take();\nexport const b = () => take({ leaseMs: 5 * 60_000 });`;
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': agree }), judged);
+    const differ = `import { take } from './queue.js';\nexport const a = () => take();\nexport const b = () => take({ leaseMs: 60_000 });`;
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': differ }), []);
+  });
+
   test('callers that disagree, a spread, a value read at run time, a missing property or a use other than a call: unknown', async () => {
     const text = queue('opts: { leaseMs: number }', 'opts.leaseMs');
     const cases = [

@@ -103,11 +103,11 @@ function topLevelName(program: TSESTree.Program, fn: FunctionNode): string | und
  * parameter of a module-level function, or the calls do not all pass one agreed number.
  */
 export function callerNumber(module: string, program: TSESTree.Program, env: Env, node: Node, files: string[]): number | undefined {
-  const ref = parameterOf(env, module, node);
   const n = unwrap(node);
   const root = n?.type === 'MemberExpression' ? unwrap(n.object) : n;
   const fn = root?.type === 'Identifier' ? env.holder(root.name)?.fn : undefined;
-  if (!ref || !fn || fn.range[0] !== ref.function.at) return undefined;
+  const ref = parameterOf(env, module, node) ?? (n?.type === 'Identifier' && fn ? defaultedProperty(env, fn, n.name) : undefined);
+  if (!ref || !fn || (ref.function !== undefined && fn.range[0] !== ref.function.at)) return undefined;
   const name = topLevelName(program, fn);
   if (!name) return undefined;
   const key = `${resolve(module)}:${fn.range[0]}:${ref.parameter}:${ref.property ?? ''}`;
@@ -120,6 +120,22 @@ export function callerNumber(module: string, program: TSESTree.Program, env: Env
   }
   files.push(...answer.files);
   return answer.value ?? undefined;
+}
+
+/** `{ leaseMs = 300_000 }` in the parameter list, not bound again since: the property of that parameter. */
+function defaultedProperty(env: Env, fn: FunctionNode, name: string): { function?: undefined; parameter: number; property: string } | undefined {
+  if (env.holder(name)?.rebound.has(name)) return undefined;
+  const params = fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this'));
+  for (const [parameter, param] of params.entries()) {
+    const pattern = param.type === 'AssignmentPattern' ? param.left : param;
+    if (pattern.type !== 'ObjectPattern') continue;
+    for (const p of pattern.properties) {
+      if (p.type !== 'Property' || p.computed || p.value.type !== 'AssignmentPattern' || p.value.left.type !== 'Identifier' || p.value.left.name !== name) continue;
+      const property = memberKeyName(p);
+      return property === undefined ? undefined : { parameter, property };
+    }
+  }
+  return undefined;
 }
 
 function agreedArgument(module: string, name: string, fn: FunctionNode, index: number, property: string | undefined, files: string[]): number | undefined {
