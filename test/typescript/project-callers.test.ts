@@ -86,6 +86,24 @@ describe('numbers the callers of other modules pass', () => {
     assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': differ }), []);
   });
 
+  test("a constructor's options kept on the instance, read in a method: what every `new` passes", async () => {
+    const kept = (ctor: string) =>
+      queue('', 'this.options.leaseMs')
+        .replace('export async function take() {', `export class Tasks {\n  ${ctor}\n  async take() {`)
+        .replace(/\n {2}return pool\.query\(([\s\S]*?)\);\n\}/, '\n  return pool.query($1);\n}\n}');
+    const byProperty = kept('constructor(private readonly options: { leaseMs: number }) {}');
+    const byAssignment = kept('private options: { leaseMs: number };\n  constructor(options: { leaseMs: number }) { this.options = options; }');
+    const worker = (calls: string) => `import { Tasks } from './queue.js';\nconst LEASE = 5 * 60_000;\nexport function make(): Tasks { ${calls} }`;
+    for (const text of [byProperty, byAssignment]) {
+      assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': worker('return new Tasks({ leaseMs: LEASE });') }), judged, text);
+      assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': worker('new Tasks({ leaseMs: 1000 }); return new Tasks({ leaseMs: LEASE });') }), [], 'disagree');
+      assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': `${worker('return new Tasks({ leaseMs: LEASE });')}\nexport class Slow extends Tasks {}` }), [], 'subclass');
+    }
+    // The field written again elsewhere in the class: not what the constructor was handed.
+    const reassigned = byAssignment.replace('async take() {', 'reset() { this.options = { leaseMs: 1 }; }\n  async take() {');
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': reassigned, 'src/worker.ts': worker('return new Tasks({ leaseMs: LEASE });') }), []);
+  });
+
   test('callers that disagree, a spread, a value read at run time, a missing property or a use other than a call: unknown', async () => {
     const text = queue('opts: { leaseMs: number }', 'opts.leaseMs');
     const cases = [

@@ -104,22 +104,80 @@ function topLevelName(program: TSESTree.Program, fn: FunctionNode): string | und
  */
 export function callerNumber(module: string, program: TSESTree.Program, env: Env, node: Node, files: string[]): number | undefined {
   const n = unwrap(node);
+  if (n?.type === 'MemberExpression') {
+    const kept = constructorOption(program, n);
+    if (kept) return agreed(module, `${kept.name}:new`, kept.name, kept.ctor, kept.parameter, kept.property, 'new', files);
+  }
   const root = n?.type === 'MemberExpression' ? unwrap(n.object) : n;
   const fn = root?.type === 'Identifier' ? env.holder(root.name)?.fn : undefined;
   const ref = parameterOf(env, module, node) ?? (n?.type === 'Identifier' && fn ? defaultedProperty(env, fn, n.name) : undefined);
   if (!ref || !fn || (ref.function !== undefined && fn.range[0] !== ref.function.at)) return undefined;
   const name = topLevelName(program, fn);
   if (!name) return undefined;
-  const key = `${resolve(module)}:${fn.range[0]}:${ref.parameter}:${ref.property ?? ''}`;
+  return agreed(module, String(fn.range[0]), name, fn, ref.parameter, ref.property, 'call', files);
+}
+
+function agreed(module: string, at: string, name: string, fn: FunctionNode, parameter: number, property: string | undefined, how: 'call' | 'new', files: string[]): number | undefined {
+  const key = `${resolve(module)}:${at}:${parameter}:${property ?? ''}`;
   let answer = answers.get(key);
   if (!answer) {
     answer = { value: null, files: [] };
     answers.set(key, answer); // A cycle of callers reads as unknown.
-    const found = agreedArgument(module, name, fn, ref.parameter, ref.property, answer.files);
+    const found = agreedArgument(module, name, fn, parameter, property, how, answer.files);
     answer.value = found ?? null;
   }
   files.push(...answer.files);
   return answer.value ?? undefined;
+}
+
+/**
+ * `this.options.leaseMs` in a method of a class at the top of the module, where the constructor keeps its parameter
+ * as `options` (`constructor(private options: Options)`, or `this.options = options` its one assignment in the class):
+ * the constructor, the parameter and the property its `new` calls pass.
+ */
+function constructorOption(program: TSESTree.Program, n: TSESTree.MemberExpression): { name: string; ctor: FunctionNode; parameter: number; property: string } | undefined {
+  const kept = unwrap(n.object);
+  const property = propertyName(n);
+  if (n.computed || property === undefined || kept?.type !== 'MemberExpression' || kept.computed || unwrap(kept.object)?.type !== 'ThisExpression') return undefined;
+  const field = propertyName(kept);
+  const cls = program.body
+    .map((s) => (s.type === 'ExportNamedDeclaration' || s.type === 'ExportDefaultDeclaration' ? s.declaration : s))
+    .find((s): s is TSESTree.ClassDeclaration => s?.type === 'ClassDeclaration' && s.range[0] <= n.range[0] && n.range[1] <= s.range[1]);
+  const made = cls?.body.body.find((m): m is TSESTree.MethodDefinition => m.type === 'MethodDefinition' && m.kind === 'constructor')?.value;
+  const ctor = made?.type === 'FunctionExpression' ? made : undefined;
+  if (!cls?.id || !ctor || field === undefined) return undefined;
+  // Every write of the field, or of a member of it, anywhere in the class.
+  const writes: Node[] = [];
+  visit(cls, [], (at) => {
+    if (at.type !== 'AssignmentExpression' && at.type !== 'UpdateExpression') return;
+    let target = unwrap(at.type === 'AssignmentExpression' ? at.left : at.argument);
+    while (target?.type === 'MemberExpression') {
+      const object = unwrap(target.object);
+      if (object?.type === 'ThisExpression' && propertyName(target) === field) writes.push(at);
+      target = object;
+    }
+  });
+  const params = ctor.params;
+  let parameter = params.findIndex((p) => p.type === 'TSParameterProperty' && keptName(p.parameter) === field);
+  if (parameter >= 0 && writes.length > 0) return undefined;
+  if (parameter < 0) {
+    const write = writes.length === 1 && writes[0].type === 'AssignmentExpression' && writes[0].operator === '=' ? unwrap(writes[0].right) : undefined;
+    const inCtor = writes.length === 1 && ctor.range[0] <= writes[0].range[0] && writes[0].range[1] <= ctor.range[1];
+    if (!inCtor || write?.type !== 'Identifier') return undefined;
+    parameter = params.findIndex((p) => p.type === 'Identifier' && p.name === write.name);
+    // The parameter must reach the field as handed in: not bound again in the constructor.
+    let rebound = false;
+    visit(ctor, [], (at) => {
+      if (at.type === 'AssignmentExpression' && unwrap(at.left)?.type === 'Identifier' && (unwrap(at.left) as TSESTree.Identifier).name === write.name) rebound = true;
+    });
+    if (rebound) return undefined;
+  }
+  return parameter < 0 ? undefined : { name: cls.id.name, ctor, parameter, property };
+}
+
+function keptName(p: TSESTree.TSParameterProperty['parameter']): string | undefined {
+  const id = p.type === 'AssignmentPattern' ? p.left : p;
+  return id.type === 'Identifier' ? id.name : undefined;
 }
 
 /** `{ leaseMs = 300_000 }` in the parameter list, not bound again since: the property of that parameter. */
@@ -138,12 +196,13 @@ function defaultedProperty(env: Env, fn: FunctionNode, name: string): { function
   return undefined;
 }
 
-function agreedArgument(module: string, name: string, fn: FunctionNode, index: number, property: string | undefined, files: string[]): number | undefined {
+function agreedArgument(module: string, name: string, fn: FunctionNode, index: number, property: string | undefined, how: 'call' | 'new', files: string[]): number | undefined {
   const own = resolve(module);
   const root = unitRoot(own);
   const project = root === resolve('/') ? undefined : unitFiles(root);
   if (!project || !project.some((f) => f.path === own)) return undefined;
-  const param = fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this'))[index];
+  const declared = fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this'))[index] as Node | undefined;
+  const param = declared?.type === 'TSParameterProperty' ? declared.parameter : declared;
   const values: (number | undefined)[] = [];
   for (const file of project) {
     if (!file.text.includes(name)) continue;
@@ -159,7 +218,7 @@ function agreedArgument(module: string, name: string, fn: FunctionNode, index: n
       const parent = path[path.length - 1];
       // The declaration itself, an import of it, a property key or member named alike: not a use.
       if (isDeclarationName(at, parent)) return;
-      if (parent?.type !== 'CallExpression' || parent.callee !== at) return void (complete = false);
+      if (parent?.type !== (how === 'new' ? 'NewExpression' : 'CallExpression') || (parent as TSESTree.CallExpression).callee !== at) return void (complete = false);
       if (parent.arguments.slice(0, index + 1).some((a) => a.type === 'SpreadElement')) return void (complete = false);
       const arg = parent.arguments[index] as Node | undefined;
       values.push(passedValue(program, path, arg, param, property));
@@ -187,7 +246,10 @@ function importedName(program: TSESTree.Program, from: string, own: string, name
 
 function isDeclarationName(at: TSESTree.Identifier, parent: Node | undefined): boolean {
   if (!parent) return false;
-  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier' || parent.type === 'FunctionDeclaration') return true;
+  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier') return true;
+  if ((parent.type === 'FunctionDeclaration' || parent.type === 'ClassDeclaration') && parent.id === at) return true;
+  // A type (`worker: Worker`, `typeof claim`): no value passes.
+  if (parent.type === 'TSTypeReference' || parent.type === 'TSTypeQuery' || parent.type === 'TSQualifiedName') return true;
   if (parent.type === 'VariableDeclarator' && parent.id === at) return true;
   if (parent.type === 'MemberExpression' && parent.property === at && !parent.computed) return true;
   if ((parent.type === 'Property' || parent.type === 'MethodDefinition' || parent.type === 'PropertyDefinition') && parent.key === at && !parent.computed) {
