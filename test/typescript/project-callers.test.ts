@@ -123,3 +123,18 @@ describe('numbers the callers of other modules pass', () => {
     assert.deepEqual(await rulesOn({ 'src/queue.ts': queue('opts: { leaseMs: number }', 'opts.leaseMs') }), []);
   });
 });
+
+test('--cache: a caller changed in another module changes the queue module\'s findings', async () => {
+  const root = project({
+    'src/queue.ts': queue('opts: { leaseMs: number }', 'opts.leaseMs'),
+    'src/worker.ts': `import { take } from './queue.js';\nexport const a = () => take({ leaseMs: 300_000 });`,
+    'src/other.ts': `export const nothing = 1;`,
+  });
+  const options = { paths: [join(root, 'src')], cwd: root, cache: true, concurrency: 'off' as const };
+  const rules = (r: Awaited<ReturnType<typeof scan>>) => r.results.flatMap((f) => f.messages.map((m) => m.ruleId!)).sort();
+  assert.deepEqual(rules(await scan(options)), judged);
+  // A call that disagrees, added to a module that had none.
+  writeFileSync(join(root, 'src/other.ts'), `import { take } from './queue.js';\nexport const b = () => take({ leaseMs: 1_000 });`);
+  clearProjectCallers();
+  assert.deepEqual(rules(await scan(options)), []);
+});

@@ -32,10 +32,13 @@ interface ProjectFile {
   program?: TSESTree.Program | null;
 }
 
-/** The source files of each unit, read once per process (null: too many, or none). */
+/** The source files of each unit, read once per process (null: too many, or none); main's PerScanMap would make it per scan. */
 const units = new Map<string, ProjectFile[] | null>();
 /** The agreed number by function, parameter and property (null: unknown). */
 const answers = new Map<string, { value: number | null; files: string[] }>();
+
+/** The answers whose files a dependency list was given already. */
+const pushed = new WeakMap<string[], Set<string>>();
 
 export function clearProjectCallers(): void {
   units.clear();
@@ -126,7 +129,11 @@ function agreed(module: string, at: string, name: string, fn: FunctionNode, para
     const found = agreedArgument(module, name, fn, parameter, property, how, answer.files);
     answer.value = found ?? null;
   }
-  files.push(...answer.files);
+  // Once per answer and list: a file's sites ask again and again.
+  const given = pushed.get(files) ?? new Set<string>();
+  pushed.set(files, given);
+  if (!given.has(key)) for (const f of answer.files) files.push(f);
+  given.add(key);
   return answer.value ?? undefined;
 }
 
@@ -201,6 +208,8 @@ function agreedArgument(module: string, name: string, fn: FunctionNode, index: n
   const root = unitRoot(own);
   const project = root === resolve('/') ? undefined : unitFiles(root);
   if (!project || !project.some((f) => f.path === own)) return undefined;
+  // Any file of the unit can add, drop or change a call: the answer, known or not, rests on them all (the scan cache).
+  for (const file of project) if (file.path !== own) files.push(file.path);
   const declared = fn.params.filter((p) => !(p.type === 'Identifier' && p.name === 'this'))[index] as Node | undefined;
   const param = declared?.type === 'TSParameterProperty' ? declared.parameter : declared;
   const values: (number | undefined)[] = [];
@@ -211,7 +220,6 @@ function agreedArgument(module: string, name: string, fn: FunctionNode, index: n
     const local = file.path === own ? name : importedName(program, file.path, own, name);
     if (local === undefined) continue;
     if (local === null) return undefined;
-    const before = values.length;
     let complete = true;
     visit(program, [], (at, path) => {
       if (!complete || at.type !== 'Identifier' || at.name !== local) return;
@@ -224,7 +232,6 @@ function agreedArgument(module: string, name: string, fn: FunctionNode, index: n
       values.push(passedValue(program, path, arg, param, property));
     });
     if (!complete) return undefined;
-    if (values.length > before && file.path !== own) files.push(file.path);
   }
   return values.length > 0 && values.every((v) => v !== undefined && v === values[0]) ? values[0] : undefined;
 }
