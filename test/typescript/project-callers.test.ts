@@ -119,6 +119,18 @@ describe('numbers the callers of other modules pass', () => {
     }
   });
 
+  test('a call that may go unseen (through a barrel, require(), a renamed export): unknown', async () => {
+    const text = queue('opts: { leaseMs: number }', 'opts.leaseMs');
+    const agreeing = `import { take } from './queue.js';\nexport const a = () => take({ leaseMs: 300_000 });`;
+    const barrel = { 'src/index.ts': `export * from './queue.js';`, 'src/far.ts': `import { take } from './index.js';\nexport const b = () => take({ leaseMs: 1_000 });` };
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': agreeing, ...barrel }), []);
+    const required = `const q = require('./queue.js');\nexport const b = () => q.take({ leaseMs: 1_000 });`;
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': agreeing, 'src/far.ts': required }), []);
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': `${text}\nexport { take as claim };`, 'src/worker.ts': agreeing }), []);
+    // The same files with the agreeing caller alone: known.
+    assert.deepEqual(await rulesOn({ 'src/queue.ts': text, 'src/worker.ts': agreeing }), judged);
+  });
+
   test('no caller at all: unknown', async () => {
     assert.deepEqual(await rulesOn({ 'src/queue.ts': queue('opts: { leaseMs: number }', 'opts.leaseMs') }), []);
   });

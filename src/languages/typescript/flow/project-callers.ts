@@ -236,24 +236,45 @@ function agreedArgument(module: string, name: string, fn: FunctionNode, index: n
   return values.length > 0 && values.every((v) => v !== undefined && v === values[0]) ? values[0] : undefined;
 }
 
-/** The local name a module imports the function by (undefined: it does not; null: as a namespace or default, not read). */
+/**
+ * The local name a module imports the function by (undefined: it does not; null: it may reach it in a way not
+ * read, whose calls would go unseen: a namespace or default import, a re-export, `require()` or `import()` of the
+ * module, or the same name imported from another project module, which may re-export it).
+ */
 function importedName(program: TSESTree.Program, from: string, own: string, name: string): string | null | undefined {
   let local: string | null | undefined;
+  const leadsTo = (specifier: unknown) => {
+    const target = typeof specifier === 'string' ? resolveProjectModule(from, specifier) : undefined;
+    return target === undefined ? undefined : resolve(target) === own;
+  };
   for (const statement of program.body) {
-    if (statement.type !== 'ImportDeclaration' || typeof statement.source.value !== 'string') continue;
-    const target = resolveProjectModule(from, statement.source.value);
-    if (!target || resolve(target) !== own) continue;
+    if ((statement.type === 'ExportNamedDeclaration' || statement.type === 'ExportAllDeclaration') && statement.source && leadsTo(statement.source.value)) return null;
+    if (statement.type !== 'ImportDeclaration') continue;
+    const ours = leadsTo(statement.source.value);
     for (const s of statement.specifiers) {
-      if (s.type === 'ImportSpecifier' && (s.imported.type === 'Identifier' ? s.imported.name : s.imported.value) === name) local = s.local.name;
+      const imported = s.type === 'ImportSpecifier' ? (s.imported.type === 'Identifier' ? s.imported.name : s.imported.value) : undefined;
+      if (ours === false && imported === name) return null;
+      if (!ours) continue;
+      if (imported === name) local = s.local.name;
       else if (s.type !== 'ImportSpecifier') local = null;
     }
   }
-  return local;
+  if (local === null) return null;
+  let dynamic = false;
+  visit(program, [], (at) => {
+    if (dynamic) return;
+    if (at.type === 'ImportExpression' && at.source.type === 'Literal' && leadsTo(at.source.value)) dynamic = true;
+    const callee = at.type === 'CallExpression' ? unwrap(at.callee) : undefined;
+    if (at.type === 'CallExpression' && callee?.type === 'Identifier' && callee.name === 'require' && at.arguments[0]?.type === 'Literal' && leadsTo(at.arguments[0].value)) dynamic = true;
+  });
+  return dynamic ? null : local;
 }
 
 function isDeclarationName(at: TSESTree.Identifier, parent: Node | undefined): boolean {
   if (!parent) return false;
-  if (parent.type === 'ImportSpecifier' || parent.type === 'ExportSpecifier') return true;
+  if (parent.type === 'ImportSpecifier') return true;
+  // `export { take }` hands it out by its name (read in the importers); `export { take as claim }` is not read.
+  if (parent.type === 'ExportSpecifier') return (parent.exported.type === 'Identifier' ? parent.exported.name : parent.exported.value) === at.name;
   if ((parent.type === 'FunctionDeclaration' || parent.type === 'ClassDeclaration') && parent.id === at) return true;
   // A type (`worker: Worker`, `typeof claim`): no value passes.
   if (parent.type === 'TSTypeReference' || parent.type === 'TSTypeQuery' || parent.type === 'TSQualifiedName') return true;
