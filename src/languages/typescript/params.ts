@@ -201,6 +201,11 @@ export function classifyValue(
       }
       const method = methodOf(n);
       if (method && method.name === 'toString' && n.arguments.length === 0) return classifyValue(method.object, isParameter, constant, depth + 1, isImported);
+      // `new Date(Date.now() + leaseMs).toISOString()`: the same time, as text Postgres reads back.
+      if (method && (method.name === 'toISOString' || method.name === 'toJSON') && n.arguments.length === 0) {
+        const time = classifyValue(method.object, isParameter, constant, depth + 1, isImported);
+        return time.kind === 'clock' ? time : { kind: 'unknown' };
+      }
       return { kind: 'unknown' };
     }
     default:

@@ -27,6 +27,7 @@ export function analyzeTypeScript(model: FileModel, program: TSESTree.Program, o
     file.run();
     if (isAbsolute(model.file) && parse) keepReading(model.file, program, file);
   }
-  const dependencies = file.dependencies();
+  // The modules read for the file, and those whose calls of its functions were read (project-callers.ts).
+  const dependencies = [...new Set([...file.dependencies(), ...(model.dependencies ?? [])])].filter((p) => p !== model.file).sort();
   if (dependencies.length > 0) model.dependencies = dependencies;
 }

@@ -21,6 +21,7 @@ import { callbackClient, throughCall, uncaughtThrow, type ThrowWalk } from './op
 import { unrolledLoop } from './unroll.ts';
 import { bare, endsJob, type SiteMeta } from './jobs.ts';
 import { parameterDefault, parameterOf, receiverOf } from './parameters.ts';
+import { callerNumber } from './project-callers.ts';
 import { senderShape } from './senders.ts';
 import { fragmentReader } from './fragments.ts';
 import { Env } from './env.ts';
@@ -359,13 +360,20 @@ export abstract class Sites extends Bindings {
       extraHoles,
       query.values,
       (node) => {
-        const constant = (n: Node) => constantInit(n, this.file.valueContext);
+        // A clock offset's amount its callers hand in (`Date.now() + opts.leaseMs`): the number every call in the project passes.
+        const constant = (n: Node) => constantInit(n, this.file.valueContext) ?? this.callerLiteral(n);
         const value = classifyValue(node, (name) => this.env.isParameter(name), constant, 0, (name) => this.file.imports.project.get(name)?.typeOnly === false);
-        if (value.kind !== 'caller-parameter' || value.name.includes('.')) return value;
-        const fallback = parameterDefault(this.env, value.name, (n) => {
-          const literal = classifyValue(n, () => false, constant);
-          return literal.kind === 'literal' && typeof literal.value === 'number' ? literal.value : undefined;
-        });
+        if (value.kind !== 'caller-parameter') return value;
+        const fallback = value.name.includes('.')
+          ? undefined
+          : parameterDefault(this.env, value.name, (n) => {
+              const literal = classifyValue(n, () => false, constant);
+              return literal.kind === 'literal' && typeof literal.value === 'number' ? literal.value : undefined;
+            });
+        // Where every call in the project passes one number (`interval '${seconds} seconds'`, `take({ seconds: 300 })`): that number.
+        // Asked only of a statement with an interval, where a number can be a length: reading callers costs a pass over the project.
+        const passed = fallback === undefined && /interval/i.test(host.text) ? this.callerLiteral(node) : undefined;
+        if (passed?.type === 'Literal' && typeof passed.value === 'number') return { ...value, default: passed.value };
         return fallback === undefined ? value : { ...value, default: fallback };
       },
       (node) => constantInit(node, this.file.resolveContext),
@@ -386,6 +394,13 @@ export abstract class Sites extends Bindings {
   }
 
   /** BEGIN/COMMIT/ROLLBACK in the site's SQL move its connection's state; a claim marks its transaction. */
+  /** A number every call of the enclosing function in the project passes for a parameter (or its property) the node reads, as a literal. */
+  private callerLiteral(n: Node): Node | undefined {
+    if (n.type !== 'Identifier' && n.type !== 'MemberExpression') return undefined;
+    const value = callerNumber(this.file.model.file, this.file.program, this.env, n, (this.file.model.dependencies ??= []));
+    return value === undefined ? undefined : ({ type: 'Literal', value, raw: String(value), range: n.range, loc: n.loc } as TSESTree.NumberLiteral);
+  }
+
   private siteEffects(query: QueryCall, site: SqlSite): void {
     const tx = this.txOfSite(query.on);
     if (tx && !tx.claim) {
