@@ -9,7 +9,7 @@ import { emptyFileModel, type ConnectionConfig, type Driver, type FileModel } fr
 import type { FrontEndOptions } from '../../types.ts';
 import type { DriverRegistry } from '../drivers/index.ts';
 import { memberInit, resolveText, unfrozen, type HostText, type ResolveContext } from '../strings.ts';
-import { children, isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
+import { isFunction, span, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import { noteHookSkips } from './hook-paths.ts';
 import { finishConfigs } from './configs.ts';
 import { markedSqlSites } from './marked-sql.ts';
@@ -23,6 +23,7 @@ import { collectJobTransactions, type SiteMeta } from './jobs.ts';
 import { freeDepth, MAX_MODULES_PER_FILE, ModuleCache, moduleParses, resolveFrom, type DepthFree, type Resolutions } from './modules.ts';
 import { FunctionIndex } from './pool-facts.ts';
 import { State } from './state.ts';
+import { constantsOf, literalsOnly, type ConstEntry } from './constants.ts';
 import { declaredExport, exportedDeclarations, importedWithoutWalk, returnsNoValue } from './declared.ts';
 import { isolatedWork, WorkLimitExceeded } from '../../../work.ts';
 import { type ConfigEntry, type Conn, type FunctionOwner, type Imports, type PoolHook, type TableValue, type Tx, type TxInfo, type TypeMeaning, type Value } from './types.ts';
@@ -37,13 +38,6 @@ export interface Walker {
 
 /** How many pools of one file get their reuse read (see reuseOf). */
 export const MAX_REUSE_READS = 32;
-
-interface ConstEntry {
-  init: Node;
-  scope: [number, number];
-  /** `const [a, b] = init`: the name is the init's element at this index, not the init itself. */
-  element?: number;
-}
 
 /** What the analysis of one file may do beyond the file: read the project modules it imports. */
 export interface AnalysisContext {
@@ -655,73 +649,3 @@ export class TsFile implements ExportingModule, FunctionOwner {
 }
 
 const exportedName = (n: TSESTree.Identifier | TSESTree.StringLiteral) => (n.type === 'Identifier' ? n.name : String(n.value));
-
-/** A literal, or a (frozen) object of literals: a constant whose meaning needs nothing of its own module. */
-function literalsOnly(init: Node): boolean {
-  const plain = (n: Node | undefined) => n?.type === 'Literal' || (n?.type === 'TemplateLiteral' && n.expressions.length === 0);
-  const n = unfrozen(init);
-  if (plain(n)) return true;
-  // A decorated class (a TypeORM entity): what its decorators declare needs nothing of its module at run time.
-  if (n?.type === 'ClassDeclaration') return (n.decorators ?? []).length > 0;
-  if (n?.type === 'TSEnumDeclaration') return n.body.members.every((m) => !m.initializer || plain(unwrap(m.initializer as Node)));
-  return n?.type === 'ObjectExpression' && n.properties.every((p) => p.type === 'Property' && !p.computed && plain(unwrap(p.value as Node)));
-}
-
-/** The constants of each program, indexed once: a module is read at several depths, and by the scan. */
-const constantsByProgram = new WeakMap<TSESTree.Program, ReadonlyMap<string, ConstEntry[]>>();
-
-function constantsOf(program: TSESTree.Program): ReadonlyMap<string, ConstEntry[]> {
-  let constants = constantsByProgram.get(program);
-  if (!constants) {
-    const out = new Map<string, ConstEntry[]>();
-    indexConstants(program, out);
-    constants = out;
-    constantsByProgram.set(program, constants);
-  }
-  return constants;
-}
-
-function indexConstants(program: TSESTree.Program, out: Map<string, ConstEntry[]>): void {
-  const visit = (node: Node, scope: [number, number]) => {
-    let inner = scope;
-    if (isFunction(node)) inner = node.range;
-    // A function declaration is a constant too: SQL built by a helper of the file (`function claimSql(t) { return `...` }`).
-    if (node.type === 'FunctionDeclaration' && node.id) {
-      const list = out.get(node.id.name) ?? [];
-      list.push({ init: node, scope });
-      out.set(node.id.name, list);
-    }
-    // A decorated class is a constant too: what its decorators declare (a TypeORM entity's table and columns).
-    if (node.type === 'ClassDeclaration' && node.id && (node.decorators ?? []).length > 0) {
-      const list = out.get(node.id.name) ?? [];
-      list.push({ init: node, scope });
-      out.set(node.id.name, list);
-    }
-    // An enum is a constant whose members are its properties (`JobState.Running`).
-    if (node.type === 'TSEnumDeclaration') {
-      const list = out.get(node.id.name) ?? [];
-      list.push({ init: node, scope });
-      out.set(node.id.name, list);
-    }
-    if (node.type === 'VariableDeclaration' && node.kind === 'const') {
-      for (const d of node.declarations) {
-        if (d.id.type === 'Identifier' && d.init) {
-          const list = out.get(d.id.name) ?? [];
-          list.push({ init: d.init, scope });
-          out.set(d.id.name, list);
-        }
-        // `const [first, second] = rows`: each name an element (it shadows an outer const of its name too).
-        if (d.id.type === 'ArrayPattern' && d.init) {
-          for (const [element, e] of d.id.elements.entries()) {
-            if (e?.type !== 'Identifier') continue;
-            const list = out.get(e.name) ?? [];
-            list.push({ init: d.init, scope, element });
-            out.set(e.name, list);
-          }
-        }
-      }
-    }
-    for (const child of children(node)) visit(child, inner);
-  };
-  visit(program, program.range);
-}

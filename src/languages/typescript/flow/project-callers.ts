@@ -14,6 +14,7 @@ import { readdirSync } from 'node:fs';
 import { extname, join, resolve } from 'node:path';
 import { isTestPath } from '../../../model/test-evidence.ts';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
+import { PerScanMap } from '../../../scan-generation.ts';
 import { parseTypeScriptProgram } from '../parse.ts';
 import { children, isFunction, memberKeyName, patternNames, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import type { Env } from './env.ts';
@@ -32,10 +33,13 @@ interface ProjectFile {
   program?: TSESTree.Program | null;
 }
 
-/** The source files of each unit, read once per process (null: too many, or none); main's PerScanMap would make it per scan. */
-const units = new Map<string, ProjectFile[] | null>();
-/** The agreed number by function, parameter and property (null: unknown). */
-const answers = new Map<string, { value: number | null; files: string[] }>();
+/**
+ * The source files of each unit, read once per scan (null: too many, or none). An ESLint session runs no scan,
+ * so there they are read once per process: an editor's long session keeps the first answer.
+ */
+const units = new PerScanMap<string, ProjectFile[] | null>();
+/** The agreed number by function, parameter and property (null: unknown), per scan as the units. */
+const answers = new PerScanMap<string, { value: number | null; files: string[] }>();
 
 /** The answers whose files a dependency list was given already. */
 const pushed = new WeakMap<string[], Set<string>>();
