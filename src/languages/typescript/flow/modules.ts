@@ -16,6 +16,7 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, extname, isAbsolute, join, resolve, sep } from 'node:path';
 import { decodeText, readConfigText, readRegularFile } from '../../../read-file.ts';
 import { stringValue, unwrap, type Node } from '../syntax.ts';
+import { scanGeneration } from '../../../scan-generation.ts';
 
 /** How deep a chain of imports is followed (worker -> db/index -> db/pool -> ...). */
 export const MAX_IMPORT_DEPTH = 4;
@@ -293,6 +294,12 @@ interface CacheEntry<T> {
   size: number;
   mtimeMs: number;
   value: T | undefined;
+  /**
+   * The scan it was read in (scan-generation.ts): a reading also rests on other files than its own (the
+   * values every caller in the project passes), so a later scan in the same process reads it again.
+   * An ESLint session runs no scan: there it stays 0.
+   */
+  generation: number;
 }
 
 /**
@@ -314,7 +321,7 @@ export class ModuleCache<T> {
     const cached = this.entries.get(path);
     if (!cached) return undefined;
     const stats = fileStat(path);
-    return stats && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
+    return stats && cached.generation === scanGeneration() && cached.size === stats.size && cached.mtimeMs === stats.mtimeMs ? cached : undefined;
   }
 
   /**
@@ -326,7 +333,7 @@ export class ModuleCache<T> {
     if (!scanStats || this.entries.has(path)) return false;
     const stats = fileStat(path);
     if (!stats || stats.size > MAX_MODULE_BYTES) return false;
-    this.entries.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, value });
+    this.entries.set(path, { size: stats.size, mtimeMs: stats.mtimeMs, value, generation: scanGeneration() });
     return true;
   }
 
@@ -341,9 +348,9 @@ export class ModuleCache<T> {
     const { size, mtimeMs } = stats;
     const id = path;
     const cached = this.entries.get(id);
-    if (cached && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
+    if (cached && cached.generation === scanGeneration() && cached.size === size && cached.mtimeMs === mtimeMs) return cached.value;
     if (size > MAX_MODULE_BYTES) {
-      this.entries.set(id, { size, mtimeMs, value: undefined });
+      this.entries.set(id, { size, mtimeMs, value: undefined, generation: scanGeneration() });
       return undefined;
     }
     if (this.building.has(id)) return undefined;
@@ -357,7 +364,7 @@ export class ModuleCache<T> {
     } finally {
       this.building.delete(id);
     }
-    this.entries.set(id, { size, mtimeMs, value });
+    this.entries.set(id, { size, mtimeMs, value, generation: scanGeneration() });
     return value;
   }
 }

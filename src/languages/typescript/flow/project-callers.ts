@@ -10,11 +10,11 @@
 // than a call, or a value it cannot read: unknown, and the length stays the
 // callers'. The Python front end's flow/project-callers.ts does the same.
 import type { TSESTree } from '@typescript-eslint/typescript-estree';
-import { readdirSync } from 'node:fs';
-import { extname, join, resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { isTestPath } from '../../../model/test-evidence.ts';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import { PerScanMap } from '../../../scan-generation.ts';
+import { walkProject } from '../../../project-walk.ts';
 import { parseTypeScriptProgram } from '../parse.ts';
 import { children, isFunction, memberKeyName, patternNames, propertyName, unwrap, type FunctionNode, type Node } from '../syntax.ts';
 import type { Env } from './env.ts';
@@ -52,30 +52,20 @@ export function clearProjectCallers(): void {
 function unitFiles(root: string): ProjectFile[] | undefined {
   const known = units.get(root);
   if (known !== undefined) return known ?? undefined;
+  const paths = walkProject(root, {
+    skipDirs: SKIP_DIRS,
+    accept: (name, path) => SOURCE.has(extname(name)) && !name.endsWith('.d.ts') && !isTestPath(path.slice(root.length)),
+    maxFiles: MAX_FILES,
+  });
   const files: ProjectFile[] = [];
-  const dirs = [root];
-  let tooMany = false;
-  while (dirs.length > 0 && !tooMany) {
-    const dir = dirs.shift()!;
-    let entries;
+  let tooMany = paths === undefined;
+  for (const path of paths ?? []) {
     try {
-      entries = readdirSync(dir, { withFileTypes: true });
+      files.push({ path: resolve(path), text: decodeText(readRegularFile(path, MAX_BYTES)) });
     } catch {
-      continue;
-    }
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (!SKIP_DIRS.test(entry.name)) dirs.push(path);
-      } else if (entry.isFile() && SOURCE.has(extname(entry.name)) && !entry.name.endsWith('.d.ts') && !isTestPath(path.slice(root.length))) {
-        try {
-          files.push({ path: resolve(path), text: decodeText(readRegularFile(path, MAX_BYTES)) });
-        } catch {
-          // Too large or unreadable: its calls are not read (the others may still agree; it may call too, so give up).
-          tooMany = true;
-        }
-        if (files.length > MAX_FILES) tooMany = true;
-      }
+      // Too large or unreadable: its calls are not read (the others may still agree; it may call too, so give up).
+      tooMany = true;
+      break;
     }
   }
   units.set(root, tooMany || files.length === 0 ? null : files);
