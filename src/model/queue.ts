@@ -268,7 +268,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
       }
       if (w.isHeartbeat) {
         const checked = key === undefined && entry.site.scope.kind === 'unknown' && lockedApart(table) ? { checkedUnderLock: true } : {};
-        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: [...w.compared, ...lockFences(key, table, position)], by: w.by, ...checked });
+        facts.heartbeats.push({ ...name, column: w.extended!, at: ref(write.span), whereAt: ref(write.where[0]?.span ?? write.span), compared: withLockFences(w.compared, lockFences(key, table, position)), by: w.by, ...checked });
         continue;
       }
       if (w.isFinish) {
@@ -277,7 +277,7 @@ function readQueueFacts(model: FileModel): QueueFacts {
           kind: w.done ? 'finish' : 'fail',
           at: ref(write.span),
           whereAt: ref(write.where[0]?.span ?? write.span),
-          compared: [...w.compared, ...lockFences(key, table, position)],
+          compared: withLockFences(w.compared, lockFences(key, table, position)),
           by: w.by,
           setsDead: w.dead && write.op !== 'delete',
           sets: w.sets,
@@ -592,4 +592,9 @@ function readWrite(
     gatedOn,
     workerBeat: isSweep ? sweepStale?.beat : isClaim ? stale?.beat : undefined,
   };
+}
+
+/** A write's compared columns with those its transaction's row lock compared, each once (a lock and a write by the same columns). */
+function withLockFences(compared: readonly string[], fences: readonly string[]): string[] {
+  return [...new Set([...compared, ...fences])];
 }

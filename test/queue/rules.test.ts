@@ -155,6 +155,14 @@ describe('require-fenced-finish', () => {
     const byToken = "update jobs set status = 'done' where id = $1 and locked_by = $2;\n";
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM() + byToken })), ['a.sql:4:39 unfenced']);
   });
+  test('invalid: a column both the row lock and the write compare is named once', () => {
+    const underLock =
+      'begin;\nselect * from jobs where id = $1 and owner_id = $2 for update;\n' +
+      "update jobs set status = 'done' where id = $1 and owner_id = $2;\ncommit;\n";
+    const findings = runProject(rule, { 'a.sql': CLAIM() + underLock });
+    assert.equal(findings.length, 1);
+    assert.match(findings[0].message, /\(`owner_id` is not written by the claim/);
+  });
   test('valid: quiet where no run can outlive its lease', () => {
     // A lease of an hour or more: longer than any job.
     assert.deepEqual(brief(runProject(rule, { 'a.sql': CLAIM({ lease: "interval '1 hour'" }) + unfenced })), []);
