@@ -97,6 +97,17 @@ class PythonFile implements EngineFile {
   }
 
   /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
+  /** Files besides this one the analysis read, each once: a cached analysis holds while none changes. */
+  private dependOn(paths: readonly string[]): void {
+    for (const path of paths) {
+      if (path === this.model.file || this.dependencySet.has(path)) continue;
+      this.dependencySet.add(path);
+      (this.model.dependencies ??= []).push(path);
+    }
+  }
+
+  private readonly dependencySet = new Set<string>();
+
   projectModule(module: string, level: number, from = this.model.file): ModuleSource | undefined {
     const key = `${level}:${module}:${from}`;
     let path = this.resolved.get(key);
@@ -106,7 +117,7 @@ class PythonFile implements EngineFile {
     if (this.projectModules.size >= MAX_MODULES) return undefined;
     const source = readModule(path);
     this.projectModules.set(path, source);
-    if (source) (this.model.dependencies ??= []).push(path);
+    if (source) this.dependOn([path]);
     return source ?? undefined;
   }
 
@@ -147,7 +158,7 @@ class PythonFile implements EngineFile {
     if (known !== undefined) return known ?? undefined;
     const own: ModuleSource = { path: this.model.file, text: this.text, tree: this.tree, imports: this.imports, constants: this.constants };
     const found = projectArguments(own, def, name);
-    for (const path of found?.files ?? []) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    this.dependOn(found?.files ?? []);
     this.passed.set(key, found?.args ?? null);
     return found?.args;
   }
@@ -254,7 +265,7 @@ class PythonFile implements EngineFile {
     if (known !== undefined) return known ?? undefined;
     const root = driver === 'unknown' ? undefined : importRoot(this.model.file, this.imports.modules);
     const found = root ? handedInPoolConfig(root, driver, `${driver}-project@${at.from}`, span(at)) : undefined;
-    for (const path of found?.files ?? []) if (path !== this.model.file) (this.model.dependencies ??= []).push(path);
+    this.dependOn(found?.files ?? []);
     const config = found?.config;
     const entry: ConfigEntry | undefined = config && { config, maker: { kind: 'pool', driver, name: 'project' }, threshold: { kind: 'default' }, callbackArgs: [] };
     if (config) this.model.connections.push(config);
