@@ -99,6 +99,9 @@ class PythonFile implements EngineFile {
   /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
   /** Files besides this one the analysis read, each once: a cached analysis holds while none changes. */
   private dependOn(paths: readonly string[]): void {
+    // The project-wide readings hand the same list of the project's files for every question.
+    if (this.dependedLists.has(paths)) return;
+    this.dependedLists.add(paths);
     for (const path of paths) {
       if (path === this.model.file || this.dependencySet.has(path)) continue;
       this.dependencySet.add(path);
@@ -107,6 +110,7 @@ class PythonFile implements EngineFile {
   }
 
   private readonly dependencySet = new Set<string>();
+  private readonly dependedLists = new WeakSet<readonly string[]>();
 
   projectModule(module: string, level: number, from = this.model.file): ModuleSource | undefined {
     const key = `${level}:${module}:${from}`;

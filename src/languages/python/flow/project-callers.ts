@@ -34,26 +34,60 @@ export interface PassedArgument {
 const MAX_BYTES = 512 * 1024;
 const MAX_DEPTH = 6;
 
-/** The text of each Python file of a project, read once per scan. */
-const texts = new PerScanMap<string, { path: string; text: string }[] | null>();
+/** The Python files of a project, read once per scan. */
+interface ProjectTexts {
+  paths: string[];
+  resolved: string[];
+  texts: string[];
+  /** The files each word is written in, by index (filesWriting). */
+  words?: Map<string, number[]>;
+}
+
+const texts = new PerScanMap<string, ProjectTexts | null>();
 
 export function clearProjectCallers(): void {
   texts.clear();
 }
 
-function projectTexts(root: string): { path: string; text: string }[] | undefined {
+function projectTexts(root: string): ProjectTexts | undefined {
   const known = texts.get(root);
   if (known !== undefined) return known ?? undefined;
   const files = projectFiles(root);
-  const read = files?.flatMap((path) => {
-    try {
-      return [{ path, text: decodeText(readRegularFile(path, MAX_BYTES)) }];
-    } catch {
-      return [];
+  let project: ProjectTexts | undefined;
+  if (files) {
+    project = { paths: [], resolved: [], texts: [] };
+    for (const path of files) {
+      try {
+        const text = decodeText(readRegularFile(path, MAX_BYTES));
+        project.paths.push(path);
+        project.resolved.push(resolve(path));
+        project.texts.push(text);
+      } catch {
+        // Unreadable or too large: its calls are not read.
+      }
     }
-  });
-  texts.set(root, read ?? null);
-  return read;
+  }
+  texts.set(root, project ?? null);
+  return project;
+}
+
+/**
+ * The files of the project that write `name` as a word (a call or an import of it must): every file's words are
+ * indexed once, at the first question, for a project is asked about many names.
+ */
+function filesWriting(project: ProjectTexts, name: string): readonly number[] {
+  if (!project.words) {
+    const words = new Map<string, number[]>();
+    project.texts.forEach((text, i) => {
+      for (const [word] of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+        const list = words.get(word);
+        if (!list) words.set(word, [i]);
+        else if (list[list.length - 1] !== i) list.push(i);
+      }
+    });
+    project.words = words;
+  }
+  return project.words.get(name) ?? [];
 }
 
 /**
@@ -76,11 +110,11 @@ export function projectArguments(own: ModuleSource, def: Node, name: string): { 
   if (!project) return undefined;
   const ownPath = resolve(own.path);
   const args: PassedArgument[] = [];
-  const files = project.map((p) => p.path);
+  const files = project.paths;
   const sources: ModuleSource[] = [own];
-  for (const { path, text } of project) {
-    if (resolve(path) === ownPath || !text.includes(defName)) continue;
-    const source = readModule(path);
+  for (const i of filesWriting(project, defName)) {
+    if (project.resolved[i] === ownPath) continue;
+    const source = readModule(project.paths[i]);
     if (source) sources.push(source);
   }
   for (const source of sources) {
