@@ -14,7 +14,7 @@
 // class default (`settings = get_settings()` returning `Settings()`, whose
 // body says `worker_lease_seconds: int = 30`). Callers of the caller in
 // other modules are not read.
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import { decodeText, readRegularFile } from '../../../read-file.ts';
 import { callParts, children, keyword, unwrap, type Node } from '../syntax.ts';
 import { assignedToParameter, parameters } from './defs.ts';
@@ -112,30 +112,51 @@ export function projectArguments(own: ModuleSource, def: Node, name: string): { 
   const args: PassedArgument[] = [];
   const files = project.paths;
   const sources: ModuleSource[] = [own];
+  // A caller imports the function from its module (importedAs), so it writes the module's name too: the others are not parsed.
+  const moduleName = basename(ownPath, '.py') === '__init__' ? basename(dirname(ownPath)) : basename(ownPath, '.py');
+  const importers = new Set(filesWriting(project, moduleName));
   for (const i of filesWriting(project, defName)) {
-    if (project.resolved[i] === ownPath) continue;
+    if (project.resolved[i] === ownPath || !importers.has(i)) continue;
     const source = readModule(project.paths[i]);
     if (source) sources.push(source);
   }
   for (const source of sources) {
     const names = source === own ? new Set([defName]) : importedAs(source, defName, ownPath);
     if (names.size === 0) continue;
-    let complete = true;
-    source.tree.iterate({
-      enter(ref) {
-        if (!complete || ref.name !== 'CallExpression') return;
-        const call = callParts(ref.node, source.text);
-        if (call?.callee.name !== 'VariableName' || !names.has(source.text.slice(call.callee.from, call.callee.to))) return;
-        if (call.args.some((a) => a.star)) return void (complete = false);
-        const arg = keyword(call.args, name) ?? (params[index].keywordOnly ? undefined : call.args.filter((a) => !a.name)[index]?.value);
-        if (arg) args.push({ node: arg, source, def: enclosingDef(ref.node) });
-        else if (params[index].default) args.push({ node: params[index].default!, source: own });
-        else complete = false;
-      },
-    });
-    if (!complete) return { files };
+    const calls = [...names].flatMap((n) => callsByName(source).get(n) ?? []).sort((a, b) => a.from - b.from);
+    for (const node of calls) {
+      const call = callParts(node, source.text)!;
+      if (call.args.some((a) => a.star)) return { files };
+      const arg = keyword(call.args, name) ?? (params[index].keywordOnly ? undefined : call.args.filter((a) => !a.name)[index]?.value);
+      if (arg) args.push({ node: arg, source, def: enclosingDef(node) });
+      else if (params[index].default) args.push({ node: params[index].default!, source: own });
+      else return { files };
+    }
   }
   return args.length > 0 ? { args, files } : { files };
+}
+
+/** The calls of a module by the name they call (`claim(...)`), found in one walk per module and scan: a module is asked about several functions and parameters. */
+const callIndex = new WeakMap<object, Map<string, Node[]>>();
+
+function callsByName(source: ModuleSource): Map<string, Node[]> {
+  let found = callIndex.get(source.tree);
+  if (!found) {
+    const byName = new Map<string, Node[]>();
+    source.tree.iterate({
+      enter(ref) {
+        if (ref.name !== 'CallExpression') return;
+        const call = callParts(ref.node, source.text);
+        if (call?.callee.name !== 'VariableName') return;
+        const name = source.text.slice(call.callee.from, call.callee.to);
+        const list = byName.get(name);
+        if (list) list.push(ref.node);
+        else byName.set(name, [ref.node]);
+      },
+    });
+    callIndex.set(source.tree, (found = byName));
+  }
+  return found;
 }
 
 /** The local names a module binds the function to: `from app.queue import claim as take`. */
