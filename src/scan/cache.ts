@@ -153,6 +153,40 @@ function isProjectFindings(value: unknown): value is ProjectFindings {
   return isJsonObject(value) && Object.values(value).every((list) => Array.isArray(list) && list.every(isFinding));
 }
 
+/**
+ * An entry's dependency indices as written: a run a, a+1, ..., a+k (k >= 2) is `a, -k`. An answer read
+ * from a whole project names every project file, in order; without this a Python app's cache file
+ * held 600 numbers in each of 80 entries. A reader of the format before takes a negative for a
+ * broken entry and analyses the file again.
+ */
+export function packRuns(list: readonly number[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < list.length; ) {
+    let j = i;
+    while (j + 1 < list.length && list[j + 1] === list[j] + 1) j++;
+    if (j - i >= 2) out.push(list[i], -(j - i));
+    else for (let k = i; k <= j; k++) out.push(list[k]);
+    i = j + 1;
+  }
+  return out;
+}
+
+/** packRuns undone; undefined (a broken entry) when a run has no start or a value is no integer. */
+export function unpackRuns(list: readonly unknown[]): number[] | undefined {
+  const out: number[] = [];
+  for (const n of list) {
+    if (typeof n !== 'number' || !Number.isInteger(n)) return undefined;
+    if (n >= 0) {
+      out.push(n);
+      continue;
+    }
+    const start = out.at(-1);
+    if (start === undefined) return undefined;
+    for (let k = 1; k <= -n; k++) out.push(start + k);
+  }
+  return out;
+}
+
 /** A stored dependency `path\trecord` (see CacheFile.dependencies): its path, and its hash and stat. */
 function splitDependency(line: string): [path: string, record: string] {
   const tab = line.lastIndexOf('\t');
@@ -344,6 +378,8 @@ export class AnalysisCache {
     const entry: unknown = this.entries[file];
     // Checked once: a file's entry is looked up by its stat, for its facts' key and as a dependency.
     if (this.checked.has(entry as object)) return entry as CacheEntry;
+    const packed = isJsonObject(entry) && Array.isArray(entry.dependencies) ? entry.dependencies : undefined;
+    if (packed?.some((n) => typeof n === 'number' && n < 0)) (entry as { dependencies?: unknown }).dependencies = unpackRuns(packed);
     if (isCacheEntry(entry, this.dependencies.length)) {
       this.checked.add(entry);
       return entry;
@@ -495,14 +531,14 @@ export class AnalysisCache {
     const entry = this.entry(file);
     if (!entry || !this.seen.has(file)) return undefined;
     if (!entry.dependencies) return entry.hash;
-    let key = `${entry.hash}\t`;
-    for (const index of entry.dependencies) {
+    const named = entry.dependencies.map((index) => {
       const line = this.dependencies[index];
       let at = table.get(line);
       if (at === undefined) table.set(line, (at = table.size));
-      key += `${at},`;
-    }
-    return key;
+      return at;
+    });
+    // Runs packed as in the file: this key is part of the project pass's, which the cache file stores.
+    return `${entry.hash}\t${packRuns(named).join(',')}`;
   }
 
   /** The findings of a project pass over the facts `key` names, when the last scan made that same pass. */
@@ -589,7 +625,7 @@ export class AnalysisCache {
         }
         return at;
       });
-      body.entries[file] = { ...entry, dependencies };
+      body.entries[file] = { ...entry, dependencies: packRuns(dependencies) };
     }
     if (this.project) body.project = this.project;
     // The contexts this scan used, or, when it used none (no Python file read), those stored.

@@ -348,6 +348,11 @@ test('an answer read from the whole project (every pool a Python project makes i
   const before = await scan(options);
   assert.deepEqual(shape(before.results), shape((await scan({ ...options, cache: false })).results));
   assert.equal(before.results.flatMap((r) => r.messages).length, 0, 'every pool is a NullPool: quiet');
+  // The project's files, in order, are stored as a run: a start and how many follow.
+  const stored = JSON.parse(readFileSync(join(dir, 'cache.json'), 'utf8'));
+  const named: number[] = stored.entries[join(dir, 'app/tenancy/switch.py')].dependencies;
+  assert.ok(named.some((n) => n < 0), JSON.stringify(named));
+  assert.equal((await scan(options)).stats.cached, 1, 'and read back: the unchanged file is served from the cache');
   // Now that module makes a pooled engine: a Session handed in may be one of its connections.
   writeFileSync(reports, 'from sqlalchemy.ext.asyncio import create_async_engine\n\nreports = create_async_engine("postgresql+asyncpg://app@localhost/app", pool_size=5)\n');
   const cold = await scan({ ...options, cache: false });
@@ -369,4 +374,14 @@ test('a value read from every call in a Python project (a claim helper\'s lease 
   const cold = await scan({ ...options, cache: false });
   assert.notDeepEqual(shape(cold.results), shape(before.results), 'the calls disagree: the finding goes');
   assert.deepEqual(shape((await scan(options)).results), shape(cold.results));
+});
+
+test('dependency indices are stored with runs packed, and read back as they were', async () => {
+  const { packRuns, unpackRuns } = await import('../../src/scan/cache.ts');
+  for (const list of [[], [4], [0, 1], [0, 1, 2], [3, 4, 5, 6, 9, 2, 3, 4, 8], [7, 6, 5], [0, 2, 4, 5, 6, 7]]) {
+    assert.deepEqual(unpackRuns(packRuns(list)), list);
+  }
+  assert.deepEqual(packRuns([3, 4, 5, 6, 9]), [3, -3, 9]);
+  assert.equal(unpackRuns([-2]), undefined, 'a run with no start is a broken entry');
+  assert.equal(unpackRuns([1.5]), undefined);
 });
