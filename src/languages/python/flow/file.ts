@@ -97,8 +97,7 @@ class PythonFile implements EngineFile {
   }
 
   /** A module of this project that this file imports from, parsed (within the per-file budget); its path is a dependency. */
-  /** Files besides this one the analysis read, each once: a cached analysis holds while none changes. */
-  private dependOn(paths: readonly string[]): void {
+  dependOn(paths: readonly string[]): void {
     // The project-wide readings hand the same list of the project's files for every question.
     if (this.dependedLists.has(paths)) return;
     this.dependedLists.add(paths);

@@ -138,6 +138,8 @@ export type StaticBinding =
 /** The file being read, as driver modules see it. */
 export interface FileApi {
   readonly model: FileModel;
+  /** Records files besides this one the analysis read, each once: a cached analysis holds while none changes. */
+  dependOn(paths: readonly string[]): void;
   readonly text: string;
   readonly tree: { topNode: Node };
   readonly imports: Imports;

@@ -59,9 +59,7 @@ export class DjangoContext {
     const known = this.configs.get(alias);
     if (known) return known;
     this.settings ??= djangoSettings(this.host.model.file);
-    if (this.settings.file && !this.host.model.dependencies?.includes(this.settings.file)) {
-      (this.host.model.dependencies ??= []).push(this.settings.file);
-    }
+    if (this.settings.file) this.host.dependOn([this.settings.file]);
     const config: ConnectionConfig = {
       id: `django:${alias}`,
       driver: 'django',
